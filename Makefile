@@ -1,0 +1,27 @@
+# Thin wrapper over Meson + Ninja. `make demo` and `make check` work on a
+# fresh Debian 12 machine as root: both install what is missing first.
+BUILD ?= build
+ASAN ?= build-asan
+
+.PHONY: all deps build demo check bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --buildtype=debugoptimized
+	@ninja -C $(BUILD)
+
+demo: build
+	@scripts/demo.sh $(BUILD)/trainpath
+
+check: deps
+	@scripts/check.sh $(BUILD) $(ASAN)
+
+bench: build
+	@bench/net-vs-peers.sh $(BUILD)/trainpath
+
+clean:
+	rm -rf $(BUILD) $(ASAN)

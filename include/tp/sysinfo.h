@@ -1,0 +1,17 @@
+/* Provenance of a result: what machine, kernel, CPU, NICs and libraries
+ * produced it. Read from uname, /proc and /sys (under root, so tests can
+ * point at a snapshot). */
+#ifndef TP_SYSINFO_H
+#define TP_SYSINFO_H
+
+#include <jansson.h>
+
+/* JSON object {"host","kernel","os","cpu":{"model","logical_cores","online"},
+ * "nics":[{"name","speed_mbps","mtu","driver","state","addresses"}...],
+ * "libraries":{"libfabric","jansson","libsodium"}}. root is "" or NULL for the
+ * live system, else a directory holding proc/ and sys/ (host and kernel
+ * still come from uname). Missing facts are null, never an error. Returns a
+ * new reference, NULL only when out of memory. */
+json_t *tp_sysinfo_json(const char *root);
+
+#endif

@@ -1,0 +1,131 @@
+/* Transports: one struct tp_transport_ops table per data path (kernel TCP,
+ * libfabric). An endpoint carries fixed-size messages to one peer. It owns its
+ * buffers (registered with the NIC where the fabric needs that), so the
+ * measuring code fills tx_buf() and never touches registration.
+ *
+ * Connection set-up runs over the control channel, which lives above this
+ * layer: each side open()s an endpoint, the two exchange address() strings
+ * over the control channel, then each side connect()s to the other's string.
+ * The listening side (the server) calls connect() after it has received the
+ * initiator's address; for TCP that is the accept().
+ *
+ * Every blocking call takes an idle timeout: no progress for timeout_ns is an
+ * error (TP_ETIMEOUT) that names the peer. A dead peer is an error, never a
+ * hang. */
+#ifndef TP_TRANSPORT_H
+#define TP_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp/error.h"
+
+enum tp_xfer_mode {
+    TP_XFER_MSG, /* two-sided send/receive */
+    TP_XFER_RMA, /* one-sided RMA write carrying remote CQ data; the target is
+                    told of each write by that completion */
+};
+
+struct tp_ep_config {
+    const char *provider;   /* ofi: provider as fi_info prints it ("shm",
+                               "tcp;ofi_rxm", "verbs;ofi_rxm", "efa"); NULL: tcp */
+    const char *local_ip;   /* numeric IP of the local end of the control
+                               connection; data endpoints bind/listen there */
+    const char *peer_name;  /* how errors name the peer, e.g. "10.0.0.2:7471" */
+    bool initiator;         /* true on the client (connects), false on the server */
+    size_t max_msg_bytes;   /* largest message this endpoint will carry (>= 1) */
+    unsigned window;        /* messages in flight in send_stream (>= 1) */
+    enum tp_xfer_mode mode;
+    bool busy_poll;         /* tcp: SO_BUSY_POLL and spinning reads; ofi spins always */
+    bool check;             /* the receiver keeps one buffer per window slot so
+                               on_msg sees every payload before it is reused */
+};
+
+/* Facts about an open endpoint, for the result document's provenance. */
+struct tp_ep_info {
+    char transport[16];   /* "tcp" or "ofi" */
+    char provider[64];    /* ofi: fi_info's provider name (e.g. "tcp;ofi_rxm") */
+    char fabric[128];     /* ofi: fabric name */
+    char domain[128];     /* ofi: domain name (often the NIC) */
+    char api_version[32]; /* ofi: "1.17" of the library actually loaded */
+    unsigned long long mr_mode; /* ofi: FI_MR_* bits in force */
+    bool rma;             /* RMA writes with remote CQ data are available */
+    size_t max_msg_bytes; /* largest message the provider allows */
+};
+
+/* Called for each received message in recv_stream: data points at the payload
+ * (valid until the callback returns), index counts from 0. A non-zero return
+ * stops the stream and recv_stream returns that value (use a TP_E* code and
+ * fill the error through arg). */
+typedef int (*tp_msg_fn)(void *arg, const void *data, size_t len, uint64_t index);
+
+struct tp_stream_ctl {
+    uint64_t timeout_ns;      /* no progress for this long: TP_ETIMEOUT */
+    const volatile int *stop; /* optional: non-zero stops the stream early; the
+                                 call then returns 0 with *done set */
+    tp_msg_fn on_msg;         /* optional, receiver only */
+    void *arg;
+    uint64_t *done;           /* optional: messages completed so far, updated as
+                                 the stream runs (read by other threads) */
+};
+
+struct tp_ep;
+
+struct tp_transport_ops {
+    const char *name; /* "tcp", "ofi" */
+
+    /* Open an endpoint as cfg says. On error *out is untouched, err names the
+     * provider or address at fault (TP_EUSAGE for an unknown provider,
+     * TP_EUNSUP for a missing capability such as RMA). */
+    int (*open)(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error *err);
+
+    /* Printable address the peer passes to connect(); valid until close. */
+    const char *(*address)(struct tp_ep *ep);
+
+    /* Join the peer whose address() string is peer_addr. */
+    int (*connect)(struct tp_ep *ep, const char *peer_addr, uint64_t timeout_ns, tp_error *err);
+
+    /* The send buffer (max_msg_bytes, registered, touched). */
+    void *(*tx_buf)(struct tp_ep *ep);
+
+    /* Send len bytes from tx_buf; returns when the buffer may be reused. */
+    int (*send)(struct tp_ep *ep, size_t len, uint64_t timeout_ns, tp_error *err);
+
+    /* Receive one message of exactly len bytes; *data points at it until the
+     * next call on ep. */
+    int (*recv)(struct tp_ep *ep, size_t len, const void **data, uint64_t timeout_ns,
+                tp_error *err);
+
+    /* Send count messages of len bytes from tx_buf, keeping up to window in
+     * flight (the transport's own flow control decides for TCP). Returns once
+     * all are complete locally and the receiver has granted every credit. */
+    int (*send_stream)(struct tp_ep *ep, size_t len, uint64_t count,
+                       const struct tp_stream_ctl *ctl, tp_error *err);
+
+    /* Receive count messages of len bytes sent by send_stream, calling
+     * ctl->on_msg for each. */
+    int (*recv_stream)(struct tp_ep *ep, size_t len, uint64_t count,
+                       const struct tp_stream_ctl *ctl, tp_error *err);
+
+    /* Facts for provenance. */
+    void (*info)(struct tp_ep *ep, struct tp_ep_info *out);
+
+    /* Release everything; ep may be NULL. */
+    void (*close)(struct tp_ep *ep);
+};
+
+/* The transport named name ("tcp" or "ofi"), or NULL. */
+const struct tp_transport_ops *tp_transport_find(const char *name);
+
+/* All transports, NULL-terminated, for --help and validation. */
+extern const struct tp_transport_ops *const tp_transports[];
+
+/* libfabric's runtime version as "1.17.0" (empty string if unavailable). */
+const char *tp_ofi_version(void);
+
+/* Check that provider can open an RDM endpoint on this host; TP_EUSAGE
+ * naming the provider and listing the available ones when it cannot. */
+int tp_ofi_provider_check(const char *provider, tp_error *err);
+
+#endif

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make demo: a server and a client on loopback, the net tests over kernel TCP
+# and over libfabric (shm and tcp;ofi_rxm providers), result documents in
+# results/demo/, and a summary. Later this grows into `trainpath validate`.
+set -uo pipefail
+TP=${1:-build/trainpath}
+cd "$(dirname "$0")/.."
+OUT=results/demo
+mkdir -p "$OUT"
+LOG=$(mktemp /tmp/trainpath-demo.XXXXXX)
+"$TP" net serve --bind 127.0.0.1 --port 0 2>"$LOG" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; wait 2>/dev/null; rm -f "$LOG"' EXIT
+PORT=""
+for _ in $(seq 100); do
+    PORT=$(sed -n 's/.*listening on .* port \([0-9]*\).*/\1/p' "$LOG" | head -1)
+    [ -n "$PORT" ] && break
+    sleep 0.1
+done
+[ -n "$PORT" ] || { echo "demo: the server did not start:"; cat "$LOG"; exit 1; }
+
+ok=0 failed=0
+run() { # run NAME ARGS...
+    local name=$1; shift
+    echo
+    echo "== trainpath net $* (127.0.0.1:$PORT)"
+    if "$TP" net "$@" 127.0.0.1 -p "$PORT" --json "$OUT/$name.json"; then
+        ok=$((ok + 1))
+    else
+        failed=$((failed + 1))
+    fi
+}
+run tcp-lat lat --sizes 8,4K,64K,1M --time 0.3 --check
+run tcp-bw bw --sizes 64K,1M --time 0.5
+run tcp-bibw bibw --sizes 1M --time 0.5
+run tcp-loaded loaded --sizes 8 --streams 2 --load-size 1M --time 0.3
+run shm-lat lat --provider shm --sizes 8,4K,64K,1M --time 0.3 --check
+run shm-bw bw --provider shm --sizes 64K,1M --time 0.5
+run rxm-lat lat --provider 'tcp;ofi_rxm' --sizes 8,4K,64K --time 0.3 --check
+run rxm-rma-lat lat --provider 'tcp;ofi_rxm' --rma --sizes 8,4K,64K --time 0.3
+run rxm-bw bw --provider 'tcp;ofi_rxm' --sizes 64K,1M --time 0.5
+echo
+echo "demo: $ok runs ok, $failed failed; result documents in $OUT/"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package that trainpath's build, tests and benchmarks
+# need. Idempotent: packages already present are left alone, and apt-get is
+# not touched at all when nothing is missing. Run as root (or with sudo).
+set -euo pipefail
+
+# build
+pkgs=(gcc make pkg-config meson ninja-build)
+# libraries (shared/DESIGN.md "Dependencies")
+pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
+# tests: unit tests, schema validation, network namespaces
+pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps)
+# benchmarks: the peer tools trainpath is compared against
+pkgs+=(sockperf qperf iperf3)
+
+missing=()
+for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#pkgs[@]} packages present"
+    exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,14 @@
+/* The thin command layer: argv -> options -> one library call -> output and
+ * exit code. Internal to cli/. */
+#ifndef TP_CLI_H
+#define TP_CLI_H
+
+#include "tp/error.h"
+
+/* Each command returns the process exit status. argv[0] is the command name. */
+int cmd_net(int argc, char **argv);
+
+/* Print "trainpath: error: MSG" once and return the exit code for err. */
+int cli_fail(const tp_error *err);
+
+#endif

@@ -1,0 +1,56 @@
+/* trainpath: one binary, one subcommand per capability. main() only
+ * dispatches; each command parses its own options (src/cli/<cmd>_cmd.c) and
+ * calls into libtrainpath. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tp/log.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"net", cmd_net, "point-to-point latency, jitter, bandwidth, loaded latency, CPU cost"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trainpath [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'trainpath COMMAND --help' describes a command. Exit codes: 0 ok, 1 the "
+               "measurement or the peer failed, 2 usage or bad input.\n");
+}
+
+int cli_fail(const tp_error *err)
+{
+    tp_log(TP_LOG_ERROR, "%s", err->msg[0] ? err->msg : tp_code_name(err->code));
+    return tp_exit_code(err->code);
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("trainpath %s\n", TP_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "trainpath: error: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,154 @@
+/* Atomic file replacement. The new content goes to ".NAME.tmp.XXXXXX" in the
+ * target's own folder (rename is only atomic within one filesystem), is
+ * fsynced, renamed over the target, and the folder is fsynced so the rename
+ * itself survives a crash. Until the rename the target is never touched; any
+ * failure before it unlinks the temporary file. */
+#include "tp/atomicfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP_TRIES 100
+
+/* Errors that mean the user pointed at a folder they cannot write into. */
+static int classify(int errnum)
+{
+    switch (errnum) {
+    case ENOENT:
+    case EACCES:
+    case ENOTDIR:
+    case EROFS:
+    case EISDIR:
+        return TP_EUSAGE;
+    default:
+        return TP_ESYS;
+    }
+}
+
+static void fill_suffix(char *x, size_t n)
+{
+    static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char rnd[16];
+    if (getrandom(rnd, n, GRND_NONBLOCK) != (ssize_t)n) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned long v = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
+        for (size_t i = 0; i < n; i++, v = v * 6364136223846793005UL + 1442695040888963407UL)
+            rnd[i] = (unsigned char)(v >> 56);
+    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = chars[rnd[i] % (sizeof chars - 1)];
+}
+
+/* Create tmp (whose last six bytes are replaced) exclusively; fd or -1. */
+static int open_temp(char *tmp)
+{
+    size_t len = strlen(tmp);
+    for (int i = 0; i < TMP_TRIES; i++) {
+        fill_suffix(tmp + len - 6, 6);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Make the rename durable. Filesystems that cannot fsync a directory say
+ * EINVAL; for them the rename is as durable as it will get. */
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    if (rc < 0 && e != EINVAL && e != ENOTSUP) {
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *err)
+{
+    if (!path || !*path)
+        return tp_error_set(err, TP_EUSAGE, "empty output path");
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return tp_error_set(err, TP_EUSAGE, "%s: names a folder, not a file", path);
+
+    /* The folder: "." for a bare name, "/" for a file at the root. */
+    const char *dirsrc = slash ? path : ".";
+    size_t dirlen = slash ? (size_t)(slash - path) : 1;
+    if (dirlen == 0) {
+        dirsrc = "/";
+        dirlen = 1;
+    }
+    char *dir = malloc(dirlen + 1);
+    char *tmp = malloc(dirlen + strlen(base) + sizeof "/..tmp.XXXXXX");
+    if (!dir || !tmp) {
+        free(dir);
+        free(tmp);
+        return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+    }
+    memcpy(dir, dirsrc, dirlen);
+    dir[dirlen] = '\0';
+    sprintf(tmp, "%s/.%s.tmp.XXXXXX", dir, base);
+
+    int rc = TP_OK;
+    int fd = open_temp(tmp);
+    if (fd < 0) {
+        rc = tp_error_errno(err, classify(errno), errno, "%s: cannot create a file in %s", path,
+                            dir);
+        goto out;
+    }
+    /* Keep the permissions of the file being replaced, if there is one. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        (void)fchmod(fd, st.st_mode & 07777);
+
+    if (write_all(fd, data, len) < 0) {
+        rc = tp_error_errno(err, TP_ESYS, errno, "%s: write", path);
+    } else if (fsync(fd) < 0) {
+        rc = tp_error_errno(err, TP_ESYS, errno, "%s: fsync", path);
+    }
+    if (close(fd) < 0 && rc == TP_OK)
+        rc = tp_error_errno(err, TP_ESYS, errno, "%s: close", path);
+    if (rc == TP_OK && rename(tmp, path) < 0)
+        rc = tp_error_errno(err, classify(errno), errno, "%s: rename", path);
+    if (rc != TP_OK) {
+        unlink(tmp);
+        goto out;
+    }
+    if (sync_dir(dir) < 0)
+        rc = tp_error_errno(err, TP_ESYS, errno,
+                            "%s: replaced, but fsync of folder %s failed", path, dir);
+out:
+    free(dir);
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,514 @@
+/* Kernel TCP transport. One connected stream socket per endpoint carries
+ * fixed-size messages back to back; framing is implicit because both ends know
+ * the message length. The socket stays non-blocking and every wait is a loop
+ * of short slices (poll() of at most 10 ms, or spinning reads with busy_poll),
+ * so deadlines and the stop flag are honoured without signals. The server
+ * listens at open() and accepts in connect(); the client connects in
+ * connect(). Kernel flow control is the window: send_stream just writes.
+ *
+ * tp_ep_info for TCP: provider "kernel", fabric says how the socket polls
+ * (SO_BUSY_POLL set, refused, or off), domain is the local IP. */
+#include "tp/transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tp/clock.h"
+
+#define SLICE_MS 10
+#define BUSY_POLL_US 50
+#define RX_MIN_BYTES (64u * 1024u) /* recv_stream reads small messages in bulk */
+
+struct tp_ep {
+    bool initiator;
+    bool busy_poll;
+    bool broken; /* a stream was stopped or failed midway: bytes may be left */
+    int lfd;     /* listener (server, until connect) */
+    int fd;      /* data socket */
+    size_t max_msg;
+    size_t rx_cap;
+    void *tx;
+    void *rx;
+    char peer[128];
+    char local_ip[64];
+    char addr[80];
+    char poll_note[96];
+};
+
+extern const struct tp_transport_ops tp_tcp_ops;
+
+static int alloc_buf(void **out, size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytes) != 0)
+        return -1;
+    memset(p, 0, bytes); /* touch every page now, not in the timed loop */
+    *out = p;
+    return 0;
+}
+
+/* Parse "IP:PORT" or "[IPv6]:PORT" into a sockaddr. */
+static int parse_hostport(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+    char host[64];
+    const char *port;
+    if (s[0] == '[') {
+        const char *end = strchr(s, ']');
+        if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof host)
+            return -1;
+        memcpy(host, s + 1, (size_t)(end - s - 1));
+        host[end - s - 1] = '\0';
+        port = end + 2;
+    } else {
+        const char *colon = strrchr(s, ':');
+        if (!colon || (size_t)(colon - s) >= sizeof host)
+            return -1;
+        memcpy(host, s, (size_t)(colon - s));
+        host[colon - s] = '\0';
+        port = colon + 1;
+    }
+    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+                             .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
+        return -1;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static int parse_ip(const char *ip, struct sockaddr_storage *ss, socklen_t *len)
+{
+    char hp[80];
+    snprintf(hp, sizeof hp, strchr(ip, ':') ? "[%s]:0" : "%s:0", ip);
+    return parse_hostport(hp, ss, len);
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *out, size_t cap)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        snprintf(out, cap, "[%s]:%u", host, ntohs(a->sin6_port));
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        snprintf(out, cap, "%s:%u", host, ntohs(a->sin_port));
+    }
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* TCP_NODELAY always; SO_BUSY_POLL when asked (unprivileged users usually get
+ * EPERM: noted, then the spinning reads still apply). */
+static int tune_socket(struct tp_ep *ep, int fd, tp_error *err)
+{
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+        return tp_error_errno(err, TP_ESYS, errno, "TCP_NODELAY on socket to %s", ep->peer);
+    snprintf(ep->poll_note, sizeof ep->poll_note, "kernel TCP, poll()");
+    if (ep->busy_poll) {
+        int us = BUSY_POLL_US;
+        if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof us) == 0)
+            snprintf(ep->poll_note, sizeof ep->poll_note,
+                     "kernel TCP, SO_BUSY_POLL %d us, spinning reads", us);
+        else if (errno == EPERM || errno == ENOPROTOOPT)
+            snprintf(ep->poll_note, sizeof ep->poll_note,
+                     "kernel TCP, SO_BUSY_POLL refused (%s), spinning reads", strerror(errno));
+        else
+            return tp_error_errno(err, TP_ESYS, errno, "SO_BUSY_POLL on socket to %s", ep->peer);
+    }
+    return 0;
+}
+
+static void tcp_close(struct tp_ep *ep)
+{
+    if (!ep)
+        return;
+    if (ep->lfd >= 0)
+        close(ep->lfd);
+    if (ep->fd >= 0)
+        close(ep->fd);
+    free(ep->tx);
+    free(ep->rx);
+    free(ep);
+}
+
+static int tcp_open(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error *err)
+{
+    if (cfg->mode == TP_XFER_RMA)
+        return tp_error_set(err, TP_EUNSUP,
+                            "the tcp transport has no RMA mode (kernel sockets are two-sided); "
+                            "use the ofi transport for RMA writes");
+    if (cfg->max_msg_bytes < 1 || cfg->window < 1)
+        return tp_error_set(err, TP_EUSAGE,
+                            "tcp endpoint needs max_msg_bytes >= 1 and window >= 1");
+    tp_clock_init();
+    struct tp_ep *ep = calloc(1, sizeof *ep);
+    if (!ep)
+        return tp_error_set(err, TP_ENOMEM, "out of memory opening a tcp endpoint");
+    ep->lfd = ep->fd = -1;
+    ep->initiator = cfg->initiator;
+    ep->busy_poll = cfg->busy_poll;
+    ep->max_msg = cfg->max_msg_bytes;
+    ep->rx_cap = cfg->max_msg_bytes > RX_MIN_BYTES ? cfg->max_msg_bytes : RX_MIN_BYTES;
+    snprintf(ep->peer, sizeof ep->peer, "%s", cfg->peer_name ? cfg->peer_name : "(peer)");
+    snprintf(ep->local_ip, sizeof ep->local_ip, "%s", cfg->local_ip ? cfg->local_ip : "");
+    snprintf(ep->poll_note, sizeof ep->poll_note, "kernel TCP");
+    if (alloc_buf(&ep->tx, ep->max_msg) != 0 || alloc_buf(&ep->rx, ep->rx_cap) != 0) {
+        tcp_close(ep);
+        return tp_error_set(err, TP_ENOMEM, "cannot allocate %zu-byte tcp buffers", ep->rx_cap);
+    }
+    if (!ep->initiator) {
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        if (!cfg->local_ip || parse_ip(cfg->local_ip, &ss, &sl) != 0) {
+            tcp_close(ep);
+            return tp_error_set(err, TP_EUSAGE, "tcp server needs a numeric local IP, got '%s'",
+                                cfg->local_ip ? cfg->local_ip : "(none)");
+        }
+        int one = 1;
+        ep->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (ep->lfd < 0 || setsockopt(ep->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+            bind(ep->lfd, (struct sockaddr *)&ss, sl) != 0 || listen(ep->lfd, 4) != 0 ||
+            set_nonblock(ep->lfd) != 0) {
+            int e = errno;
+            tcp_close(ep);
+            return tp_error_errno(err, TP_ESYS, e, "cannot listen on %s", cfg->local_ip);
+        }
+        sl = sizeof ss;
+        if (getsockname(ep->lfd, (struct sockaddr *)&ss, &sl) != 0) {
+            int e = errno;
+            tcp_close(ep);
+            return tp_error_errno(err, TP_ESYS, e, "getsockname on %s", cfg->local_ip);
+        }
+        format_addr(&ss, ep->addr, sizeof ep->addr);
+    }
+    *out = ep;
+    return 0;
+}
+
+static const char *tcp_address(struct tp_ep *ep)
+{
+    return ep->addr;
+}
+
+/* Wait until fd is ready for events, in slices, up to deadline. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+    int left = tp_deadline_left_ms(deadline);
+    if (left == 0)
+        return 0;
+    struct pollfd p = {.fd = fd, .events = events};
+    int n = poll(&p, 1, left < SLICE_MS ? left : SLICE_MS);
+    return n < 0 && errno != EINTR ? -1 : n;
+}
+
+static int client_connect(struct tp_ep *ep, const char *peer_addr, uint64_t timeout_ns,
+                          tp_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (!peer_addr || parse_hostport(peer_addr, &ss, &sl) != 0)
+        return tp_error_set(err, TP_EUSAGE, "bad tcp address '%s' from peer %s (want IP:PORT)",
+                            peer_addr ? peer_addr : "", ep->peer);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "socket for %s", peer_addr);
+    ep->fd = fd;
+    int rc = tune_socket(ep, fd, err);
+    if (rc)
+        return rc;
+    struct sockaddr_storage ls;
+    socklen_t ll;
+    if (ep->local_ip[0] && parse_ip(ep->local_ip, &ls, &ll) == 0 && ls.ss_family == ss.ss_family &&
+        bind(fd, (struct sockaddr *)&ls, ll) != 0)
+        return tp_error_errno(err, TP_ESYS, errno, "cannot bind to %s", ep->local_ip);
+    if (connect(fd, (struct sockaddr *)&ss, sl) != 0 && errno != EINPROGRESS)
+        return tp_error_errno(err, TP_EPEER, errno, "connect to peer %s at %s", ep->peer,
+                              peer_addr);
+    uint64_t deadline = tp_now_ns() + timeout_ns;
+    for (;;) {
+        int n = wait_fd(fd, POLLOUT, deadline);
+        if (n < 0)
+            return tp_error_errno(err, TP_ESYS, errno, "poll on connect to %s", peer_addr);
+        if (n > 0)
+            break;
+        if (tp_now_ns() >= deadline)
+            return tp_error_set(err, TP_ETIMEOUT, "connect to peer %s at %s timed out after %.1f s",
+                                ep->peer, peer_addr, (double)timeout_ns / 1e9);
+    }
+    int soerr = 0;
+    socklen_t el = sizeof soerr;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el);
+    if (soerr)
+        return tp_error_errno(err, TP_EPEER, soerr, "connect to peer %s at %s", ep->peer,
+                              peer_addr);
+    return 0;
+}
+
+static int server_accept(struct tp_ep *ep, uint64_t timeout_ns, tp_error *err)
+{
+    if (ep->lfd < 0)
+        return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is not listening", ep->peer);
+    uint64_t deadline = tp_now_ns() + timeout_ns;
+    for (;;) {
+        int fd = accept4(ep->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            ep->fd = fd;
+            close(ep->lfd);
+            ep->lfd = -1;
+            return tune_socket(ep, fd, err);
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+            return tp_error_errno(err, TP_ESYS, errno, "accept on %s", ep->addr);
+        if (wait_fd(ep->lfd, POLLIN, deadline) < 0)
+            return tp_error_errno(err, TP_ESYS, errno, "poll on %s", ep->addr);
+        if (tp_now_ns() >= deadline)
+            return tp_error_set(err, TP_ETIMEOUT, "peer %s did not connect to %s within %.1f s",
+                                ep->peer, ep->addr, (double)timeout_ns / 1e9);
+    }
+}
+
+static int tcp_connect(struct tp_ep *ep, const char *peer_addr, uint64_t timeout_ns, tp_error *err)
+{
+    if (ep->fd >= 0)
+        return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is already connected", ep->peer);
+    int rc = ep->initiator ? client_connect(ep, peer_addr, timeout_ns, err)
+                           : server_accept(ep, timeout_ns, err);
+    if (rc && ep->fd >= 0) {
+        close(ep->fd);
+        ep->fd = -1;
+    }
+    return rc;
+}
+
+static void *tcp_tx_buf(struct tp_ep *ep)
+{
+    return ep->tx;
+}
+
+static int check_ready(struct tp_ep *ep, size_t len, tp_error *err)
+{
+    if (ep->fd < 0)
+        return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is not connected", ep->peer);
+    if (ep->broken)
+        return tp_error_set(err, TP_EPROTO,
+                            "tcp endpoint for %s was left mid-stream; open a new one", ep->peer);
+    if (len < 1 || len > ep->max_msg)
+        return tp_error_set(err, TP_EUSAGE, "message of %zu bytes outside 1..%zu", len,
+                            ep->max_msg);
+    return 0;
+}
+
+static bool stopped(const struct tp_stream_ctl *ctl)
+{
+    return ctl && ctl->stop && *ctl->stop;
+}
+
+static int timed_out(struct tp_ep *ep, const char *what, uint64_t timeout_ns, tp_error *err)
+{
+    return tp_error_set(err, TP_ETIMEOUT, "no progress %s peer %s for %.3f s", what, ep->peer,
+                        (double)timeout_ns / 1e9);
+}
+
+/* Wait for fd readiness or spin; 1 to retry, 0 on stop, < 0 on error. */
+static int idle(struct tp_ep *ep, short events, uint64_t deadline, const struct tp_stream_ctl *ctl,
+                uint64_t timeout_ns, tp_error *err)
+{
+    if (stopped(ctl))
+        return 0;
+    if (!ep->busy_poll && wait_fd(ep->fd, events, deadline) < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "poll on socket to %s", ep->peer);
+    if (tp_now_ns() >= deadline)
+        return timed_out(ep, events == POLLIN ? "receiving from" : "sending to", timeout_ns, err);
+    return 1;
+}
+
+static int peer_closed(struct tp_ep *ep, tp_error *err)
+{
+    return tp_error_set(err, TP_EPEER, "peer %s closed the connection", ep->peer);
+}
+
+/* Write exactly len bytes; 1 done, 0 stopped, < 0 error. */
+static int write_all(struct tp_ep *ep, const char *p, size_t len, uint64_t timeout_ns,
+                     const struct tp_stream_ctl *ctl, tp_error *err)
+{
+    uint64_t deadline = tp_now_ns() + timeout_ns;
+    while (len > 0) {
+        ssize_t n = send(ep->fd, p, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            deadline = tp_now_ns() + timeout_ns;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            if (errno == EPIPE || errno == ECONNRESET)
+                return peer_closed(ep, err);
+            return tp_error_errno(err, TP_ESYS, errno, "send to peer %s", ep->peer);
+        }
+        int rc = idle(ep, POLLOUT, deadline, ctl, timeout_ns, err);
+        if (rc <= 0)
+            return rc;
+    }
+    return 1;
+}
+
+/* Read between min and max bytes into p; returns bytes read (>= min), 0 when
+ * stopped, < 0 on error. */
+static ssize_t read_some(struct tp_ep *ep, char *p, size_t min, size_t max, uint64_t timeout_ns,
+                         const struct tp_stream_ctl *ctl, tp_error *err)
+{
+    uint64_t deadline = tp_now_ns() + timeout_ns;
+    size_t got = 0;
+    while (got < min) {
+        ssize_t n = recv(ep->fd, p + got, max - got, 0);
+        if (n > 0) {
+            got += (size_t)n;
+            deadline = tp_now_ns() + timeout_ns;
+            continue;
+        }
+        if (n == 0)
+            return peer_closed(ep, err);
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            if (errno == ECONNRESET)
+                return peer_closed(ep, err);
+            return tp_error_errno(err, TP_ESYS, errno, "recv from peer %s", ep->peer);
+        }
+        int rc = idle(ep, POLLIN, deadline, ctl, timeout_ns, err);
+        if (rc <= 0)
+            return rc;
+    }
+    return (ssize_t)got;
+}
+
+static int tcp_send(struct tp_ep *ep, size_t len, uint64_t timeout_ns, tp_error *err)
+{
+    int rc = check_ready(ep, len, err);
+    if (rc)
+        return rc;
+    rc = write_all(ep, ep->tx, len, timeout_ns, NULL, err);
+    return rc < 0 ? rc : 0;
+}
+
+static int tcp_recv(struct tp_ep *ep, size_t len, const void **data, uint64_t timeout_ns,
+                    tp_error *err)
+{
+    int rc = check_ready(ep, len, err);
+    if (rc)
+        return rc;
+    ssize_t n = read_some(ep, ep->rx, len, len, timeout_ns, NULL, err);
+    if (n < 0)
+        return (int)n;
+    *data = ep->rx;
+    return 0;
+}
+
+static void set_done(const struct tp_stream_ctl *ctl, uint64_t n)
+{
+    if (ctl->done)
+        __atomic_store_n(ctl->done, n, __ATOMIC_RELAXED);
+}
+
+static int tcp_send_stream(struct tp_ep *ep, size_t len, uint64_t count,
+                           const struct tp_stream_ctl *ctl, tp_error *err)
+{
+    int rc = check_ready(ep, len, err);
+    if (rc)
+        return rc;
+    set_done(ctl, 0);
+    for (uint64_t i = 0; i < count; i++) {
+        rc = stopped(ctl) ? 0 : write_all(ep, ep->tx, len, ctl->timeout_ns, ctl, err);
+        if (rc <= 0) {
+            ep->broken = true;
+            return rc;
+        }
+        set_done(ctl, i + 1);
+    }
+    return 0;
+}
+
+/* Reads as much of the stream as fits the rx buffer (never past its last
+ * byte, which belongs to the next exchange) and hands out whole messages; a
+ * partial message at the end moves to the front. */
+static int tcp_recv_stream(struct tp_ep *ep, size_t len, uint64_t count,
+                           const struct tp_stream_ctl *ctl, tp_error *err)
+{
+    int rc = check_ready(ep, len, err);
+    if (rc)
+        return rc;
+    set_done(ctl, 0);
+    char *buf = ep->rx;
+    size_t fill = 0;
+    uint64_t next = 0;
+    while (next < count) {
+        uint64_t left_msgs = count - next;
+        size_t want = ep->rx_cap - fill;
+        if (left_msgs <= want / len)
+            want = (size_t)left_msgs * len - fill;
+        ssize_t n = read_some(ep, buf + fill, len - fill, want, ctl->timeout_ns, ctl, err);
+        if (n <= 0) {
+            ep->broken = true;
+            return (int)n;
+        }
+        fill += (size_t)n;
+        size_t off = 0;
+        for (; fill - off >= len; off += len, next++) {
+            if (ctl->on_msg && (rc = ctl->on_msg(ctl->arg, buf + off, len, next)) != 0) {
+                ep->broken = true;
+                return rc;
+            }
+            set_done(ctl, next + 1);
+        }
+        fill -= off;
+        if (fill && off)
+            memmove(buf, buf + off, fill);
+    }
+    return 0;
+}
+
+static void tcp_info(struct tp_ep *ep, struct tp_ep_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->transport, sizeof out->transport, "tcp");
+    snprintf(out->provider, sizeof out->provider, "kernel");
+    snprintf(out->fabric, sizeof out->fabric, "%s", ep->poll_note);
+    snprintf(out->domain, sizeof out->domain, "%s", ep->local_ip);
+    out->rma = false;
+    out->max_msg_bytes = SIZE_MAX;
+}
+
+const struct tp_transport_ops tp_tcp_ops = {
+    .name = "tcp",
+    .open = tcp_open,
+    .address = tcp_address,
+    .connect = tcp_connect,
+    .tx_buf = tcp_tx_buf,
+    .send = tcp_send,
+    .recv = tcp_recv,
+    .send_stream = tcp_send_stream,
+    .recv_stream = tcp_recv_stream,
+    .info = tcp_info,
+    .close = tcp_close,
+};

@@ -1,0 +1,537 @@
+/* trainpath net client: negotiates a test with a server and drives its
+ * phases. The client decides every iteration count and tells the server
+ * before each phase (RUN), so both ends always agree on how many messages
+ * move and no stop signal ever rides the data path. Duration-bound runs are
+ * turned into counts from the warm-up, which doubles its count until it has
+ * run warmup_ns and so also measures the time per iteration. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flow.h"
+#include "tp/clock.h"
+#include "tp/hist.h"
+#include "tp/net.h"
+#include "tp/result.h"
+#include "tp/stats.h"
+#include "tp/transport.h"
+#include "tp/wire.h"
+
+static const char *test_names[] = {"lat", "bw", "bibw", "loaded"};
+
+struct client {
+    const struct tp_net_client_opts *o;
+    struct tp_conn c;
+    struct tp_key key;
+    const struct tp_transport_ops *ops;
+    struct tp_ep_config cfg;
+    char peer_data[96];
+    size_t nflows;
+    struct tp_ep *ep[NET_MAX_FLOWS];
+    enum flow_kind kind[NET_MAX_FLOWS];
+    json_t *results; /* borrowed: doc["results"] */
+    json_t *prov;    /* borrowed: doc["provenance"] */
+};
+
+json_t *tp_net_config_json(const struct tp_net_client_opts *o)
+{
+    json_t *sizes = json_array();
+    for (size_t i = 0; i < o->nsizes; i++)
+        json_array_append_new(sizes, json_integer((json_int_t)o->sizes[i]));
+    json_t *cfg = json_pack(
+        "{s:s, s:s, s:i, s:s, s:s?, s:s, s:o, s:I, s:f, s:I, s:f, s:i, s:b, s:b, s:b, s:f}",
+        "test", test_names[o->test], "host", o->host, "port", o->port, "transport",
+        o->transport, "provider", o->provider, "mode", o->rma ? "rma" : "msg", "sizes_bytes",
+        sizes, "iterations", (json_int_t)o->iters, "duration_s", (double)o->duration_ns / 1e9,
+        "warmup_iterations", (json_int_t)o->warmup, "warmup_s", (double)o->warmup_ns / 1e9,
+        "window", (int)o->window, "check", o->check, "busy_poll", o->busy_poll, "authenticated",
+        o->key_file != NULL, "timeout_s", (double)o->timeout_ns / 1e9);
+    if (o->test == TP_NET_LOADED) {
+        json_object_set_new(cfg, "streams", json_integer(o->streams));
+        json_object_set_new(cfg, "load_size_bytes", json_integer((json_int_t)o->load_size));
+    }
+    return cfg;
+}
+
+/* ---- control-channel steps ---- */
+
+static int request(struct client *cl, tp_error *err)
+{
+    const struct tp_net_client_opts *o = cl->o;
+    uint64_t max_msg = o->sizes[o->nsizes - 1];
+    if (o->test == TP_NET_LOADED && o->load_size > max_msg)
+        max_msg = o->load_size;
+    json_t *flows = json_array();
+    for (size_t i = 0; i < cl->nflows; i++)
+        json_array_append_new(flows, json_string(cl->kind[i] == FLOW_PINGPONG ? "pingpong"
+                                                 : cl->kind[i] == FLOW_C2S   ? "c2s"
+                                                                             : "s2c"));
+    json_t *req = json_pack("{s:s, s:s, s:I, s:i, s:I, s:b, s:b, s:o}", "transport",
+                            o->transport, "mode", o->rma ? "rma" : "msg", "max_msg",
+                            (json_int_t)max_msg, "window", (int)o->window, "timeout_ms",
+                            (json_int_t)(o->timeout_ns / 1000000u), "busy_poll", o->busy_poll,
+                            "check", o->check, "flows", flows);
+    if (o->provider)
+        json_object_set_new(req, "provider", json_string(o->provider));
+    int rc = tp_wire_send(&cl->c, TP_F_REQUEST, req, err);
+    json_decref(req);
+    if (rc)
+        return rc;
+    json_t *acc = NULL;
+    if ((rc = tp_wire_expect(&cl->c, TP_F_ACCEPT, &acc, err)))
+        return rc;
+    json_t *addrs = json_object_get(acc, "flows");
+    if (!json_is_array(addrs) || json_array_size(addrs) != cl->nflows) {
+        json_decref(acc);
+        return tp_error_set(err, TP_EPROTO, "server %s answered with %zu addresses for %zu flows",
+                            cl->c.peer, json_array_size(addrs), cl->nflows);
+    }
+    json_t *peer = json_object();
+    json_object_set_new(peer, "address", json_string(cl->c.peer));
+    if (json_is_object(json_object_get(acc, "host")))
+        json_object_update(peer, json_object_get(acc, "host"));
+    json_object_set(peer, "endpoint", json_object_get(acc, "endpoint"));
+    json_object_set_new(cl->prov, "peer", peer);
+
+    snprintf(cl->peer_data, sizeof cl->peer_data, "%s (data path)", cl->c.peer);
+    cl->cfg = (struct tp_ep_config){
+        .provider = o->provider,
+        .local_ip = cl->c.local_ip,
+        .peer_name = cl->peer_data,
+        .initiator = true,
+        .max_msg_bytes = (size_t)max_msg,
+        .window = o->window,
+        .mode = o->rma ? TP_XFER_RMA : TP_XFER_MSG,
+        .busy_poll = o->busy_poll,
+        .check = o->check,
+    };
+    json_t *mine = json_array();
+    for (size_t i = 0; i < cl->nflows && !rc; i++) {
+        rc = cl->ops->open(&cl->cfg, &cl->ep[i], err);
+        if (!rc)
+            json_array_append_new(mine, json_string(cl->ops->address(cl->ep[i])));
+    }
+    if (!rc) {
+        json_t *con = json_pack("{s:O}", "flows", mine);
+        rc = tp_wire_send(&cl->c, TP_F_CONNECT, con, err);
+        json_decref(con);
+    }
+    json_decref(mine);
+    for (size_t i = 0; i < cl->nflows && !rc; i++) {
+        const char *a = json_string_value(json_array_get(addrs, i));
+        rc = a ? cl->ops->connect(cl->ep[i], a, o->timeout_ns, err)
+               : tp_error_set(err, TP_EPROTO, "server %s sent a non-string address", cl->c.peer);
+    }
+    json_decref(acc);
+    json_t *done = NULL;
+    if (!rc && !(rc = tp_wire_expect(&cl->c, TP_F_DONE, &done, err))) {
+        struct tp_ep_info info;
+        cl->ops->info(cl->ep[0], &info);
+        json_object_set_new(
+            cl->prov, "transport",
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:I}", "transport",
+                      info.transport, "provider", info.provider, "fabric", info.fabric, "domain",
+                      info.domain, "api_version", info.api_version, "libfabric_runtime",
+                      tp_ofi_version(), "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
+                      "max_msg_bytes", (json_int_t)info.max_msg_bytes));
+    }
+    json_decref(done);
+    return rc;
+}
+
+/* One phase: tell the server, run our side of every flow, read its DONE. */
+struct phase {
+    size_t flows[NET_MAX_FLOWS];
+    size_t n;
+    uint64_t size, count;
+    tp_hist *rtt;
+    /* out */
+    struct flow_job jobs[NET_MAX_FLOWS];
+    json_t *server; /* DONE body */
+    double user_s, sys_s;
+};
+
+static enum flow_role client_role(enum flow_kind k)
+{
+    return k == FLOW_PINGPONG ? ROLE_PING : k == FLOW_C2S ? ROLE_SEND : ROLE_RECV;
+}
+
+static void setup_jobs(struct client *cl, struct phase *p, const volatile int *stop)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        size_t f = p->flows[i];
+        p->jobs[i] = (struct flow_job){
+            .ops = cl->ops,
+            .ep = cl->ep[f],
+            .role = client_role(cl->kind[f]),
+            .size = p->size,
+            .count = p->count,
+            .check = cl->o->check,
+            .stop = stop,
+            .timeout_ns = cl->o->timeout_ns,
+            .rtt = cl->kind[f] == FLOW_PINGPONG ? p->rtt : NULL,
+        };
+    }
+}
+
+static int send_run(struct client *cl, const struct phase *p, uint64_t count, tp_error *err)
+{
+    json_t *idx = json_array();
+    for (size_t i = 0; i < p->n; i++)
+        json_array_append_new(idx, json_integer((json_int_t)p->flows[i]));
+    json_t *run = json_pack("{s:o, s:I, s:I}", "flows", idx, "size", (json_int_t)p->size,
+                            "count", (json_int_t)count);
+    int rc = tp_wire_send(&cl->c, TP_F_RUN, run, err);
+    json_decref(run);
+    return rc;
+}
+
+static int run_phase(struct client *cl, struct phase *p, tp_error *err)
+{
+    setup_jobs(cl, p, NULL);
+    double u0, s0, u1, s1;
+    cpu_seconds(&u0, &s0);
+    int rc = send_run(cl, p, p->count, err);
+    if (rc)
+        return rc;
+    rc = flow_run_all(p->jobs, p->n, err);
+    cpu_seconds(&u1, &s1);
+    p->user_s = u1 - u0;
+    p->sys_s = s1 - s0;
+    if (rc) {
+        /* the server may have failed first and said why: prefer its word */
+        tp_error srv;
+        json_t *b = NULL;
+        struct tp_conn quick = cl->c;
+        quick.timeout_ns = 200000000u;
+        if (tp_wire_expect(&quick, TP_F_DONE, &b, &srv) != 0 && srv.code != TP_ETIMEOUT &&
+            srv.code != TP_EPEER)
+            *err = srv;
+        json_decref(b);
+        return err->code;
+    }
+    return tp_wire_expect(&cl->c, TP_F_DONE, &p->server, err);
+}
+
+static void free_phase(struct phase *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        rx_free(&p->jobs[i].rx);
+    json_decref(p->server);
+    p->server = NULL;
+}
+
+/* Warm up with doubling counts until warmup_ns has passed (or run exactly
+ * o->warmup iterations); returns the time per iteration of the last round. */
+static int warmup(struct client *cl, struct phase *p, uint64_t *iters_done, double *per_iter_ns,
+                  tp_error *err)
+{
+    const struct tp_net_client_opts *o = cl->o;
+    uint64_t total_ns = 0, n = o->warmup ? o->warmup : 1;
+    *iters_done = 0;
+    *per_iter_ns = 0;
+    for (;;) {
+        p->count = n;
+        uint64_t t0 = tp_now_ns();
+        int rc = run_phase(cl, p, err);
+        uint64_t t = tp_now_ns() - t0;
+        free_phase(p);
+        if (rc)
+            return rc;
+        *iters_done += n;
+        total_ns += t;
+        *per_iter_ns = (double)t / (double)n;
+        if (o->warmup || total_ns >= o->warmup_ns)
+            return 0;
+        uint64_t left = o->warmup_ns - total_ns;
+        uint64_t next = (uint64_t)((double)left / *per_iter_ns) + 1;
+        n = next < 2 * n ? next : 2 * n;
+    }
+}
+
+static uint64_t measured_count(const struct tp_net_client_opts *o, double per_iter_ns)
+{
+    if (o->iters)
+        return o->iters;
+    double n = per_iter_ns > 0 ? (double)o->duration_ns / per_iter_ns : 1;
+    if (n < 1)
+        n = 1;
+    if (n > 1e9)
+        n = 1e9;
+    return (uint64_t)n;
+}
+
+static json_t *cpu_json(const struct phase *p, double bytes, double msgs)
+{
+    double su = json_real_value(json_object_get(json_object_get(p->server, "cpu"), "user_s"));
+    double ss = json_real_value(json_object_get(json_object_get(p->server, "cpu"), "sys_s"));
+    double c = p->user_s + p->sys_s, s = su + ss;
+    double gb = bytes / 1e9;
+    return json_pack("{s:{s:o, s:o, s:o, s:o}, s:{s:o, s:o, s:o, s:o}}", "client", "user",
+                     tp_metric(p->user_s, "s"), "sys", tp_metric(p->sys_s, "s"), "per_GB",
+                     tp_metric(gb > 0 ? c / gb : 0, "s/GB"), "per_msg",
+                     tp_metric(msgs > 0 ? c / msgs : 0, "s/msg"), "server", "user",
+                     tp_metric(su, "s"), "sys", tp_metric(ss, "s"), "per_GB",
+                     tp_metric(gb > 0 ? s / gb : 0, "s/GB"), "per_msg",
+                     tp_metric(msgs > 0 ? s / msgs : 0, "s/msg"));
+}
+
+/* ---- tests ---- */
+
+/* Ping-pong at one size on flow f: warm-up, then the measured run into rtt. */
+static int pingpong(struct client *cl, size_t f, uint64_t size, tp_hist *rtt, json_t **entry,
+                    tp_error *err)
+{
+    struct phase p = {.flows = {f}, .n = 1, .size = size};
+    uint64_t wn;
+    double per;
+    int rc = warmup(cl, &p, &wn, &per, err);
+    if (rc)
+        return rc;
+    tp_hist_reset(rtt);
+    p.rtt = rtt;
+    p.count = measured_count(cl->o, per);
+    rc = run_phase(cl, &p, err);
+    if (rc) {
+        free_phase(&p);
+        return rc;
+    }
+    struct flow_job *j = &p.jobs[0];
+    tp_stats st;
+    tp_stats_from_hist(rtt, &st);
+    double dur = (double)(j->end_ns - j->start_ns);
+    *entry = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "size_bytes",
+                       (json_int_t)size, "warmup_iterations", (json_int_t)wn, "iterations",
+                       (json_int_t)p.count, "duration", tp_metric(dur / 1e9, "s"), "latency",
+                       tp_stats_to_json(&st, 2.0, "ns"), "rtt", tp_stats_to_json(&st, 1.0, "ns"),
+                       "rtt_histogram", tp_hist_to_json(rtt), "msg_rate",
+                       tp_metric(dur > 0 ? 2.0 * (double)p.count * 1e9 / dur : 0, "msg/s"),
+                       "cpu", cpu_json(&p, 2.0 * (double)(p.count * size), 2.0 * (double)p.count));
+    free_phase(&p);
+    return 0;
+}
+
+static int test_lat(struct client *cl, json_t *list, tp_error *err)
+{
+    tp_hist *h = tp_hist_new();
+    if (!h)
+        return tp_error_set(err, TP_ENOMEM, "histogram");
+    int rc = 0;
+    for (size_t i = 0; i < cl->o->nsizes && !rc; i++) {
+        json_t *e = NULL;
+        rc = pingpong(cl, 0, cl->o->sizes[i], h, &e, err);
+        if (!rc)
+            json_array_append_new(list, e);
+    }
+    tp_hist_free(h);
+    return rc;
+}
+
+static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < cl->o->nsizes && !rc; i++) {
+        uint64_t size = cl->o->sizes[i];
+        struct phase p = {.flows = {0, 1}, .n = bidir ? 2 : 1, .size = size};
+        uint64_t wn;
+        double per;
+        if ((rc = warmup(cl, &p, &wn, &per, err)))
+            break;
+        p.count = measured_count(cl->o, per);
+        if ((rc = run_phase(cl, &p, err))) {
+            free_phase(&p);
+            break;
+        }
+        uint64_t t0 = p.jobs[0].start_ns, t1 = p.jobs[0].end_ns;
+        if (bidir) {
+            t0 = t0 < p.jobs[1].start_ns ? t0 : p.jobs[1].start_ns;
+            t1 = t1 > p.jobs[1].end_ns ? t1 : p.jobs[1].end_ns;
+        }
+        double dur = (double)(t1 - t0);
+        double per_dir = (double)(p.count * size);
+        double bytes = bidir ? 2 * per_dir : per_dir;
+        double msgs = (double)p.count * (bidir ? 2 : 1);
+        json_t *srx = json_array_get(json_object_get(p.server, "flows"), 0);
+        double peak1 = json_real_value(json_object_get(srx, "peak_1s_Bps"));
+        double span_s = (double)json_integer_value(json_object_get(srx, "span_ns")) / 1e9;
+        json_t *e = json_pack(
+            "{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "size_bytes", (json_int_t)size,
+            "warmup_messages", (json_int_t)wn, "messages", (json_int_t)p.count, "bytes",
+            (json_int_t)bytes, "duration", tp_metric(dur / 1e9, "s"), bidir ? "bibw" : "bw",
+            tp_metric(dur > 0 ? bytes * 1e9 / dur : 0, "B/s"), "msg_rate",
+            tp_metric(dur > 0 ? msgs * 1e9 / dur : 0, "msg/s"));
+        if (!bidir) {
+            json_object_set_new(e, "peak_bw",
+                                json_pack("{s:f, s:s, s:f}", "value",
+                                          span_s >= 1.0 ? peak1
+                                                        : json_real_value(json_object_get(
+                                                              srx, "peak_100ms_Bps")),
+                                          "unit", "B/s", "window_s", span_s >= 1.0 ? 1.0 : 0.1));
+        } else {
+            double d0 = (double)(p.jobs[0].end_ns - p.jobs[0].start_ns);
+            const struct rx_stats *rx = &p.jobs[1].rx;
+            double d1 = (double)(rx->last_ns - rx->first_ns);
+            json_object_set_new(e, "bw_c2s", tp_metric(d0 > 0 ? per_dir * 1e9 / d0 : 0, "B/s"));
+            json_object_set_new(e, "bw_s2c",
+                                tp_metric(d1 > 0 ? (double)rx->bytes * 1e9 / d1 : 0, "B/s"));
+        }
+        json_object_set_new(e, "cpu", cpu_json(&p, bytes, msgs));
+        json_array_append_new(list, e);
+        free_phase(&p);
+    }
+    return rc;
+}
+
+static double stat_of(json_t *stats, const char *k)
+{
+    return json_real_value(json_object_get(stats, k));
+}
+
+/* Isolated latency, then the same under N background streams (GPCNeT's
+ * congestion impact factor = loaded / isolated). */
+static int test_loaded(struct client *cl, json_t *res, tp_error *err)
+{
+    const struct tp_net_client_opts *o = cl->o;
+    json_t *iso = json_array(), *lod = json_array();
+    json_object_set_new(res, "isolated", iso);
+    json_object_set_new(res, "loaded", lod);
+    int rc = test_lat(cl, iso, err);
+    if (rc)
+        return rc;
+    /* start the congestors */
+    struct phase bg = {.n = o->streams, .size = o->load_size, .count = UINT64_MAX >> 1};
+    for (size_t i = 0; i < bg.n; i++)
+        bg.flows[i] = 1 + i;
+    volatile int stop = 0;
+    setup_jobs(cl, &bg, &stop);
+    if ((rc = send_run(cl, &bg, 0, err)))
+        return rc;
+    json_t *ack = NULL;
+    if ((rc = tp_wire_expect(&cl->c, TP_F_DONE, &ack, err)))
+        return rc;
+    json_decref(ack);
+    size_t started = 0;
+    for (; started < bg.n; started++)
+        if (pthread_create(&bg.jobs[started].thread, NULL, flow_thread,
+                           &bg.jobs[started]) != 0)
+            break;
+    uint64_t t0 = tp_now_ns();
+    usleep(200000); /* let the streams reach steady state */
+    if (started < bg.n)
+        rc = tp_error_set(err, TP_ESYS, "cannot start background stream threads");
+    tp_hist *h = tp_hist_new();
+    for (size_t i = 0; i < o->nsizes && !rc; i++) {
+        json_t *e = NULL;
+        rc = pingpong(cl, 0, o->sizes[i], h, &e, err);
+        if (!rc)
+            json_array_append_new(lod, e);
+    }
+    tp_hist_free(h);
+    stop = 1;
+    for (size_t i = 0; i < started; i++)
+        pthread_join(bg.jobs[i].thread, NULL);
+    uint64_t t1 = tp_now_ns();
+    for (size_t i = 0; i < started && !rc; i++)
+        if (bg.jobs[i].rc) {
+            rc = bg.jobs[i].rc;
+            *err = bg.jobs[i].err;
+        }
+    if (rc)
+        return rc;
+    json_t *done = NULL;
+    if ((rc = tp_wire_send(&cl->c, TP_F_STOP, NULL, err)) ||
+        (rc = tp_wire_expect(&cl->c, TP_F_DONE, &done, err)))
+        return rc;
+    uint64_t bytes = 0;
+    json_t *fl;
+    size_t k;
+    json_array_foreach(json_object_get(done, "flows"), k, fl)
+        bytes += (uint64_t)json_integer_value(json_object_get(fl, "bytes"));
+    json_decref(done);
+    double dur = (double)(t1 - t0);
+    json_object_set_new(res, "load",
+                        json_pack("{s:i, s:I, s:I, s:o}", "streams", (int)o->streams,
+                                  "size_bytes", (json_int_t)o->load_size, "bytes",
+                                  (json_int_t)bytes, "bw",
+                                  tp_metric(dur > 0 ? (double)bytes * 1e9 / dur : 0, "B/s")));
+    json_t *impact = json_array();
+    for (size_t i = 0; i < json_array_size(iso) && i < json_array_size(lod); i++) {
+        json_t *a = json_object_get(json_array_get(iso, i), "latency");
+        json_t *b = json_object_get(json_array_get(lod, i), "latency");
+        double mi = stat_of(a, "mean"), pi = stat_of(a, "p99");
+        json_array_append_new(
+            impact, json_pack("{s:I, s:f, s:f}", "size_bytes", (json_int_t)o->sizes[i], "mean",
+                              mi > 0 ? stat_of(b, "mean") / mi : 0, "p99",
+                              pi > 0 ? stat_of(b, "p99") / pi : 0));
+    }
+    json_object_set_new(res, "impact_factor", impact);
+    return 0;
+}
+
+int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
+{
+    tp_clock_init();
+    struct client *cl = calloc(1, sizeof *cl);
+    if (!cl)
+        return tp_error_set(err, TP_ENOMEM, "client state");
+    cl->o = o;
+    cl->results = json_object_get(doc, "results");
+    cl->prov = json_object_get(doc, "provenance");
+    cl->c.fd = -1;
+    int rc = 0;
+    cl->ops = tp_transport_find(o->transport);
+    if (!cl->ops) {
+        rc = tp_error_set(err, TP_EUSAGE, "--transport %s: unknown (use tcp or ofi)",
+                          o->transport);
+        goto out;
+    }
+    if (strcmp(o->transport, "ofi") == 0 && (rc = tp_ofi_provider_check(o->provider, err)))
+        goto out;
+    if (o->key_file && (rc = tp_key_load(&cl->key, o->key_file, err)))
+        goto out;
+    switch (o->test) {
+    case TP_NET_LAT: cl->nflows = 1; cl->kind[0] = FLOW_PINGPONG; break;
+    case TP_NET_BW: cl->nflows = 1; cl->kind[0] = FLOW_C2S; break;
+    case TP_NET_BIBW:
+        cl->nflows = 2;
+        cl->kind[0] = FLOW_C2S;
+        cl->kind[1] = FLOW_S2C;
+        break;
+    case TP_NET_LOADED:
+        cl->nflows = 1 + o->streams;
+        cl->kind[0] = FLOW_PINGPONG;
+        for (size_t i = 1; i < cl->nflows; i++)
+            cl->kind[i] = FLOW_C2S;
+        break;
+    }
+    if ((rc = tp_conn_connect(&cl->c, o->host, o->port, o->timeout_ns, err)) ||
+        (rc = tp_auth_client(&cl->c, &cl->key, err)) || (rc = request(cl, err)))
+        goto out;
+    json_object_set_new(cl->results, "test", json_string(test_names[o->test]));
+    json_t *list = json_array();
+    if (o->test != TP_NET_LOADED)
+        json_object_set_new(cl->results, "sizes", list);
+    else
+        json_decref(list);
+    switch (o->test) {
+    case TP_NET_LAT: rc = test_lat(cl, list, err); break;
+    case TP_NET_BW: rc = test_bw(cl, false, list, err); break;
+    case TP_NET_BIBW: rc = test_bw(cl, true, list, err); break;
+    case TP_NET_LOADED: rc = test_loaded(cl, cl->results, err); break;
+    }
+    if (!rc) {
+        json_t *bye = NULL;
+        if (tp_wire_send(&cl->c, TP_F_BYE, NULL, err) == 0 &&
+            tp_wire_expect(&cl->c, TP_F_BYE, &bye, err) == 0)
+            json_decref(bye);
+        tp_error_clear(err);
+    }
+out:
+    for (size_t i = 0; i < cl->nflows; i++)
+        if (cl->ep[i])
+            cl->ops->close(cl->ep[i]);
+    tp_conn_close(&cl->c);
+    free(cl);
+    return rc;
+}

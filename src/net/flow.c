@@ -1,0 +1,236 @@
+/* The measuring loops. They stay lean: no allocation, no logging and no
+ * branches beyond the optional payload check. With --check the ping side
+ * verifies after it stops the clock; the pong side must verify before it
+ * echoes (a received payload is valid only until the next call on the
+ * endpoint), so --check adds one pass over the payload to each round trip:
+ * documented in docs/metrics.md. */
+#include "flow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp/clock.h"
+#include "tp/pattern.h"
+
+uint64_t flow_seed(uint64_t size)
+{
+    return 0x7472616e70617468ull ^ (size * 0x100000001b3ull);
+}
+
+static void prepare_tx(struct flow_job *j)
+{
+    void *tx = j->ops->tx_buf(j->ep);
+    if (!j->check && !j->corrupt)
+        return;
+    tp_pattern_fill(tx, j->size, flow_seed(j->size));
+    if (j->corrupt)
+        ((unsigned char *)tx)[j->size / 2] ^= 0x20;
+}
+
+static int verify(struct flow_job *j, const void *data, uint64_t index)
+{
+    size_t off;
+    uint8_t want, got;
+    if (tp_pattern_check(data, j->size, flow_seed(j->size), &off, &want, &got) == 0)
+        return 0;
+    return tp_error_set(&j->err, TP_ECHECK,
+                        "payload mismatch: %llu-byte message %llu, byte %zu: expected 0x%02x, "
+                        "received 0x%02x",
+                        (unsigned long long)j->size, (unsigned long long)index, off, want, got);
+}
+
+static int ping(struct flow_job *j)
+{
+    const struct tp_transport_ops *ops = j->ops;
+    struct tp_ep *ep = j->ep;
+    const void *data;
+    int rc;
+    j->start_ns = tp_now_ns();
+    for (uint64_t i = 0; i < j->count; i++) {
+        uint64_t t0 = tp_now_ns();
+        if ((rc = ops->send(ep, j->size, j->timeout_ns, &j->err)) ||
+            (rc = ops->recv(ep, j->size, &data, j->timeout_ns, &j->err)))
+            return rc;
+        uint64_t t1 = tp_now_ns();
+        if (j->rtt)
+            tp_hist_record(j->rtt, t1 - t0);
+        j->done = i + 1;
+        if (j->check && (rc = verify(j, data, i)))
+            return rc;
+    }
+    j->end_ns = tp_now_ns();
+    return 0;
+}
+
+static int pong(struct flow_job *j)
+{
+    const struct tp_transport_ops *ops = j->ops;
+    struct tp_ep *ep = j->ep;
+    const void *data;
+    int rc;
+    for (uint64_t i = 0; i < j->count; i++) {
+        if ((rc = ops->recv(ep, j->size, &data, j->timeout_ns, &j->err)))
+            return rc;
+        int bad = j->check ? verify(j, data, i) : 0;
+        if ((rc = ops->send(ep, j->size, j->timeout_ns, &j->err)))
+            return rc;
+        j->done = i + 1;
+        if (bad)
+            return bad;
+    }
+    return 0;
+}
+
+/* The final 1-byte acknowledgement tells the sender its last message was
+ * received, so the sender's clock covers delivery, not just hand-off. */
+static int send_stream(struct flow_job *j)
+{
+    const void *data;
+    struct tp_stream_ctl ctl = {
+        .timeout_ns = j->timeout_ns, .stop = j->stop, .done = &j->done};
+    j->start_ns = tp_now_ns();
+    int rc = j->ops->send_stream(j->ep, j->size, j->count, &ctl, &j->err);
+    if (rc)
+        return rc;
+    if (j->stop && *j->stop)
+        return 0;
+    if ((rc = j->ops->recv(j->ep, 1, &data, j->timeout_ns, &j->err)))
+        return rc;
+    j->end_ns = tp_now_ns();
+    return 0;
+}
+
+static int on_msg(void *arg, const void *data, size_t len, uint64_t index)
+{
+    struct flow_job *j = arg;
+    struct rx_stats *rx = &j->rx;
+    /* read the clock on every large message but only every 64th small one:
+     * 100 ms intervals do not need more, and tiny messages arrive at
+     * millions per second */
+    if (len >= 4096 || (index & 63) == 0 || index + 1 == j->count) {
+        uint64_t now = tp_now_ns();
+        if (rx->msgs == 0)
+            rx->first_ns = now;
+        rx->last_ns = now;
+        size_t slot = (size_t)((now - rx->first_ns) / FLOW_INTERVAL_NS);
+        if (slot >= rx->cap) {
+            size_t cap = rx->cap ? rx->cap * 2 : 64;
+            while (cap <= slot)
+                cap *= 2;
+            uint64_t *p = realloc(rx->intervals, cap * sizeof *p);
+            if (!p)
+                return tp_error_set(&j->err, TP_ENOMEM, "recording receive intervals");
+            memset(p + rx->cap, 0, (cap - rx->cap) * sizeof *p);
+            rx->intervals = p;
+            rx->cap = cap;
+        }
+        if (slot + 1 > rx->nintervals)
+            rx->nintervals = slot + 1;
+        /* the messages since the last clock read land in this slot */
+        uint64_t since = index + 1 - rx->msgs;
+        rx->intervals[slot] += since * len;
+        rx->msgs = index + 1;
+        rx->bytes = rx->msgs * len;
+    }
+    if (j->check)
+        return verify(j, data, index);
+    return 0;
+}
+
+static int recv_stream(struct flow_job *j)
+{
+    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns,
+                                .stop = j->stop,
+                                .on_msg = on_msg,
+                                .arg = j,
+                                .done = &j->done};
+    int rc = j->ops->recv_stream(j->ep, j->size, j->count, &ctl, &j->err);
+    if (rc)
+        return rc;
+    if (j->stop && *j->stop) {
+        j->rx.msgs = j->done;
+        j->rx.bytes = j->done * j->size;
+        return 0;
+    }
+    return j->ops->send(j->ep, 1, j->timeout_ns, &j->err);
+}
+
+int flow_run(struct flow_job *j)
+{
+    tp_error_clear(&j->err);
+    j->done = 0;
+    prepare_tx(j);
+    j->start_ns = tp_now_ns();
+    switch (j->role) {
+    case ROLE_PING: j->rc = ping(j); break;
+    case ROLE_PONG: j->rc = pong(j); break;
+    case ROLE_SEND: j->rc = send_stream(j); break;
+    case ROLE_RECV: j->rc = recv_stream(j); break;
+    }
+    if (j->role == ROLE_RECV || j->role == ROLE_PONG || (j->stop && *j->stop))
+        j->end_ns = tp_now_ns();
+    return j->rc;
+}
+
+void *flow_thread(void *arg)
+{
+    flow_run(arg);
+    return NULL;
+}
+
+int flow_run_all(struct flow_job *jobs, size_t n, tp_error *err)
+{
+    if (n == 1) {
+        if (flow_run(&jobs[0]) && err)
+            *err = jobs[0].err;
+        return jobs[0].rc;
+    }
+    size_t started = 0;
+    int rc = 0;
+    for (; started < n; started++) {
+        if (pthread_create(&jobs[started].thread, NULL, flow_thread, &jobs[started]) != 0) {
+            rc = tp_error_set(err, TP_ESYS, "cannot start a flow thread");
+            break;
+        }
+    }
+    for (size_t i = 0; i < started; i++)
+        pthread_join(jobs[i].thread, NULL);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].rc) {
+            if (err)
+                *err = jobs[i].err;
+            return jobs[i].rc;
+        }
+    }
+    return 0;
+}
+
+double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns)
+{
+    size_t w = (size_t)(window_ns / FLOW_INTERVAL_NS);
+    if (w == 0)
+        w = 1;
+    uint64_t span = rx->last_ns - rx->first_ns;
+    /* the last interval is partial; use only whole ones */
+    size_t whole = (size_t)(span / FLOW_INTERVAL_NS);
+    if (whole < w || rx->nintervals < w) {
+        return span ? (double)rx->bytes * 1e9 / (double)span : 0.0;
+    }
+    uint64_t sum = 0, best = 0;
+    for (size_t i = 0; i < whole && i < rx->nintervals; i++) {
+        sum += rx->intervals[i];
+        if (i >= w)
+            sum -= rx->intervals[i - w];
+        if (i + 1 >= w && sum > best)
+            best = sum;
+    }
+    return (double)best * 1e9 / (double)(w * FLOW_INTERVAL_NS);
+}
+
+void rx_free(struct rx_stats *rx)
+{
+    free(rx->intervals);
+    memset(rx, 0, sizeof *rx);
+}

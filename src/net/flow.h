@@ -1,0 +1,80 @@
+/* Flows: one data-path endpoint pair and the roles its two ends play in a
+ * phase (ping-pong, or one direction of a stream). Shared by the server and
+ * the client so both ends of every role live side by side. Internal to net/. */
+#ifndef TP_NET_FLOW_H
+#define TP_NET_FLOW_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tp/error.h"
+#include "tp/hist.h"
+#include "tp/transport.h"
+
+enum flow_kind { FLOW_PINGPONG, FLOW_C2S, FLOW_S2C };
+
+enum flow_role {
+    ROLE_PING,  /* client side of a ping-pong: times round trips */
+    ROLE_PONG,  /* server side: echoes */
+    ROLE_SEND,  /* stream sender */
+    ROLE_RECV,  /* stream receiver */
+};
+
+#define FLOW_INTERVAL_NS 100000000ull /* receive-rate sampling interval: 100 ms */
+
+struct rx_stats {
+    uint64_t msgs, bytes;
+    uint64_t first_ns, last_ns; /* arrival of first and last message */
+    uint64_t *intervals;        /* bytes per FLOW_INTERVAL_NS since first_ns */
+    size_t nintervals, cap;
+};
+
+struct flow_job {
+    /* in */
+    const struct tp_transport_ops *ops;
+    struct tp_ep *ep;
+    enum flow_role role;
+    uint64_t size, count;
+    bool check, corrupt;          /* corrupt: fault injection, flip one sent byte */
+    const volatile int *stop;
+    uint64_t timeout_ns;
+    tp_hist *rtt;                 /* ROLE_PING: round trips recorded here (NULL: don't) */
+    /* out */
+    uint64_t start_ns, end_ns;    /* ROLE_PING/SEND: first send to last completion */
+    uint64_t done;                /* messages completed */
+    struct rx_stats rx;           /* ROLE_RECV */
+    int rc;
+    tp_error err;
+    pthread_t thread;
+};
+
+/* Run job on this thread; returns job->rc. */
+int flow_run(struct flow_job *job);
+
+/* pthread start routine running flow_run(job). */
+void *flow_thread(void *job);
+
+/* Run the n jobs concurrently, one thread each (n == 1 runs inline); returns
+ * the first failing job's code, with its error copied to err. */
+int flow_run_all(struct flow_job *jobs, size_t n, tp_error *err);
+
+/* Peak receive rate in bytes/s over sliding windows of window_ns (a multiple
+ * of FLOW_INTERVAL_NS); falls back to the mean when the run is shorter. */
+double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns);
+
+/* Free rx->intervals. */
+void rx_free(struct rx_stats *rx);
+
+/* Seed of the payload pattern for a message size, the same on both ends. */
+uint64_t flow_seed(uint64_t size);
+
+#endif
+
+/* Limits the server enforces on what a client may ask for. */
+#define NET_MAX_FLOWS 65
+#define NET_MAX_MSG (1ull << 30)
+#define NET_MAX_WINDOW 4096
+
+/* rusage of this process: user and system CPU seconds. */
+void cpu_seconds(double *user_s, double *sys_s);

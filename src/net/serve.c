@@ -1,0 +1,495 @@
+/* trainpath net serve: accept control connections, authenticate, and execute
+ * the phases a client asks for on the data endpoints it negotiated. One test
+ * at a time: while a session runs, the accept loop answers every further
+ * client BUSY at once (iperf3's rule), so nobody hangs. A client that fails
+ * authentication or sends a bad frame is logged and dropped; the server goes
+ * on serving. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "flow.h"
+#include "tp/clock.h"
+#include "tp/log.h"
+#include "tp/net.h"
+#include "tp/sysinfo.h"
+#include "tp/transport.h"
+#include "tp/wire.h"
+
+struct server {
+    const struct tp_net_server_opts *o;
+    struct tp_key key;
+    atomic_int busy;
+    atomic_int sessions_done;
+};
+
+struct session {
+    struct server *srv;
+    struct tp_conn c;
+    const struct tp_transport_ops *ops;
+    struct tp_ep_config cfg;
+    char provider[65];
+    char peer_data[96];
+    size_t nflows;
+    struct tp_ep *ep[NET_MAX_FLOWS];
+    enum flow_kind kind[NET_MAX_FLOWS];
+    bool check, corrupt;
+    uint64_t timeout_ns;
+    /* background phase (loaded): jobs running until STOP */
+    struct flow_job *bg;
+    size_t nbg;
+    volatile int bg_stop;
+};
+
+void cpu_seconds(double *user_s, double *sys_s)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    *user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    *sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static enum flow_role server_role(enum flow_kind k)
+{
+    return k == FLOW_PINGPONG ? ROLE_PONG : k == FLOW_C2S ? ROLE_RECV : ROLE_SEND;
+}
+
+static int parse_kind(const char *s, enum flow_kind *k)
+{
+    if (strcmp(s, "pingpong") == 0)
+        *k = FLOW_PINGPONG;
+    else if (strcmp(s, "c2s") == 0)
+        *k = FLOW_C2S;
+    else if (strcmp(s, "s2c") == 0)
+        *k = FLOW_S2C;
+    else
+        return -1;
+    return 0;
+}
+
+/* REQUEST: validate, open one endpoint per flow, answer ACCEPT. */
+static int on_request(struct session *s, json_t *req, tp_error *err)
+{
+    struct tp_conn *c = &s->c;
+    const char *transport, *provider = NULL, *mode;
+    uint64_t max_msg, window, timeout_ms;
+    bool busy_poll;
+    int rc;
+    if ((rc = tp_wire_str(c, req, "transport", 16, &transport, err)) ||
+        (rc = tp_wire_str(c, req, "mode", 8, &mode, err)) ||
+        (rc = tp_wire_u64(c, req, "max_msg", 1, NET_MAX_MSG, &max_msg, err)) ||
+        (rc = tp_wire_u64(c, req, "window", 1, NET_MAX_WINDOW, &window, err)) ||
+        (rc = tp_wire_u64(c, req, "timeout_ms", 1, 3600000, &timeout_ms, err)) ||
+        (rc = tp_wire_bool(c, req, "busy_poll", &busy_poll, err)) ||
+        (rc = tp_wire_bool(c, req, "check", &s->check, err)))
+        return rc;
+    if (json_object_get(req, "provider") &&
+        (rc = tp_wire_str(c, req, "provider", 64, &provider, err)))
+        return rc;
+    json_t *flows = json_object_get(req, "flows");
+    if (!json_is_array(flows) || json_array_size(flows) < 1 ||
+        json_array_size(flows) > NET_MAX_FLOWS)
+        return tp_error_set(err, TP_EPROTO, "peer %s: 'flows' must be an array of 1..%d",
+                            c->peer, NET_MAX_FLOWS);
+    s->ops = tp_transport_find(transport);
+    if (!s->ops)
+        return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has tcp, ofi)",
+                            transport);
+    if (strcmp(mode, "msg") != 0 && strcmp(mode, "rma") != 0)
+        return tp_error_set(err, TP_EPROTO, "peer %s: mode '%s' is not msg or rma", c->peer,
+                            mode);
+    if (strcmp(transport, "ofi") == 0) {
+        if (!provider)
+            return tp_error_set(err, TP_EUSAGE, "transport ofi needs a provider");
+        if ((rc = tp_ofi_provider_check(provider, err)))
+            return rc;
+        snprintf(s->provider, sizeof s->provider, "%s", provider);
+    }
+    s->timeout_ns = timeout_ms * 1000000ull;
+    c->timeout_ns = s->timeout_ns;
+    snprintf(s->peer_data, sizeof s->peer_data, "%s (data path)", c->peer);
+    s->cfg = (struct tp_ep_config){
+        .provider = s->provider[0] ? s->provider : NULL,
+        .local_ip = c->local_ip,
+        .peer_name = s->peer_data,
+        .initiator = false,
+        .max_msg_bytes = (size_t)max_msg,
+        .window = (unsigned)window,
+        .mode = strcmp(mode, "rma") == 0 ? TP_XFER_RMA : TP_XFER_MSG,
+        .busy_poll = busy_poll,
+        .check = s->check,
+    };
+    json_t *addrs = json_array();
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        const char *k = json_string_value(json_array_get(flows, i));
+        if (!k || parse_kind(k, &s->kind[i]) != 0) {
+            json_decref(addrs);
+            return tp_error_set(err, TP_EPROTO, "peer %s: flow %zu has no valid kind", c->peer,
+                                i);
+        }
+        if ((rc = s->ops->open(&s->cfg, &s->ep[i], err))) {
+            json_decref(addrs);
+            return rc;
+        }
+        s->nflows = i + 1;
+        json_array_append_new(addrs, json_string(s->ops->address(s->ep[i])));
+    }
+    struct tp_ep_info info;
+    s->ops->info(s->ep[0], &info);
+    json_t *host = tp_sysinfo_json(NULL);
+    json_object_del(host, "nics");
+    json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s}}", "flows", addrs, "host", host,
+                            "endpoint", "provider", info.provider, "domain", info.domain);
+    rc = tp_wire_send(c, TP_F_ACCEPT, acc, err);
+    json_decref(acc);
+    return rc;
+}
+
+/* CONNECT: join each of the client's endpoints. */
+static int on_connect(struct session *s, json_t *body, tp_error *err)
+{
+    json_t *addrs = json_object_get(body, "flows");
+    if (!json_is_array(addrs) || json_array_size(addrs) != s->nflows)
+        return tp_error_set(err, TP_EPROTO, "peer %s: CONNECT must carry %zu addresses",
+                            s->c.peer, s->nflows);
+    for (size_t i = 0; i < s->nflows; i++) {
+        json_t *a = json_array_get(addrs, i);
+        if (!json_is_string(a) || json_string_length(a) > 4096)
+            return tp_error_set(err, TP_EPROTO, "peer %s: address %zu is not a string",
+                                s->c.peer, i);
+        int rc = s->ops->connect(s->ep[i], json_string_value(a), s->timeout_ns, err);
+        if (rc)
+            return rc;
+    }
+    return tp_wire_send(&s->c, TP_F_DONE, NULL, err);
+}
+
+static json_t *rx_json(const struct flow_job *j)
+{
+    const struct rx_stats *rx = &j->rx;
+    return json_pack("{s:I, s:I, s:I, s:f, s:f}", "msgs", (json_int_t)rx->msgs, "bytes",
+                     (json_int_t)rx->bytes, "span_ns", (json_int_t)(rx->last_ns - rx->first_ns),
+                     "peak_1s_Bps", rx_peak_Bps(rx, 1000000000ull), "peak_100ms_Bps",
+                     rx_peak_Bps(rx, FLOW_INTERVAL_NS));
+}
+
+static json_t *done_json(struct flow_job *jobs, size_t n, double u0, double s0)
+{
+    double u1, s1;
+    cpu_seconds(&u1, &s1);
+    json_t *fl = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(fl, jobs[i].role == ROLE_RECV ? rx_json(&jobs[i]) : json_object());
+    return json_pack("{s:o, s:{s:f, s:f}}", "flows", fl, "cpu", "user_s", u1 - u0, "sys_s",
+                     s1 - s0);
+}
+
+static int stop_background(struct session *s, double u0, double s0, json_t **done,
+                           tp_error *err)
+{
+    if (!s->bg)
+        return 0;
+    s->bg_stop = 1;
+    for (size_t i = 0; i < s->nbg; i++)
+        pthread_join(s->bg[i].thread, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < s->nbg && !rc; i++)
+        if (s->bg[i].rc) {
+            rc = s->bg[i].rc;
+            if (err)
+                *err = s->bg[i].err;
+        }
+    if (done && !rc)
+        *done = done_json(s->bg, s->nbg, u0, s0);
+    for (size_t i = 0; i < s->nbg; i++)
+        rx_free(&s->bg[i].rx);
+    free(s->bg);
+    s->bg = NULL;
+    s->nbg = 0;
+    return rc;
+}
+
+static double bg_u0, bg_s0;
+
+/* RUN: {flows:[i...], size, count}; count 0 runs them in the background until
+ * STOP (the loaded test's congestors). */
+static int on_run(struct session *s, json_t *body, tp_error *err)
+{
+    uint64_t size, count;
+    int rc;
+    if ((rc = tp_wire_u64(&s->c, body, "size", 1, s->cfg.max_msg_bytes, &size, err)) ||
+        (rc = tp_wire_u64(&s->c, body, "count", 0, UINT64_MAX >> 2, &count, err)))
+        return rc;
+    json_t *idx = json_object_get(body, "flows");
+    size_t n = json_array_size(idx);
+    if (!json_is_array(idx) || n < 1 || n > s->nflows)
+        return tp_error_set(err, TP_EPROTO, "peer %s: RUN needs 1..%zu flow indices", s->c.peer,
+                            s->nflows);
+    if (count == 0 && s->bg)
+        return tp_error_set(err, TP_EPROTO, "peer %s: background flows already running",
+                            s->c.peer);
+    struct flow_job *jobs = calloc(n, sizeof *jobs);
+    if (!jobs)
+        return tp_error_set(err, TP_ENOMEM, "RUN");
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(idx, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (size_t)json_integer_value(v) >= s->nflows) {
+            free(jobs);
+            return tp_error_set(err, TP_EPROTO, "peer %s: bad flow index in RUN", s->c.peer);
+        }
+        size_t f = (size_t)json_integer_value(v);
+        for (size_t b = 0; b < s->nbg; b++)
+            if (s->bg[b].ep == s->ep[f]) {
+                free(jobs);
+                return tp_error_set(err, TP_EPROTO, "peer %s: flow %zu is busy in the background",
+                                    s->c.peer, f);
+            }
+        jobs[i] = (struct flow_job){
+            .ops = s->ops,
+            .ep = s->ep[f],
+            .role = server_role(s->kind[f]),
+            .size = size,
+            .count = count ? count : UINT64_MAX >> 1,
+            .check = s->check,
+            .corrupt = s->corrupt,
+            .stop = count ? NULL : &s->bg_stop,
+            .timeout_ns = s->timeout_ns,
+        };
+    }
+    double u0, s0;
+    cpu_seconds(&u0, &s0);
+    if (count == 0) {
+        s->bg = jobs;
+        s->nbg = n;
+        s->bg_stop = 0;
+        bg_u0 = u0;
+        bg_s0 = s0;
+        for (size_t i = 0; i < n; i++)
+            if (pthread_create(&jobs[i].thread, NULL, flow_thread, &jobs[i]) != 0) {
+                s->nbg = i;
+                stop_background(s, 0, 0, NULL, NULL);
+                return tp_error_set(err, TP_ESYS, "cannot start background flows");
+            }
+        return tp_wire_send(&s->c, TP_F_DONE, NULL, err);
+    }
+    rc = flow_run_all(jobs, n, err);
+    if (rc == 0) {
+        json_t *done = done_json(jobs, n, u0, s0);
+        rc = tp_wire_send(&s->c, TP_F_DONE, done, err);
+        json_decref(done);
+    }
+    for (size_t i = 0; i < n; i++)
+        rx_free(&jobs[i].rx);
+    free(jobs);
+    return rc;
+}
+
+static int run_session(struct session *s, tp_error *err)
+{
+    int rc;
+    for (;;) {
+        enum tp_frame t;
+        json_t *body = NULL;
+        if ((rc = tp_wire_recv(&s->c, &t, &body, err)))
+            return rc;
+        switch (t) {
+        case TP_F_REQUEST:
+            rc = s->nflows ? tp_error_set(err, TP_EPROTO, "peer %s: second REQUEST", s->c.peer)
+                           : on_request(s, body, err);
+            break;
+        case TP_F_CONNECT:
+            rc = s->nflows ? on_connect(s, body, err)
+                           : tp_error_set(err, TP_EPROTO, "peer %s: CONNECT before REQUEST",
+                                          s->c.peer);
+            break;
+        case TP_F_RUN:
+            rc = s->nflows ? on_run(s, body, err)
+                           : tp_error_set(err, TP_EPROTO, "peer %s: RUN before REQUEST",
+                                          s->c.peer);
+            break;
+        case TP_F_STOP: {
+            json_t *done = NULL;
+            rc = stop_background(s, bg_u0, bg_s0, &done, err);
+            if (!rc)
+                rc = tp_wire_send(&s->c, TP_F_DONE, done, err);
+            json_decref(done);
+            break;
+        }
+        case TP_F_BYE:
+            json_decref(body);
+            tp_wire_send(&s->c, TP_F_BYE, NULL, err);
+            return 0;
+        default:
+            rc = tp_error_set(err, TP_EPROTO, "peer %s sent an unexpected frame (type %d)",
+                              s->c.peer, (int)t);
+        }
+        json_decref(body);
+        if (rc)
+            return rc;
+    }
+}
+
+static void end_session(struct session *s)
+{
+    stop_background(s, 0, 0, NULL, NULL);
+    for (size_t i = 0; i < s->nflows; i++)
+        s->ops->close(s->ep[i]);
+    tp_conn_close(&s->c);
+    free(s);
+}
+
+static void *session_main(void *arg)
+{
+    struct session *s = arg;
+    struct server *srv = s->srv;
+    tp_error err;
+    tp_error_clear(&err);
+    int rc = tp_auth_server(&s->c, &srv->key, &err);
+    if (rc) {
+        tp_log(TP_LOG_WARN, "%s", err.msg);
+    } else {
+        tp_log(TP_LOG_INFO, "client %s: authenticated%s", s->c.peer,
+               srv->key.set ? "" : " (no key)");
+        rc = run_session(s, &err);
+        if (rc) {
+            tp_log(TP_LOG_WARN, "client %s: %s; closing connection", s->c.peer, err.msg);
+            if (rc != TP_EPEER) /* tell a live client why, best effort */
+                tp_wire_send_error(&s->c, &err);
+        } else {
+            tp_log(TP_LOG_INFO, "client %s: test finished", s->c.peer);
+        }
+        atomic_fetch_add(&srv->sessions_done, 1);
+    }
+    end_session(s);
+    atomic_store(&srv->busy, 0);
+    return NULL;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return false;
+}
+
+static int listen_on(const struct tp_net_server_opts *o, bool have_key, int *out_fd,
+                     tp_error *err)
+{
+    char svc[16];
+    snprintf(svc, sizeof svc, "%d", o->port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int g = getaddrinfo(o->bind, svc, &hints, &res);
+    if (g != 0)
+        return tp_error_set(err, TP_EUSAGE, "--bind %s: %s", o->bind, gai_strerror(g));
+    if (!is_loopback(res->ai_addr) && !have_key && !o->insecure) {
+        freeaddrinfo(res);
+        return tp_error_set(err, TP_EUSAGE,
+                            "refusing to serve on %s without a key: anyone who reaches the port "
+                            "could run tests. Pass --key-file FILE, or --bind 127.0.0.1, or "
+                            "--insecure to accept the risk",
+                            o->bind);
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 16) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return tp_error_errno(err, e == EADDRINUSE || e == EADDRNOTAVAIL || e == EACCES
+                                       ? TP_EUSAGE
+                                       : TP_ESYS,
+                              e, "cannot listen on %s port %d", o->bind, o->port);
+    }
+    freeaddrinfo(res);
+    *out_fd = fd;
+    return 0;
+}
+
+int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
+{
+    tp_clock_init();
+    struct server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return tp_error_set(err, TP_ENOMEM, "server state");
+    srv->o = o;
+    int rc = 0, lfd = -1;
+    if (o->key_file && (rc = tp_key_load(&srv->key, o->key_file, err)))
+        goto out;
+    if ((rc = listen_on(o, srv->key.set, &lfd, err)))
+        goto out;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    getsockname(lfd, (struct sockaddr *)&ss, &sl);
+    int port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                              : ((struct sockaddr_in *)&ss)->sin_port);
+    tp_log(TP_LOG_INFO, "listening on %s port %d (auth: %s)", o->bind, port,
+           srv->key.set ? "hmac-sha256 pre-shared key" : "none");
+    bool corrupt = getenv("TP_FAULT_CORRUPT") != NULL;
+    pthread_t worker;
+    bool have_worker = false;
+    while (!(o->stop && *o->stop)) {
+        if (o->one_off && atomic_load(&srv->sessions_done) > 0 && !atomic_load(&srv->busy))
+            break;
+        struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+        int n = poll(&pfd, 1, 200);
+        if (n <= 0)
+            continue;
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct tp_conn c;
+        tp_conn_from_fd(&c, fd, o->timeout_ns);
+        if (atomic_load(&srv->busy)) {
+            tp_error e2;
+            tp_wire_send(&c, TP_F_BUSY, NULL, &e2);
+            tp_log(TP_LOG_INFO, "client %s: busy, another test is running", c.peer);
+            tp_conn_close(&c);
+            continue;
+        }
+        tp_log(TP_LOG_INFO, "client %s: connected", c.peer);
+        struct session *s = calloc(1, sizeof *s);
+        if (!s) {
+            tp_conn_close(&c);
+            continue;
+        }
+        s->srv = srv;
+        s->c = c;
+        s->corrupt = corrupt;
+        s->timeout_ns = o->timeout_ns;
+        if (have_worker)
+            pthread_join(worker, NULL);
+        atomic_store(&srv->busy, 1);
+        if (pthread_create(&worker, NULL, session_main, s) != 0) {
+            atomic_store(&srv->busy, 0);
+            end_session(s);
+            have_worker = false;
+            continue;
+        }
+        have_worker = true;
+    }
+    if (have_worker)
+        pthread_join(worker, NULL);
+    tp_log(TP_LOG_INFO, "server on port %d shutting down", port);
+out:
+    if (lfd >= 0)
+        close(lfd);
+    sodium_memzero(&srv->key, sizeof srv->key);
+    free(srv);
+    return rc;
+}

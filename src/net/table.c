@@ -1,0 +1,107 @@
+/* Tables for people: the same figures as the result document, in the units
+ * peers print (latency in microseconds as OSU and sockperf; GB/s = 1e9 B/s
+ * and Gbit/s as perftest and iperf3). Reads the document only. */
+#include <string.h>
+
+#include "tp/net.h"
+#include "tp/units.h"
+
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (json_is_object(v))
+        v = json_object_get(v, "value");
+    return json_number_value(v);
+}
+
+static void lat_table(FILE *f, const json_t *list, const char *title)
+{
+    fprintf(f, "%s: one-way latency = RTT/2, microseconds\n", title);
+    fprintf(f, "%9s %10s %9s %9s %9s %9s %9s %9s %9s %9s %8s\n", "size", "iters", "min", "p50",
+            "mean", "p90", "p99", "p99.9", "max", "stdev", "MAD");
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        const json_t *l = json_object_get(e, "latency");
+        char sz[32];
+        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
+                    sizeof sz);
+        fprintf(f, "%9s %10lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f\n", sz,
+                (long long)json_integer_value(json_object_get(e, "iterations")),
+                num(l, "min") / 1e3, num(l, "p50") / 1e3, num(l, "mean") / 1e3,
+                num(l, "p90") / 1e3, num(l, "p99") / 1e3, num(l, "p99_9") / 1e3,
+                num(l, "max") / 1e3, num(l, "stdev") / 1e3, num(l, "mad") / 1e3);
+    }
+}
+
+static void bw_table(FILE *f, const json_t *list, bool bidir)
+{
+    const char *key = bidir ? "bibw" : "bw";
+    fprintf(f, "%s: bandwidth (GB/s = 1e9 B/s)%s\n", key,
+            bidir ? ", sum of both directions" : "");
+    fprintf(f, "%9s %10s %9s %9s %9s %10s %11s %11s\n", "size", "messages", "GB/s", "Gbit/s",
+            "Mmsg/s", bidir ? "c2s GB/s" : "peak GB/s", "cli s/GB", "srv s/GB");
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        char sz[32];
+        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
+                    sizeof sz);
+        double bw = num(e, key);
+        const json_t *cpu = json_object_get(e, "cpu");
+        fprintf(f, "%9s %10lld %9.3f %9.3f %9.3f %10.3f %11.3f %11.3f\n", sz,
+                (long long)json_integer_value(json_object_get(e, "messages")), bw / 1e9,
+                bw * 8 / 1e9, num(e, "msg_rate") / 1e6,
+                num(e, bidir ? "bw_c2s" : "peak_bw") / 1e9,
+                num(json_object_get(cpu, "client"), "per_GB"),
+                num(json_object_get(cpu, "server"), "per_GB"));
+    }
+}
+
+void tp_net_print(FILE *f, const json_t *doc)
+{
+    const json_t *cfg = json_object_get(doc, "config");
+    const json_t *res = json_object_get(doc, "results");
+    const json_t *tr = json_object_get(json_object_get(doc, "provenance"), "transport");
+    const char *test = json_string_value(json_object_get(res, "test"));
+    char title[256];
+    snprintf(title, sizeof title, "trainpath net %s %s:%lld over %s%s%s%s",
+             test ? test : "?", json_string_value(json_object_get(cfg, "host")),
+             (long long)json_integer_value(json_object_get(cfg, "port")),
+             json_string_value(json_object_get(cfg, "transport")),
+             tr && json_string_length(json_object_get(tr, "provider")) ? " provider " : "",
+             tr ? json_string_value(json_object_get(tr, "provider")) : "",
+             strcmp(json_string_value(json_object_get(cfg, "mode")), "rma") == 0
+                 ? " (RMA write with data)"
+                 : "");
+    if (!test)
+        return;
+    if (strcmp(test, "lat") == 0) {
+        lat_table(f, json_object_get(res, "sizes"), title);
+    } else if (strcmp(test, "bw") == 0 || strcmp(test, "bibw") == 0) {
+        fprintf(f, "%s\n", title);
+        bw_table(f, json_object_get(res, "sizes"), strcmp(test, "bibw") == 0);
+    } else if (strcmp(test, "loaded") == 0) {
+        lat_table(f, json_object_get(res, "isolated"), "isolated");
+        lat_table(f, json_object_get(res, "loaded"), "loaded");
+        const json_t *load = json_object_get(res, "load");
+        if (load)
+            fprintf(f, "load: %lld streams of %lld-byte messages, %.3f GB/s\n",
+                    (long long)json_integer_value(json_object_get(load, "streams")),
+                    (long long)json_integer_value(json_object_get(load, "size_bytes")),
+                    num(load, "bw") / 1e9);
+        size_t i;
+        json_t *e;
+        fprintf(f, "congestion impact factor (loaded / isolated):\n%9s %9s %9s\n", "size",
+                "mean", "p99");
+        json_array_foreach(json_object_get(res, "impact_factor"), i, e)
+        {
+            char sz[32];
+            tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
+                        sizeof sz);
+            fprintf(f, "%9s %9.2f %9.2f\n", sz, num(e, "mean"), num(e, "p99"));
+        }
+    }
+}

@@ -1,0 +1,93 @@
+# Shared helpers for the integration tests: they drive the real binary
+# ($TRAINPATH) as a user would, and print TAP ("ok N - ...", "not ok N - ...").
+# Every server started here is killed on exit; every wait is bounded.
+set -uo pipefail
+TP=${TRAINPATH:?TRAINPATH must name the trainpath binary}
+SRC=${TP_SOURCE_ROOT:?TP_SOURCE_ROOT must name the source tree}
+SCHEMA="$SRC/docs/schema/result-v1.json"
+WORK=$(mktemp -d /tmp/tp-it.XXXXXX)
+PIDS=()
+NETNS=()
+n=0
+fails=0
+
+cleanup() {
+    exec 2>/dev/null
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+check() { # check DESC COND-COMMAND...
+    local desc=$1; shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+finish() { echo "1..$n"; [ "$fails" -eq 0 ]; exit $?; }
+skip_all() { echo "1..0 # SKIP $*"; exit 77; }
+
+# start_server NAME [PREFIX-COMMAND...] -- SERVER-ARGS...: starts
+# `PREFIX trainpath net serve --port 0 ARGS` in the background, waits up to 10 s
+# for its "listening ... port N" line, and sets PORT and SPID.
+start_server() {
+    local name=$1; shift
+    local prefix=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do prefix+=("$1"); shift; done
+    shift
+    local log="$WORK/$name.log"
+    "${prefix[@]}" "$TP" net serve --port 0 "$@" >"$log" 2>&1 &
+    SPID=$!
+    PIDS+=("$SPID")
+    PORT=""
+    for _ in $(seq 100); do
+        PORT=$(sed -n 's/.*listening on .* port \([0-9]*\).*/\1/p' "$log" | head -1)
+        [ -n "$PORT" ] && return 0
+        kill -0 "$SPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "# server $name did not start:"; sed 's/^/#   /' "$log"
+    return 1
+}
+
+# run_rc WANT_RC OUTFILE CMD...: run CMD with stdout+stderr into OUTFILE; true
+# when its exit code is WANT_RC (prints the output otherwise).
+run_rc() {
+    local want=$1 out=$2; shift 2
+    "$@" >"$out" 2>&1
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "# expected exit $want, got $rc from: $*"
+        sed 's/^/#   /' "$out" | head -30
+        return 1
+    fi
+    return 0
+}
+
+# json_get FILE PYTHON-EXPR: evaluate EXPR with d = the document, r = its
+# results and e = the first entry of results.sizes (when there is one).
+json_get() {
+    /usr/bin/python3 -c "import json,sys
+d=json.load(open(sys.argv[1])); r=d.get('results', {}); e=(r.get('sizes') or [None])[0]
+print($2)" "$1"
+}
+
+valid_doc() { /usr/bin/python3 "$SRC/tests/integration/validate.py" "$SCHEMA" "$@"; }
+
+# wait_log PATTERN FILE [COUNT]: wait up to 10 s until PATTERN occurs COUNT
+# times (default 1) in FILE.
+wait_log() {
+    for _ in $(seq 100); do
+        [ "$(grep -cE -- "$1" "$2" 2>/dev/null)" -ge "${3:-1}" ] && return 0
+        sleep 0.1
+    done
+    echo "# '$1' did not appear ${3:-1} times in $2"; return 1
+}
+
+grep_q() { # grep_q PATTERN FILE: like grep -q, shows the file when it fails
+    grep -qE -- "$1" "$2" && return 0
+    echo "# pattern '$1' not in $2:"; sed 's/^/#   /' "$2" | head -20
+    return 1
+}

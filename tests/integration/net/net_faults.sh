@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Faults: a server killed mid-test, corrupted payloads, malformed and
+# oversized control frames, a client that never speaks. The server must keep
+# serving; the client must fail within its deadline, name the peer, exit 1
+# and still leave a valid result document.
+. "$(dirname "$0")/../lib.sh"
+
+# --- the server dies mid-test (kernel TCP) ---
+start_server victim -- --bind 127.0.0.1 || { not_ok "server starts"; finish; }
+t0=$(date +%s%N)
+"$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --time 20 --timeout 3 --json "$WORK/killed.json" \
+    >"$WORK/killed.out" 2>&1 &
+CL=$!
+sleep 1
+kill -9 "$SPID"
+wait $CL
+rc=$?
+t1=$(date +%s%N)
+check "client exits 1 when the server is killed" test $rc -eq 1
+check "... within the timeout (< 5 s after start)" test $(((t1 - t0) / 1000000)) -lt 5000
+check "... naming the peer" grep_q "127\.0\.0\.1:$PORT" "$WORK/killed.out"
+check "... and leaves a valid result document" valid_doc "$WORK/killed.json"
+check "... whose status says the peer failed" test "$(json_get "$WORK/killed.json" "d['status']['ok'] == False and d['status']['code'] in ('peer', 'timeout') and d['status']['exit_code'] == 1 and '127.0.0.1' in d['status']['message']")" = True
+
+# --- the server stops answering (SIGSTOP): the deadline fires ---
+start_server frozen -- --bind 127.0.0.1
+"$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --time 20 --timeout 2 >"$WORK/frozen.out" 2>&1 &
+CL=$!
+sleep 1
+kill -STOP "$SPID"
+t0=$(date +%s%N)
+wait $CL
+rc=$?
+t1=$(date +%s%N)
+kill -CONT "$SPID"
+check "client exits 1 when the server hangs" test $rc -eq 1
+check "... after about --timeout (< 4 s)" test $(((t1 - t0) / 1000000)) -lt 4000
+check "... saying it timed out and naming the peer" grep_q "127\.0\.0\.1:$PORT.*(within|did not answer)|(did not answer|no progress).*127\.0\.0\.1:$PORT" "$WORK/frozen.out"
+
+# --- corrupted payloads ---
+start_server corrupt env TP_FAULT_CORRUPT=1 -- --bind 127.0.0.1
+run_rc 1 "$WORK/corrupt.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 4K --iters 10 --check --json "$WORK/corrupt.json"
+check "--check fails a run whose payload was corrupted (exit 1)" test $? -eq 0
+check "... saying where" grep_q "payload mismatch: 4096-byte message 0, byte 2048" "$WORK/corrupt.out"
+check "... status code 'check' in a valid document" test "$(json_get "$WORK/corrupt.json" "d['status']['code']")" = check
+run_rc 1 "$WORK/corrupt-bibw.out" "$TP" net bibw 127.0.0.1 -p "$PORT" --sizes 64K --iters 20 --check
+check "--check catches corruption in a stream too" grep_q "payload mismatch" "$WORK/corrupt-bibw.out"
+run_rc 0 "$WORK/nocheck.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 4K --iters 10
+check "without --check the same run passes (the check is what catches it)" test $? -eq 0
+
+# --- malformed control frames: logged, connection closed, server goes on ---
+start_server garbage -- --bind 127.0.0.1 --timeout 2
+send_raw() { /usr/bin/python3 - "$PORT" "$1" <<'PY'
+import socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+hello = s.recv(65536)                  # the server speaks first
+kind = sys.argv[2]
+if kind == "magic":
+    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+elif kind == "oversize":
+    s.sendall(struct.pack(">III", 0x54504331, 2 << 16, 1 << 30))
+elif kind == "notjson":
+    s.sendall(struct.pack(">III", 0x54504331, 2 << 16, 5) + b"{{{{{")
+elif kind == "type":
+    s.sendall(struct.pack(">III", 0x54504331, 99 << 16, 2) + b"{}")
+try:
+    s.settimeout(5)
+    while s.recv(65536):
+        pass
+except OSError:
+    pass
+PY
+}
+for kind in magic oversize notjson type; do send_raw $kind; done
+check "bad magic is logged" grep_q "bad magic" "$WORK/garbage.log"
+check "an oversized frame is logged with its size" grep_q "frame of 1073741824 bytes, over the 65536-byte limit" "$WORK/garbage.log"
+check "a payload that is not JSON is logged" grep_q "not a JSON object" "$WORK/garbage.log"
+check "an unknown frame type is logged" grep_q "unknown type 99" "$WORK/garbage.log"
+run_rc 0 "$WORK/after-garbage.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --iters 20
+check "the server still serves a good client afterwards" test $? -eq 0
+
+# --- a client that connects and never speaks holds nobody hostage ---
+exec 7<>/dev/tcp/127.0.0.1/"$PORT"
+sleep 2.5
+run_rc 0 "$WORK/after-silent.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --iters 20
+check "a silent client is timed out and the next one served" test $? -eq 0
+exec 7>&-
+check "the silent client's timeout is logged" grep_q "did not answer" "$WORK/garbage.log"
+check "the server survived everything" kill -0 "$SPID"
+finish

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# net over kernel TCP on loopback: every test, payload checking, result
+# documents valid against the schema, and figures consistent with each other.
+. "$(dirname "$0")/../lib.sh"
+
+start_server tcp -- --bind 127.0.0.1 || { not_ok "server starts"; finish; }
+ok "server starts on 127.0.0.1 port $PORT"
+
+run_rc 0 "$WORK/lat.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 8,4K,1M --iters 300 --check \
+    --json "$WORK/lat.json"
+check "lat over tcp with --check exits 0" test $? -eq 0
+check "lat document is valid against the schema" valid_doc "$WORK/lat.json"
+check "lat measured 3 sizes of 300 iterations" test "$(json_get "$WORK/lat.json" \
+    "[e['iterations'] for e in d['results']['sizes']]")" = "[300, 300, 300]"
+check "one-way latency is RTT/2 and the histogram holds every iteration" test "$(json_get "$WORK/lat.json" \
+    "all(abs(e['latency']['p50']*2 - e['rtt']['p50']) < 1e-6 and e['rtt_histogram']['count'] == e['iterations'] and 0 < e['latency']['min'] <= e['latency']['p50'] <= e['latency']['p99'] <= e['latency']['max'] for e in d['results']['sizes'])")" = True
+check "lat table printed with a row per size" test "$(grep -cE '^ +(8|4K|1M) ' "$WORK/lat.out")" -eq 3
+check "provenance names the transport and the peer" test "$(json_get "$WORK/lat.json" \
+    "d['provenance']['transport']['transport'] + ' ' + d['provenance']['peer']['address'].split(':')[0]")" = "tcp 127.0.0.1"
+check "status is ok" test "$(json_get "$WORK/lat.json" "d['status']['code']")" = ok
+
+run_rc 0 "$WORK/bw.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 64K,1M --time 0.3 --check \
+    --json "$WORK/bw.json"
+check "bw over tcp exits 0" test $? -eq 0
+check "bw document is valid" valid_doc "$WORK/bw.json"
+check "bw is bytes / time and positive, cpu per GB reported for both ends" test "$(json_get "$WORK/bw.json" \
+    "all(e['bw']['value'] > 0 and e['bytes'] == e['messages']*e['size_bytes'] and abs(e['bw']['value'] - e['bytes']/e['duration']['value']) / e['bw']['value'] < 1e-6 and e['cpu']['client']['per_GB']['value'] > 0 and e['cpu']['server']['per_GB']['unit'] == 's/GB' for e in d['results']['sizes'])")" = True
+
+run_rc 0 "$WORK/bibw.out" "$TP" net bibw 127.0.0.1 -p "$PORT" --sizes 256K --iters 400 \
+    --json "$WORK/bibw.json"
+check "bibw over tcp exits 0" test $? -eq 0
+check "bibw document is valid" valid_doc "$WORK/bibw.json"
+check "bibw moves both directions" test "$(json_get "$WORK/bibw.json" \
+    "e['bytes'] == 2*400*262144 and e['bw_c2s']['value'] > 0 and e['bw_s2c']['value'] > 0")" = True
+
+run_rc 0 "$WORK/loaded.out" "$TP" net loaded 127.0.0.1 -p "$PORT" --streams 2 --load-size 256K \
+    --sizes 8 --iters 500 --json "$WORK/loaded.json"
+check "loaded over tcp exits 0" test $? -eq 0
+check "loaded document is valid" valid_doc "$WORK/loaded.json"
+check "loaded reports isolated, loaded and the impact factor" test "$(json_get "$WORK/loaded.json" \
+    "len(r['isolated']) == len(r['loaded']) == 1 and r['load']['bytes'] > 0 and r['load']['streams'] == 2 and abs(r['impact_factor'][0]['mean'] - r['loaded'][0]['latency']['mean']/r['isolated'][0]['latency']['mean']) < 1e-9")" = True
+check "loaded table prints the impact factor" grep_q "congestion impact factor" "$WORK/loaded.out"
+
+# --json - puts the document on stdout and the table on stderr
+"$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --iters 50 --json - >"$WORK/stdout.json" 2>"$WORK/stderr.txt"
+check "--json - writes a valid document to stdout" valid_doc "$WORK/stdout.json"
+check "--json - sends the table to stderr" grep_q "one-way latency" "$WORK/stderr.txt"
+
+# duration-bound run: iterations follow from the warm-up
+run_rc 0 "$WORK/dur.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --time 0.2 --json "$WORK/dur.json"
+check "duration-bound lat runs about as long as asked" test "$(json_get "$WORK/dur.json" \
+    "e['warmup_iterations'] > 0 and 0.05 < e['duration']['value'] < 2.0")" = True
+
+check "server still alive after all clients" kill -0 "$SPID"
+finish
