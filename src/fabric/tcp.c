@@ -1,10 +1,18 @@
 /* Kernel TCP transport. One connected stream socket per endpoint carries
  * fixed-size messages back to back; framing is implicit because both ends know
- * the message length. The socket stays non-blocking and every wait is a loop
- * of short slices (poll() of at most 10 ms, or spinning reads with busy_poll),
- * so deadlines and the stop flag are honoured without signals. The server
- * listens at open() and accepts in connect(); the client connects in
- * connect(). Kernel flow control is the window: send_stream just writes.
+ * the message length. Once connected, the socket blocks in the kernel with a
+ * 10 ms SO_RCVTIMEO/SO_SNDTIMEO slice, so a ping-pong receive is one system
+ * call (as sockperf's), and deadlines and the stop flag are still checked
+ * every slice without signals; with busy_poll the calls are non-blocking and
+ * spin, yielding the CPU now and then. Streams send with MSG_MORE on all but
+ * the last message, so small messages coalesce as in iperf3's writes. The server listens at open() and accepts in
+ * connect(); the client connects in connect(). Kernel flow control is the
+ * window: send_stream just writes. recv_stream reads as much of the stream as
+ * its buffer holds (at least 64 KiB, never past the stream's last byte), so
+ * small messages do not cost a system call each.
+ *
+ * A stream that was stopped or failed midway may leave part of a message in
+ * the socket; the endpoint then refuses further data calls.
  *
  * tp_ep_info for TCP: provider "kernel", fabric says how the socket polls
  * (SO_BUSY_POLL set, refused, or off), domain is the local IP. */
@@ -17,6 +25,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +36,16 @@
 
 #define SLICE_MS 10
 #define BUSY_POLL_US 50
+#define YIELD_EVERY 1024           /* empty spinning reads between sched_yield() calls */
 #define RX_MIN_BYTES (64u * 1024u) /* recv_stream reads small messages in bulk */
 
 struct tp_ep {
     bool initiator;
     bool busy_poll;
-    bool broken; /* a stream was stopped or failed midway: bytes may be left */
-    int lfd;     /* listener (server, until connect) */
-    int fd;      /* data socket */
+    bool broken;    /* a stream was stopped or failed midway: bytes may be left */
+    int lfd;        /* listener (server, until connect) */
+    int fd;         /* data socket */
+    unsigned spins; /* empty spinning reads/writes (busy_poll) */
     size_t max_msg;
     size_t rx_cap;
     void *tx;
@@ -120,9 +131,14 @@ static int set_nonblock(int fd)
 static int tune_socket(struct tp_ep *ep, int fd, tp_error *err)
 {
     int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
-        return tp_error_errno(err, TP_ESYS, errno, "TCP_NODELAY on socket to %s", ep->peer);
-    snprintf(ep->poll_note, sizeof ep->poll_note, "kernel TCP, poll()");
+    struct timeval slice = {.tv_sec = 0, .tv_usec = SLICE_MS * 1000};
+    int fl = fcntl(fd, F_GETFL);
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &slice, sizeof slice) != 0 || fl < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        return tp_error_errno(err, TP_ESYS, errno, "setting up the socket to %s", ep->peer);
+    snprintf(ep->poll_note, sizeof ep->poll_note, "kernel TCP, blocking reads");
     if (ep->busy_poll) {
         int us = BUSY_POLL_US;
         if (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof us) == 0)
@@ -199,6 +215,9 @@ static int tcp_open(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error
             return tp_error_errno(err, TP_ESYS, e, "getsockname on %s", cfg->local_ip);
         }
         format_addr(&ss, ep->addr, sizeof ep->addr);
+    } else {
+        /* the client's address is the IP it will connect from */
+        snprintf(ep->addr, sizeof ep->addr, "%s", ep->local_ip);
     }
     *out = ep;
     return 0;
@@ -263,13 +282,36 @@ static int client_connect(struct tp_ep *ep, const char *peer_addr, uint64_t time
     return 0;
 }
 
-static int server_accept(struct tp_ep *ep, uint64_t timeout_ns, tp_error *err)
+/* Does the connected socket's peer have the IP the control channel gave? */
+static bool from_expected_ip(int fd, const char *want_ip)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char got[80], want[80];
+    if (!want_ip || !want_ip[0])
+        return true;
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return false;
+    format_addr(&ss, got, sizeof got);
+    snprintf(want, sizeof want, strchr(want_ip, ':') ? "[%s]:" : "%s:", want_ip);
+    return strncmp(got, want, strlen(want)) == 0;
+}
+
+/* Accept the client's data connection. Connections from any other IP than
+ * the one the client announced over the authenticated control channel are
+ * dropped, so a third host cannot slip into the data path. */
+static int server_accept(struct tp_ep *ep, const char *peer_ip, uint64_t timeout_ns,
+                         tp_error *err)
 {
     if (ep->lfd < 0)
         return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is not listening", ep->peer);
     uint64_t deadline = tp_now_ns() + timeout_ns;
     for (;;) {
         int fd = accept4(ep->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0 && !from_expected_ip(fd, peer_ip)) {
+            close(fd);
+            continue;
+        }
         if (fd >= 0) {
             ep->fd = fd;
             close(ep->lfd);
@@ -291,7 +333,7 @@ static int tcp_connect(struct tp_ep *ep, const char *peer_addr, uint64_t timeout
     if (ep->fd >= 0)
         return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is already connected", ep->peer);
     int rc = ep->initiator ? client_connect(ep, peer_addr, timeout_ns, err)
-                           : server_accept(ep, timeout_ns, err);
+                           : server_accept(ep, peer_addr, timeout_ns, err);
     if (rc && ep->fd >= 0) {
         close(ep->fd);
         ep->fd = -1;
@@ -334,8 +376,8 @@ static int idle(struct tp_ep *ep, short events, uint64_t deadline, const struct 
 {
     if (stopped(ctl))
         return 0;
-    if (!ep->busy_poll && wait_fd(ep->fd, events, deadline) < 0)
-        return tp_error_errno(err, TP_ESYS, errno, "poll on socket to %s", ep->peer);
+    if (ep->busy_poll && ++ep->spins % YIELD_EVERY == 0)
+        sched_yield(); /* let a peer or softirq sharing the core run */
     if (tp_now_ns() >= deadline)
         return timed_out(ep, events == POLLIN ? "receiving from" : "sending to", timeout_ns, err);
     return 1;
@@ -346,13 +388,29 @@ static int peer_closed(struct tp_ep *ep, tp_error *err)
     return tp_error_set(err, TP_EPEER, "peer %s closed the connection", ep->peer);
 }
 
+/* A failed send() or recv(): the peer's fault where the errno says so. */
+static int io_failed(struct tp_ep *ep, int e, const char *call, tp_error *err)
+{
+    switch (e) {
+    case EPIPE:
+    case ECONNRESET: return peer_closed(ep, err);
+    case ETIMEDOUT:
+    case ECONNABORTED:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN: return tp_error_errno(err, TP_EPEER, e, "connection to peer %s lost", ep->peer);
+    default: return tp_error_errno(err, TP_ESYS, e, "%s with peer %s", call, ep->peer);
+    }
+}
+
 /* Write exactly len bytes; 1 done, 0 stopped, < 0 error. */
 static int write_all(struct tp_ep *ep, const char *p, size_t len, uint64_t timeout_ns,
-                     const struct tp_stream_ctl *ctl, tp_error *err)
+                     const struct tp_stream_ctl *ctl, int more, tp_error *err)
 {
     uint64_t deadline = tp_now_ns() + timeout_ns;
+    int flags = MSG_NOSIGNAL | more | (ep->busy_poll ? MSG_DONTWAIT : 0);
     while (len > 0) {
-        ssize_t n = send(ep->fd, p, len, MSG_NOSIGNAL);
+        ssize_t n = send(ep->fd, p, len, flags);
         if (n > 0) {
             p += n;
             len -= (size_t)n;
@@ -361,11 +419,8 @@ static int write_all(struct tp_ep *ep, const char *p, size_t len, uint64_t timeo
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            if (errno == EPIPE || errno == ECONNRESET)
-                return peer_closed(ep, err);
-            return tp_error_errno(err, TP_ESYS, errno, "send to peer %s", ep->peer);
-        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return io_failed(ep, errno, "send", err);
         int rc = idle(ep, POLLOUT, deadline, ctl, timeout_ns, err);
         if (rc <= 0)
             return rc;
@@ -381,7 +436,7 @@ static ssize_t read_some(struct tp_ep *ep, char *p, size_t min, size_t max, uint
     uint64_t deadline = tp_now_ns() + timeout_ns;
     size_t got = 0;
     while (got < min) {
-        ssize_t n = recv(ep->fd, p + got, max - got, 0);
+        ssize_t n = recv(ep->fd, p + got, max - got, ep->busy_poll ? MSG_DONTWAIT : 0);
         if (n > 0) {
             got += (size_t)n;
             deadline = tp_now_ns() + timeout_ns;
@@ -391,11 +446,8 @@ static ssize_t read_some(struct tp_ep *ep, char *p, size_t min, size_t max, uint
             return peer_closed(ep, err);
         if (errno == EINTR)
             continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            if (errno == ECONNRESET)
-                return peer_closed(ep, err);
-            return tp_error_errno(err, TP_ESYS, errno, "recv from peer %s", ep->peer);
-        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return io_failed(ep, errno, "recv", err);
         int rc = idle(ep, POLLIN, deadline, ctl, timeout_ns, err);
         if (rc <= 0)
             return rc;
@@ -408,7 +460,7 @@ static int tcp_send(struct tp_ep *ep, size_t len, uint64_t timeout_ns, tp_error 
     int rc = check_ready(ep, len, err);
     if (rc)
         return rc;
-    rc = write_all(ep, ep->tx, len, timeout_ns, NULL, err);
+    rc = write_all(ep, ep->tx, len, timeout_ns, NULL, 0, err);
     return rc < 0 ? rc : 0;
 }
 
@@ -439,7 +491,8 @@ static int tcp_send_stream(struct tp_ep *ep, size_t len, uint64_t count,
         return rc;
     set_done(ctl, 0);
     for (uint64_t i = 0; i < count; i++) {
-        rc = stopped(ctl) ? 0 : write_all(ep, ep->tx, len, ctl->timeout_ns, ctl, err);
+        int more = i + 1 < count ? MSG_MORE : 0;
+        rc = stopped(ctl) ? 0 : write_all(ep, ep->tx, len, ctl->timeout_ns, ctl, more, err);
         if (rc <= 0) {
             ep->broken = true;
             return rc;

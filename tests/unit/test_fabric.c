@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,7 +261,9 @@ static int stream_tx(const struct tp_transport_ops *ops, struct tp_ep *ep, void 
     struct stream *st = arg;
     fill(ops->tx_buf(ep), st->len, st->seed);
     struct tp_stream_ctl ctl = {.timeout_ns = TMO_NS, .done = &st->tx_done};
-    return ops->send_stream(ep, st->len, st->count, &ctl, err);
+    const void *ack;
+    int rc = ops->send_stream(ep, st->len, st->count, &ctl, err);
+    return rc ? rc : ops->recv(ep, 1, &ack, TMO_NS, err);
 }
 
 static int stream_rx(const struct tp_transport_ops *ops, struct tp_ep *ep, void *arg, tp_error *err)
@@ -272,10 +275,11 @@ static int stream_rx(const struct tp_transport_ops *ops, struct tp_ep *ep, void 
     if (rc == TP_ECHECK && !err->msg[0])
         tp_error_set(err, rc, "message %llu of %zu B out of order or wrong",
                      (unsigned long long)st->next, st->len);
-    return rc;
+    return rc ? rc : ops->send(ep, 1, TMO_NS, err);
 }
 
-/* count messages of len bytes; to_server: client sends. */
+/* count messages of len bytes, then a 1-byte acknowledgement back (as the
+ * bandwidth test does); to_server: the client sends. */
 static void stream(struct pair *p, size_t len, uint64_t count, bool to_server, bool verify)
 {
     struct stream st = {.len = len, .count = count, .seed = 1000 + count + len, .verify = verify};
@@ -661,10 +665,45 @@ static void test_tcp_refused(void **state)
     ops->close(srv); /* nobody listens there now */
     cfg = config(&v_tcp, true, 64, 4, false);
     assert_ok(ops->open(&cfg, &cli, &err), &err);
-    assert_string_equal(ops->address(cli), "");
+    assert_string_equal(ops->address(cli), "127.0.0.1"); /* the IP it connects from */
     assert_int_equal(ops->connect(cli, addr, TMO_NS, &err), TP_EPEER);
     assert_non_null(strstr(err.msg, SERVER_NAME));
     assert_int_equal(ops->connect(cli, "not-an-address", TMO_NS, &err), TP_EUSAGE);
+    ops->close(cli);
+}
+
+/* A connection from another IP than the one the client announced never
+ * becomes the data path: 127.0.0.2 plays the intruder. */
+static void test_tcp_intruder_dropped(void **state)
+{
+    (void)state;
+    const struct tp_transport_ops *ops = tp_transport_find("tcp");
+    struct tp_ep_config sc = config(&v_tcp, false, 64, 4, false);
+    struct tp_ep_config cc = config(&v_tcp, true, 64, 4, false);
+    struct tp_ep *srv = NULL, *cli = NULL;
+    tp_error err = {0};
+    assert_ok(ops->open(&sc, &srv, &err), &err);
+    assert_ok(ops->open(&cc, &cli, &err), &err);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    int port = atoi(strrchr(ops->address(srv), ':') + 1);
+    sa.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    struct sockaddr_in from = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.2", &from.sin_addr);
+    int intruder = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(bind(intruder, (struct sockaddr *)&from, sizeof from), 0);
+    assert_int_equal(connect(intruder, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_ok(ops->connect(cli, ops->address(srv), TMO_NS, &err), &err);
+    assert_ok(ops->connect(srv, ops->address(cli), TMO_NS, &err), &err);
+    memset(ops->tx_buf(cli), 0x5a, 64);
+    const void *data = NULL;
+    assert_ok(ops->send(cli, 64, TMO_NS, &err), &err);
+    assert_ok(ops->recv(srv, 64, &data, TMO_NS, &err), &err);
+    assert_int_equal(((const unsigned char *)data)[63], 0x5a);
+    char b;
+    assert_int_equal(recv(intruder, &b, 1, 0), 0); /* the server closed it */
+    close(intruder);
+    ops->close(srv);
     ops->close(cli);
 }
 
@@ -678,6 +717,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unknown_provider),
         cmocka_unit_test(test_tcp_rma_unsupported),
         cmocka_unit_test(test_tcp_refused),
+        cmocka_unit_test(test_tcp_intruder_dropped),
         cmocka_unit_test(test_tcp_suite),
         cmocka_unit_test(test_tcp_busy_poll),
         cmocka_unit_test(test_tcp_ipv6),
