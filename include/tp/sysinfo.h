@@ -14,4 +14,9 @@
  * new reference, NULL only when out of memory. */
 json_t *tp_sysinfo_json(const char *root);
 
+/* JSON object {"pid", "affinity": "0-3,8", "cpus_allowed": N} of the calling
+ * process: where its threads may run, which decides what a latency figure
+ * means (two ends on one core, or across cores or sockets). */
+json_t *tp_process_json(void);
+
 #endif

@@ -19,6 +19,7 @@ json_t *tp_result_new(const char *command, json_t *config)
     json_t *prov = tp_sysinfo_json(NULL);
     if (!prov)
         prov = json_object();
+    json_object_set_new(prov, "process", tp_process_json());
     json_object_set_new(prov, "clock",
                         json_pack("{s:s, s:f, s:f, s:f}", "source", ci->source, "tsc_hz",
                                   ci->tsc_hz, "resolution_ns", ci->resolution_ns,

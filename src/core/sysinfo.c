@@ -6,6 +6,7 @@
 #include "tp/sysinfo.h"
 
 #include <arpa/inet.h>
+#include <sched.h>
 #include <dirent.h>
 #include <ifaddrs.h>
 #include <limits.h>
@@ -472,4 +473,37 @@ json_t *tp_sysinfo_json(const char *root)
     }
     free(os);
     return doc;
+}
+
+/* CPU list in the kernel's "0-3,8" form. */
+static void cpu_list(const cpu_set_t *set, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int e = c;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+            e++;
+        int n = e > c ? snprintf(out + len, cap - len, "%s%d-%d", len ? "," : "", c, e)
+                      : snprintf(out + len, cap - len, "%s%d", len ? "," : "", c);
+        if (n < 0 || (size_t)n >= cap - len)
+            break;
+        len += (size_t)n;
+        c = e;
+    }
+}
+
+json_t *tp_process_json(void)
+{
+    cpu_set_t set;
+    char list[512] = "";
+    int count = -1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        cpu_list(&set, list, sizeof list);
+        count = CPU_COUNT(&set);
+    }
+    return json_pack("{s:i, s:s, s:i}", "pid", (int)getpid(), "affinity", list, "cpus_allowed",
+                     count);
 }

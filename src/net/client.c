@@ -250,65 +250,108 @@ static int warmup(struct client *cl, struct phase *p, uint64_t *iters_done, doub
     }
 }
 
-static uint64_t measured_count(const struct tp_net_client_opts *o, double per_iter_ns)
+/* Duration-bound runs are measured in chunks: each chunk's count comes from
+ * the rate of the chunk before it (the warm-up, first), so a rate that drifts
+ * with load changes the number of chunks, not the time measured. A chunk is a
+ * quarter of the run but at least 1 s (so 1 s peak windows fit in one), and
+ * never more than what is left. --iters N is one chunk of exactly N. */
+#define MAX_CHUNKS 64
+
+static uint64_t chunk_count(const struct tp_net_client_opts *o, double per_iter_ns,
+                            uint64_t elapsed_ns)
 {
     if (o->iters)
         return o->iters;
-    double n = per_iter_ns > 0 ? (double)o->duration_ns / per_iter_ns : 1;
-    if (n < 1)
-        n = 1;
-    if (n > 1e9)
-        n = 1e9;
-    return (uint64_t)n;
+    double left = (double)(o->duration_ns - elapsed_ns);
+    double chunk = (double)o->duration_ns / 4;
+    double floor = o->duration_ns < 1000000000ull ? (double)o->duration_ns : 1e9;
+    if (chunk < floor)
+        chunk = floor;
+    if (chunk > left)
+        chunk = left;
+    double n = per_iter_ns > 0 ? chunk / per_iter_ns : 1;
+    return n < 1 ? 1 : n > 1e9 ? 1000000000u : (uint64_t)n;
 }
 
-static json_t *cpu_json(const struct phase *p, double bytes, double msgs)
+/* More chunks needed? Stop within 1 % of the target or one iteration of it. */
+static bool chunks_left(const struct tp_net_client_opts *o, uint64_t elapsed_ns,
+                        double per_iter_ns, int chunks)
 {
-    double su = json_real_value(json_object_get(json_object_get(p->server, "cpu"), "user_s"));
-    double ss = json_real_value(json_object_get(json_object_get(p->server, "cpu"), "sys_s"));
-    double c = p->user_s + p->sys_s, s = su + ss;
-    double gb = bytes / 1e9;
-    return json_pack("{s:{s:o, s:o, s:o, s:o}, s:{s:o, s:o, s:o, s:o}}", "client", "user",
-                     tp_metric(p->user_s, "s"), "sys", tp_metric(p->sys_s, "s"), "per_GB",
-                     tp_metric(gb > 0 ? c / gb : 0, "s/GB"), "per_msg",
-                     tp_metric(msgs > 0 ? c / msgs : 0, "s/msg"), "server", "user",
-                     tp_metric(su, "s"), "sys", tp_metric(ss, "s"), "per_GB",
-                     tp_metric(gb > 0 ? s / gb : 0, "s/GB"), "per_msg",
-                     tp_metric(msgs > 0 ? s / msgs : 0, "s/msg"));
+    if (o->iters || chunks >= MAX_CHUNKS || elapsed_ns >= o->duration_ns)
+        return false;
+    uint64_t left = o->duration_ns - elapsed_ns;
+    return (double)left > per_iter_ns && left > o->duration_ns / 100;
+}
+
+struct cpu_sum {
+    double cu, cs, su, ss; /* client user/sys, server user/sys seconds */
+};
+
+static void cpu_add(struct cpu_sum *c, const struct phase *p)
+{
+    json_t *sc = json_object_get(p->server, "cpu");
+    c->cu += p->user_s;
+    c->cs += p->sys_s;
+    c->su += json_real_value(json_object_get(sc, "user_s"));
+    c->ss += json_real_value(json_object_get(sc, "sys_s"));
+}
+
+static json_t *cpu_end(double user, double sys, double gb, double msgs)
+{
+    return json_pack("{s:o, s:o, s:o, s:o}", "user", tp_metric(user, "s"), "sys",
+                     tp_metric(sys, "s"), "per_GB",
+                     tp_metric(gb > 0 ? (user + sys) / gb : 0, "s/GB"), "per_msg",
+                     tp_metric(msgs > 0 ? (user + sys) / msgs : 0, "s/msg"));
+}
+
+static json_t *cpu_json(const struct cpu_sum *c, double bytes, double msgs)
+{
+    return json_pack("{s:o, s:o}", "client", cpu_end(c->cu, c->cs, bytes / 1e9, msgs), "server",
+                     cpu_end(c->su, c->ss, bytes / 1e9, msgs));
 }
 
 /* ---- tests ---- */
 
-/* Ping-pong at one size on flow f: warm-up, then the measured run into rtt. */
+/* Ping-pong at one size on flow f: warm-up, then the measured chunks, all
+ * recorded into rtt. */
 static int pingpong(struct client *cl, size_t f, uint64_t size, tp_hist *rtt, json_t **entry,
                     tp_error *err)
 {
+    const struct tp_net_client_opts *o = cl->o;
     struct phase p = {.flows = {f}, .n = 1, .size = size};
-    uint64_t wn;
+    uint64_t wn, iters = 0, elapsed = 0;
     double per;
-    int rc = warmup(cl, &p, &wn, &per, err);
+    struct cpu_sum cpu = {0};
+    int rc = warmup(cl, &p, &wn, &per, err), chunks = 0;
     if (rc)
         return rc;
     tp_hist_reset(rtt);
     p.rtt = rtt;
-    p.count = measured_count(cl->o, per);
-    rc = run_phase(cl, &p, err);
-    if (rc) {
+    do {
+        p.count = chunk_count(o, per, elapsed);
+        rc = run_phase(cl, &p, err);
+        if (!rc) {
+            uint64_t dur = p.jobs[0].end_ns - p.jobs[0].start_ns;
+            iters += p.count;
+            elapsed += dur;
+            per = (double)dur / (double)p.count;
+            cpu_add(&cpu, &p);
+        }
         free_phase(&p);
+        chunks++;
+    } while (!rc && chunks_left(o, elapsed, per, chunks));
+    if (rc)
         return rc;
-    }
-    struct flow_job *j = &p.jobs[0];
     tp_stats st;
     tp_stats_from_hist(rtt, &st);
-    double dur = (double)(j->end_ns - j->start_ns);
-    *entry = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "size_bytes",
+    double dur = (double)elapsed;
+    *entry = json_pack("{s:I, s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "size_bytes",
                        (json_int_t)size, "warmup_iterations", (json_int_t)wn, "iterations",
-                       (json_int_t)p.count, "duration", tp_metric(dur / 1e9, "s"), "latency",
-                       tp_stats_to_json(&st, 2.0, "ns"), "rtt", tp_stats_to_json(&st, 1.0, "ns"),
-                       "rtt_histogram", tp_hist_to_json(rtt), "msg_rate",
-                       tp_metric(dur > 0 ? 2.0 * (double)p.count * 1e9 / dur : 0, "msg/s"),
-                       "cpu", cpu_json(&p, 2.0 * (double)(p.count * size), 2.0 * (double)p.count));
-    free_phase(&p);
+                       (json_int_t)iters, "chunks", chunks, "duration", tp_metric(dur / 1e9, "s"),
+                       "latency", tp_stats_to_json(&st, 2.0, "ns"), "rtt",
+                       tp_stats_to_json(&st, 1.0, "ns"), "rtt_histogram", tp_hist_to_json(rtt),
+                       "msg_rate", tp_metric(dur > 0 ? 2.0 * (double)iters * 1e9 / dur : 0, "msg/s"),
+                       "cpu", cpu_json(&cpu, 2.0 * (double)(iters * size), 2.0 * (double)iters));
     return 0;
 }
 
@@ -328,57 +371,92 @@ static int test_lat(struct client *cl, json_t *list, tp_error *err)
     return rc;
 }
 
+/* Totals of a bandwidth measurement over its chunks. */
+struct bw_sum {
+    uint64_t msgs;     /* per direction */
+    uint64_t span_ns;  /* sum of chunk spans: first start to last finish */
+    uint64_t c2s_ns;   /* bibw: client's sending time */
+    uint64_t s2c_ns;   /* bibw: client's receiving time, first to last arrival */
+    uint64_t s2c_bytes;
+    double peak_1s, peak_100ms;
+    bool have_1s;
+};
+
+static void bw_add(struct bw_sum *b, const struct phase *p, bool bidir)
+{
+    uint64_t t0 = p->jobs[0].start_ns, t1 = p->jobs[0].end_ns;
+    if (bidir) {
+        t0 = t0 < p->jobs[1].start_ns ? t0 : p->jobs[1].start_ns;
+        t1 = t1 > p->jobs[1].end_ns ? t1 : p->jobs[1].end_ns;
+        b->c2s_ns += p->jobs[0].end_ns - p->jobs[0].start_ns;
+        b->s2c_ns += p->jobs[1].rx.last_ns - p->jobs[1].rx.first_ns;
+        b->s2c_bytes += p->jobs[1].rx.bytes;
+    }
+    b->msgs += p->count;
+    b->span_ns += t1 - t0;
+    json_t *srx = json_array_get(json_object_get(p->server, "flows"), 0);
+    double p1 = json_real_value(json_object_get(srx, "peak_1s_Bps"));
+    double p100 = json_real_value(json_object_get(srx, "peak_100ms_Bps"));
+    if (json_integer_value(json_object_get(srx, "span_ns")) >= 1000000000 && p1 > b->peak_1s) {
+        b->peak_1s = p1;
+        b->have_1s = true;
+    }
+    if (p100 > b->peak_100ms)
+        b->peak_100ms = p100;
+}
+
 static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
 {
+    const struct tp_net_client_opts *o = cl->o;
     int rc = 0;
-    for (size_t i = 0; i < cl->o->nsizes && !rc; i++) {
-        uint64_t size = cl->o->sizes[i];
+    for (size_t i = 0; i < o->nsizes && !rc; i++) {
+        uint64_t size = o->sizes[i];
         struct phase p = {.flows = {0, 1}, .n = bidir ? 2 : 1, .size = size};
         uint64_t wn;
         double per;
+        struct cpu_sum cpu = {0};
+        struct bw_sum b = {0};
+        int chunks = 0;
         if ((rc = warmup(cl, &p, &wn, &per, err)))
             break;
-        p.count = measured_count(cl->o, per);
-        if ((rc = run_phase(cl, &p, err))) {
+        do {
+            p.count = chunk_count(o, per, b.span_ns);
+            rc = run_phase(cl, &p, err);
+            if (!rc) {
+                uint64_t before = b.span_ns;
+                bw_add(&b, &p, bidir);
+                cpu_add(&cpu, &p);
+                per = (double)(b.span_ns - before) / (double)p.count;
+            }
             free_phase(&p);
+            chunks++;
+        } while (!rc && chunks_left(o, b.span_ns, per, chunks));
+        if (rc)
             break;
-        }
-        uint64_t t0 = p.jobs[0].start_ns, t1 = p.jobs[0].end_ns;
-        if (bidir) {
-            t0 = t0 < p.jobs[1].start_ns ? t0 : p.jobs[1].start_ns;
-            t1 = t1 > p.jobs[1].end_ns ? t1 : p.jobs[1].end_ns;
-        }
-        double dur = (double)(t1 - t0);
-        double per_dir = (double)(p.count * size);
+        double dur = (double)b.span_ns;
+        double per_dir = (double)(b.msgs * size);
         double bytes = bidir ? 2 * per_dir : per_dir;
-        double msgs = (double)p.count * (bidir ? 2 : 1);
-        json_t *srx = json_array_get(json_object_get(p.server, "flows"), 0);
-        double peak1 = json_real_value(json_object_get(srx, "peak_1s_Bps"));
-        double span_s = (double)json_integer_value(json_object_get(srx, "span_ns")) / 1e9;
+        double msgs = (double)b.msgs * (bidir ? 2 : 1);
         json_t *e = json_pack(
-            "{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "size_bytes", (json_int_t)size,
-            "warmup_messages", (json_int_t)wn, "messages", (json_int_t)p.count, "bytes",
-            (json_int_t)bytes, "duration", tp_metric(dur / 1e9, "s"), bidir ? "bibw" : "bw",
-            tp_metric(dur > 0 ? bytes * 1e9 / dur : 0, "B/s"), "msg_rate",
+            "{s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:o}", "size_bytes", (json_int_t)size,
+            "warmup_messages", (json_int_t)wn, "messages", (json_int_t)b.msgs, "bytes",
+            (json_int_t)bytes, "chunks", chunks, "duration", tp_metric(dur / 1e9, "s"),
+            bidir ? "bibw" : "bw", tp_metric(dur > 0 ? bytes * 1e9 / dur : 0, "B/s"), "msg_rate",
             tp_metric(dur > 0 ? msgs * 1e9 / dur : 0, "msg/s"));
         if (!bidir) {
             json_object_set_new(e, "peak_bw",
                                 json_pack("{s:f, s:s, s:f}", "value",
-                                          span_s >= 1.0 ? peak1
-                                                        : json_real_value(json_object_get(
-                                                              srx, "peak_100ms_Bps")),
-                                          "unit", "B/s", "window_s", span_s >= 1.0 ? 1.0 : 0.1));
+                                          b.have_1s ? b.peak_1s : b.peak_100ms, "unit", "B/s",
+                                          "window_s", b.have_1s ? 1.0 : 0.1));
         } else {
-            double d0 = (double)(p.jobs[0].end_ns - p.jobs[0].start_ns);
-            const struct rx_stats *rx = &p.jobs[1].rx;
-            double d1 = (double)(rx->last_ns - rx->first_ns);
-            json_object_set_new(e, "bw_c2s", tp_metric(d0 > 0 ? per_dir * 1e9 / d0 : 0, "B/s"));
-            json_object_set_new(e, "bw_s2c",
-                                tp_metric(d1 > 0 ? (double)rx->bytes * 1e9 / d1 : 0, "B/s"));
+            json_object_set_new(
+                e, "bw_c2s", tp_metric(b.c2s_ns ? per_dir * 1e9 / (double)b.c2s_ns : 0, "B/s"));
+            json_object_set_new(
+                e, "bw_s2c",
+                tp_metric(b.s2c_ns ? (double)b.s2c_bytes * 1e9 / (double)b.s2c_ns : 0, "B/s"));
         }
-        json_object_set_new(e, "cpu", cpu_json(&p, bytes, msgs));
+        json_object_set_new(e, "cpu", cpu_json(&cpu, bytes, msgs));
         json_array_append_new(list, e);
-        free_phase(&p);
     }
     return rc;
 }

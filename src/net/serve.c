@@ -146,6 +146,7 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
     s->ops->info(s->ep[0], &info);
     json_t *host = tp_sysinfo_json(NULL);
     json_object_del(host, "nics");
+    json_object_set_new(host, "process", tp_process_json());
     json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s}}", "flows", addrs, "host", host,
                             "endpoint", "provider", info.provider, "domain", info.domain);
     rc = tp_wire_send(c, TP_F_ACCEPT, acc, err);
@@ -482,6 +483,17 @@ int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
             continue;
         }
         have_worker = true;
+    }
+    if (have_worker && o->stop && *o->stop) {
+        /* a signal: give a running test a second to end, then abandon it
+         * rather than make the operator wait for its timeout */
+        for (int i = 0; i < 100 && atomic_load(&srv->busy); i++)
+            usleep(10000);
+        if (atomic_load(&srv->busy)) {
+            tp_log(TP_LOG_WARN, "interrupted while a test was running; abandoning it");
+            close(lfd);
+            return 0; /* srv stays allocated: the abandoned worker still uses it */
+        }
     }
     if (have_worker)
         pthread_join(worker, NULL);

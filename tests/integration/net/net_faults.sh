@@ -13,6 +13,7 @@ t0=$(date +%s%N)
 CL=$!
 sleep 1
 kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
 wait $CL
 rc=$?
 t1=$(date +%s%N)
@@ -36,6 +37,24 @@ kill -CONT "$SPID"
 check "client exits 1 when the server hangs" test $rc -eq 1
 check "... after about --timeout (< 4 s)" test $(((t1 - t0) / 1000000)) -lt 4000
 check "... saying it timed out and naming the peer" grep_q "127\.0\.0\.1:$PORT.*(within|did not answer)|(did not answer|no progress).*127\.0\.0\.1:$PORT" "$WORK/frozen.out"
+
+# --- SIGTERM to a server in the middle of a test: it ends promptly ---
+start_server term -- --bind 127.0.0.1
+"$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --time 20 --timeout 5 >"$WORK/term-client.out" 2>&1 &
+CL=$!
+wait_log "authenticated" "$WORK/term.log"
+sleep 0.5
+t0=$(date +%s%N)
+kill -TERM "$SPID"
+wait "$SPID"
+srv_rc=$?
+t1=$(date +%s%N)
+wait $CL
+cl_rc=$?
+check "SIGTERM ends a server that is running a test, exit 0" test $srv_rc -eq 0
+check "... within 2 s, not after the test's timeout" test $(((t1 - t0) / 1000000)) -lt 2000
+check "... saying it abandoned the test" grep_q "abandoning it" "$WORK/term.log"
+check "... and its client fails (exit 1)" test $cl_rc -eq 1
 
 # --- corrupted payloads ---
 start_server corrupt env TP_FAULT_CORRUPT=1 -- --bind 127.0.0.1

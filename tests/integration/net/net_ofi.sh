@@ -40,6 +40,7 @@ t0=$(date +%s%N)
 CL=$!
 sleep 1
 kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
 wait $CL
 rc=$?
 t1=$(date +%s%N)
