@@ -45,7 +45,7 @@ json_t *tp_net_config_json(const struct tp_net_client_opts *o)
         o->transport, "provider", o->provider, "mode", o->rma ? "rma" : "msg", "sizes_bytes",
         sizes, "iterations", (json_int_t)o->iters, "duration_s", (double)o->duration_ns / 1e9,
         "warmup_iterations", (json_int_t)o->warmup, "warmup_s", (double)o->warmup_ns / 1e9,
-        "window", (int)o->window, "check", o->check, "busy_poll", o->busy_poll, "authenticated",
+        "window", o->test == TP_NET_LAT ? 1 : (int)o->window, "check", o->check, "busy_poll", o->busy_poll, "authenticated",
         o->key_file != NULL, "timeout_s", (double)o->timeout_ns / 1e9);
     if (o->test == TP_NET_LOADED) {
         json_object_set_new(cfg, "streams", json_integer(o->streams));
@@ -60,6 +60,8 @@ static int request(struct client *cl, tp_error *err)
 {
     const struct tp_net_client_opts *o = cl->o;
     uint64_t max_msg = o->sizes[o->nsizes - 1];
+    /* a ping-pong has one message in flight: no window of buffers for lat */
+    unsigned window = o->test == TP_NET_LAT ? 1 : o->window;
     if (o->test == TP_NET_LOADED && o->load_size > max_msg)
         max_msg = o->load_size;
     json_t *flows = json_array();
@@ -69,7 +71,7 @@ static int request(struct client *cl, tp_error *err)
                                                                              : "s2c"));
     json_t *req = json_pack("{s:s, s:s, s:I, s:i, s:I, s:b, s:b, s:o}", "transport",
                             o->transport, "mode", o->rma ? "rma" : "msg", "max_msg",
-                            (json_int_t)max_msg, "window", (int)o->window, "timeout_ms",
+                            (json_int_t)max_msg, "window", (int)window, "timeout_ms",
                             (json_int_t)(o->timeout_ns / 1000000u), "busy_poll", o->busy_poll,
                             "check", o->check, "flows", flows);
     if (o->provider)
@@ -101,7 +103,7 @@ static int request(struct client *cl, tp_error *err)
         .peer_name = cl->peer_data,
         .initiator = true,
         .max_msg_bytes = (size_t)max_msg,
-        .window = o->window,
+        .window = window,
         .mode = o->rma ? TP_XFER_RMA : TP_XFER_MSG,
         .busy_poll = o->busy_poll,
         .check = o->check,

@@ -67,12 +67,12 @@ void tp_net_print(FILE *f, const json_t *doc)
     const json_t *tr = json_object_get(json_object_get(doc, "provenance"), "transport");
     const char *test = json_string_value(json_object_get(res, "test"));
     char title[256];
+    const char *transport = json_string_value(json_object_get(cfg, "transport"));
+    bool ofi = transport && strcmp(transport, "ofi") == 0 && tr;
     snprintf(title, sizeof title, "trainpath net %s %s:%lld over %s%s%s%s",
              test ? test : "?", json_string_value(json_object_get(cfg, "host")),
-             (long long)json_integer_value(json_object_get(cfg, "port")),
-             json_string_value(json_object_get(cfg, "transport")),
-             tr && json_string_length(json_object_get(tr, "provider")) ? " provider " : "",
-             tr ? json_string_value(json_object_get(tr, "provider")) : "",
+             (long long)json_integer_value(json_object_get(cfg, "port")), transport,
+             ofi ? " provider " : "", ofi ? json_string_value(json_object_get(tr, "provider")) : "",
              strcmp(json_string_value(json_object_get(cfg, "mode")), "rma") == 0
                  ? " (RMA write with data)"
                  : "");
