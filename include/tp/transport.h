@@ -11,7 +11,8 @@
  *
  * Every blocking call takes an idle timeout: no progress for timeout_ns is an
  * error (TP_ETIMEOUT) that names the peer. A dead peer is an error, never a
- * hang. */
+ * hang. After an error, or a stream ended early by its stop flag, an endpoint
+ * may refuse further data calls (TP_EPROTO): close it and open a new one. */
 #ifndef TP_TRANSPORT_H
 #define TP_TRANSPORT_H
 

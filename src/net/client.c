@@ -30,6 +30,8 @@ struct client {
     size_t nflows;
     struct tp_ep *ep[NET_MAX_FLOWS];
     enum flow_kind kind[NET_MAX_FLOWS];
+    bool abandoned;  /* a flow thread is stuck: leak its phase and endpoints */
+    volatile int bg_stop; /* stops the loaded test's background streams */
     json_t *results; /* borrowed: doc["results"] */
     json_t *prov;    /* borrowed: doc["provenance"] */
 };
@@ -173,6 +175,7 @@ static void setup_jobs(struct client *cl, struct phase *p, const volatile int *s
             .stop = stop,
             .timeout_ns = cl->o->timeout_ns,
             .rtt = cl->kind[f] == FLOW_PINGPONG ? p->rtt : NULL,
+            .peer = cl->peer_data,
         };
     }
 }
@@ -197,7 +200,9 @@ static int run_phase(struct client *cl, struct phase *p, tp_error *err)
     int rc = send_run(cl, p, p->count, err);
     if (rc)
         return rc;
-    rc = flow_run_all(p->jobs, p->n, err);
+    rc = flow_run_all(p->jobs, p->n, &cl->abandoned, err);
+    if (cl->abandoned)
+        return rc;
     cpu_seconds(&u1, &s1);
     p->user_s = u1 - u0;
     p->sys_s = s1 - s0;
@@ -216,8 +221,34 @@ static int run_phase(struct client *cl, struct phase *p, tp_error *err)
     return tp_wire_expect(&cl->c, TP_F_DONE, &p->server, err);
 }
 
-static void free_phase(struct phase *p)
+static struct phase *phase_new(size_t n, size_t first_flow, uint64_t size)
 {
+    struct phase *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->n = n;
+    for (size_t i = 0; i < n; i++)
+        p->flows[i] = first_flow + i;
+    p->size = size;
+    return p;
+}
+
+/* Release a phase unless a stuck thread still owns it. */
+static void phase_free(struct client *cl, struct phase *p)
+{
+    if (!p || cl->abandoned)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        rx_free(&p->jobs[i].rx);
+    json_decref(p->server);
+    free(p);
+}
+
+/* Reset a phase's outputs between chunks (kept while a stuck thread owns it). */
+static void free_phase(struct client *cl, struct phase *p)
+{
+    if (cl->abandoned)
+        return;
     for (size_t i = 0; i < p->n; i++)
         rx_free(&p->jobs[i].rx);
     json_decref(p->server);
@@ -238,7 +269,7 @@ static int warmup(struct client *cl, struct phase *p, uint64_t *iters_done, doub
         uint64_t t0 = tp_now_ns();
         int rc = run_phase(cl, p, err);
         uint64_t t = tp_now_ns() - t0;
-        free_phase(p);
+        free_phase(cl, p);
         if (rc)
             return rc;
         *iters_done += n;
@@ -255,8 +286,9 @@ static int warmup(struct client *cl, struct phase *p, uint64_t *iters_done, doub
 /* Duration-bound runs are measured in chunks: each chunk's count comes from
  * the rate of the chunk before it (the warm-up, first), so a rate that drifts
  * with load changes the number of chunks, not the time measured. A chunk is a
- * quarter of the run but at least 1 s (so 1 s peak windows fit in one), and
- * never more than what is left. --iters N is one chunk of exactly N. */
+ * quarter of the run but at least 1 s (so 1 s peak windows fit in one), the
+ * first at most half the run, and none more than what is left. --iters N is
+ * one chunk of exactly N. */
 #define MAX_CHUNKS 64
 
 static uint64_t chunk_count(const struct tp_net_client_opts *o, double per_iter_ns,
@@ -269,6 +301,10 @@ static uint64_t chunk_count(const struct tp_net_client_opts *o, double per_iter_
     double floor = o->duration_ns < 1000000000ull ? (double)o->duration_ns : 1e9;
     if (chunk < floor)
         chunk = floor;
+    /* the first chunk's rate comes from a short warm-up: risk half the run
+     * on it at most */
+    if (elapsed_ns == 0 && chunk > (double)o->duration_ns / 2)
+        chunk = (double)o->duration_ns / 2;
     if (chunk > left)
         chunk = left;
     double n = per_iter_ns > 0 ? chunk / per_iter_ns : 1;
@@ -320,28 +356,33 @@ static int pingpong(struct client *cl, size_t f, uint64_t size, tp_hist *rtt, js
                     tp_error *err)
 {
     const struct tp_net_client_opts *o = cl->o;
-    struct phase p = {.flows = {f}, .n = 1, .size = size};
+    struct phase *p = phase_new(1, f, size);
+    if (!p)
+        return tp_error_set(err, TP_ENOMEM, "phase");
     uint64_t wn, iters = 0, elapsed = 0;
     double per;
     struct cpu_sum cpu = {0};
-    int rc = warmup(cl, &p, &wn, &per, err), chunks = 0;
-    if (rc)
+    int rc = warmup(cl, p, &wn, &per, err), chunks = 0;
+    if (rc) {
+        phase_free(cl, p);
         return rc;
+    }
     tp_hist_reset(rtt);
-    p.rtt = rtt;
+    p->rtt = rtt;
     do {
-        p.count = chunk_count(o, per, elapsed);
-        rc = run_phase(cl, &p, err);
+        p->count = chunk_count(o, per, elapsed);
+        rc = run_phase(cl, p, err);
         if (!rc) {
-            uint64_t dur = p.jobs[0].end_ns - p.jobs[0].start_ns;
-            iters += p.count;
+            uint64_t dur = p->jobs[0].end_ns - p->jobs[0].start_ns;
+            iters += p->count;
             elapsed += dur;
-            per = (double)dur / (double)p.count;
-            cpu_add(&cpu, &p);
+            per = (double)dur / (double)p->count;
+            cpu_add(&cpu, p);
         }
-        free_phase(&p);
+        free_phase(cl, p);
         chunks++;
     } while (!rc && chunks_left(o, elapsed, per, chunks));
+    phase_free(cl, p);
     if (rc)
         return rc;
     tp_stats st;
@@ -369,7 +410,8 @@ static int test_lat(struct client *cl, json_t *list, tp_error *err)
         if (!rc)
             json_array_append_new(list, e);
     }
-    tp_hist_free(h);
+    if (!cl->abandoned) /* else a stuck thread may still record into h */
+        tp_hist_free(h);
     return rc;
 }
 
@@ -413,26 +455,31 @@ static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
     int rc = 0;
     for (size_t i = 0; i < o->nsizes && !rc; i++) {
         uint64_t size = o->sizes[i];
-        struct phase p = {.flows = {0, 1}, .n = bidir ? 2 : 1, .size = size};
+        struct phase *p = phase_new(bidir ? 2 : 1, 0, size);
+        if (!p)
+            return tp_error_set(err, TP_ENOMEM, "phase");
         uint64_t wn;
         double per;
         struct cpu_sum cpu = {0};
         struct bw_sum b = {0};
         int chunks = 0;
-        if ((rc = warmup(cl, &p, &wn, &per, err)))
+        if ((rc = warmup(cl, p, &wn, &per, err))) {
+            phase_free(cl, p);
             break;
+        }
         do {
-            p.count = chunk_count(o, per, b.span_ns);
-            rc = run_phase(cl, &p, err);
+            p->count = chunk_count(o, per, b.span_ns);
+            rc = run_phase(cl, p, err);
             if (!rc) {
                 uint64_t before = b.span_ns;
-                bw_add(&b, &p, bidir);
-                cpu_add(&cpu, &p);
-                per = (double)(b.span_ns - before) / (double)p.count;
+                bw_add(&b, p, bidir);
+                cpu_add(&cpu, p);
+                per = (double)(b.span_ns - before) / (double)p->count;
             }
-            free_phase(&p);
+            free_phase(cl, p);
             chunks++;
         } while (!rc && chunks_left(o, b.span_ns, per, chunks));
+        phase_free(cl, p);
         if (rc)
             break;
         double dur = (double)b.span_ns;
@@ -480,26 +527,24 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     if (rc)
         return rc;
     /* start the congestors */
-    struct phase bg = {.n = o->streams, .size = o->load_size, .count = UINT64_MAX >> 1};
-    for (size_t i = 0; i < bg.n; i++)
-        bg.flows[i] = 1 + i;
-    volatile int stop = 0;
-    setup_jobs(cl, &bg, &stop);
-    if ((rc = send_run(cl, &bg, 0, err)))
-        return rc;
+    struct phase *bg = phase_new(o->streams, 1, o->load_size);
+    if (!bg)
+        return tp_error_set(err, TP_ENOMEM, "phase");
+    bg->count = UINT64_MAX >> 1;
+    cl->bg_stop = 0;
+    setup_jobs(cl, bg, &cl->bg_stop);
     json_t *ack = NULL;
-    if ((rc = tp_wire_expect(&cl->c, TP_F_DONE, &ack, err)))
+    if ((rc = send_run(cl, bg, 0, err)) ||
+        (rc = tp_wire_expect(&cl->c, TP_F_DONE, &ack, err))) {
+        phase_free(cl, bg);
         return rc;
+    }
     json_decref(ack);
     size_t started = 0;
-    for (; started < bg.n; started++)
-        if (pthread_create(&bg.jobs[started].thread, NULL, flow_thread,
-                           &bg.jobs[started]) != 0)
-            break;
+    rc = flow_start(bg->jobs, bg->n, &started, err);
     uint64_t t0 = tp_now_ns();
-    usleep(200000); /* let the streams reach steady state */
-    if (started < bg.n)
-        rc = tp_error_set(err, TP_ESYS, "cannot start background stream threads");
+    if (!rc)
+        usleep(200000); /* let the streams reach steady state */
     tp_hist *h = tp_hist_new();
     for (size_t i = 0; i < o->nsizes && !rc; i++) {
         json_t *e = NULL;
@@ -507,16 +552,17 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
         if (!rc)
             json_array_append_new(lod, e);
     }
-    tp_hist_free(h);
-    stop = 1;
-    for (size_t i = 0; i < started; i++)
-        pthread_join(bg.jobs[i].thread, NULL);
+    if (!cl->abandoned)
+        tp_hist_free(h);
+    cl->bg_stop = 1;
+    tp_error jerr;
+    int jrc = flow_join(bg->jobs, started, &cl->abandoned, &jerr);
     uint64_t t1 = tp_now_ns();
-    for (size_t i = 0; i < started && !rc; i++)
-        if (bg.jobs[i].rc) {
-            rc = bg.jobs[i].rc;
-            *err = bg.jobs[i].err;
-        }
+    if (!rc && jrc) {
+        rc = jrc;
+        *err = jerr;
+    }
+    phase_free(cl, bg);
     if (rc)
         return rc;
     json_t *done = NULL;
@@ -608,10 +654,12 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
         tp_error_clear(err);
     }
 out:
+    tp_conn_close(&cl->c);
+    if (cl->abandoned)
+        return rc; /* a stuck thread still uses cl and the endpoints: leave them */
     for (size_t i = 0; i < cl->nflows; i++)
         if (cl->ep[i])
             cl->ops->close(cl->ep[i]);
-    tp_conn_close(&cl->c);
     free(cl);
     return rc;
 }

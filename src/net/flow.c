@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <time.h>
 
 #include "tp/clock.h"
 #include "tp/pattern.h"
@@ -54,7 +56,7 @@ static int ping(struct flow_job *j)
         uint64_t t1 = tp_now_ns();
         if (j->rtt)
             tp_hist_record(j->rtt, t1 - t0);
-        j->done = i + 1;
+        __atomic_store_n(&j->done, i + 1, __ATOMIC_RELAXED);
         if (j->check && (rc = verify(j, data, i)))
             return rc;
     }
@@ -74,7 +76,7 @@ static int pong(struct flow_job *j)
         int bad = j->check ? verify(j, data, i) : 0;
         if ((rc = ops->send(ep, j->size, j->timeout_ns, &j->err)))
             return rc;
-        j->done = i + 1;
+        __atomic_store_n(&j->done, i + 1, __ATOMIC_RELAXED);
         if (bad)
             return bad;
     }
@@ -155,8 +157,16 @@ static int recv_stream(struct flow_job *j)
     return j->ops->send(j->ep, 1, j->timeout_ns, &j->err);
 }
 
+/* Fault injection for tests: TP_FAULT_STUCK=1 makes the first job of the
+ * process never return, as a data-path call stuck inside a library would,
+ * so the abandon path of flow_join can be exercised. */
+static int stuck_once;
+
 int flow_run(struct flow_job *j)
 {
+    if (getenv("TP_FAULT_STUCK") && !__atomic_exchange_n(&stuck_once, 1, __ATOMIC_ACQ_REL))
+        for (;;)
+            pause();
     tp_error_clear(&j->err);
     j->done = 0;
     prepare_tx(j);
@@ -172,31 +182,57 @@ int flow_run(struct flow_job *j)
     return j->rc;
 }
 
-void *flow_thread(void *arg)
+static void *flow_thread(void *arg)
 {
     flow_run(arg);
     return NULL;
 }
 
-int flow_run_all(struct flow_job *jobs, size_t n, tp_error *err)
+int flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err)
 {
-    if (n == 1) {
-        if (flow_run(&jobs[0]) && err)
-            *err = jobs[0].err;
-        return jobs[0].rc;
-    }
-    size_t started = 0;
-    int rc = 0;
-    for (; started < n; started++) {
-        if (pthread_create(&jobs[started].thread, NULL, flow_thread, &jobs[started]) != 0) {
-            rc = tp_error_set(err, TP_ESYS, "cannot start a flow thread");
-            break;
+    for (*started = 0; *started < n; (*started)++)
+        if (pthread_create(&jobs[*started].thread, NULL, flow_thread, &jobs[*started]) != 0)
+            return tp_error_set(err, TP_ESYS, "cannot start a flow thread");
+    return 0;
+}
+
+static uint64_t progress(const struct flow_job *jobs, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += __atomic_load_n(&jobs[i].done, __ATOMIC_RELAXED);
+    return sum;
+}
+
+/* Joins with a 1 s timed wait, so the guard costs one wake-up a second. */
+int flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
+{
+    uint64_t last = progress(jobs, n), since = tp_now_ns();
+    uint64_t limit = (n ? jobs[0].timeout_ns : 0) + 2000000000ull;
+    for (size_t i = 0; i < n;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        if (pthread_timedjoin_np(jobs[i].thread, NULL, &ts) == 0) {
+            i++;
+            continue;
         }
+        uint64_t now = tp_now_ns(), p = progress(jobs, n);
+        if (p != last) {
+            last = p;
+            since = now;
+            continue;
+        }
+        if (now - since < limit)
+            continue;
+        for (size_t k = i; k < n; k++)
+            pthread_detach(jobs[k].thread);
+        *abandoned = true;
+        return tp_error_set(err, TP_ETIMEOUT,
+                            "peer %s: a data-path call has not returned for %.1f s; "
+                            "abandoning it (the peer died inside the fabric library?)",
+                            jobs[0].peer ? jobs[0].peer : "?", (double)(now - since) / 1e9);
     }
-    for (size_t i = 0; i < started; i++)
-        pthread_join(jobs[i].thread, NULL);
-    if (rc)
-        return rc;
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].rc) {
             if (err)
@@ -205,6 +241,14 @@ int flow_run_all(struct flow_job *jobs, size_t n, tp_error *err)
         }
     }
     return 0;
+}
+
+int flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
+{
+    size_t started;
+    int rc = flow_start(jobs, n, &started, err);
+    int jrc = flow_join(jobs, started, abandoned, rc ? NULL : err);
+    return rc ? rc : jrc;
 }
 
 double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns)

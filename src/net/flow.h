@@ -40,6 +40,7 @@ struct flow_job {
     const volatile int *stop;
     uint64_t timeout_ns;
     tp_hist *rtt;                 /* ROLE_PING: round trips recorded here (NULL: don't) */
+    const char *peer;             /* names the peer in errors */
     /* out */
     uint64_t start_ns, end_ns;    /* ROLE_PING/SEND: first send to last completion */
     uint64_t done;                /* messages completed */
@@ -52,12 +53,21 @@ struct flow_job {
 /* Run job on this thread; returns job->rc. */
 int flow_run(struct flow_job *job);
 
-/* pthread start routine running flow_run(job). */
-void *flow_thread(void *job);
+/* Start one thread per job. Returns 0, or TP_ESYS with *started threads
+ * running. */
+int flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err);
 
-/* Run the n jobs concurrently, one thread each (n == 1 runs inline); returns
- * the first failing job's code, with its error copied to err. */
-int flow_run_all(struct flow_job *jobs, size_t n, tp_error *err);
+/* Wait for n started jobs; returns the first failing job's code with its
+ * error in err. A job that completes no message for its timeout plus a 2 s
+ * grace is stuck inside a call that cannot be interrupted (libfabric's shm
+ * provider spins on a lock that a killed peer held): the wait detaches it,
+ * sets *abandoned and returns TP_ETIMEOUT naming the peer. The caller must
+ * then leave the jobs and their endpoints alone (that thread may still touch
+ * them) and end the run. */
+int flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
+
+/* flow_start + flow_join. */
+int flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
 
 /* Peak receive rate in bytes/s over sliding windows of window_ns (a multiple
  * of FLOW_INTERVAL_NS); falls back to the mean when the run is shorter. */

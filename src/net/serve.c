@@ -47,6 +47,7 @@ struct session {
     struct flow_job *bg;
     size_t nbg;
     volatile int bg_stop;
+    bool abandoned; /* a flow thread is stuck: leak its jobs and endpoints */
 };
 
 void cpu_seconds(double *user_s, double *sys_s)
@@ -199,15 +200,12 @@ static int stop_background(struct session *s, double u0, double s0, json_t **don
     if (!s->bg)
         return 0;
     s->bg_stop = 1;
-    for (size_t i = 0; i < s->nbg; i++)
-        pthread_join(s->bg[i].thread, NULL);
-    int rc = 0;
-    for (size_t i = 0; i < s->nbg && !rc; i++)
-        if (s->bg[i].rc) {
-            rc = s->bg[i].rc;
-            if (err)
-                *err = s->bg[i].err;
-        }
+    tp_error e;
+    int rc = flow_join(s->bg, s->nbg, &s->abandoned, &e);
+    if (rc && err)
+        *err = e;
+    if (s->abandoned)
+        return rc; /* the stuck thread still owns s->bg */
     if (done && !rc)
         *done = done_json(s->bg, s->nbg, u0, s0);
     for (size_t i = 0; i < s->nbg; i++)
@@ -264,6 +262,7 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
             .corrupt = s->corrupt,
             .stop = count ? NULL : &s->bg_stop,
             .timeout_ns = s->timeout_ns,
+            .peer = s->peer_data,
         };
     }
     double u0, s0;
@@ -274,15 +273,17 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
         s->bg_stop = 0;
         bg_u0 = u0;
         bg_s0 = s0;
-        for (size_t i = 0; i < n; i++)
-            if (pthread_create(&jobs[i].thread, NULL, flow_thread, &jobs[i]) != 0) {
-                s->nbg = i;
-                stop_background(s, 0, 0, NULL, NULL);
-                return tp_error_set(err, TP_ESYS, "cannot start background flows");
-            }
+        size_t started;
+        if ((rc = flow_start(jobs, n, &started, err))) {
+            s->nbg = started;
+            stop_background(s, 0, 0, NULL, NULL);
+            return rc;
+        }
         return tp_wire_send(&s->c, TP_F_DONE, NULL, err);
     }
-    rc = flow_run_all(jobs, n, err);
+    rc = flow_run_all(jobs, n, &s->abandoned, err);
+    if (s->abandoned)
+        return rc; /* leave jobs to the stuck thread */
     if (rc == 0) {
         json_t *done = done_json(jobs, n, u0, s0);
         rc = tp_wire_send(&s->c, TP_F_DONE, done, err);
@@ -342,6 +343,14 @@ static int run_session(struct session *s, tp_error *err)
 static void end_session(struct session *s)
 {
     stop_background(s, 0, 0, NULL, NULL);
+    if (s->abandoned) {
+        /* a flow thread is stuck inside the fabric library with these
+         * endpoints: closing them could hang too, so leak them */
+        tp_log(TP_LOG_WARN, "client %s: abandoned a stuck data-path thread and its endpoints",
+               s->c.peer);
+        tp_conn_close(&s->c);
+        return;
+    }
     for (size_t i = 0; i < s->nflows; i++)
         s->ops->close(s->ep[i]);
     tp_conn_close(&s->c);

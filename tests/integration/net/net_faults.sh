@@ -56,6 +56,25 @@ check "... within 2 s, not after the test's timeout" test $(((t1 - t0) / 1000000
 check "... saying it abandoned the test" grep_q "abandoning it" "$WORK/term.log"
 check "... and its client fails (exit 1)" test $cl_rc -eq 1
 
+# --- a data-path call that never returns (as libfabric's shm provider can,
+#     spinning on a lock its killed peer held) is abandoned, not waited for ---
+start_server stuckless -- --bind 127.0.0.1
+t0=$(date +%s%N)
+run_rc 1 "$WORK/stuck.out" env TP_FAULT_STUCK=1 "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 \
+    --iters 100 --timeout 1 --json "$WORK/stuck.json"
+check "a client whose data-path call never returns exits 1" test $? -eq 0
+t1=$(date +%s%N)
+check "... within timeout + grace (< 6 s)" test $(((t1 - t0) / 1000000)) -lt 6000
+check "... saying it abandoned the call and naming the peer" grep_q "127\.0\.0\.1:$PORT.*has not returned" "$WORK/stuck.out"
+check "... with a valid document" valid_doc "$WORK/stuck.json"
+start_server stuckserver env TP_FAULT_STUCK=1 -- --bind 127.0.0.1
+run_rc 1 "$WORK/stuck2.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --iters 100 --timeout 1
+check "a client of a server stuck in a data-path call times out (exit 1)" test $? -eq 0
+wait_log "abandoned a stuck data-path thread" "$WORK/stuckserver.log"
+check "the server abandons its stuck thread" test $? -eq 0
+run_rc 0 "$WORK/stuck3.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --iters 100
+check "... and serves the next client" test $? -eq 0
+
 # --- corrupted payloads ---
 start_server corrupt env TP_FAULT_CORRUPT=1 -- --bind 127.0.0.1
 run_rc 1 "$WORK/corrupt.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 4K --iters 10 --check --json "$WORK/corrupt.json"

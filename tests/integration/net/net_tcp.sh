@@ -52,7 +52,7 @@ check "duration-bound lat measures as long as asked, in chunks" test "$(json_get
     "e['warmup_iterations'] > 0 and 0.19 < e['duration']['value'] < 0.3 and e['chunks'] >= 1")" = True
 run_rc 0 "$WORK/durbw.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 64K --time 1.2 --json "$WORK/durbw.json"
 check "duration-bound bw measures as long as asked, with a peak over 1 s (or 0.1 s) windows" test "$(json_get "$WORK/durbw.json" \
-    "1.15 < e['duration']['value'] < 1.6 and e['peak_bw']['window_s'] in (1.0, 0.1) and e['peak_bw']['value'] > 0")" = True
+    "1.15 < e['duration']['value'] < 1.8 and e['peak_bw']['window_s'] in (1.0, 0.1) and e['peak_bw']['value'] > 0")" = True
 
 check "server still alive after all clients" kill -0 "$SPID"
 finish
