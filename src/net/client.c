@@ -12,6 +12,7 @@
 #include "flow.h"
 #include "tp/clock.h"
 #include "tp/hist.h"
+#include "tp/log.h"
 #include "tp/net.h"
 #include "tp/result.h"
 #include "tp/stats.h"
@@ -657,9 +658,12 @@ out:
     tp_conn_close(&cl->c);
     if (cl->abandoned)
         return rc; /* a stuck thread still uses cl and the endpoints: leave them */
-    for (size_t i = 0; i < cl->nflows; i++)
-        if (cl->ep[i])
-            cl->ops->close(cl->ep[i]);
+    size_t n = 0;
+    while (n < cl->nflows && cl->ep[n])
+        n++;
+    if (n && !flow_close_eps(cl->ops, cl->ep, n))
+        tp_log(TP_LOG_WARN, "closing the data endpoints to %s did not finish; leaving them",
+               cl->c.peer);
     free(cl);
     return rc;
 }

@@ -251,6 +251,60 @@ int flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err
     return rc ? rc : jrc;
 }
 
+/* Who frees a closer: the waiter (the close ended in time) or the closing
+ * thread (the waiter gave up). One compare-and-swap decides. */
+enum { CLOSING, CLOSED, ORPHANED };
+
+struct closer {
+    const struct tp_transport_ops *ops;
+    size_t n;
+    int state;
+    struct tp_ep *eps[];
+};
+
+static void *closer_main(void *arg)
+{
+    struct closer *c = arg;
+    for (size_t i = 0; i < c->n; i++)
+        c->ops->close(c->eps[i]);
+    int expect = CLOSING;
+    if (!__atomic_compare_exchange_n(&c->state, &expect, CLOSED, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST))
+        free(c); /* orphaned: nobody waits for us */
+    return NULL;
+}
+
+bool flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps, size_t n)
+{
+    struct closer *c = calloc(1, sizeof *c + n * sizeof c->eps[0]);
+    pthread_t t;
+    if (!c)
+        return false;
+    c->ops = ops;
+    c->n = n;
+    c->state = CLOSING;
+    memcpy(c->eps, eps, n * sizeof eps[0]);
+    if (pthread_create(&t, NULL, closer_main, c) != 0) {
+        closer_main(c); /* closes inline; state is now CLOSED */
+        free(c);
+        return true;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2;
+    if (pthread_timedjoin_np(t, NULL, &ts) != 0) {
+        int expect = CLOSING;
+        if (__atomic_compare_exchange_n(&c->state, &expect, ORPHANED, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST)) {
+            pthread_detach(t);
+            return false;
+        }
+        pthread_join(t, NULL); /* it finished just now */
+    }
+    free(c);
+    return true;
+}
+
 double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns)
 {
     size_t w = (size_t)(window_ns / FLOW_INTERVAL_NS);

@@ -69,6 +69,13 @@ int flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
 /* flow_start + flow_join. */
 int flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
 
+/* Close n endpoints in a helper thread and wait up to 2 s: fi_close on a
+ * shared-memory endpoint whose peer was killed holding a lock can spin
+ * forever, and ending a run must not hang on it. A close that does not end
+ * is left running (logged); the endpoints are then leaked. Returns false in
+ * that case. */
+bool flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps, size_t n);
+
 /* Peak receive rate in bytes/s over sliding windows of window_ns (a multiple
  * of FLOW_INTERVAL_NS); falls back to the mean when the run is shorter. */
 double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns);

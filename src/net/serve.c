@@ -351,8 +351,9 @@ static void end_session(struct session *s)
         tp_conn_close(&s->c);
         return;
     }
-    for (size_t i = 0; i < s->nflows; i++)
-        s->ops->close(s->ep[i]);
+    if (s->nflows && !flow_close_eps(s->ops, s->ep, s->nflows))
+        tp_log(TP_LOG_WARN, "client %s: closing the data endpoints did not finish; leaving them",
+               s->c.peer);
     tp_conn_close(&s->c);
     free(s);
 }
