@@ -15,7 +15,7 @@
 #include "tp/error.h"
 
 #define TP_HIST_SUB_BITS 7
-#define TP_HIST_SUB (1u << TP_HIST_SUB_BITS)                        /* 128 */
+#define TP_HIST_SUB (1u << TP_HIST_SUB_BITS)                                  /* 128 */
 #define TP_HIST_BUCKETS (TP_HIST_SUB + (64 - TP_HIST_SUB_BITS) * TP_HIST_SUB) /* 7424 */
 
 typedef struct tp_hist {

@@ -35,19 +35,19 @@ struct tp_net_client_opts {
     enum tp_net_test test;
     const char *host;
     int port;
-    const char *transport;  /* "tcp" or "ofi" */
-    const char *provider;   /* ofi provider, e.g. "tcp;ofi_rxm" */
-    bool rma;               /* ofi: one-sided writes with remote CQ data */
-    const uint64_t *sizes;  /* message sizes, ascending */
+    const char *transport; /* "tcp" or "ofi" */
+    const char *provider;  /* ofi provider, e.g. "tcp;ofi_rxm" */
+    bool rma;              /* ofi: one-sided writes with remote CQ data */
+    const uint64_t *sizes; /* message sizes, ascending */
     size_t nsizes;
-    uint64_t iters;         /* measured iterations per size; 0: bound by duration */
-    uint64_t duration_ns;   /* per size when iters is 0 */
-    uint64_t warmup;        /* warm-up iterations; 0: adaptive, warmup_ns long */
+    uint64_t iters;       /* measured iterations per size; 0: bound by duration */
+    uint64_t duration_ns; /* per size when iters is 0 */
+    uint64_t warmup;      /* warm-up iterations; 0: adaptive, warmup_ns long */
     uint64_t warmup_ns;
-    unsigned window;        /* messages in flight for bw/bibw/loaded streams */
-    unsigned streams;       /* loaded: background streams */
-    uint64_t load_size;     /* loaded: background message size */
-    bool check;             /* verify every payload byte */
+    unsigned window;    /* messages in flight for bw/bibw/loaded streams */
+    unsigned streams;   /* loaded: background streams */
+    uint64_t load_size; /* loaded: background message size */
+    bool check;         /* verify every payload byte */
     bool busy_poll;
     const char *key_file;
     uint64_t timeout_ns;

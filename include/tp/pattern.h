@@ -12,7 +12,7 @@ void tp_pattern_fill(void *buf, size_t len, uint64_t seed);
 
 /* Check buf against the pattern for seed. Returns 0 when every byte matches;
  * else -1 with the first bad offset and the expected and received bytes. */
-int tp_pattern_check(const void *buf, size_t len, uint64_t seed, size_t *bad_off,
-                     uint8_t *want, uint8_t *got);
+int tp_pattern_check(const void *buf, size_t len, uint64_t seed, size_t *bad_off, uint8_t *want,
+                     uint8_t *got);
 
 #endif

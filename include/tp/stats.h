@@ -15,8 +15,8 @@ typedef struct tp_stats {
     uint64_t count;
     double min, max, mean, stdev;
     double p50, p90, p99, p999, p9999;
-    double cv;           /* stdev / mean; 0 when mean is 0 */
-    double mad;          /* median of |x - median| */
+    double cv;               /* stdev / mean; 0 when mean is 0 */
+    double mad;              /* median of |x - median| */
     double ci95_lo, ci95_hi; /* 95 % confidence interval of the mean */
 } tp_stats;
 

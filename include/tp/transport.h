@@ -29,30 +29,30 @@ enum tp_xfer_mode {
 };
 
 struct tp_ep_config {
-    const char *provider;   /* ofi: provider as fi_info prints it ("shm",
-                               "tcp;ofi_rxm", "verbs;ofi_rxm", "efa"); NULL: tcp */
-    const char *local_ip;   /* numeric IP of the local end of the control
-                               connection; data endpoints bind/listen there */
-    const char *peer_name;  /* how errors name the peer, e.g. "10.0.0.2:7471" */
-    bool initiator;         /* true on the client (connects), false on the server */
-    size_t max_msg_bytes;   /* largest message this endpoint will carry (>= 1) */
-    unsigned window;        /* messages in flight in send_stream (>= 1) */
+    const char *provider;  /* ofi: provider as fi_info prints it ("shm",
+                              "tcp;ofi_rxm", "verbs;ofi_rxm", "efa"); NULL: tcp */
+    const char *local_ip;  /* numeric IP of the local end of the control
+                              connection; data endpoints bind/listen there */
+    const char *peer_name; /* how errors name the peer, e.g. "10.0.0.2:7471" */
+    bool initiator;        /* true on the client (connects), false on the server */
+    size_t max_msg_bytes;  /* largest message this endpoint will carry (>= 1) */
+    unsigned window;       /* messages in flight in send_stream (>= 1) */
     enum tp_xfer_mode mode;
-    bool busy_poll;         /* tcp: SO_BUSY_POLL and spinning reads; ofi spins always */
-    bool check;             /* the receiver keeps one buffer per window slot so
-                               on_msg sees every payload before it is reused */
+    bool busy_poll; /* tcp: SO_BUSY_POLL and spinning reads; ofi spins always */
+    bool check;     /* the receiver keeps one buffer per window slot so
+                       on_msg sees every payload before it is reused */
 };
 
 /* Facts about an open endpoint, for the result document's provenance. */
 struct tp_ep_info {
-    char transport[16];   /* "tcp" or "ofi" */
-    char provider[64];    /* ofi: fi_info's provider name (e.g. "tcp;ofi_rxm") */
-    char fabric[128];     /* ofi: fabric name */
-    char domain[128];     /* ofi: domain name (often the NIC) */
-    char api_version[32]; /* ofi: "1.17" of the library actually loaded */
+    char transport[16];         /* "tcp" or "ofi" */
+    char provider[64];          /* ofi: fi_info's provider name (e.g. "tcp;ofi_rxm") */
+    char fabric[128];           /* ofi: fabric name */
+    char domain[128];           /* ofi: domain name (often the NIC) */
+    char api_version[32];       /* ofi: "1.17" of the library actually loaded */
     unsigned long long mr_mode; /* ofi: FI_MR_* bits in force */
-    bool rma;             /* RMA writes with remote CQ data are available */
-    size_t max_msg_bytes; /* largest message the provider allows */
+    bool rma;                   /* RMA writes with remote CQ data are available */
+    size_t max_msg_bytes;       /* largest message the provider allows */
 };
 
 /* Called for each received message in recv_stream: data points at the payload
@@ -67,8 +67,8 @@ struct tp_stream_ctl {
                                  call then returns 0 with *done set */
     tp_msg_fn on_msg;         /* optional, receiver only */
     void *arg;
-    uint64_t *done;           /* optional: messages completed so far, updated as
-                                 the stream runs (read by other threads) */
+    uint64_t *done; /* optional: messages completed so far, updated as
+                       the stream runs (read by other threads) */
 };
 
 struct tp_ep;

@@ -71,8 +71,19 @@ static void usage(FILE *f)
 }
 
 enum {
-    OPT_RMA = 256, OPT_WARMUP, OPT_WARMUP_TIME, OPT_STREAMS, OPT_LOAD_SIZE, OPT_CHECK,
-    OPT_BUSY_POLL, OPT_KEY, OPT_TIMEOUT, OPT_JSON, OPT_BIND, OPT_INSECURE, OPT_ONE_OFF,
+    OPT_RMA = 256,
+    OPT_WARMUP,
+    OPT_WARMUP_TIME,
+    OPT_STREAMS,
+    OPT_LOAD_SIZE,
+    OPT_CHECK,
+    OPT_BUSY_POLL,
+    OPT_KEY,
+    OPT_TIMEOUT,
+    OPT_JSON,
+    OPT_BIND,
+    OPT_INSECURE,
+    OPT_ONE_OFF,
 };
 
 static const struct option long_opts[] = {
@@ -140,8 +151,12 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             rc = tp_parse_duration(optarg, "--time", &c->duration_ns, err);
             p->have_time = true;
             break;
-        case OPT_WARMUP: rc = tp_parse_u64(optarg, "--warmup", 1, 100000000, &c->warmup, err); break;
-        case OPT_WARMUP_TIME: rc = tp_parse_duration(optarg, "--warmup-time", &c->warmup_ns, err); break;
+        case OPT_WARMUP:
+            rc = tp_parse_u64(optarg, "--warmup", 1, 100000000, &c->warmup, err);
+            break;
+        case OPT_WARMUP_TIME:
+            rc = tp_parse_duration(optarg, "--warmup-time", &c->warmup_ns, err);
+            break;
         case 'w':
             rc = tp_parse_u64(optarg, "--window", 1, 4096, &v, err);
             c->window = (unsigned)v;

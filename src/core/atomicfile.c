@@ -25,10 +25,8 @@ static int classify(int errnum)
     case EACCES:
     case ENOTDIR:
     case EROFS:
-    case EISDIR:
-        return TP_EUSAGE;
-    default:
-        return TP_ESYS;
+    case EISDIR: return TP_EUSAGE;
+    default: return TP_ESYS;
     }
 }
 
@@ -145,8 +143,8 @@ int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *er
         goto out;
     }
     if (sync_dir(dir) < 0)
-        rc = tp_error_errno(err, TP_ESYS, errno,
-                            "%s: replaced, but fsync of folder %s failed", path, dir);
+        rc = tp_error_errno(err, TP_ESYS, errno, "%s: replaced, but fsync of folder %s failed",
+                            path, dir);
 out:
     free(dir);
     free(tmp);

@@ -299,8 +299,7 @@ static int buckets_from(tp_hist *h, const json_t *b, tp_error *err)
         if (rc)
             return rc;
         if (c > UINT64_MAX - sum)
-            return tp_error_set(err, TP_EUSAGE, "histogram: field '%s' overflows the count",
-                                name);
+            return tp_error_set(err, TP_EUSAGE, "histogram: field '%s' overflows the count", name);
         sum += c;
         h->counts[i] = c;
     }

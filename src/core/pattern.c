@@ -27,8 +27,8 @@ void tp_pattern_fill(void *buf, size_t len, uint64_t seed)
     }
 }
 
-int tp_pattern_check(const void *buf, size_t len, uint64_t seed, size_t *bad_off,
-                     uint8_t *want, uint8_t *got)
+int tp_pattern_check(const void *buf, size_t len, uint64_t seed, size_t *bad_off, uint8_t *want,
+                     uint8_t *got)
 {
     const unsigned char *p = buf;
     size_t words = (len + 7) / 8;

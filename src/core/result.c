@@ -24,13 +24,13 @@ json_t *tp_result_new(const char *command, json_t *config)
                         json_pack("{s:s, s:f, s:f, s:f}", "source", ci->source, "tsc_hz",
                                   ci->tsc_hz, "resolution_ns", ci->resolution_ns,
                                   "read_overhead_ns", ci->read_overhead_ns));
-    json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:s, s:{s:b, s:s, s:i, s:s}, s:s, s:n, s:o, "
-                            "s:o, s:o}",
-                            "schema", TP_RESULT_SCHEMA, "tool", "name", "trainpath", "version",
-                            TP_VERSION, "command", command, "status", "ok", 0, "code", "running",
-                            "exit_code", 1, "message", "", "started_utc", now, "finished_utc",
-                            "provenance", prov, "config", config ? config : json_object(),
-                            "results", json_object());
+    json_t *doc =
+        json_pack("{s:s, s:{s:s, s:s}, s:s, s:{s:b, s:s, s:i, s:s}, s:s, s:n, s:o, "
+                  "s:o, s:o}",
+                  "schema", TP_RESULT_SCHEMA, "tool", "name", "trainpath", "version", TP_VERSION,
+                  "command", command, "status", "ok", 0, "code", "running", "exit_code", 1,
+                  "message", "", "started_utc", now, "finished_utc", "provenance", prov, "config",
+                  config ? config : json_object(), "results", json_object());
     return doc;
 }
 

@@ -201,10 +201,12 @@ json_t *tp_stats_to_json(const tp_stats *s, double scale, const char *unit)
         const char *name;
         double v;
     } f[] = {
-        {"min", s->min / scale},     {"mean", s->mean / scale},       {"stdev", s->stdev / scale},
-        {"p50", s->p50 / scale},     {"p90", s->p90 / scale},         {"p99", s->p99 / scale},
-        {"p99_9", s->p999 / scale},  {"p99_99", s->p9999 / scale},    {"max", s->max / scale},
-        {"cv", s->cv},               {"mad", s->mad / scale},         {"ci95_lo", s->ci95_lo / scale},
+        {"min", s->min / scale},         {"mean", s->mean / scale},
+        {"stdev", s->stdev / scale},     {"p50", s->p50 / scale},
+        {"p90", s->p90 / scale},         {"p99", s->p99 / scale},
+        {"p99_9", s->p999 / scale},      {"p99_99", s->p9999 / scale},
+        {"max", s->max / scale},         {"cv", s->cv},
+        {"mad", s->mad / scale},         {"ci95_lo", s->ci95_lo / scale},
         {"ci95_hi", s->ci95_hi / scale},
     };
     int bad = json_object_set_new(j, "count", json_integer((json_int_t)s->count));

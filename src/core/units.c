@@ -58,11 +58,12 @@ static int size_of(const char *s, size_t len, const char *what, uint64_t *bytes,
             nd = 0; /* unknown suffix */
     }
     if (nd == 0)
-        return tp_error_set(err, TP_EUSAGE, "%s: cannot parse '%.*s' as a size (use e.g. 64, 4K, 1M)",
-                            name(what), (int)len, s);
+        return tp_error_set(err, TP_EUSAGE,
+                            "%s: cannot parse '%.*s' as a size (use e.g. 64, 4K, 1M)", name(what),
+                            (int)len, s);
     if (v == 0)
-        return tp_error_set(err, TP_EUSAGE, "%s: size '%.*s' must be greater than zero",
-                            name(what), (int)len, s);
+        return tp_error_set(err, TP_EUSAGE, "%s: size '%.*s' must be greater than zero", name(what),
+                            (int)len, s);
     if (shift && v > (UINT64_MAX >> shift))
         return tp_error_set(err, TP_EUSAGE, "%s: '%.*s' is too large", name(what), (int)len, s);
     *bytes = v << shift;

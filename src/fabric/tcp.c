@@ -58,8 +58,8 @@ struct tp_ep {
     int armed;            /* atomic */
     uint64_t progress_ns; /* atomic: last progress of the armed call */
     uint64_t op_timeout_ns;
-    int fired;            /* atomic: the watchdog shut the socket down */
-    bool sliced;          /* SO_RCVTIMEO/SO_SNDTIMEO slices are set */
+    int fired;   /* atomic: the watchdog shut the socket down */
+    bool sliced; /* SO_RCVTIMEO/SO_SNDTIMEO slices are set */
     size_t max_msg;
     size_t rx_cap;
     void *tx;
@@ -411,8 +411,7 @@ static bool from_expected_ip(int fd, const char *want_ip)
 /* Accept the client's data connection. Connections from any other IP than
  * the one the client announced over the authenticated control channel are
  * dropped, so a third host cannot slip into the data path. */
-static int server_accept(struct tp_ep *ep, const char *peer_ip, uint64_t timeout_ns,
-                         tp_error *err)
+static int server_accept(struct tp_ep *ep, const char *peer_ip, uint64_t timeout_ns, tp_error *err)
 {
     if (ep->lfd < 0)
         return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is not listening", ep->peer);
@@ -462,8 +461,10 @@ static int check_ready(struct tp_ep *ep, size_t len, tp_error *err)
     if (ep->fd < 0)
         return tp_error_set(err, TP_EUSAGE, "tcp endpoint for %s is not connected", ep->peer);
     if (ep->broken)
-        return tp_error_set(err, TP_EPROTO,
-                            "tcp endpoint for %s failed, timed out or was left mid-stream; open a new one", ep->peer);
+        return tp_error_set(
+            err, TP_EPROTO,
+            "tcp endpoint for %s failed, timed out or was left mid-stream; open a new one",
+            ep->peer);
     if (len < 1 || len > ep->max_msg)
         return tp_error_set(err, TP_EUSAGE, "message of %zu bytes outside 1..%zu", len,
                             ep->max_msg);
@@ -642,8 +643,7 @@ static int begin_stream(struct tp_ep *ep, size_t len, const struct tp_stream_ctl
         return rc;
     set_done(ctl, 0);
     if (ctl->stop && !ep->busy_poll && set_slice(ep, true) != 0)
-        return tp_error_errno(err, TP_ESYS, errno, "socket timeouts on the stream to %s",
-                              ep->peer);
+        return tp_error_errno(err, TP_ESYS, errno, "socket timeouts on the stream to %s", ep->peer);
     return 0;
 }
 

@@ -31,10 +31,10 @@ struct client {
     size_t nflows;
     struct tp_ep *ep[NET_MAX_FLOWS];
     enum flow_kind kind[NET_MAX_FLOWS];
-    bool abandoned;  /* a flow thread is stuck: leak its phase and endpoints */
+    bool abandoned;       /* a flow thread is stuck: leak its phase and endpoints */
     volatile int bg_stop; /* stops the loaded test's background streams */
-    json_t *results; /* borrowed: doc["results"] */
-    json_t *prov;    /* borrowed: doc["provenance"] */
+    json_t *results;      /* borrowed: doc["results"] */
+    json_t *prov;         /* borrowed: doc["provenance"] */
 };
 
 json_t *tp_net_config_json(const struct tp_net_client_opts *o)
@@ -43,13 +43,13 @@ json_t *tp_net_config_json(const struct tp_net_client_opts *o)
     for (size_t i = 0; i < o->nsizes; i++)
         json_array_append_new(sizes, json_integer((json_int_t)o->sizes[i]));
     json_t *cfg = json_pack(
-        "{s:s, s:s, s:i, s:s, s:s?, s:s, s:o, s:I, s:f, s:I, s:f, s:i, s:b, s:b, s:b, s:f}",
-        "test", test_names[o->test], "host", o->host, "port", o->port, "transport",
-        o->transport, "provider", o->provider, "mode", o->rma ? "rma" : "msg", "sizes_bytes",
-        sizes, "iterations", (json_int_t)o->iters, "duration_s", (double)o->duration_ns / 1e9,
-        "warmup_iterations", (json_int_t)o->warmup, "warmup_s", (double)o->warmup_ns / 1e9,
-        "window", o->test == TP_NET_LAT ? 1 : (int)o->window, "check", o->check, "busy_poll", o->busy_poll, "authenticated",
-        o->key_file != NULL, "timeout_s", (double)o->timeout_ns / 1e9);
+        "{s:s, s:s, s:i, s:s, s:s?, s:s, s:o, s:I, s:f, s:I, s:f, s:i, s:b, s:b, s:b, s:f}", "test",
+        test_names[o->test], "host", o->host, "port", o->port, "transport", o->transport,
+        "provider", o->provider, "mode", o->rma ? "rma" : "msg", "sizes_bytes", sizes, "iterations",
+        (json_int_t)o->iters, "duration_s", (double)o->duration_ns / 1e9, "warmup_iterations",
+        (json_int_t)o->warmup, "warmup_s", (double)o->warmup_ns / 1e9, "window",
+        o->test == TP_NET_LAT ? 1 : (int)o->window, "check", o->check, "busy_poll", o->busy_poll,
+        "authenticated", o->key_file != NULL, "timeout_s", (double)o->timeout_ns / 1e9);
     if (o->test == TP_NET_LOADED) {
         json_object_set_new(cfg, "streams", json_integer(o->streams));
         json_object_set_new(cfg, "load_size_bytes", json_integer((json_int_t)o->load_size));
@@ -70,13 +70,13 @@ static int request(struct client *cl, tp_error *err)
     json_t *flows = json_array();
     for (size_t i = 0; i < cl->nflows; i++)
         json_array_append_new(flows, json_string(cl->kind[i] == FLOW_PINGPONG ? "pingpong"
-                                                 : cl->kind[i] == FLOW_C2S   ? "c2s"
-                                                                             : "s2c"));
-    json_t *req = json_pack("{s:s, s:s, s:I, s:i, s:I, s:b, s:b, s:o}", "transport",
-                            o->transport, "mode", o->rma ? "rma" : "msg", "max_msg",
-                            (json_int_t)max_msg, "window", (int)window, "timeout_ms",
-                            (json_int_t)(o->timeout_ns / 1000000u), "busy_poll", o->busy_poll,
-                            "check", o->check, "flows", flows);
+                                                 : cl->kind[i] == FLOW_C2S    ? "c2s"
+                                                                              : "s2c"));
+    json_t *req =
+        json_pack("{s:s, s:s, s:I, s:i, s:I, s:b, s:b, s:o}", "transport", o->transport, "mode",
+                  o->rma ? "rma" : "msg", "max_msg", (json_int_t)max_msg, "window", (int)window,
+                  "timeout_ms", (json_int_t)(o->timeout_ns / 1000000u), "busy_poll", o->busy_poll,
+                  "check", o->check, "flows", flows);
     if (o->provider)
         json_object_set_new(req, "provider", json_string(o->provider));
     int rc = tp_wire_send(&cl->c, TP_F_REQUEST, req, err);
@@ -133,13 +133,13 @@ static int request(struct client *cl, tp_error *err)
     if (!rc && !(rc = tp_wire_expect(&cl->c, TP_F_DONE, &done, err))) {
         struct tp_ep_info info;
         cl->ops->info(cl->ep[0], &info);
-        json_object_set_new(
-            cl->prov, "transport",
-            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:I}", "transport",
-                      info.transport, "provider", info.provider, "fabric", info.fabric, "domain",
-                      info.domain, "api_version", info.api_version, "libfabric_runtime",
-                      tp_ofi_version(), "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
-                      "max_msg_bytes", (json_int_t)info.max_msg_bytes));
+        json_object_set_new(cl->prov, "transport",
+                            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:I}", "transport",
+                                      info.transport, "provider", info.provider, "fabric",
+                                      info.fabric, "domain", info.domain, "api_version",
+                                      info.api_version, "libfabric_runtime", tp_ofi_version(),
+                                      "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
+                                      "max_msg_bytes", (json_int_t)info.max_msg_bytes));
     }
     json_decref(done);
     return rc;
@@ -186,8 +186,8 @@ static int send_run(struct client *cl, const struct phase *p, uint64_t count, tp
     json_t *idx = json_array();
     for (size_t i = 0; i < p->n; i++)
         json_array_append_new(idx, json_integer((json_int_t)p->flows[i]));
-    json_t *run = json_pack("{s:o, s:I, s:I}", "flows", idx, "size", (json_int_t)p->size,
-                            "count", (json_int_t)count);
+    json_t *run = json_pack("{s:o, s:I, s:I}", "flows", idx, "size", (json_int_t)p->size, "count",
+                            (json_int_t)count);
     int rc = tp_wire_send(&cl->c, TP_F_RUN, run, err);
     json_decref(run);
     return rc;
@@ -313,8 +313,8 @@ static uint64_t chunk_count(const struct tp_net_client_opts *o, double per_iter_
 }
 
 /* More chunks needed? Stop within 1 % of the target or one iteration of it. */
-static bool chunks_left(const struct tp_net_client_opts *o, uint64_t elapsed_ns,
-                        double per_iter_ns, int chunks)
+static bool chunks_left(const struct tp_net_client_opts *o, uint64_t elapsed_ns, double per_iter_ns,
+                        int chunks)
 {
     if (o->iters || chunks >= MAX_CHUNKS || elapsed_ns >= o->duration_ns)
         return false;
@@ -389,13 +389,13 @@ static int pingpong(struct client *cl, size_t f, uint64_t size, tp_hist *rtt, js
     tp_stats st;
     tp_stats_from_hist(rtt, &st);
     double dur = (double)elapsed;
-    *entry = json_pack("{s:I, s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "size_bytes",
-                       (json_int_t)size, "warmup_iterations", (json_int_t)wn, "iterations",
-                       (json_int_t)iters, "chunks", chunks, "duration", tp_metric(dur / 1e9, "s"),
-                       "latency", tp_stats_to_json(&st, 2.0, "ns"), "rtt",
-                       tp_stats_to_json(&st, 1.0, "ns"), "rtt_histogram", tp_hist_to_json(rtt),
-                       "msg_rate", tp_metric(dur > 0 ? 2.0 * (double)iters * 1e9 / dur : 0, "msg/s"),
-                       "cpu", cpu_json(&cpu, 2.0 * (double)(iters * size), 2.0 * (double)iters));
+    *entry = json_pack(
+        "{s:I, s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "size_bytes", (json_int_t)size,
+        "warmup_iterations", (json_int_t)wn, "iterations", (json_int_t)iters, "chunks", chunks,
+        "duration", tp_metric(dur / 1e9, "s"), "latency", tp_stats_to_json(&st, 2.0, "ns"), "rtt",
+        tp_stats_to_json(&st, 1.0, "ns"), "rtt_histogram", tp_hist_to_json(rtt), "msg_rate",
+        tp_metric(dur > 0 ? 2.0 * (double)iters * 1e9 / dur : 0, "msg/s"), "cpu",
+        cpu_json(&cpu, 2.0 * (double)(iters * size), 2.0 * (double)iters));
     return 0;
 }
 
@@ -418,10 +418,10 @@ static int test_lat(struct client *cl, json_t *list, tp_error *err)
 
 /* Totals of a bandwidth measurement over its chunks. */
 struct bw_sum {
-    uint64_t msgs;     /* per direction */
-    uint64_t span_ns;  /* sum of chunk spans: first start to last finish */
-    uint64_t c2s_ns;   /* bibw: client's sending time */
-    uint64_t s2c_ns;   /* bibw: client's receiving time, first to last arrival */
+    uint64_t msgs;    /* per direction */
+    uint64_t span_ns; /* sum of chunk spans: first start to last finish */
+    uint64_t c2s_ns;  /* bibw: client's sending time */
+    uint64_t s2c_ns;  /* bibw: client's receiving time, first to last arrival */
     uint64_t s2c_bytes;
     double peak_1s, peak_100ms;
     bool have_1s;
@@ -487,20 +487,20 @@ static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
         double per_dir = (double)(b.msgs * size);
         double bytes = bidir ? 2 * per_dir : per_dir;
         double msgs = (double)b.msgs * (bidir ? 2 : 1);
-        json_t *e = json_pack(
-            "{s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:o}", "size_bytes", (json_int_t)size,
-            "warmup_messages", (json_int_t)wn, "messages", (json_int_t)b.msgs, "bytes",
-            (json_int_t)bytes, "chunks", chunks, "duration", tp_metric(dur / 1e9, "s"),
-            bidir ? "bibw" : "bw", tp_metric(dur > 0 ? bytes * 1e9 / dur : 0, "B/s"), "msg_rate",
-            tp_metric(dur > 0 ? msgs * 1e9 / dur : 0, "msg/s"));
+        json_t *e =
+            json_pack("{s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:o}", "size_bytes", (json_int_t)size,
+                      "warmup_messages", (json_int_t)wn, "messages", (json_int_t)b.msgs, "bytes",
+                      (json_int_t)bytes, "chunks", chunks, "duration", tp_metric(dur / 1e9, "s"),
+                      bidir ? "bibw" : "bw", tp_metric(dur > 0 ? bytes * 1e9 / dur : 0, "B/s"),
+                      "msg_rate", tp_metric(dur > 0 ? msgs * 1e9 / dur : 0, "msg/s"));
         if (!bidir) {
             json_object_set_new(e, "peak_bw",
                                 json_pack("{s:f, s:s, s:f}", "value",
                                           b.have_1s ? b.peak_1s : b.peak_100ms, "unit", "B/s",
                                           "window_s", b.have_1s ? 1.0 : 0.1));
         } else {
-            json_object_set_new(
-                e, "bw_c2s", tp_metric(b.c2s_ns ? per_dir * 1e9 / (double)b.c2s_ns : 0, "B/s"));
+            json_object_set_new(e, "bw_c2s",
+                                tp_metric(b.c2s_ns ? per_dir * 1e9 / (double)b.c2s_ns : 0, "B/s"));
             json_object_set_new(
                 e, "bw_s2c",
                 tp_metric(b.s2c_ns ? (double)b.s2c_bytes * 1e9 / (double)b.s2c_ns : 0, "B/s"));
@@ -535,8 +535,7 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     cl->bg_stop = 0;
     setup_jobs(cl, bg, &cl->bg_stop);
     json_t *ack = NULL;
-    if ((rc = send_run(cl, bg, 0, err)) ||
-        (rc = tp_wire_expect(&cl->c, TP_F_DONE, &ack, err))) {
+    if ((rc = send_run(cl, bg, 0, err)) || (rc = tp_wire_expect(&cl->c, TP_F_DONE, &ack, err))) {
         phase_free(cl, bg);
         return rc;
     }
@@ -573,24 +572,23 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     uint64_t bytes = 0;
     json_t *fl;
     size_t k;
-    json_array_foreach(json_object_get(done, "flows"), k, fl)
-        bytes += (uint64_t)json_integer_value(json_object_get(fl, "bytes"));
+    json_array_foreach(json_object_get(done, "flows"), k, fl) bytes +=
+        (uint64_t)json_integer_value(json_object_get(fl, "bytes"));
     json_decref(done);
     double dur = (double)(t1 - t0);
     json_object_set_new(res, "load",
-                        json_pack("{s:i, s:I, s:I, s:o}", "streams", (int)o->streams,
-                                  "size_bytes", (json_int_t)o->load_size, "bytes",
-                                  (json_int_t)bytes, "bw",
+                        json_pack("{s:i, s:I, s:I, s:o}", "streams", (int)o->streams, "size_bytes",
+                                  (json_int_t)o->load_size, "bytes", (json_int_t)bytes, "bw",
                                   tp_metric(dur > 0 ? (double)bytes * 1e9 / dur : 0, "B/s")));
     json_t *impact = json_array();
     for (size_t i = 0; i < json_array_size(iso) && i < json_array_size(lod); i++) {
         json_t *a = json_object_get(json_array_get(iso, i), "latency");
         json_t *b = json_object_get(json_array_get(lod, i), "latency");
         double mi = stat_of(a, "mean"), pi = stat_of(a, "p99");
-        json_array_append_new(
-            impact, json_pack("{s:I, s:f, s:f}", "size_bytes", (json_int_t)o->sizes[i], "mean",
-                              mi > 0 ? stat_of(b, "mean") / mi : 0, "p99",
-                              pi > 0 ? stat_of(b, "p99") / pi : 0));
+        json_array_append_new(impact,
+                              json_pack("{s:I, s:f, s:f}", "size_bytes", (json_int_t)o->sizes[i],
+                                        "mean", mi > 0 ? stat_of(b, "mean") / mi : 0, "p99",
+                                        pi > 0 ? stat_of(b, "p99") / pi : 0));
     }
     json_object_set_new(res, "impact_factor", impact);
     return 0;
@@ -609,8 +607,7 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     int rc = 0;
     cl->ops = tp_transport_find(o->transport);
     if (!cl->ops) {
-        rc = tp_error_set(err, TP_EUSAGE, "--transport %s: unknown (use tcp or ofi)",
-                          o->transport);
+        rc = tp_error_set(err, TP_EUSAGE, "--transport %s: unknown (use tcp or ofi)", o->transport);
         goto out;
     }
     if (strcmp(o->transport, "ofi") == 0 && (rc = tp_ofi_provider_check(o->provider, err)))
@@ -618,8 +615,14 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     if (o->key_file && (rc = tp_key_load(&cl->key, o->key_file, err)))
         goto out;
     switch (o->test) {
-    case TP_NET_LAT: cl->nflows = 1; cl->kind[0] = FLOW_PINGPONG; break;
-    case TP_NET_BW: cl->nflows = 1; cl->kind[0] = FLOW_C2S; break;
+    case TP_NET_LAT:
+        cl->nflows = 1;
+        cl->kind[0] = FLOW_PINGPONG;
+        break;
+    case TP_NET_BW:
+        cl->nflows = 1;
+        cl->kind[0] = FLOW_C2S;
+        break;
     case TP_NET_BIBW:
         cl->nflows = 2;
         cl->kind[0] = FLOW_C2S;

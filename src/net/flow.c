@@ -88,8 +88,7 @@ static int pong(struct flow_job *j)
 static int send_stream(struct flow_job *j)
 {
     const void *data;
-    struct tp_stream_ctl ctl = {
-        .timeout_ns = j->timeout_ns, .stop = j->stop, .done = &j->done};
+    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns, .stop = j->stop, .done = &j->done};
     j->start_ns = tp_now_ns();
     int rc = j->ops->send_stream(j->ep, j->size, j->count, &ctl, &j->err);
     if (rc)
@@ -141,11 +140,8 @@ static int on_msg(void *arg, const void *data, size_t len, uint64_t index)
 
 static int recv_stream(struct flow_job *j)
 {
-    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns,
-                                .stop = j->stop,
-                                .on_msg = on_msg,
-                                .arg = j,
-                                .done = &j->done};
+    struct tp_stream_ctl ctl = {
+        .timeout_ns = j->timeout_ns, .stop = j->stop, .on_msg = on_msg, .arg = j, .done = &j->done};
     int rc = j->ops->recv_stream(j->ep, j->size, j->count, &ctl, &j->err);
     if (rc)
         return rc;

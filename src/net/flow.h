@@ -15,10 +15,10 @@
 enum flow_kind { FLOW_PINGPONG, FLOW_C2S, FLOW_S2C };
 
 enum flow_role {
-    ROLE_PING,  /* client side of a ping-pong: times round trips */
-    ROLE_PONG,  /* server side: echoes */
-    ROLE_SEND,  /* stream sender */
-    ROLE_RECV,  /* stream receiver */
+    ROLE_PING, /* client side of a ping-pong: times round trips */
+    ROLE_PONG, /* server side: echoes */
+    ROLE_SEND, /* stream sender */
+    ROLE_RECV, /* stream receiver */
 };
 
 #define FLOW_INTERVAL_NS 100000000ull /* receive-rate sampling interval: 100 ms */
@@ -36,15 +36,15 @@ struct flow_job {
     struct tp_ep *ep;
     enum flow_role role;
     uint64_t size, count;
-    bool check, corrupt;          /* corrupt: fault injection, flip one sent byte */
+    bool check, corrupt; /* corrupt: fault injection, flip one sent byte */
     const volatile int *stop;
     uint64_t timeout_ns;
-    tp_hist *rtt;                 /* ROLE_PING: round trips recorded here (NULL: don't) */
-    const char *peer;             /* names the peer in errors */
+    tp_hist *rtt;     /* ROLE_PING: round trips recorded here (NULL: don't) */
+    const char *peer; /* names the peer in errors */
     /* out */
-    uint64_t start_ns, end_ns;    /* ROLE_PING/SEND: first send to last completion */
-    uint64_t done;                /* messages completed */
-    struct rx_stats rx;           /* ROLE_RECV */
+    uint64_t start_ns, end_ns; /* ROLE_PING/SEND: first send to last completion */
+    uint64_t done;             /* messages completed */
+    struct rx_stats rx;        /* ROLE_RECV */
     int rc;
     tp_error err;
     pthread_t thread;

@@ -98,15 +98,14 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
     json_t *flows = json_object_get(req, "flows");
     if (!json_is_array(flows) || json_array_size(flows) < 1 ||
         json_array_size(flows) > NET_MAX_FLOWS)
-        return tp_error_set(err, TP_EPROTO, "peer %s: 'flows' must be an array of 1..%d",
-                            c->peer, NET_MAX_FLOWS);
+        return tp_error_set(err, TP_EPROTO, "peer %s: 'flows' must be an array of 1..%d", c->peer,
+                            NET_MAX_FLOWS);
     s->ops = tp_transport_find(transport);
     if (!s->ops)
         return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has tcp, ofi)",
                             transport);
     if (strcmp(mode, "msg") != 0 && strcmp(mode, "rma") != 0)
-        return tp_error_set(err, TP_EPROTO, "peer %s: mode '%s' is not msg or rma", c->peer,
-                            mode);
+        return tp_error_set(err, TP_EPROTO, "peer %s: mode '%s' is not msg or rma", c->peer, mode);
     if (strcmp(transport, "ofi") == 0) {
         if (!provider)
             return tp_error_set(err, TP_EUSAGE, "transport ofi needs a provider");
@@ -133,8 +132,7 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
         const char *k = json_string_value(json_array_get(flows, i));
         if (!k || parse_kind(k, &s->kind[i]) != 0) {
             json_decref(addrs);
-            return tp_error_set(err, TP_EPROTO, "peer %s: flow %zu has no valid kind", c->peer,
-                                i);
+            return tp_error_set(err, TP_EPROTO, "peer %s: flow %zu has no valid kind", c->peer, i);
         }
         if ((rc = s->ops->open(&s->cfg, &s->ep[i], err))) {
             json_decref(addrs);
@@ -148,8 +146,8 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
     json_t *host = tp_sysinfo_json(NULL);
     json_object_del(host, "nics");
     json_object_set_new(host, "process", tp_process_json());
-    json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s}}", "flows", addrs, "host", host,
-                            "endpoint", "provider", info.provider, "domain", info.domain);
+    json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s}}", "flows", addrs, "host", host, "endpoint",
+                            "provider", info.provider, "domain", info.domain);
     rc = tp_wire_send(c, TP_F_ACCEPT, acc, err);
     json_decref(acc);
     return rc;
@@ -160,13 +158,13 @@ static int on_connect(struct session *s, json_t *body, tp_error *err)
 {
     json_t *addrs = json_object_get(body, "flows");
     if (!json_is_array(addrs) || json_array_size(addrs) != s->nflows)
-        return tp_error_set(err, TP_EPROTO, "peer %s: CONNECT must carry %zu addresses",
-                            s->c.peer, s->nflows);
+        return tp_error_set(err, TP_EPROTO, "peer %s: CONNECT must carry %zu addresses", s->c.peer,
+                            s->nflows);
     for (size_t i = 0; i < s->nflows; i++) {
         json_t *a = json_array_get(addrs, i);
         if (!json_is_string(a) || json_string_length(a) > 4096)
-            return tp_error_set(err, TP_EPROTO, "peer %s: address %zu is not a string",
-                                s->c.peer, i);
+            return tp_error_set(err, TP_EPROTO, "peer %s: address %zu is not a string", s->c.peer,
+                                i);
         int rc = s->ops->connect(s->ep[i], json_string_value(a), s->timeout_ns, err);
         if (rc)
             return rc;
@@ -194,8 +192,7 @@ static json_t *done_json(struct flow_job *jobs, size_t n, double u0, double s0)
                      s1 - s0);
 }
 
-static int stop_background(struct session *s, double u0, double s0, json_t **done,
-                           tp_error *err)
+static int stop_background(struct session *s, double u0, double s0, json_t **done, tp_error *err)
 {
     if (!s->bg)
         return 0;
@@ -233,8 +230,7 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
         return tp_error_set(err, TP_EPROTO, "peer %s: RUN needs 1..%zu flow indices", s->c.peer,
                             s->nflows);
     if (count == 0 && s->bg)
-        return tp_error_set(err, TP_EPROTO, "peer %s: background flows already running",
-                            s->c.peer);
+        return tp_error_set(err, TP_EPROTO, "peer %s: background flows already running", s->c.peer);
     struct flow_job *jobs = calloc(n, sizeof *jobs);
     if (!jobs)
         return tp_error_set(err, TP_ENOMEM, "RUN");
@@ -309,14 +305,13 @@ static int run_session(struct session *s, tp_error *err)
                            : on_request(s, body, err);
             break;
         case TP_F_CONNECT:
-            rc = s->nflows ? on_connect(s, body, err)
-                           : tp_error_set(err, TP_EPROTO, "peer %s: CONNECT before REQUEST",
-                                          s->c.peer);
+            rc = s->nflows
+                     ? on_connect(s, body, err)
+                     : tp_error_set(err, TP_EPROTO, "peer %s: CONNECT before REQUEST", s->c.peer);
             break;
         case TP_F_RUN:
             rc = s->nflows ? on_run(s, body, err)
-                           : tp_error_set(err, TP_EPROTO, "peer %s: RUN before REQUEST",
-                                          s->c.peer);
+                           : tp_error_set(err, TP_EPROTO, "peer %s: RUN before REQUEST", s->c.peer);
             break;
         case TP_F_STOP: {
             json_t *done = NULL;
@@ -394,12 +389,12 @@ static bool is_loopback(const struct sockaddr *sa)
     return false;
 }
 
-static int listen_on(const struct tp_net_server_opts *o, bool have_key, int *out_fd,
-                     tp_error *err)
+static int listen_on(const struct tp_net_server_opts *o, bool have_key, int *out_fd, tp_error *err)
 {
     char svc[16];
     snprintf(svc, sizeof svc, "%d", o->port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     int g = getaddrinfo(o->bind, svc, &hints, &res);
@@ -422,10 +417,9 @@ static int listen_on(const struct tp_net_server_opts *o, bool have_key, int *out
         if (fd >= 0)
             close(fd);
         freeaddrinfo(res);
-        return tp_error_errno(err, e == EADDRINUSE || e == EADDRNOTAVAIL || e == EACCES
-                                       ? TP_EUSAGE
-                                       : TP_ESYS,
-                              e, "cannot listen on %s port %d", o->bind, o->port);
+        return tp_error_errno(
+            err, e == EADDRINUSE || e == EADDRNOTAVAIL || e == EACCES ? TP_EUSAGE : TP_ESYS, e,
+            "cannot listen on %s port %d", o->bind, o->port);
     }
     freeaddrinfo(res);
     *out_fd = fd;

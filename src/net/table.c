@@ -25,21 +25,19 @@ static void lat_table(FILE *f, const json_t *list, const char *title)
     {
         const json_t *l = json_object_get(e, "latency");
         char sz[32];
-        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
-                    sizeof sz);
+        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
         fprintf(f, "%9s %10lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f\n", sz,
                 (long long)json_integer_value(json_object_get(e, "iterations")),
-                num(l, "min") / 1e3, num(l, "p50") / 1e3, num(l, "mean") / 1e3,
-                num(l, "p90") / 1e3, num(l, "p99") / 1e3, num(l, "p99_9") / 1e3,
-                num(l, "max") / 1e3, num(l, "stdev") / 1e3, num(l, "mad") / 1e3);
+                num(l, "min") / 1e3, num(l, "p50") / 1e3, num(l, "mean") / 1e3, num(l, "p90") / 1e3,
+                num(l, "p99") / 1e3, num(l, "p99_9") / 1e3, num(l, "max") / 1e3,
+                num(l, "stdev") / 1e3, num(l, "mad") / 1e3);
     }
 }
 
 static void bw_table(FILE *f, const json_t *list, bool bidir)
 {
     const char *key = bidir ? "bibw" : "bw";
-    fprintf(f, "%s: bandwidth (GB/s = 1e9 B/s)%s\n", key,
-            bidir ? ", sum of both directions" : "");
+    fprintf(f, "%s: bandwidth (GB/s = 1e9 B/s)%s\n", key, bidir ? ", sum of both directions" : "");
     fprintf(f, "%9s %10s %9s %9s %9s %10s %11s %11s\n", "size", "messages", "GB/s", "Gbit/s",
             "Mmsg/s", bidir ? "c2s GB/s" : "peak GB/s", "cli s/GB", "srv s/GB");
     size_t i;
@@ -47,14 +45,12 @@ static void bw_table(FILE *f, const json_t *list, bool bidir)
     json_array_foreach(list, i, e)
     {
         char sz[32];
-        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
-                    sizeof sz);
+        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
         double bw = num(e, key);
         const json_t *cpu = json_object_get(e, "cpu");
         fprintf(f, "%9s %10lld %9.3f %9.3f %9.3f %10.3f %11.3f %11.3f\n", sz,
                 (long long)json_integer_value(json_object_get(e, "messages")), bw / 1e9,
-                bw * 8 / 1e9, num(e, "msg_rate") / 1e6,
-                num(e, bidir ? "bw_c2s" : "peak_bw") / 1e9,
+                bw * 8 / 1e9, num(e, "msg_rate") / 1e6, num(e, bidir ? "bw_c2s" : "peak_bw") / 1e9,
                 num(json_object_get(cpu, "client"), "per_GB"),
                 num(json_object_get(cpu, "server"), "per_GB"));
     }
@@ -69,8 +65,8 @@ void tp_net_print(FILE *f, const json_t *doc)
     char title[256];
     const char *transport = json_string_value(json_object_get(cfg, "transport"));
     bool ofi = transport && strcmp(transport, "ofi") == 0 && tr;
-    snprintf(title, sizeof title, "trainpath net %s %s:%lld over %s%s%s%s",
-             test ? test : "?", json_string_value(json_object_get(cfg, "host")),
+    snprintf(title, sizeof title, "trainpath net %s %s:%lld over %s%s%s%s", test ? test : "?",
+             json_string_value(json_object_get(cfg, "host")),
              (long long)json_integer_value(json_object_get(cfg, "port")), transport,
              ofi ? " provider " : "", ofi ? json_string_value(json_object_get(tr, "provider")) : "",
              strcmp(json_string_value(json_object_get(cfg, "mode")), "rma") == 0
@@ -94,8 +90,8 @@ void tp_net_print(FILE *f, const json_t *doc)
                     num(load, "bw") / 1e9);
         size_t i;
         json_t *e;
-        fprintf(f, "congestion impact factor (loaded / isolated):\n%9s %9s %9s\n", "size",
-                "mean", "p99");
+        fprintf(f, "congestion impact factor (loaded / isolated):\n%9s %9s %9s\n", "size", "mean",
+                "p99");
         json_array_foreach(json_object_get(res, "impact_factor"), i, e)
         {
             char sz[32];

@@ -28,8 +28,8 @@ int tp_key_load(struct tp_key *k, const char *path, tp_error *err)
     if (more != EOF)
         return tp_error_set(err, TP_EUSAGE, "--key-file %s: key longer than %d bytes", path,
                             TP_KEY_MAX);
-    while (n > 0 && (k->bytes[n - 1] == '\n' || k->bytes[n - 1] == '\r' ||
-                     k->bytes[n - 1] == ' ' || k->bytes[n - 1] == '\t'))
+    while (n > 0 && (k->bytes[n - 1] == '\n' || k->bytes[n - 1] == '\r' || k->bytes[n - 1] == ' ' ||
+                     k->bytes[n - 1] == '\t'))
         n--;
     if (n < TP_KEY_MIN)
         return tp_error_set(err, TP_EUSAGE,
@@ -46,8 +46,8 @@ static void hexenc(char *out, const unsigned char *in, size_t n)
     sodium_bin2hex(out, 2 * n + 1, in, n);
 }
 
-static int hexdec(struct tp_conn *c, const json_t *o, const char *key, unsigned char *out,
-                  size_t n, tp_error *err)
+static int hexdec(struct tp_conn *c, const json_t *o, const char *key, unsigned char *out, size_t n,
+                  tp_error *err)
 {
     const char *s;
     int rc = tp_wire_str(c, o, key, 2 * n, &s, err);
@@ -89,8 +89,8 @@ int tp_auth_server(struct tp_conn *c, const struct tp_key *key, tp_error *err)
     char hex[2 * MAC + 1];
     randombytes_buf(sn, sizeof sn);
     hexenc(hex, sn, NONCE);
-    json_t *hello = json_pack("{s:i, s:s, s:s, s:s}", "proto", TP_WIRE_PROTO, "version",
-                              TP_VERSION, "auth", key->set ? "hmac-sha256" : "none", "nonce", hex);
+    json_t *hello = json_pack("{s:i, s:s, s:s, s:s}", "proto", TP_WIRE_PROTO, "version", TP_VERSION,
+                              "auth", key->set ? "hmac-sha256" : "none", "nonce", hex);
     int rc = tp_wire_send(c, TP_F_HELLO, hello, err);
     json_decref(hello);
     if (rc)
@@ -107,8 +107,8 @@ int tp_auth_server(struct tp_conn *c, const struct tp_key *key, tp_error *err)
     if (proto != TP_WIRE_PROTO) {
         json_decref(a);
         char why[96];
-        snprintf(why, sizeof why, "protocol %llu, this server speaks %d",
-                 (unsigned long long)proto, TP_WIRE_PROTO);
+        snprintf(why, sizeof why, "protocol %llu, this server speaks %d", (unsigned long long)proto,
+                 TP_WIRE_PROTO);
         return reject(c, why, err);
     }
     if (key->set) {
@@ -155,8 +155,8 @@ int tp_auth_client(struct tp_conn *c, const struct tp_key *key, tp_error *err)
     bool server_auth = strcmp(mode, "hmac-sha256") == 0;
     json_decref(h);
     if (proto != TP_WIRE_PROTO)
-        return tp_error_set(err, TP_EPROTO, "server %s speaks protocol %llu, we speak %d",
-                            c->peer, (unsigned long long)proto, TP_WIRE_PROTO);
+        return tp_error_set(err, TP_EPROTO, "server %s speaks protocol %llu, we speak %d", c->peer,
+                            (unsigned long long)proto, TP_WIRE_PROTO);
     if (key->set && !server_auth)
         return tp_error_set(err, TP_EAUTH,
                             "server %s does not authenticate, but --key-file was given; "
@@ -188,8 +188,7 @@ int tp_auth_client(struct tp_conn *c, const struct tp_key *key, tp_error *err)
             return rc;
         proof(key, "trainpath-server", cn, sn, want);
         if (crypto_verify_32(mac, want) != 0)
-            return tp_error_set(err, TP_EAUTH, "server %s failed to prove the shared key",
-                                c->peer);
+            return tp_error_set(err, TP_EAUTH, "server %s failed to prove the shared key", c->peer);
         return 0;
     }
     json_decref(w);

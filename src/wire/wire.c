@@ -88,13 +88,12 @@ int tp_conn_connect(struct tp_conn *c, const char *host, int port, uint64_t time
     struct addrinfo *res = NULL;
     int rc = getaddrinfo(host, svc, &hints, &res);
     if (rc != 0)
-        return tp_error_set(err, TP_EUSAGE, "cannot resolve host '%s': %s", host,
-                            gai_strerror(rc));
+        return tp_error_set(err, TP_EUSAGE, "cannot resolve host '%s': %s", host, gai_strerror(rc));
     uint64_t deadline = tp_now_ns() + timeout_ns;
     int last_errno = ECONNREFUSED;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                        ai->ai_protocol);
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0) {
             last_errno = errno;
             continue;
@@ -145,8 +144,7 @@ static int io_all(struct tp_conn *c, void *buf, size_t len, bool writing, tp_err
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return tp_error_errno(err, TP_ESYS, errno, "poll on control connection to %s",
-                                  c->peer);
+            return tp_error_errno(err, TP_ESYS, errno, "poll on control connection to %s", c->peer);
         if (n == 0)
             return tp_error_set(err, TP_ETIMEOUT,
                                 "peer %s did not answer on the control connection within %.1f s",
@@ -186,8 +184,8 @@ int tp_wire_send(struct tp_conn *c, enum tp_frame type, const json_t *body, tp_e
     size_t len = strlen(text);
     if (len > TP_WIRE_MAX_PAYLOAD) {
         free(text);
-        return tp_error_set(err, TP_EPROTO, "control frame of %zu bytes exceeds the %u limit",
-                            len, TP_WIRE_MAX_PAYLOAD);
+        return tp_error_set(err, TP_EPROTO, "control frame of %zu bytes exceeds the %u limit", len,
+                            TP_WIRE_MAX_PAYLOAD);
     }
     unsigned char *frame = malloc(12 + len);
     if (!frame) {
@@ -217,8 +215,7 @@ int tp_wire_recv(struct tp_conn *c, enum tp_frame *type, json_t **body, tp_error
                             c->peer, magic);
     uint32_t t = tf >> 16;
     if (t < 1 || t > TP_F_MAX || (tf & 0xffff) != 0)
-        return tp_error_set(err, TP_EPROTO, "peer %s sent a frame of unknown type %u", c->peer,
-                            t);
+        return tp_error_set(err, TP_EPROTO, "peer %s sent a frame of unknown type %u", c->peer, t);
     if (len > TP_WIRE_MAX_PAYLOAD)
         return tp_error_set(err, TP_EPROTO,
                             "peer %s sent a frame of %u bytes, over the %u-byte limit", c->peer,
@@ -246,16 +243,16 @@ int tp_wire_recv(struct tp_conn *c, enum tp_frame *type, json_t **body, tp_error
 
 static const char *frame_name(enum tp_frame t)
 {
-    static const char *names[] = {"?",      "HELLO", "AUTH", "WELCOME", "BUSY",
+    static const char *names[] = {"?",      "HELLO",   "AUTH",   "WELCOME", "BUSY",
                                   "REJECT", "REQUEST", "ACCEPT", "CONNECT", "RUN",
-                                  "DONE",   "STOP",  "ERROR", "BYE"};
+                                  "DONE",   "STOP",    "ERROR",  "BYE"};
     return (unsigned)t <= TP_F_MAX ? names[t] : "?";
 }
 
 static int code_from_name(const char *name)
 {
-    static const int codes[] = {TP_EUSAGE, TP_EPEER,  TP_ETIMEOUT, TP_ESYS,   TP_ECHECK,
-                                TP_EAUTH,  TP_EBUSY,  TP_EPROTO,   TP_ENOMEM, TP_EUNSUP};
+    static const int codes[] = {TP_EUSAGE, TP_EPEER, TP_ETIMEOUT, TP_ESYS,   TP_ECHECK,
+                                TP_EAUTH,  TP_EBUSY, TP_EPROTO,   TP_ENOMEM, TP_EUNSUP};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (strcmp(name, tp_code_name(codes[i])) == 0)
             return codes[i];
@@ -280,9 +277,7 @@ int tp_wire_expect(struct tp_conn *c, enum tp_frame want, json_t **body, tp_erro
     int peer_code = code ? code_from_name(code) : TP_EPEER;
     json_decref(j);
     switch (t) {
-    case TP_F_ERROR:
-        return tp_error_set(err, peer_code, "peer %s: %s", c->peer,
-                            text);
+    case TP_F_ERROR: return tp_error_set(err, peer_code, "peer %s: %s", c->peer, text);
     case TP_F_BUSY:
         return tp_error_set(err, TP_EBUSY,
                             "server %s is busy running another test; try again later", c->peer);
@@ -312,9 +307,9 @@ int tp_wire_u64(struct tp_conn *c, const json_t *o, const char *key, uint64_t lo
                             c->peer, key);
     json_int_t x = json_integer_value(v);
     if (x < 0 || (uint64_t)x < lo || (uint64_t)x > hi)
-        return tp_error_set(err, TP_EPROTO,
-                            "peer %s: field '%s' = %lld outside [%llu, %llu]", c->peer, key,
-                            (long long)x, (unsigned long long)lo, (unsigned long long)hi);
+        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' = %lld outside [%llu, %llu]",
+                            c->peer, key, (long long)x, (unsigned long long)lo,
+                            (unsigned long long)hi);
     *out = (uint64_t)x;
     return 0;
 }
@@ -324,11 +319,11 @@ int tp_wire_str(struct tp_conn *c, const json_t *o, const char *key, size_t max_
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_string(v))
-        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' missing or not a string",
-                            c->peer, key);
+        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' missing or not a string", c->peer,
+                            key);
     if (json_string_length(v) > max_len || strlen(json_string_value(v)) != json_string_length(v))
-        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' longer than %zu bytes",
-                            c->peer, key, max_len);
+        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' longer than %zu bytes", c->peer,
+                            key, max_len);
     *out = json_string_value(v);
     return 0;
 }
@@ -337,8 +332,8 @@ int tp_wire_bool(struct tp_conn *c, const json_t *o, const char *key, bool *out,
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_boolean(v))
-        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' missing or not a boolean",
-                            c->peer, key);
+        return tp_error_set(err, TP_EPROTO, "peer %s: field '%s' missing or not a boolean", c->peer,
+                            key);
     *out = json_is_true(v);
     return 0;
 }

@@ -15,19 +15,19 @@
 
 #include "tp/hist.h"
 
-#define EQ_U64(a, b)                                                                         \
-    do {                                                                                     \
-        unsigned long long a_ = (a), b_ = (b);                                               \
-        if (a_ != b_)                                                                        \
-            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                      \
+#define EQ_U64(a, b)                                                                               \
+    do {                                                                                           \
+        unsigned long long a_ = (a), b_ = (b);                                                     \
+        if (a_ != b_)                                                                              \
+            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
     } while (0)
 
-#define NEAR(a, b, tol)                                                                      \
-    do {                                                                                     \
-        double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol) * fabs(b_)))                                            \
-            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, \
-                     b_, (double)(tol));                                                     \
+#define NEAR(a, b, tol)                                                                            \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)*fabs(b_)))                                                    \
+            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, b_,    \
+                     (double)(tol));                                                               \
     } while (0)
 
 #define NSAMPLES 1000000
@@ -92,8 +92,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Percentiles in units of 1e-4 %, so exact ranks come from integer
  * arithmetic, independently of the library's floating-point rank. */
-static const uint64_t pcts_e4[] = {1,      10000,  100000, 250000, 500000,
-                                   750000, 900000, 990000, 999000, 999900, 999990};
+static const uint64_t pcts_e4[] = {1,      10000,  100000, 250000, 500000, 750000,
+                                   900000, 990000, 999000, 999900, 999990};
 
 static uint64_t exact_pct(const uint64_t *sorted, uint64_t n, uint64_t p_e4)
 {
@@ -191,8 +191,8 @@ static void test_percentiles_small_exact(void **state)
     for (uint64_t k = 1; k <= 10000; k++) {
         uint64_t want = exact_pct(vals, 200, k * 100), got = tp_hist_percentile(h, (double)k / 100);
         if (got != want)
-            fail_msg("p%g of 0..199: %llu, expected %llu", (double)k / 100,
-                     (unsigned long long)got, (unsigned long long)want);
+            fail_msg("p%g of 0..199: %llu, expected %llu", (double)k / 100, (unsigned long long)got,
+                     (unsigned long long)want);
     }
     tp_hist_reset(h);
     EQ_U64(h->count, 0);

@@ -24,8 +24,8 @@ static void new_document_has_the_envelope(void **state)
     assert_non_null(doc);
     assert_string_equal(json_string_value(json_object_get(doc, "schema")), "trainpath.result/1");
     assert_string_equal(json_string_value(json_object_get(doc, "command")), "net lat");
-    const char *keys[] = {"tool", "status", "started_utc", "finished_utc", "provenance",
-                          "config", "results"};
+    const char *keys[] = {"tool",       "status", "started_utc", "finished_utc",
+                          "provenance", "config", "results"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!json_object_get(doc, keys[i]))
             fail_msg("document lacks '%s'", keys[i]);
@@ -52,8 +52,9 @@ static void finish_sets_status(void **state)
         int code;
         const char *name;
         int exit_code;
-    } cases[] = {{TP_OK, "ok", 0},          {TP_EUSAGE, "usage", 2},  {TP_EPEER, "peer", 1},
-                 {TP_ETIMEOUT, "timeout", 1}, {TP_ECHECK, "check", 1}, {TP_EAUTH, "auth", 1},
+    } cases[] = {{TP_OK, "ok", 0},        {TP_EUSAGE, "usage", 2},
+                 {TP_EPEER, "peer", 1},   {TP_ETIMEOUT, "timeout", 1},
+                 {TP_ECHECK, "check", 1}, {TP_EAUTH, "auth", 1},
                  {TP_EBUSY, "busy", 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *doc = tp_result_new("net bw", NULL);
@@ -149,10 +150,8 @@ static void clock_agrees_with_monotonic_raw(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(new_document_has_the_envelope),
-        cmocka_unit_test(finish_sets_status),
-        cmocka_unit_test(write_is_atomic_and_readable),
-        cmocka_unit_test(error_prefix_and_errno),
+        cmocka_unit_test(new_document_has_the_envelope),   cmocka_unit_test(finish_sets_status),
+        cmocka_unit_test(write_is_atomic_and_readable),    cmocka_unit_test(error_prefix_and_errno),
         cmocka_unit_test(clock_agrees_with_monotonic_raw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

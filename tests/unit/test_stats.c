@@ -15,29 +15,29 @@
 
 #include "tp/stats.h"
 
-#define EQ_U64(a, b)                                                                         \
-    do {                                                                                     \
-        unsigned long long a_ = (a), b_ = (b);                                               \
-        if (a_ != b_)                                                                        \
-            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                      \
+#define EQ_U64(a, b)                                                                               \
+    do {                                                                                           \
+        unsigned long long a_ = (a), b_ = (b);                                                     \
+        if (a_ != b_)                                                                              \
+            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
     } while (0)
 
 /* |a - b| <= tol, absolute */
-#define NEAR_ABS(a, b, tol)                                                                  \
-    do {                                                                                     \
-        double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol)))                                                       \
-            fail_msg("%s = %.17g, expected %s = %.17g (tolerance %g)", #a, a_, #b, b_,      \
-                     (double)(tol));                                                         \
+#define NEAR_ABS(a, b, tol)                                                                        \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%s = %.17g, expected %s = %.17g (tolerance %g)", #a, a_, #b, b_,             \
+                     (double)(tol));                                                               \
     } while (0)
 
 /* |a - b| <= tol * |b|, relative */
-#define NEAR(a, b, tol)                                                                      \
-    do {                                                                                     \
-        double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol) * fabs(b_)))                                            \
-            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, \
-                     b_, (double)(tol));                                                     \
+#define NEAR(a, b, tol)                                                                            \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)*fabs(b_)))                                                    \
+            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, b_,    \
+                     (double)(tol));                                                               \
     } while (0)
 
 static uint64_t rng_state;
@@ -293,9 +293,9 @@ static void test_json(void **state)
     tp_stats_from_samples(copy, 10, &s);
     json_t *j = tp_stats_to_json(&s, 1000, "us");
     assert_non_null(j);
-    static const char *const keys[] = {"count", "min",    "mean", "stdev",   "p50",
-                                       "p90",   "p99",    "p99_9", "p99_99", "max",
-                                       "cv",    "mad",    "ci95_lo", "ci95_hi", "unit"};
+    static const char *const keys[] = {"count", "min", "mean",    "stdev",   "p50",
+                                       "p90",   "p99", "p99_9",   "p99_99",  "max",
+                                       "cv",    "mad", "ci95_lo", "ci95_hi", "unit"};
     EQ_U64(json_object_size(j), sizeof keys / sizeof keys[0]);
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         if (!json_object_get(j, keys[k]))

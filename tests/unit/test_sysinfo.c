@@ -125,7 +125,8 @@ static void live_system(void **state)
     assert_true(json_is_array(nics));
     size_t i;
     json_t *nic;
-    json_array_foreach(nics, i, nic) {
+    json_array_foreach(nics, i, nic)
+    {
         assert_true(strlen(str_at(nic, "name")) > 0);
         assert_true(json_is_boolean(json_object_get(nic, "loopback")));
         /* Live: addresses come from getifaddrs, one list per interface. */

@@ -13,18 +13,18 @@
 
 #include "tp/units.h"
 
-#define EQ_U64(a, b)                                                                         \
-    do {                                                                                     \
-        unsigned long long a_ = (a), b_ = (b);                                               \
-        if (a_ != b_)                                                                        \
-            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                      \
+#define EQ_U64(a, b)                                                                               \
+    do {                                                                                           \
+        unsigned long long a_ = (a), b_ = (b);                                                     \
+        if (a_ != b_)                                                                              \
+            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
     } while (0)
 
-#define EQ_STR(a, b)                                                                         \
-    do {                                                                                     \
-        const char *a_ = (a), *b_ = (b);                                                     \
-        if (strcmp(a_, b_) != 0)                                                             \
-            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_, b_);                           \
+#define EQ_STR(a, b)                                                                               \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (strcmp(a_, b_) != 0)                                                                   \
+            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_, b_);                                  \
     } while (0)
 
 /* err must be a usage error whose message names what, quotes quoted and
@@ -35,12 +35,11 @@ static void check_error(int rc, const tp_error *err, const char *input, const ch
     char q[128];
     snprintf(q, sizeof q, "'%s'", quoted);
     if (rc != TP_EUSAGE || err->code != TP_EUSAGE)
-        fail_msg("'%s': rc %d, code %d, expected TP_EUSAGE (%d)", input, rc, err->code,
-                 TP_EUSAGE);
+        fail_msg("'%s': rc %d, code %d, expected TP_EUSAGE (%d)", input, rc, err->code, TP_EUSAGE);
     if (strncmp(err->msg, what, strlen(what)) != 0 || !strstr(err->msg, q) ||
         !strstr(err->msg, phrase))
-        fail_msg("'%s': message \"%s\" lacks option %s, quoted %s or \"%s\"", input, err->msg,
-                 what, q, phrase);
+        fail_msg("'%s': message \"%s\" lacks option %s, quoted %s or \"%s\"", input, err->msg, what,
+                 q, phrase);
 }
 
 static void test_sizes(void **state)
@@ -215,11 +214,20 @@ static void test_durations(void **state)
     static const struct {
         const char *in, *phrase;
     } bad[] = {
-        {"", "cannot parse"},      {"s", "cannot parse"},    {"1.s", "cannot parse"},
-        {".5s", "cannot parse"},   {"5x", "cannot parse"},   {"5 s", "cannot parse"},
-        {"-1s", "cannot parse"},   {"1e3", "cannot parse"},  {"5S", "cannot parse"},
-        {"1.5.5s", "cannot parse"}, {"10sec", "cannot parse"}, {"inf", "cannot parse"},
-        {"18446744074", "too large"}, {"5124095576030432h", "too large"},
+        {"", "cannot parse"},
+        {"s", "cannot parse"},
+        {"1.s", "cannot parse"},
+        {".5s", "cannot parse"},
+        {"5x", "cannot parse"},
+        {"5 s", "cannot parse"},
+        {"-1s", "cannot parse"},
+        {"1e3", "cannot parse"},
+        {"5S", "cannot parse"},
+        {"1.5.5s", "cannot parse"},
+        {"10sec", "cannot parse"},
+        {"inf", "cannot parse"},
+        {"18446744074", "too large"},
+        {"5124095576030432h", "too large"},
         {"99999999999999999999999ns", "too large"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -299,8 +307,7 @@ static void test_formatters(void **state)
     /* what tp_fmt_size prints parses back to the same value */
     for (size_t k = 1; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint64_t v = 0;
-        assert_int_equal(tp_parse_size(tp_fmt_size(sizes[k].v, buf, sizeof buf), "x", &v, NULL),
-                         0);
+        assert_int_equal(tp_parse_size(tp_fmt_size(sizes[k].v, buf, sizeof buf), "x", &v, NULL), 0);
         EQ_U64(v, sizes[k].v);
     }
 
@@ -308,20 +315,10 @@ static void test_formatters(void **state)
         double v;
         const char *want;
     } lat[] = {
-        {0, "0 ns"},
-        {0.5, "0.500 ns"},
-        {5.5, "5.50 ns"},
-        {9.996, "10.0 ns"},
-        {100, "100 ns"},
-        {812, "812 ns"},
-        {812.4, "812 ns"},
-        {999.6, "1.00 us"},
-        {1000, "1.00 us"},
-        {12345, "12.3 us"},
-        {999999, "1.00 ms"},
-        {4510000, "4.51 ms"},
-        {2e9, "2.00 s"},
-        {3.6e12, "3600 s"},
+        {0, "0 ns"},       {0.5, "0.500 ns"},  {5.5, "5.50 ns"},    {9.996, "10.0 ns"},
+        {100, "100 ns"},   {812, "812 ns"},    {812.4, "812 ns"},   {999.6, "1.00 us"},
+        {1000, "1.00 us"}, {12345, "12.3 us"}, {999999, "1.00 ms"}, {4510000, "4.51 ms"},
+        {2e9, "2.00 s"},   {3.6e12, "3600 s"},
     };
     for (size_t k = 0; k < sizeof lat / sizeof lat[0]; k++)
         EQ_STR(tp_fmt_ns(lat[k].v, buf, sizeof buf), lat[k].want);
@@ -330,12 +327,8 @@ static void test_formatters(void **state)
         double v;
         const char *want;
     } rate[] = {
-        {0, "0 GB/s"},
-        {5e6, "0.00500 GB/s"},
-        {1e9, "1.00 GB/s"},
-        {9.996e9, "10.0 GB/s"},
-        {12.34e9, "12.3 GB/s"},
-        {1.25e11, "125 GB/s"},
+        {0, "0 GB/s"},          {5e6, "0.00500 GB/s"},  {1e9, "1.00 GB/s"},
+        {9.996e9, "10.0 GB/s"}, {12.34e9, "12.3 GB/s"}, {1.25e11, "125 GB/s"},
         {2.5e12, "2500 GB/s"},
     };
     for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++)
@@ -350,10 +343,8 @@ static void test_formatters(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_size_lists),
-        cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_u64),
+        cmocka_unit_test(test_sizes),      cmocka_unit_test(test_size_lists),
+        cmocka_unit_test(test_durations),  cmocka_unit_test(test_u64),
         cmocka_unit_test(test_formatters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

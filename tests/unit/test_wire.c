@@ -145,9 +145,9 @@ static void field_bounds(void **state)
     (void)state;
     struct tp_conn c = {.fd = -1};
     strcpy(c.peer, "p");
-    json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:b, s:f}", "size", (json_int_t)64, "neg",
-                          (json_int_t)-1, "name", "shm", "long", "0123456789abcdef", "flag", 1,
-                          "real", 1.5);
+    json_t *o =
+        json_pack("{s:I, s:I, s:s, s:s, s:b, s:f}", "size", (json_int_t)64, "neg", (json_int_t)-1,
+                  "name", "shm", "long", "0123456789abcdef", "flag", 1, "real", 1.5);
     uint64_t v;
     const char *s;
     bool b;
@@ -159,8 +159,7 @@ static void field_bounds(void **state)
     expect_err(tp_wire_u64(&c, o, "neg", 0, 100, &v, &err), TP_EPROTO, &err, "'neg' = -1");
     expect_err(tp_wire_u64(&c, o, "real", 0, 100, &v, &err), TP_EPROTO, &err,
                "'real' missing or not an integer");
-    expect_err(tp_wire_u64(&c, o, "absent", 0, 100, &v, &err), TP_EPROTO, &err,
-               "'absent' missing");
+    expect_err(tp_wire_u64(&c, o, "absent", 0, 100, &v, &err), TP_EPROTO, &err, "'absent' missing");
     assert_int_equal(tp_wire_str(&c, o, "name", 8, &s, &err), 0);
     assert_string_equal(s, "shm");
     expect_err(tp_wire_str(&c, o, "long", 8, &s, &err), TP_EPROTO, &err, "longer than 8");
