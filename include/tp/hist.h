@@ -50,6 +50,10 @@ void tp_hist_record_n(tp_hist *h, uint64_t v, uint64_t n);
 /* Add every sample of src into dst. */
 void tp_hist_merge(tp_hist *dst, const tp_hist *src);
 
+/* Nearest rank of percentile p (0..100) among n samples: ceil(p/100 * n),
+ * clamped to 1..n. The definition every percentile in trainpath uses. */
+uint64_t tp_nearest_rank(double p, uint64_t n);
+
 /* Nearest-rank percentile, p in [0, 100]: the smallest recorded value v such
  * that at least p % of samples are <= v, reported as its bucket's midpoint
  * clamped to [min, max]. p = 0 gives min, p = 100 gives max. 0 when empty. */

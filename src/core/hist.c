@@ -151,7 +151,7 @@ void tp_hist_merge(tp_hist *dst, const tp_hist *src)
 
 /* Nearest rank of percentile p among n samples: ceil(p/100 * n), at least 1.
  * p * n is formed first so that whole results (90 % of 10) stay exact. */
-static uint64_t rank_of(double p, uint64_t n)
+uint64_t tp_nearest_rank(double p, uint64_t n)
 {
     double r = ceil(p * (double)n / 100.0);
     if (r < 1)
@@ -169,7 +169,7 @@ uint64_t tp_hist_percentile(const tp_hist *h, double p)
         return h->min;
     if (p >= 100)
         return h->max;
-    uint64_t rank = rank_of(p, h->count), seen = 0;
+    uint64_t rank = tp_nearest_rank(p, h->count), seen = 0;
     for (unsigned i = index_of(h->min); i < TP_HIST_BUCKETS; i++) {
         seen += h->counts[i];
         if (seen >= rank)

@@ -42,17 +42,6 @@ double tp_t975(uint64_t df)
     return 1.95996;
 }
 
-/* Nearest rank of percentile p among n samples, as in hist.c. */
-static uint64_t rank_of(double p, uint64_t n)
-{
-    double r = ceil(p * (double)n / 100.0);
-    if (r < 1)
-        return 1;
-    if (r >= (double)n)
-        return n;
-    return (uint64_t)r;
-}
-
 /* Fill the moment-derived fields from count, mean and stdev. */
 static void finish(tp_stats *s)
 {
@@ -99,7 +88,7 @@ static double mass_within(const tp_hist *h, uint64_t a, uint64_t b)
 static double hist_mad(const tp_hist *h)
 {
     uint64_t med = tp_hist_percentile(h, 50);
-    double half = (double)rank_of(50, h->count) * (1 - 1e-12);
+    double half = (double)tp_nearest_rank(50, h->count) * (1 - 1e-12);
     uint64_t lo = 0, hi = med - h->min > h->max - med ? med - h->min : h->max - med;
     while (lo < hi) {
         uint64_t d = lo + (hi - lo) / 2;
@@ -139,13 +128,13 @@ static int cmp_u64(const void *a, const void *b)
 
 static double pct(const uint64_t *v, uint64_t n, double p)
 {
-    return (double)v[rank_of(p, n) - 1];
+    return (double)v[tp_nearest_rank(p, n) - 1];
 }
 
 /* Exact MAD of sorted v, by the same outward walk as hist_mad. */
 static double samples_mad(const uint64_t *v, uint64_t n)
 {
-    uint64_t half = rank_of(50, n);
+    uint64_t half = tp_nearest_rank(50, n);
     uint64_t med = v[half - 1];
     uint64_t l = half, r = half; /* next candidates: v[l-1] on the left, v[r] on the right */
     for (uint64_t seen = 1;; seen++) {

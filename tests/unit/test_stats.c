@@ -40,25 +40,7 @@
                      (double)(tol));                                                               \
     } while (0)
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double unif(void)
-{
-    return ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(void)
-{
-    return sqrt(-2 * log(unif())) * cos(2 * M_PI * unif());
-}
+#include "rng.h"
 
 /* Both paths over the same small sample: below 256 the histogram is exact,
  * so every field must agree exactly. */
