@@ -214,10 +214,12 @@ static int run_phase(struct client *cl, struct phase *p, tp_error *err)
         struct tp_conn quick = cl->c;
         quick.timeout_ns = 200000000u;
         if (tp_wire_expect(&quick, TP_F_DONE, &b, &srv) != 0 && srv.code != TP_ETIMEOUT &&
-            srv.code != TP_EPEER)
+            srv.code != TP_EPEER) {
             *err = srv;
+            rc = srv.code;
+        }
         json_decref(b);
-        return err->code;
+        return rc;
     }
     return tp_wire_expect(&cl->c, TP_F_DONE, &p->server, err);
 }
@@ -234,17 +236,6 @@ static struct phase *phase_new(size_t n, size_t first_flow, uint64_t size)
     return p;
 }
 
-/* Release a phase unless a stuck thread still owns it. */
-static void phase_free(struct client *cl, struct phase *p)
-{
-    if (!p || cl->abandoned)
-        return;
-    for (size_t i = 0; i < p->n; i++)
-        rx_free(&p->jobs[i].rx);
-    json_decref(p->server);
-    free(p);
-}
-
 /* Reset a phase's outputs between chunks (kept while a stuck thread owns it). */
 static void free_phase(struct client *cl, struct phase *p)
 {
@@ -254,6 +245,15 @@ static void free_phase(struct client *cl, struct phase *p)
         rx_free(&p->jobs[i].rx);
     json_decref(p->server);
     p->server = NULL;
+}
+
+/* Release a phase unless a stuck thread still owns it. */
+static void phase_free(struct client *cl, struct phase *p)
+{
+    if (!p || cl->abandoned)
+        return;
+    free_phase(cl, p);
+    free(p);
 }
 
 /* Warm up with doubling counts until warmup_ns has passed (or run exactly

@@ -92,6 +92,7 @@ uint64_t flow_seed(uint64_t size);
 #define NET_MAX_FLOWS 65
 #define NET_MAX_MSG (1ull << 30)
 #define NET_MAX_WINDOW 4096
+#define NET_MAX_BUFFER_BYTES (16ull << 30) /* all data buffers of one test */
 
 /* rusage of this process: user and system CPU seconds. */
 void cpu_seconds(double *user_s, double *sys_s);

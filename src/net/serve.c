@@ -100,6 +100,16 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
         json_array_size(flows) > NET_MAX_FLOWS)
         return tp_error_set(err, TP_EPROTO, "peer %s: 'flows' must be an array of 1..%d", c->peer,
                             NET_MAX_FLOWS);
+    /* what the endpoints would allocate and pin: refuse a request that would
+     * exhaust the server's memory before touching any of it */
+    uint64_t per_ep = max_msg * (s->check ? window : 1) + max_msg;
+    uint64_t total = per_ep * json_array_size(flows);
+    if (total > NET_MAX_BUFFER_BYTES)
+        return tp_error_set(err, TP_EUSAGE,
+                            "the test needs %.1f GiB of buffers on the server (message size x "
+                            "window with --check x flows); the limit is %.0f GiB",
+                            (double)total / 1073741824.0,
+                            (double)NET_MAX_BUFFER_BYTES / 1073741824.0);
     s->ops = tp_transport_find(transport);
     if (!s->ops)
         return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has tcp, ofi)",
