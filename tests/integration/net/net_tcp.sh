@@ -57,7 +57,7 @@ check "duration-bound bw measures as long as asked, with a peak over 1 s (or 0.1
 # a request whose buffers would not fit is refused up front, and said so
 run_rc 2 "$WORK/huge.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 1G --window 64 --check --iters 1
 check "a test needing more than 16 GiB of server buffers is refused (exit 2)" test $? -eq 0
-check "... with the size it would need" grep_q "needs 128\.0 GiB of buffers on the server" "$WORK/huge.out"
+check "... with the size it would need" grep_q "needs 65\.0 GiB of buffers on the server" "$WORK/huge.out"
 
 check "server still alive after all clients" kill -0 "$SPID"
 finish
