@@ -14,26 +14,13 @@
 #include <string.h>
 
 #include "tp/hist.h"
+#include "testutil.h"
 
-#define EQ_U64(a, b)                                                                               \
-    do {                                                                                           \
-        unsigned long long a_ = (a), b_ = (b);                                                     \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
-    } while (0)
 
-#define NEAR(a, b, tol)                                                                            \
-    do {                                                                                           \
-        double a_ = (a), b_ = (b);                                                                 \
-        if (!(fabs(a_ - b_) <= (tol)*fabs(b_)))                                                    \
-            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, b_,    \
-                     (double)(tol));                                                               \
-    } while (0)
 
 #define NSAMPLES 1000000
 #define HOUR_NS UINT64_C(3600000000000)
 
-#include "rng.h"
 
 static uint64_t clamp_ns(double x)
 {

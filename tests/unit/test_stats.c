@@ -14,13 +14,8 @@
 #include <string.h>
 
 #include "tp/stats.h"
+#include "testutil.h"
 
-#define EQ_U64(a, b)                                                                               \
-    do {                                                                                           \
-        unsigned long long a_ = (a), b_ = (b);                                                     \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
-    } while (0)
 
 /* |a - b| <= tol, absolute */
 #define NEAR_ABS(a, b, tol)                                                                        \
@@ -31,16 +26,7 @@
                      (double)(tol));                                                               \
     } while (0)
 
-/* |a - b| <= tol * |b|, relative */
-#define NEAR(a, b, tol)                                                                            \
-    do {                                                                                           \
-        double a_ = (a), b_ = (b);                                                                 \
-        if (!(fabs(a_ - b_) <= (tol)*fabs(b_)))                                                    \
-            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, b_,    \
-                     (double)(tol));                                                               \
-    } while (0)
 
-#include "rng.h"
 
 /* Both paths over the same small sample: below 256 the histogram is exact,
  * so every field must agree exactly. */

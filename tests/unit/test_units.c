@@ -12,13 +12,8 @@
 #include <string.h>
 
 #include "tp/units.h"
+#include "testutil.h"
 
-#define EQ_U64(a, b)                                                                               \
-    do {                                                                                           \
-        unsigned long long a_ = (a), b_ = (b);                                                     \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
-    } while (0)
 
 #define EQ_STR(a, b)                                                                               \
     do {                                                                                           \
