@@ -16,11 +16,8 @@
 #include "tp/hist.h"
 #include "testutil.h"
 
-
-
 #define NSAMPLES 1000000
 #define HOUR_NS UINT64_C(3600000000000)
-
 
 static uint64_t clamp_ns(double x)
 {

@@ -16,7 +16,6 @@
 #include "tp/stats.h"
 #include "testutil.h"
 
-
 /* |a - b| <= tol, absolute */
 #define NEAR_ABS(a, b, tol)                                                                        \
     do {                                                                                           \
@@ -25,8 +24,6 @@
             fail_msg("%s = %.17g, expected %s = %.17g (tolerance %g)", #a, a_, #b, b_,             \
                      (double)(tol));                                                               \
     } while (0)
-
-
 
 /* Both paths over the same small sample: below 256 the histogram is exact,
  * so every field must agree exactly. */

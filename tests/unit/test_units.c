@@ -14,7 +14,6 @@
 #include "tp/units.h"
 #include "testutil.h"
 
-
 #define EQ_STR(a, b)                                                                               \
     do {                                                                                           \
         const char *a_ = (a), *b_ = (b);                                                           \
