@@ -416,6 +416,28 @@ static int test_lat(struct client *cl, json_t *list, tp_error *err)
     return rc;
 }
 
+/* Highest receive rate over 1 s windows (0.1 s when no chunk lasted 1 s). */
+struct peak {
+    double p1s, p100ms;
+    bool have_1s;
+};
+
+static void peak_add(struct peak *k, double p1s, double p100ms, uint64_t span_ns)
+{
+    if (span_ns >= 1000000000u && p1s > k->p1s) {
+        k->p1s = p1s;
+        k->have_1s = true;
+    }
+    if (p100ms > k->p100ms)
+        k->p100ms = p100ms;
+}
+
+static json_t *peak_json(const struct peak *k)
+{
+    return json_pack("{s:f, s:s, s:f}", "value", k->have_1s ? k->p1s : k->p100ms, "unit", "B/s",
+                     "window_s", k->have_1s ? 1.0 : 0.1);
+}
+
 /* Totals of a bandwidth measurement over its chunks. */
 struct bw_sum {
     uint64_t msgs;    /* per direction */
@@ -423,31 +445,28 @@ struct bw_sum {
     uint64_t c2s_ns;  /* bibw: client's sending time */
     uint64_t s2c_ns;  /* bibw: client's receiving time, first to last arrival */
     uint64_t s2c_bytes;
-    double peak_1s, peak_100ms;
-    bool have_1s;
+    struct peak c2s, s2c; /* as seen by the server's and the client's receiver */
 };
 
 static void bw_add(struct bw_sum *b, const struct phase *p, bool bidir)
 {
     uint64_t t0 = p->jobs[0].start_ns, t1 = p->jobs[0].end_ns;
     if (bidir) {
+        const struct rx_stats *rx = &p->jobs[1].rx;
         t0 = t0 < p->jobs[1].start_ns ? t0 : p->jobs[1].start_ns;
         t1 = t1 > p->jobs[1].end_ns ? t1 : p->jobs[1].end_ns;
         b->c2s_ns += p->jobs[0].end_ns - p->jobs[0].start_ns;
-        b->s2c_ns += p->jobs[1].rx.last_ns - p->jobs[1].rx.first_ns;
-        b->s2c_bytes += p->jobs[1].rx.bytes;
+        b->s2c_ns += rx->last_ns - rx->first_ns;
+        b->s2c_bytes += rx->bytes;
+        peak_add(&b->s2c, rx_peak_Bps(rx, 1000000000u), rx_peak_Bps(rx, FLOW_INTERVAL_NS),
+                 rx->last_ns - rx->first_ns);
     }
     b->msgs += p->count;
     b->span_ns += t1 - t0;
     json_t *srx = json_array_get(json_object_get(p->server, "flows"), 0);
-    double p1 = json_real_value(json_object_get(srx, "peak_1s_Bps"));
-    double p100 = json_real_value(json_object_get(srx, "peak_100ms_Bps"));
-    if (json_integer_value(json_object_get(srx, "span_ns")) >= 1000000000 && p1 > b->peak_1s) {
-        b->peak_1s = p1;
-        b->have_1s = true;
-    }
-    if (p100 > b->peak_100ms)
-        b->peak_100ms = p100;
+    peak_add(&b->c2s, json_real_value(json_object_get(srx, "peak_1s_Bps")),
+             json_real_value(json_object_get(srx, "peak_100ms_Bps")),
+             (uint64_t)json_integer_value(json_object_get(srx, "span_ns")));
 }
 
 static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
@@ -494,11 +513,10 @@ static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
                       bidir ? "bibw" : "bw", tp_metric(dur > 0 ? bytes * 1e9 / dur : 0, "B/s"),
                       "msg_rate", tp_metric(dur > 0 ? msgs * 1e9 / dur : 0, "msg/s"));
         if (!bidir) {
-            json_object_set_new(e, "peak_bw",
-                                json_pack("{s:f, s:s, s:f}", "value",
-                                          b.have_1s ? b.peak_1s : b.peak_100ms, "unit", "B/s",
-                                          "window_s", b.have_1s ? 1.0 : 0.1));
+            json_object_set_new(e, "peak_bw", peak_json(&b.c2s));
         } else {
+            json_object_set_new(e, "peak_bw_c2s", peak_json(&b.c2s));
+            json_object_set_new(e, "peak_bw_s2c", peak_json(&b.s2c));
             json_object_set_new(e, "bw_c2s",
                                 tp_metric(b.c2s_ns ? per_dir * 1e9 / (double)b.c2s_ns : 0, "B/s"));
             json_object_set_new(

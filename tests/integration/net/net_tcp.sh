@@ -31,7 +31,7 @@ run_rc 0 "$WORK/bibw.out" "$TP" net bibw 127.0.0.1 -p "$PORT" --sizes 256K --ite
 check "bibw over tcp exits 0" test $? -eq 0
 check "bibw document is valid" valid_doc "$WORK/bibw.json"
 check "bibw moves both directions" test "$(json_get "$WORK/bibw.json" \
-    "e['bytes'] == 2*400*262144 and e['bw_c2s']['value'] > 0 and e['bw_s2c']['value'] > 0")" = True
+    "e['bytes'] == 2*400*262144 and e['bw_c2s']['value'] > 0 and e['bw_s2c']['value'] > 0 and e['peak_bw_c2s']['value'] > 0 and e['peak_bw_s2c']['value'] > 0")" = True
 
 run_rc 0 "$WORK/loaded.out" "$TP" net loaded 127.0.0.1 -p "$PORT" --streams 2 --load-size 256K \
     --sizes 8 --iters 500 --json "$WORK/loaded.json"
@@ -59,5 +59,21 @@ run_rc 2 "$WORK/huge.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 1G --window 
 check "a test needing more than 16 GiB of server buffers is refused (exit 2)" test $? -eq 0
 check "... with the size it would need" grep_q "needs 65\.0 GiB of buffers on the server" "$WORK/huge.out"
 
+# --busy-poll spins instead of sleeping; the document says what the kernel granted
+run_rc 0 "$WORK/busy.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64,64K --iters 200 --busy-poll \
+    --check --json "$WORK/busy.json"
+check "lat with --busy-poll" test $? -eq 0
+check "... records the polling mode" test "$(json_get "$WORK/busy.json" "'SO_BUSY_POLL' in d['provenance']['transport']['fabric'] and d['config']['busy_poll']")" = True
+
 check "server still alive after all clients" kill -0 "$SPID"
+
+# IPv6 loopback: control channel and both data paths
+if ip -6 addr show dev lo 2>/dev/null | grep -q "::1"; then
+    start_server v6 -- --bind ::1
+    run_rc 0 "$WORK/v6.out" "$TP" net lat ::1 -p "$PORT" --sizes 64 --iters 100 --check --json "$WORK/v6.json"
+    check "lat over IPv6 loopback (tcp)" test $? -eq 0
+    check "... the peer is [::1]" test "$(json_get "$WORK/v6.json" "d['provenance']['peer']['address']")" = "[::1]:$PORT"
+    run_rc 0 "$WORK/v6ofi.out" "$TP" net lat ::1 -p "$PORT" --provider 'tcp;ofi_rxm' --sizes 64 --iters 100 --check
+    check "lat over IPv6 loopback (libfabric tcp;ofi_rxm)" test $? -eq 0
+fi
 finish
