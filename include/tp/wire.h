@@ -32,7 +32,11 @@ enum tp_frame {
     TP_F_STOP = 11,   /* client -> server: stop background flows */
     TP_F_ERROR = 12,  /* either way: {code, message} */
     TP_F_BYE = 13,    /* client -> server: end of test */
-    TP_F_MAX = 13
+    TP_F_JOIN = 14,   /* boot: rank -> rank 0: rank, size, host, options */
+    TP_F_GROUP = 15,  /* boot: rank 0 -> rank: everyone's host and clock offset */
+    TP_F_GATHER = 16, /* boot: allgather contribution, and the gathered result */
+    TP_F_TIME = 17,   /* boot: clock probe and its answer */
+    TP_F_MAX = 17
 };
 
 /* One end of a control connection. peer names it in every message. */

@@ -243,9 +243,9 @@ int tp_wire_recv(struct tp_conn *c, enum tp_frame *type, json_t **body, tp_error
 
 static const char *frame_name(enum tp_frame t)
 {
-    static const char *names[] = {"?",      "HELLO",   "AUTH",   "WELCOME", "BUSY",
-                                  "REJECT", "REQUEST", "ACCEPT", "CONNECT", "RUN",
-                                  "DONE",   "STOP",    "ERROR",  "BYE"};
+    static const char *names[] = {"?",       "HELLO",  "AUTH",    "WELCOME", "BUSY",   "REJECT",
+                                  "REQUEST", "ACCEPT", "CONNECT", "RUN",     "DONE",   "STOP",
+                                  "ERROR",   "BYE",    "JOIN",    "GROUP",   "GATHER", "TIME"};
     return (unsigned)t <= TP_F_MAX ? names[t] : "?";
 }
 

@@ -1,0 +1,70 @@
+/* boot: turns a set of processes into a group: each learns its rank and the
+ * group size, the hosts of the others, and the offset of every rank's clock
+ * against rank 0's; the group can allgather small blobs (data-path
+ * addresses) and meet at barriers. The control path is a star of
+ * authenticated TCP connections to rank 0 (src/wire), so every blocking step
+ * has a deadline and a lost rank is an error that names it and its host.
+ *
+ * Backends:
+ *   local  rank 0 forks the other ranks on this host (the embedded default);
+ *          the key is made fresh and shared through fork.
+ *   env    torchrun/Kubernetes: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+ *          (LOCAL_RANK, LOCAL_WORLD_SIZE read when set); rank 0 listens at
+ *          MASTER_ADDR:MASTER_PORT, the others connect; a key file is
+ *          required unless MASTER_ADDR is a loopback address.
+ * (mpi, through mpirun/srun, is not written yet.)
+ *
+ * Every rank passes its effective options as a JSON object; rank 0 compares
+ * them and a rank that differs makes every rank fail with TP_EUSAGE naming
+ * the option. */
+#ifndef TP_BOOT_H
+#define TP_BOOT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp/error.h"
+
+struct tp_boot_opts {
+    const char *backend;   /* "local" or "env"; NULL picks env when RANK is set */
+    int nranks;            /* local: ranks to start (>= 1) */
+    const char *key_file;  /* env: pre-shared key of the rendezvous */
+    uint64_t timeout_ns;   /* every blocking step */
+    const json_t *options; /* this rank's effective options, compared across ranks */
+};
+
+struct tp_boot;
+
+/* Join the group. With the local backend this forks: the call returns in
+ * every rank, rank 0 being the calling process. On error no group exists;
+ * err names the rank, host or option at fault. */
+int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err);
+
+int tp_boot_rank(const struct tp_boot *b);
+int tp_boot_size(const struct tp_boot *b);
+
+/* Host name of rank r (0 <= r < size). */
+const char *tp_boot_host(const struct tp_boot *b, int r);
+
+/* Estimated clock offset of rank r against rank 0, in nanoseconds of
+ * tp_now_ns() (rank r's clock minus rank 0's), from the round trip with the
+ * least delay among several; and that round trip, which bounds the error. */
+int64_t tp_boot_clock_offset_ns(const struct tp_boot *b, int r);
+uint64_t tp_boot_clock_rtt_ns(const struct tp_boot *b, int r);
+
+/* Every rank contributes a string of at most 4096 bytes; on return all[r]
+ * (malloc'd array of malloc'd strings, free with tp_boot_free_strings) holds
+ * rank r's. */
+int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error *err);
+void tp_boot_free_strings(char **all, int n);
+
+/* Wait until every rank has arrived. */
+int tp_boot_barrier(struct tp_boot *b, tp_error *err);
+
+/* Leave the group. Rank 0 of a local group also waits for the ranks it
+ * forked (killing those still running after timeout) and returns the worst
+ * of their exit statuses (0 when all succeeded); other ranks get 0. */
+int tp_boot_fini(struct tp_boot *b);
+
+#endif

@@ -1,0 +1,652 @@
+/* Group bootstrap over a star of authenticated control connections to rank
+ * 0 (see include/tp/boot.h). Rank 0 accepts every other rank, checks that
+ * all were started with the same options, probes each rank's clock, and then
+ * relays allgathers. Rank 0 is the only process that talks to everyone, so a
+ * lost rank is always noticed there first and reported to the rest. */
+#include "tp/boot.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tp/clock.h"
+#include "tp/wire.h"
+
+#define CLOCK_PROBES 16
+#define MAX_RANKS 4096
+#define MAX_BLOB 4096
+
+struct tp_boot {
+    int rank, size;
+    uint64_t timeout_ns;
+    struct tp_key key;
+    struct tp_conn *conn; /* rank 0: conn[r] to rank r; others: conn[0] to rank 0 */
+    char **hosts;
+    int64_t *offset;
+    uint64_t *rtt;
+    pid_t *children; /* local rank 0: pid of rank r */
+};
+
+static void free_boot(struct tp_boot *b)
+{
+    if (!b)
+        return;
+    if (b->conn)
+        for (int r = 0; r < b->size; r++)
+            if (b->conn[r].fd >= 0)
+                tp_conn_close(&b->conn[r]);
+    if (b->hosts)
+        for (int r = 0; r < b->size; r++)
+            free(b->hosts[r]);
+    free(b->hosts);
+    free(b->conn);
+    free(b->offset);
+    free(b->rtt);
+    free(b->children);
+    sodium_memzero(&b->key, sizeof b->key);
+    free(b);
+}
+
+static struct tp_boot *new_boot(int rank, int size, uint64_t timeout_ns)
+{
+    struct tp_boot *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->rank = rank;
+    b->size = size;
+    b->timeout_ns = timeout_ns;
+    b->conn = calloc((size_t)size, sizeof *b->conn);
+    b->hosts = calloc((size_t)size, sizeof *b->hosts);
+    b->offset = calloc((size_t)size, sizeof *b->offset);
+    b->rtt = calloc((size_t)size, sizeof *b->rtt);
+    if (!b->conn || !b->hosts || !b->offset || !b->rtt) {
+        free_boot(b);
+        return NULL;
+    }
+    for (int r = 0; r < size; r++)
+        b->conn[r].fd = -1;
+    return b;
+}
+
+static const char *my_host(void)
+{
+    static char host[256];
+    if (!host[0] && gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "?");
+    return host;
+}
+
+/* ---- rank 0 ---- */
+
+/* The first option whose value differs, as "--name (theirs) ... (ours)". */
+static bool options_differ(const json_t *ours, const json_t *theirs, char *what, size_t cap)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)ours, k, v)
+    {
+        json_t *t = json_object_get(theirs, k);
+        if (!t || !json_equal(v, t)) {
+            char *a = json_dumps(t ? t : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+            char *c = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            snprintf(what, cap, "--%s (%.60s, where rank 0 has %.60s)", k, a ? a : "?",
+                     c ? c : "?");
+            free(a);
+            free(c);
+            return true;
+        }
+    }
+    json_object_foreach((json_t *)theirs, k, v)
+    {
+        if (!json_object_get(ours, k)) {
+            snprintf(what, cap, "--%s (which rank 0 does not have)", k);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Accept one rank: authenticate, read JOIN, check it. Returns the rank's
+ * index (> 0), or a negative code; *bad is set (not returned) when the rank
+ * joined but must be told the group failed (its options differ). */
+static int accept_rank(struct tp_boot *b, int fd, const json_t *options, tp_error *bad,
+                       tp_error *err)
+{
+    struct tp_conn c;
+    tp_conn_from_fd(&c, fd, b->timeout_ns);
+    int rc = tp_auth_server(&c, &b->key, err);
+    json_t *j = NULL;
+    if (rc || (rc = tp_wire_expect(&c, TP_F_JOIN, &j, err))) {
+        tp_conn_close(&c);
+        return rc;
+    }
+    uint64_t rank, size;
+    const char *host;
+    if ((rc = tp_wire_u64(&c, j, "rank", 1, (uint64_t)b->size - 1, &rank, err)) ||
+        (rc = tp_wire_u64(&c, j, "size", 1, MAX_RANKS, &size, err)) ||
+        (rc = tp_wire_str(&c, j, "host", 255, &host, err))) {
+        json_decref(j);
+        tp_conn_close(&c);
+        return rc;
+    }
+    if (size != (uint64_t)b->size) {
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "rank %llu on %s was started for a group of %llu, rank 0 for %d",
+                          (unsigned long long)rank, host, (unsigned long long)size, b->size);
+    } else if (b->conn[rank].fd >= 0) {
+        rc = tp_error_set(err, TP_EUSAGE, "two processes joined as rank %llu (the second on %s)",
+                          (unsigned long long)rank, host);
+    }
+    if (rc) {
+        tp_wire_send_error(&c, err);
+        json_decref(j);
+        tp_conn_close(&c);
+        return rc;
+    }
+    b->hosts[rank] = strdup(host);
+    b->conn[rank] = c;
+    char what[200];
+    if (!bad->code && options_differ(options, json_object_get(j, "options"), what, sizeof what))
+        tp_error_set(bad, TP_EUSAGE, "rank %llu on %s was started with a different %s",
+                     (unsigned long long)rank, host, what);
+    json_decref(j);
+    return (int)rank;
+}
+
+static void tell_all(struct tp_boot *b, const tp_error *e)
+{
+    for (int r = 1; r < b->size; r++)
+        if (b->conn[r].fd >= 0)
+            tp_wire_send_error(&b->conn[r], e);
+}
+
+static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_error *err)
+{
+    uint64_t deadline = tp_now_ns() + b->timeout_ns;
+    int joined = 1;
+    tp_error bad = {0};
+    while (joined < b->size) {
+        int left = tp_deadline_left_ms(deadline);
+        struct pollfd p = {.fd = lfd, .events = POLLIN};
+        int n = left ? poll(&p, 1, left) : 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            char missing[256] = "";
+            size_t used = 0;
+            for (int r = 1; r < b->size && used + 16 < sizeof missing; r++)
+                if (b->conn[r].fd < 0)
+                    used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%d",
+                                             used ? ", " : "", r);
+            tp_error_set(err, TP_ETIMEOUT, "rank(s) %s did not join rank 0 on %s within %.1f s",
+                         missing, my_host(), (double)b->timeout_ns / 1e9);
+            tell_all(b, err);
+            return err->code;
+        }
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        tp_error e;
+        if (accept_rank(b, fd, options, &bad, &e) > 0)
+            joined++;
+        else if (e.code == TP_EUSAGE && !bad.code)
+            bad = e; /* a rank that cannot join spoils the group: say why to all */
+    }
+    if (bad.code) {
+        *err = bad;
+        tell_all(b, err);
+        return err->code;
+    }
+    return 0;
+}
+
+static int probe_clocks(struct tp_boot *b, tp_error *err)
+{
+    for (int r = 1; r < b->size; r++) {
+        b->rtt[r] = UINT64_MAX;
+        for (int k = 0; k < CLOCK_PROBES; k++) {
+            json_t *j = NULL;
+            uint64_t t0 = tp_now_ns();
+            int rc = tp_wire_send(&b->conn[r], TP_F_TIME, NULL, err);
+            if (!rc)
+                rc = tp_wire_expect(&b->conn[r], TP_F_TIME, &j, err);
+            uint64_t t1 = tp_now_ns();
+            if (rc) {
+                tp_error_prefix(err, "rank %d on %s lost during clock probing", r, b->hosts[r]);
+                return rc;
+            }
+            json_int_t t = json_integer_value(json_object_get(j, "t"));
+            json_decref(j);
+            if (t1 - t0 < b->rtt[r]) {
+                b->rtt[r] = t1 - t0;
+                b->offset[r] = (int64_t)((uint64_t)t - (t0 + (t1 - t0) / 2));
+            }
+        }
+    }
+    return 0;
+}
+
+static int send_group(struct tp_boot *b, tp_error *err)
+{
+    json_t *hosts = json_array(), *off = json_array(), *rtt = json_array();
+    b->hosts[0] = strdup(my_host());
+    for (int r = 0; r < b->size; r++) {
+        json_array_append_new(hosts, json_string(b->hosts[r] ? b->hosts[r] : "?"));
+        json_array_append_new(off, json_integer(b->offset[r]));
+        json_array_append_new(rtt, json_integer((json_int_t)b->rtt[r]));
+    }
+    json_t *g = json_pack("{s:o, s:o, s:o}", "hosts", hosts, "offsets", off, "rtts", rtt);
+    int rc = 0;
+    for (int r = 1; r < b->size && !rc; r++)
+        if ((rc = tp_wire_send(&b->conn[r], TP_F_GROUP, g, err)))
+            tp_error_prefix(err, "rank %d on %s", r, b->hosts[r]);
+    json_decref(g);
+    return rc;
+}
+
+static int lead(struct tp_boot *b, int lfd, const json_t *options, tp_error *err)
+{
+    int rc = gather_ranks(b, lfd, options, err);
+    if (!rc)
+        rc = probe_clocks(b, err);
+    if (!rc)
+        rc = send_group(b, err);
+    if (rc && rc != TP_EUSAGE && rc != TP_ETIMEOUT)
+        tell_all(b, err);
+    return rc;
+}
+
+/* ---- other ranks ---- */
+
+static int join(struct tp_boot *b, const char *host, int port, const json_t *options, tp_error *err)
+{
+    uint64_t deadline = tp_now_ns() + b->timeout_ns;
+    struct tp_conn *c = &b->conn[0];
+    int rc;
+    for (;;) { /* rank 0 may not be listening yet */
+        rc = tp_conn_connect(c, host, port, b->timeout_ns, err);
+        if (rc != TP_EPEER || tp_now_ns() >= deadline)
+            break;
+        usleep(50000);
+    }
+    if (rc) {
+        tp_error_prefix(err, "rank %d joining rank 0", b->rank);
+        return rc;
+    }
+    json_t *j = json_pack("{s:i, s:i, s:s, s:i, s:O}", "rank", b->rank, "size", b->size, "host",
+                          my_host(), "pid", (int)getpid(), "options", options);
+    if ((rc = tp_auth_client(c, &b->key, err)) || (rc = tp_wire_send(c, TP_F_JOIN, j, err))) {
+        json_decref(j);
+        return rc;
+    }
+    json_decref(j);
+    /* rank 0 waits up to the timeout for the last rank to join: a rank that
+     * joined early waits that long plus a timeout for the group */
+    c->timeout_ns = 2 * b->timeout_ns;
+    for (;;) {
+        enum tp_frame t;
+        json_t *m = NULL;
+        if ((rc = tp_wire_recv(c, &t, &m, err)))
+            return rc;
+        if (t == TP_F_TIME) {
+            json_t *a = json_pack("{s:I}", "t", (json_int_t)tp_now_ns());
+            rc = tp_wire_send(c, TP_F_TIME, a, err);
+            json_decref(a);
+            json_decref(m);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (t == TP_F_ERROR) {
+            const char *msg = json_string_value(json_object_get(m, "message"));
+            const char *code = json_string_value(json_object_get(m, "code"));
+            rc = tp_error_set(err, code && strcmp(code, "usage") == 0 ? TP_EUSAGE : TP_EPEER, "%s",
+                              msg ? msg : "rank 0 reported an error");
+            json_decref(m);
+            return rc;
+        }
+        if (t != TP_F_GROUP) {
+            json_decref(m);
+            return tp_error_set(err, TP_EPROTO, "rank 0 sent an unexpected frame (%d)", (int)t);
+        }
+        json_t *hosts = json_object_get(m, "hosts"), *off = json_object_get(m, "offsets"),
+               *rtt = json_object_get(m, "rtts");
+        if (json_array_size(hosts) != (size_t)b->size || json_array_size(off) != (size_t)b->size ||
+            json_array_size(rtt) != (size_t)b->size) {
+            json_decref(m);
+            return tp_error_set(err, TP_EPROTO, "rank 0 sent a group of the wrong size");
+        }
+        for (int r = 0; r < b->size; r++) {
+            const char *h = json_string_value(json_array_get(hosts, (size_t)r));
+            b->hosts[r] = strdup(h ? h : "?");
+            b->offset[r] = json_integer_value(json_array_get(off, (size_t)r));
+            b->rtt[r] = (uint64_t)json_integer_value(json_array_get(rtt, (size_t)r));
+        }
+        json_decref(m);
+        c->timeout_ns = b->timeout_ns;
+        return 0;
+    }
+}
+
+/* ---- backends ---- */
+
+static int listen_at(const char *host, int port, int *lfd, int *bound_port, tp_error *err)
+{
+    char svc[16];
+    snprintf(svc, sizeof svc, "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int g = getaddrinfo(host, svc, &hints, &res);
+    if (g != 0)
+        return tp_error_set(err, TP_EUSAGE, "MASTER_ADDR %s: %s", host, gai_strerror(g));
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return tp_error_errno(err, TP_EUSAGE, e, "rank 0 cannot listen on %s port %d", host, port);
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    *bound_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                 : ((struct sockaddr_in *)&ss)->sin_port);
+    *lfd = fd;
+    return 0;
+}
+
+static int boot_local(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    if (o->nranks < 1 || o->nranks > MAX_RANKS)
+        return tp_error_set(err, TP_EUSAGE, "-n %d: need 1..%d ranks", o->nranks, MAX_RANKS);
+    struct tp_boot *b = new_boot(0, o->nranks, o->timeout_ns);
+    if (!b)
+        return tp_error_set(err, TP_ENOMEM, "group of %d", o->nranks);
+    b->children = calloc((size_t)o->nranks, sizeof *b->children);
+    if (!b->children || sodium_init() < 0) {
+        free_boot(b);
+        return tp_error_set(err, TP_ENOMEM, "group of %d", o->nranks);
+    }
+    /* a fresh key, shared with the ranks through fork: nobody else on this
+     * host can join the group */
+    b->key.set = true;
+    b->key.len = 32;
+    randombytes_buf(b->key.bytes, b->key.len);
+    int lfd = -1, port = 0, rc = 0;
+    if (o->nranks > 1 && (rc = listen_at("127.0.0.1", 0, &lfd, &port, err))) {
+        free_boot(b);
+        return rc;
+    }
+    fflush(NULL);
+    for (int r = 1; r < o->nranks; r++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            rc = tp_error_errno(err, TP_ESYS, errno, "cannot fork rank %d", r);
+            break;
+        }
+        if (pid == 0) {
+            close(lfd);
+            free(b->children);
+            b->children = NULL;
+            b->rank = r;
+            rc = join(b, "127.0.0.1", port, o->options, err);
+            if (rc) {
+                free_boot(b);
+                return rc;
+            }
+            *out = b;
+            return 0;
+        }
+        b->children[r] = pid;
+    }
+    if (!rc && o->nranks > 1)
+        rc = lead(b, lfd, o->options, err);
+    if (lfd >= 0)
+        close(lfd);
+    if (rc) {
+        tp_boot_fini(b);
+        return rc;
+    }
+    if (o->nranks == 1)
+        b->hosts[0] = strdup(my_host());
+    *out = b;
+    return 0;
+}
+
+static bool loopback_name(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "::1") == 0;
+}
+
+static int env_int(const char *name, long lo, long hi, long *out, tp_error *err)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return tp_error_set(err, TP_EUSAGE,
+                            "%s is not set (the env backend needs RANK, "
+                            "WORLD_SIZE, MASTER_ADDR and MASTER_PORT)",
+                            name);
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || *end || x < lo || x > hi)
+        return tp_error_set(err, TP_EUSAGE, "%s='%s' is not an integer in %ld..%ld", name, v, lo,
+                            hi);
+    *out = x;
+    return 0;
+}
+
+static int boot_env(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    long rank, size, port;
+    int rc;
+    if ((rc = env_int("WORLD_SIZE", 1, MAX_RANKS, &size, err)) ||
+        (rc = env_int("RANK", 0, size - 1, &rank, err)) ||
+        (rc = env_int("MASTER_PORT", 1, 65535, &port, err)))
+        return rc;
+    const char *host = getenv("MASTER_ADDR");
+    if (!host || !*host)
+        return tp_error_set(err, TP_EUSAGE, "MASTER_ADDR is not set");
+    struct tp_boot *b = new_boot((int)rank, (int)size, o->timeout_ns);
+    if (!b)
+        return tp_error_set(err, TP_ENOMEM, "group of %ld", size);
+    if (o->key_file) {
+        if ((rc = tp_key_load(&b->key, o->key_file, err))) {
+            free_boot(b);
+            return rc;
+        }
+    } else if (!loopback_name(host)) {
+        free_boot(b);
+        return tp_error_set(err, TP_EUSAGE,
+                            "MASTER_ADDR %s is not a loopback address: pass --key-file so only "
+                            "your ranks can join",
+                            host);
+    }
+    if (rank == 0) {
+        int lfd = -1, bound;
+        rc = size > 1 ? listen_at(host, (int)port, &lfd, &bound, err) : 0;
+        if (!rc && size > 1)
+            rc = lead(b, lfd, o->options, err);
+        if (lfd >= 0)
+            close(lfd);
+        if (!rc && size == 1)
+            b->hosts[0] = strdup(my_host());
+    } else {
+        rc = join(b, host, (int)port, o->options, err);
+    }
+    if (rc) {
+        free_boot(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    tp_clock_init();
+    const char *backend = o->backend ? o->backend : getenv("RANK") ? "env" : "local";
+    if (strcmp(backend, "local") == 0)
+        return boot_local(o, out, err);
+    if (strcmp(backend, "env") == 0)
+        return boot_env(o, out, err);
+    return tp_error_set(err, TP_EUSAGE, "--launcher %s: unknown (local or env)", backend);
+}
+
+int tp_boot_rank(const struct tp_boot *b)
+{
+    return b->rank;
+}
+
+int tp_boot_size(const struct tp_boot *b)
+{
+    return b->size;
+}
+
+const char *tp_boot_host(const struct tp_boot *b, int r)
+{
+    return r >= 0 && r < b->size && b->hosts[r] ? b->hosts[r] : "?";
+}
+
+int64_t tp_boot_clock_offset_ns(const struct tp_boot *b, int r)
+{
+    return r >= 0 && r < b->size ? b->offset[r] : 0;
+}
+
+uint64_t tp_boot_clock_rtt_ns(const struct tp_boot *b, int r)
+{
+    return r >= 0 && r < b->size ? b->rtt[r] : 0;
+}
+
+void tp_boot_free_strings(char **all, int n)
+{
+    if (!all)
+        return;
+    for (int i = 0; i < n; i++)
+        free(all[i]);
+    free(all);
+}
+
+static int lost(struct tp_boot *b, int r, tp_error *err)
+{
+    tp_error_prefix(err, "rank %d on %s lost", r, tp_boot_host(b, r));
+    return err->code;
+}
+
+int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error *err)
+{
+    if (strlen(mine) > MAX_BLOB)
+        return tp_error_set(err, TP_EUSAGE, "allgather of %zu bytes exceeds %d", strlen(mine),
+                            MAX_BLOB);
+    char **res = calloc((size_t)b->size, sizeof *res);
+    if (!res)
+        return tp_error_set(err, TP_ENOMEM, "allgather");
+    int rc = 0;
+    json_t *j = NULL;
+    if (b->rank != 0) {
+        json_t *m = json_pack("{s:s}", "data", mine);
+        rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
+        json_decref(m);
+        if (!rc)
+            rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &j, err);
+        json_t *arr = json_object_get(j, "all");
+        if (!rc && json_array_size(arr) != (size_t)b->size)
+            rc = tp_error_set(err, TP_EPROTO, "rank 0 gathered the wrong number of ranks");
+        for (int r = 0; !rc && r < b->size; r++) {
+            const char *s = json_string_value(json_array_get(arr, (size_t)r));
+            res[r] = strdup(s ? s : "");
+        }
+        if (rc)
+            tp_error_prefix(err, "rank %d: allgather through rank 0 on %s", b->rank,
+                            tp_boot_host(b, 0));
+    } else {
+        json_t *arr = json_array();
+        json_array_append_new(arr, json_string(mine));
+        res[0] = strdup(mine);
+        for (int r = 1; r < b->size && !rc; r++) {
+            json_t *m = NULL;
+            const char *s;
+            if ((rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) ||
+                (rc = tp_wire_str(&b->conn[r], m, "data", MAX_BLOB, &s, err))) {
+                json_decref(m);
+                lost(b, r, err);
+                break;
+            }
+            res[r] = strdup(s);
+            json_array_append_new(arr, json_string(s));
+            json_decref(m);
+        }
+        if (rc) {
+            tell_all(b, err);
+        } else {
+            j = json_pack("{s:O}", "all", arr);
+            for (int r = 1; r < b->size && !rc; r++)
+                if ((rc = tp_wire_send(&b->conn[r], TP_F_GATHER, j, err)))
+                    lost(b, r, err);
+        }
+        json_decref(arr);
+    }
+    json_decref(j);
+    if (rc) {
+        tp_boot_free_strings(res, b->size);
+        return rc;
+    }
+    *all = res;
+    return 0;
+}
+
+int tp_boot_barrier(struct tp_boot *b, tp_error *err)
+{
+    char **all = NULL;
+    int rc = tp_boot_allgather(b, "", &all, err);
+    tp_boot_free_strings(all, b->size);
+    return rc;
+}
+
+int tp_boot_fini(struct tp_boot *b)
+{
+    if (!b)
+        return 0;
+    int worst = 0;
+    for (int r = 0; r < b->size; r++)
+        if (b->conn[r].fd >= 0)
+            tp_conn_close(&b->conn[r]);
+    if (b->children) {
+        uint64_t deadline = tp_now_ns() + b->timeout_ns;
+        for (int r = 1; r < b->size; r++) {
+            if (b->children[r] <= 0)
+                continue;
+            int st = 0;
+            pid_t got;
+            while ((got = waitpid(b->children[r], &st, WNOHANG)) == 0 && tp_now_ns() < deadline)
+                usleep(10000);
+            if (got == 0) {
+                kill(b->children[r], SIGKILL);
+                waitpid(b->children[r], &st, 0);
+                worst = worst > 1 ? worst : 1;
+                continue;
+            }
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+            if (code > worst)
+                worst = code;
+        }
+    }
+    free_boot(b);
+    return worst;
+}

@@ -1,0 +1,295 @@
+/* Group bootstrap: the local (fork) and env (torchrun-style) backends, for
+ * several group sizes; allgather, barrier and clock offsets; and the faults:
+ * options that differ between ranks, a rank that never joins, a rank lost
+ * mid-run, a wrong key. Each scenario runs in a child process ("driver") so
+ * the ranks it forks never return into cmocka. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tp/boot.h"
+
+#define SEC 1000000000ull
+
+/* Run fn in a child; return its exit status. */
+static int in_child(int (*fn)(void *), void *arg)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(fn(arg));
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int rank_fail(const char *what, const tp_error *err)
+{
+    fprintf(stderr, "rank failed: %s: %s\n", what, err ? err->msg : "");
+    return 3;
+}
+
+/* Every rank: allgather its name, check everyone's, barrier, check clocks. */
+static int group_work(struct tp_boot *b)
+{
+    tp_error err;
+    char mine[32], want[32], **all = NULL;
+    int rank = tp_boot_rank(b), size = tp_boot_size(b);
+    snprintf(mine, sizeof mine, "rank-%d", rank);
+    if (tp_boot_allgather(b, mine, &all, &err))
+        return rank_fail("allgather", &err);
+    for (int r = 0; r < size; r++) {
+        snprintf(want, sizeof want, "rank-%d", r);
+        if (strcmp(all[r], want) != 0) {
+            fprintf(stderr, "rank %d: all[%d] = '%s', want '%s'\n", rank, r, all[r], want);
+            return 4;
+        }
+    }
+    tp_boot_free_strings(all, size);
+    if (tp_boot_barrier(b, &err) || tp_boot_barrier(b, &err))
+        return rank_fail("barrier", &err);
+    for (int r = 1; r < size; r++) {
+        /* one host, one TSC base inherited through fork or calibrated alike:
+         * the offset must be within the probe's own round trip */
+        int64_t off = tp_boot_clock_offset_ns(b, r);
+        uint64_t rtt = tp_boot_clock_rtt_ns(b, r);
+        if (rtt == 0 || rtt > SEC || (uint64_t)llabs(off) > rtt + 1000000) {
+            fprintf(stderr, "rank %d: offset %lld ns with rtt %llu ns\n", r, (long long)off,
+                    (unsigned long long)rtt);
+            return 5;
+        }
+    }
+    return 0;
+}
+
+static int local_group(void *arg)
+{
+    int n = *(int *)arg;
+    json_t *opts = json_pack("{s:s}", "sizes", "8");
+    struct tp_boot_opts o = {
+        .backend = "local", .nranks = n, .timeout_ns = 10 * SEC, .options = opts};
+    struct tp_boot *b;
+    tp_error err;
+    if (tp_boot_init(&o, &b, &err))
+        return rank_fail("init", &err);
+    int rc = group_work(b);
+    if (tp_boot_rank(b) != 0) {
+        tp_boot_fini(b);
+        _exit(rc);
+    }
+    int worst = tp_boot_fini(b); /* the other ranks' exit codes */
+    return rc ? rc : worst;
+}
+
+static void local_sizes(void **state)
+{
+    (void)state;
+    int sizes[] = {1, 2, 3, 5, 8};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int rc = in_child(local_group, &sizes[i]);
+        if (rc != 0)
+            fail_msg("local group of %d: exit %d", sizes[i], rc);
+    }
+}
+
+/* ---- env backend: each rank is a forked process with its own environment ---- */
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+    socklen_t l = sizeof a;
+    bind(fd, (struct sockaddr *)&a, sizeof a);
+    getsockname(fd, (struct sockaddr *)&a, &l);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+struct env_case {
+    int size, started; /* WORLD_SIZE, ranks actually started */
+    int port;
+    const char *odd_sizes; /* options of the last rank, when they differ */
+    const char *key[8];    /* key file per rank (NULL: none) */
+    const char *master;
+    int die_rank; /* this rank exits right after joining (-1: none) */
+    uint64_t timeout_ns;
+    const char *expect[8]; /* substring each rank's error must contain (NULL: success) */
+};
+
+static int env_rank(struct env_case *c, int rank)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%d", rank);
+    setenv("RANK", v, 1);
+    snprintf(v, sizeof v, "%d", c->size);
+    setenv("WORLD_SIZE", v, 1);
+    snprintf(v, sizeof v, "%d", c->port);
+    setenv("MASTER_PORT", v, 1);
+    setenv("MASTER_ADDR", c->master ? c->master : "127.0.0.1", 1);
+    bool odd = c->odd_sizes && rank == c->started - 1;
+    json_t *opts = json_pack("{s:s, s:i}", "sizes", odd ? c->odd_sizes : "8", "iters", 10);
+    struct tp_boot_opts o = {
+        .key_file = c->key[rank], .timeout_ns = c->timeout_ns, .options = opts};
+    struct tp_boot *b;
+    tp_error err;
+    int rc = tp_boot_init(&o, &b, &err);
+    if (!rc && rank == c->die_rank)
+        _exit(9);
+    if (!rc)
+        rc = tp_boot_allgather(b, "x", &(char **){NULL}, &err);
+    if (!rc)
+        tp_boot_fini(b);
+    const char *want = c->expect[rank];
+    if (!want)
+        return rc ? rank_fail("env rank", &err) : 0;
+    if (!rc) {
+        fprintf(stderr, "rank %d succeeded, expected an error with '%s'\n", rank, want);
+        return 6;
+    }
+    if (!strstr(err.msg, want)) {
+        fprintf(stderr, "rank %d: error '%s' lacks '%s'\n", rank, err.msg, want);
+        return 7;
+    }
+    return tp_exit_code(rc) == 2 ? 20 : 21; /* tell the test which exit class */
+}
+
+/* Start c->started ranks, return a bitmask of ranks whose status differed
+ * from want (the exit status expected of every surviving rank). */
+static unsigned run_env(struct env_case *c, int want)
+{
+    c->port = free_port();
+    pid_t pids[8];
+    for (int r = 0; r < c->started; r++) {
+        fflush(NULL);
+        pids[r] = fork();
+        if (pids[r] == 0)
+            _exit(env_rank(c, r));
+    }
+    unsigned bad = 0;
+    for (int r = 0; r < c->started; r++) {
+        int st;
+        waitpid(pids[r], &st, 0);
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        if (r == c->die_rank)
+            continue;
+        if (code != want) {
+            fprintf(stderr, "env rank %d exited %d, want %d\n", r, code, want);
+            bad |= 1u << r;
+        }
+    }
+    return bad;
+}
+
+static char key_a[64], key_b[64];
+
+static void write_key(char *path, const char *text)
+{
+    strcpy(path, "/tmp/tp-boot-key-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+static void env_group(void **state)
+{
+    (void)state;
+    struct env_case c = {.size = 4, .started = 4, .die_rank = -1, .timeout_ns = 10 * SEC};
+    assert_int_equal(run_env(&c, 0), 0);
+    write_key(key_a, "0123456789abcdef-secret-one");
+    struct env_case k = {.size = 3,
+                         .started = 3,
+                         .die_rank = -1,
+                         .timeout_ns = 10 * SEC,
+                         .master = "127.0.0.1",
+                         .key = {key_a, key_a, key_a}};
+    assert_int_equal(run_env(&k, 0), 0);
+}
+
+static void env_options_differ(void **state)
+{
+    (void)state;
+    const char *m = "with a different --sizes (\"8,1M\", where rank 0 has \"8\")";
+    struct env_case c = {.size = 3,
+                         .started = 3,
+                         .die_rank = -1,
+                         .timeout_ns = 10 * SEC,
+                         .odd_sizes = "8,1M",
+                         .expect = {m, m, m}};
+    assert_int_equal(run_env(&c, 20), 0); /* every rank: exit class 2, naming the option */
+}
+
+static void env_rank_missing(void **state)
+{
+    (void)state;
+    struct env_case c = {.size = 3,
+                         .started = 2,
+                         .die_rank = -1,
+                         .timeout_ns = 1 * SEC,
+                         .expect = {"rank(s) 2 did not join", "rank(s) 2 did not join"}};
+    assert_int_equal(run_env(&c, 21), 0);
+}
+
+static void env_rank_lost(void **state)
+{
+    (void)state;
+    struct env_case c = {.size = 3,
+                         .started = 3,
+                         .die_rank = 2,
+                         .timeout_ns = 5 * SEC,
+                         .expect = {"rank 2 on ", "rank 2 on "}};
+    assert_int_equal(run_env(&c, 21), 0);
+}
+
+static void env_wrong_key_and_bad_env(void **state)
+{
+    (void)state;
+    write_key(key_b, "0123456789abcdef-secret-two");
+    struct env_case c = {.size = 2,
+                         .started = 2,
+                         .die_rank = -1,
+                         .timeout_ns = 1 * SEC,
+                         .key = {key_a, key_b},
+                         .expect = {"rank(s) 1 did not join", "wrong key"}};
+    assert_int_equal(run_env(&c, 21), 0);
+    struct env_case n = {.size = 2,
+                         .started = 1,
+                         .die_rank = -1,
+                         .timeout_ns = 1 * SEC,
+                         .master = "10.250.0.1",
+                         .expect = {"not a loopback address"}};
+    assert_int_equal(run_env(&n, 20), 0);
+    unsetenv("RANK");
+    setenv("WORLD_SIZE", "two", 1);
+    setenv("RANK", "0", 1);
+    struct tp_boot_opts o = {.backend = "env", .timeout_ns = SEC};
+    struct tp_boot *b;
+    tp_error err;
+    assert_int_equal(tp_boot_init(&o, &b, &err), TP_EUSAGE);
+    assert_non_null(strstr(err.msg, "WORLD_SIZE='two'"));
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+    unlink(key_a);
+    unlink(key_b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(local_sizes),        cmocka_unit_test(env_group),
+        cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
+        cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_wrong_key_and_bad_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
