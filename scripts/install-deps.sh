@@ -8,6 +8,8 @@ set -euo pipefail
 pkgs=(gcc make pkg-config meson ninja-build)
 # libraries (shared/DESIGN.md "Dependencies")
 pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
+# launch at scale: Open MPI (the boot layer's mpi backend; mpirun in tests)
+pkgs+=(libopenmpi-dev openmpi-bin)
 # tests: unit tests, schema validation, network namespaces
 pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps)
 # benchmarks: the peer tools trainpath is compared against

@@ -12,7 +12,11 @@
  *          (LOCAL_RANK, LOCAL_WORLD_SIZE read when set); rank 0 listens at
  *          MASTER_ADDR:MASTER_PORT, the others connect; a key file is
  *          required unless MASTER_ADDR is a loopback address.
- * (mpi, through mpirun/srun, is not written yet.)
+ *   mpi    mpirun or srun started the ranks (Open MPI, MPICH/PMI or PMIx in
+ *          the environment): rank, size, exchanges and barriers through
+ *          MPI; clock offsets by MPI ping-pong with rank 0. Built when Meson
+ *          finds MPI. MPI calls have no deadline of their own: the launcher
+ *          ends the job when a rank dies.
  *
  * Every rank passes its effective options as a JSON object; rank 0 compares
  * them and a rank that differs makes every rank fail with TP_EUSAGE naming
@@ -27,7 +31,8 @@
 #include "tp/error.h"
 
 struct tp_boot_opts {
-    const char *backend;   /* "local" or "env"; NULL picks env when RANK is set */
+    const char *backend;   /* "local", "env" or "mpi"; NULL picks mpi under an MPI
+                              launcher, env when RANK is set, else local */
     int nranks;            /* local: ranks to start (>= 1) */
     const char *key_file;  /* env: pre-shared key of the rendezvous */
     uint64_t timeout_ns;   /* every blocking step */

@@ -24,12 +24,14 @@ struct tp_clock_info {
 /* internal state read by the inline fast path; set once by tp_clock_init */
 extern bool tp_clock_use_tsc_;
 extern uint64_t tp_clock_tsc0_;
-extern uint64_t tp_clock_mult_; /* ns per tick, 32.32 fixed point */
+extern uint64_t tp_clock_mult_;    /* ns per tick, 32.32 fixed point */
+extern uint64_t tp_clock_skew_ns_; /* test hook: TP_CLOCK_SKEW_NS shifts this process's clock */
 
 /* Choose and calibrate the clock (about 20 ms the first time; later calls
  * return at once). Thread-safe. Never fails: without a usable TSC it falls
  * back to clock_gettime. Set TP_CLOCK=gettime in the environment to force the
- * fallback. */
+ * fallback. TP_CLOCK_SKEW_NS=N (tests of clock-offset estimation) makes this
+ * process's clock read N ns ahead. */
 void tp_clock_init(void);
 
 /* What tp_clock_init chose, with measured resolution and read overhead. */
@@ -42,12 +44,12 @@ static inline uint64_t tp_now_ns(void)
 #if defined(__x86_64__)
     if (tp_clock_use_tsc_) {
         uint64_t d = __rdtsc() - tp_clock_tsc0_;
-        return (uint64_t)(((unsigned __int128)d * tp_clock_mult_) >> 32);
+        return (uint64_t)(((unsigned __int128)d * tp_clock_mult_) >> 32) + tp_clock_skew_ns_;
     }
 #endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + tp_clock_skew_ns_;
 }
 
 /* Absolute deadline ms milliseconds from now. */

@@ -34,6 +34,7 @@ struct tp_boot {
     int64_t *offset;
     uint64_t *rtt;
     pid_t *children; /* local rank 0: pid of rank r */
+    bool mpi;        /* rank, size and exchanges through MPI */
 };
 
 static void free_boot(struct tp_boot *b)
@@ -498,15 +499,159 @@ static int boot_env(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
     return 0;
 }
 
+/* ---- mpi backend: the launcher (mpirun, srun) already made the group ---- */
+
+#ifdef TP_HAVE_MPI
+#include <mpi.h>
+
+#define OPT_BYTES 4096
+
+static int mpi_fail(int mrc, const char *what, tp_error *err)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(mrc, text, &len);
+    return tp_error_set(err, TP_EPEER, "MPI %s failed: %.*s", what, len, text);
+}
+
+static int boot_mpi(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    int inited = 0, provided, rank, size;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return tp_error_set(err, TP_ESYS, "MPI_Init_thread failed (not started by mpirun/srun?)");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    struct tp_boot *b = new_boot(rank, size, o->timeout_ns);
+    char *hosts = calloc((size_t)size, 256), *opts = calloc((size_t)size, OPT_BYTES);
+    char mine[OPT_BYTES] = "";
+    int rc = 0, mrc;
+    if (!b || !hosts || !opts) {
+        rc = tp_error_set(err, TP_ENOMEM, "group of %d", size);
+        goto out;
+    }
+    b->mpi = true;
+    char host[256] = "";
+    snprintf(host, sizeof host, "%s", my_host());
+    char *text = o->options ? json_dumps(o->options, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    snprintf(mine, sizeof mine, "%s", text ? text : "{}");
+    free(text);
+    if ((mrc = MPI_Allgather(host, 256, MPI_CHAR, hosts, 256, MPI_CHAR, MPI_COMM_WORLD)) ||
+        (mrc =
+             MPI_Allgather(mine, OPT_BYTES, MPI_CHAR, opts, OPT_BYTES, MPI_CHAR, MPI_COMM_WORLD))) {
+        rc = mpi_fail(mrc, "allgather at start-up", err);
+        goto out;
+    }
+    for (int r = 0; r < size; r++)
+        b->hosts[r] = strndup(hosts + 256 * r, 255);
+    /* every rank compares every rank's options with rank 0's, so all reach
+     * the same verdict and name the same option */
+    json_t *base = json_loads(opts, 0, NULL);
+    for (int r = 1; r < size && !rc; r++) {
+        json_t *theirs = json_loads(opts + (size_t)OPT_BYTES * r, 0, NULL);
+        char what[200];
+        if (options_differ(base, theirs, what, sizeof what))
+            rc = tp_error_set(err, TP_EUSAGE, "rank %d on %s was started with a different %s", r,
+                              b->hosts[r], what);
+        json_decref(theirs);
+    }
+    json_decref(base);
+    if (rc)
+        goto out;
+    /* clock offsets: rank 0 ping-pongs with each rank, keeps the fastest */
+    for (int r = 1; r < size; r++) {
+        if (rank == 0) {
+            b->rtt[r] = UINT64_MAX;
+            for (int k = 0; k < CLOCK_PROBES; k++) {
+                uint64_t t0 = tp_now_ns(), t;
+                MPI_Send(&t0, 1, MPI_UINT64_T, r, 1, MPI_COMM_WORLD);
+                MPI_Recv(&t, 1, MPI_UINT64_T, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                uint64_t t1 = tp_now_ns();
+                if (t1 - t0 < b->rtt[r]) {
+                    b->rtt[r] = t1 - t0;
+                    b->offset[r] = (int64_t)(t - (t0 + (t1 - t0) / 2));
+                }
+            }
+        } else if (rank == r) {
+            for (int k = 0; k < CLOCK_PROBES; k++) {
+                uint64_t x;
+                MPI_Recv(&x, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                x = tp_now_ns();
+                MPI_Send(&x, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD);
+            }
+        }
+    }
+    if ((mrc = MPI_Bcast(b->offset, size, MPI_INT64_T, 0, MPI_COMM_WORLD)) ||
+        (mrc = MPI_Bcast(b->rtt, size, MPI_UINT64_T, 0, MPI_COMM_WORLD)))
+        rc = mpi_fail(mrc, "broadcast of clock offsets", err);
+out:
+    free(hosts);
+    free(opts);
+    if (rc) {
+        free_boot(b);
+        if (!inited) /* every rank fails alike, so all finalize together */
+            MPI_Finalize();
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+static int mpi_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+{
+    int len = (int)strlen(mine), *lens = calloc((size_t)b->size, sizeof *lens),
+        *offs = calloc((size_t)b->size, sizeof *offs), mrc;
+    char *buf = NULL;
+    if (!lens || !offs) {
+        free(lens);
+        free(offs);
+        return tp_error_set(err, TP_ENOMEM, "allgather");
+    }
+    if ((mrc = MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, MPI_COMM_WORLD)) == 0) {
+        int total = 0;
+        for (int r = 0; r < b->size; r++) {
+            offs[r] = total;
+            total += lens[r];
+        }
+        buf = malloc((size_t)total + 1);
+        if (buf)
+            mrc = MPI_Allgatherv(mine, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, MPI_COMM_WORLD);
+        for (int r = 0; buf && !mrc && r < b->size; r++)
+            res[r] = strndup(buf + offs[r], (size_t)lens[r]);
+    }
+    free(buf);
+    free(lens);
+    free(offs);
+    return mrc ? mpi_fail(mrc, "allgather", err) : 0;
+}
+#endif
+
+/* Started by an MPI launcher? Open MPI, MPICH/PMI and PMIx set these. */
+static bool under_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK");
+}
+
 int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
 {
     tp_clock_init();
-    const char *backend = o->backend ? o->backend : getenv("RANK") ? "env" : "local";
+    const char *backend = o->backend       ? o->backend
+                          : under_mpi()    ? "mpi"
+                          : getenv("RANK") ? "env"
+                                           : "local";
+    if (strcmp(backend, "mpi") == 0) {
+#ifdef TP_HAVE_MPI
+        return boot_mpi(o, out, err);
+#else
+        return tp_error_set(err, TP_EUSAGE, "--launcher mpi: this build has no MPI");
+#endif
+    }
     if (strcmp(backend, "local") == 0)
         return boot_local(o, out, err);
     if (strcmp(backend, "env") == 0)
         return boot_env(o, out, err);
-    return tp_error_set(err, TP_EUSAGE, "--launcher %s: unknown (local or env)", backend);
+    return tp_error_set(err, TP_EUSAGE, "--launcher %s: unknown (local, env or mpi)", backend);
 }
 
 int tp_boot_rank(const struct tp_boot *b)
@@ -559,7 +704,12 @@ int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error
         return tp_error_set(err, TP_ENOMEM, "allgather");
     int rc = 0;
     json_t *j = NULL;
-    if (b->rank != 0) {
+#ifdef TP_HAVE_MPI
+    if (b->mpi) {
+        rc = mpi_allgather(b, mine, res, err);
+    } else
+#endif
+        if (b->rank != 0) {
         json_t *m = json_pack("{s:s}", "data", mine);
         rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
         json_decref(m);
@@ -613,6 +763,12 @@ int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error
 
 int tp_boot_barrier(struct tp_boot *b, tp_error *err)
 {
+#ifdef TP_HAVE_MPI
+    if (b->mpi) {
+        int mrc = MPI_Barrier(MPI_COMM_WORLD);
+        return mrc ? mpi_fail(mrc, "barrier", err) : 0;
+    }
+#endif
     char **all = NULL;
     int rc = tp_boot_allgather(b, "", &all, err);
     tp_boot_free_strings(all, b->size);
@@ -624,6 +780,14 @@ int tp_boot_fini(struct tp_boot *b)
     if (!b)
         return 0;
     int worst = 0;
+#ifdef TP_HAVE_MPI
+    if (b->mpi) {
+        int fin = 0;
+        MPI_Finalized(&fin);
+        if (!fin)
+            MPI_Finalize();
+    }
+#endif
     for (int r = 0; r < b->size; r++)
         if (b->conn[r].fd >= 0)
             tp_conn_close(&b->conn[r]);

@@ -12,6 +12,7 @@
 bool tp_clock_use_tsc_;
 uint64_t tp_clock_tsc0_;
 uint64_t tp_clock_mult_;
+uint64_t tp_clock_skew_ns_;
 
 static struct tp_clock_info info;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -115,6 +116,9 @@ static void init_once(void)
 #endif
     if (!tp_clock_use_tsc_)
         info.source = "clock_gettime(CLOCK_MONOTONIC_RAW)";
+    const char *skew = getenv("TP_CLOCK_SKEW_NS");
+    if (skew)
+        tp_clock_skew_ns_ = strtoull(skew, NULL, 10);
     measure();
 }
 

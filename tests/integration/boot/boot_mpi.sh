@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The boot layer's mpi backend under Open MPI's mpirun: groups of 2 and 3
+# ranks (oversubscribed on this machine), and ranks started with different
+# options, which must all fail with exit 2 naming the option.
+. "$(dirname "$0")/../lib.sh"
+CHECK=${BOOT_MPI_CHECK:?}
+command -v mpirun >/dev/null || skip_all "mpirun missing"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
+mpi() { timeout 60 mpirun --oversubscribe "$@"; }
+
+for np in 2 3; do
+    run_rc 0 "$WORK/np$np.out" mpi -np $np "$CHECK"
+    check "mpirun -np $np: every rank joins, allgathers, meets and has a clock offset" test $? -eq 0
+    check "... $np ranks said ok" test "$(grep -c '^ok rank' "$WORK/np$np.out")" -eq $np
+done
+
+run_rc 2 "$WORK/odd.out" env TP_TEST_ODD_RANK=1 timeout 60 mpirun --oversubscribe -x TP_TEST_ODD_RANK -np 3 "$CHECK"
+check "ranks started with different options: mpirun exits 2" test $? -eq 0
+check "... every rank names the option" test "$(grep -c 'rank 1 on .* was started with a different --sizes' "$WORK/odd.out")" -eq 3
+finish
