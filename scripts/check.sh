@@ -40,6 +40,15 @@ for d in sys.argv[1:]:
         else:
             failed += 1
             print(f"FAILED: {d}: {r['name']} ({r['result']})")
+            # the TAP lines that failed, with the diagnostics printed before them
+            lines = (r.get("stdout") or "").splitlines()
+            for i, l in enumerate(lines):
+                if l.startswith("not ok"):
+                    j = i
+                    while j > 0 and i - j < 12 and lines[j - 1].startswith("#"):
+                        j -= 1
+                    for d2 in lines[j:i + 1]:
+                        print("   ", d2)
 print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 sys.exit(1 if failed else 0)
 PY

@@ -47,6 +47,7 @@ struct session {
     struct flow_job *bg;
     size_t nbg;
     volatile int bg_stop;
+    double bg_u0, bg_s0; /* CPU seconds when the background flows started */
     bool abandoned; /* a flow thread is stuck: leak its jobs and endpoints */
 };
 
@@ -223,8 +224,6 @@ static int stop_background(struct session *s, double u0, double s0, json_t **don
     return rc;
 }
 
-static double bg_u0, bg_s0;
-
 /* RUN: {flows:[i...], size, count}; count 0 runs them in the background until
  * STOP (the loaded test's congestors). */
 static int on_run(struct session *s, json_t *body, tp_error *err)
@@ -277,8 +276,8 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
         s->bg = jobs;
         s->nbg = n;
         s->bg_stop = 0;
-        bg_u0 = u0;
-        bg_s0 = s0;
+        s->bg_u0 = u0;
+        s->bg_s0 = s0;
         size_t started;
         if ((rc = flow_start(jobs, n, &started, err))) {
             s->nbg = started;
@@ -325,7 +324,7 @@ static int run_session(struct session *s, tp_error *err)
             break;
         case TP_F_STOP: {
             json_t *done = NULL;
-            rc = stop_background(s, bg_u0, bg_s0, &done, err);
+            rc = stop_background(s, s->bg_u0, s->bg_s0, &done, err);
             if (!rc)
                 rc = tp_wire_send(&s->c, TP_F_DONE, done, err);
             json_decref(done);
