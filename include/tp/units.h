@@ -27,6 +27,12 @@ int tp_parse_duration(const char *s, const char *what, uint64_t *ns, tp_error *e
 int tp_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi, uint64_t *out,
                  tp_error *err);
 
+/* Parse a CPU list in the kernel's form ("3", "0-3,8", "0,2") into
+ * cpu_set (a cpu_set_t *).
+ * TP_EUSAGE naming what on junk, a reversed range, or a CPU beyond
+ * CPU_SETSIZE. */
+int tp_parse_cpu_list(const char *s, const char *what, void *cpu_set, tp_error *err);
+
 /* "8", "4K", "1M": the shortest exact binary form of bytes, into buf. */
 const char *tp_fmt_size(uint64_t bytes, char *buf, size_t cap);
 

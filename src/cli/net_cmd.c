@@ -4,6 +4,7 @@
  * document (status says why). */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,8 @@ static void usage(FILE *f)
             "      --key-file F      pre-shared key for the control channel\n"
             "      --timeout DUR     deadline of every blocking step (default 30s)\n"
             "      --json FILE       write the result document (atomically; - for stdout)\n"
+            "      --cpu LIST        run on these CPUs (e.g. 2 or 0-3), as taskset would;\n"
+            "                        the document records the affinity either way\n"
             "\n"
             "server options:\n"
             "      --bind ADDR       listen address (default 0.0.0.0)\n"
@@ -84,6 +87,7 @@ enum {
     OPT_BIND,
     OPT_INSECURE,
     OPT_ONE_OFF,
+    OPT_CPU,
 };
 
 static const struct option long_opts[] = {
@@ -107,6 +111,7 @@ static const struct option long_opts[] = {
     {"bind", required_argument, NULL, OPT_BIND},
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"one-off", no_argument, NULL, OPT_ONE_OFF},
+    {"cpu", required_argument, NULL, OPT_CPU},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -116,6 +121,7 @@ struct parsed {
     struct tp_net_server_opts s;
     uint64_t *sizes;
     const char *json;
+    const char *cpu;
     bool server, have_iters, have_time, have_streams, have_load, have_window;
 };
 
@@ -186,6 +192,17 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         case OPT_BIND: p->s.bind = optarg; break;
         case OPT_INSECURE: p->s.insecure = true; break;
         case OPT_ONE_OFF: p->s.one_off = true; break;
+        case OPT_CPU: {
+            cpu_set_t set;
+            if ((rc = tp_parse_cpu_list(optarg, "--cpu", &set, err)))
+                break;
+            if (sched_setaffinity(0, sizeof set, &set) != 0)
+                rc =
+                    tp_error_errno(err, TP_EUSAGE, errno,
+                                   "--cpu %s: cannot run there (see nproc and the cpuset)", optarg);
+            p->cpu = optarg;
+            break;
+        }
         case 'h': usage(stdout); return 1;
         case ':':
             return tp_error_set(err, TP_EUSAGE, "option '%s' needs a value", argv[optind - 1]);
@@ -337,7 +354,9 @@ int cmd_net(int argc, char **argv)
     tp_clock_init();
     json_t *doc = NULL;
     if (!rc) {
-        doc = tp_result_new(command, tp_net_config_json(&p.c));
+        json_t *cfg = tp_net_config_json(&p.c);
+        json_object_set_new(cfg, "cpu", p.cpu ? json_string(p.cpu) : json_null());
+        doc = tp_result_new(command, cfg);
         rc = tp_net_run(&p.c, doc, &err);
     } else if (p.json && (rc == TP_EUSAGE && json_path_ok(p.json, NULL) == 0)) {
         /* bad input: still leave a document that says why */

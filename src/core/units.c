@@ -5,6 +5,9 @@
  * rates print in decimal units, as shared/DESIGN.md asks. */
 #include "tp/units.h"
 
+#include <errno.h>
+#include <sched.h>
+
 #include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
@@ -225,6 +228,44 @@ int tp_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi, uint
                             (unsigned long long)lo, (unsigned long long)hi);
     *out = v;
     return 0;
+}
+
+int tp_parse_cpu_list(const char *s, const char *what, void *cpu_set, tp_error *err)
+{
+    cpu_set_t *set = cpu_set;
+    CPU_ZERO(set);
+    const char *p = s ? s : "";
+    for (;;) {
+        char *end;
+        if (!isdigit((unsigned char)*p))
+            goto bad;
+        errno = 0;
+        unsigned long lo = strtoul(p, &end, 10), hi = lo;
+        if (errno)
+            goto bad;
+        p = end;
+        if (*p == '-') {
+            if (!isdigit((unsigned char)p[1]))
+                goto bad;
+            hi = strtoul(p + 1, &end, 10);
+            if (errno || hi < lo)
+                goto bad;
+            p = end;
+        }
+        if (hi >= CPU_SETSIZE)
+            return tp_error_set(err, TP_EUSAGE, "%s: CPU %lu in '%s' is beyond %d", name(what), hi,
+                                s, CPU_SETSIZE - 1);
+        for (unsigned long c = lo; c <= hi; c++)
+            CPU_SET(c, set);
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p == '\0')
+        return 0;
+bad:
+    return tp_error_set(err, TP_EUSAGE, "%s: cannot parse '%s' as a CPU list (e.g. 3, 0-3, 0,2)",
+                        name(what), s ? s : "");
 }
 
 const char *tp_fmt_size(uint64_t bytes, char *buf, size_t cap)

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 
 #include "tp/units.h"
@@ -276,6 +277,27 @@ static void test_u64(void **state)
     }
 }
 
+static void test_cpu_lists(void **state)
+{
+    (void)state;
+    cpu_set_t set;
+    tp_error err;
+    assert_int_equal(tp_parse_cpu_list("3", "--cpu", &set, &err), 0);
+    assert_int_equal(CPU_COUNT(&set), 1);
+    assert_true(CPU_ISSET(3, &set));
+    assert_int_equal(tp_parse_cpu_list("0-3,8,10-11", "--cpu", &set, &err), 0);
+    assert_int_equal(CPU_COUNT(&set), 7);
+    assert_true(CPU_ISSET(0, &set) && CPU_ISSET(3, &set) && CPU_ISSET(8, &set) &&
+                CPU_ISSET(11, &set) && !CPU_ISSET(4, &set) && !CPU_ISSET(9, &set));
+    const char *bad[] = {"", "x", "3-1", "1,", ",1", "1-", "-1", "1;2", "2 "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = tp_parse_cpu_list(bad[i], "--cpu", &set, &err);
+        check_error(rc, &err, bad[i], "--cpu", bad[i], "cannot parse");
+    }
+    check_error(tp_parse_cpu_list("70000", "--cpu", &set, &err), &err, "70000", "--cpu", "70000",
+                "is beyond");
+}
+
 static void test_formatters(void **state)
 {
     (void)state;
@@ -339,7 +361,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),      cmocka_unit_test(test_size_lists),
         cmocka_unit_test(test_durations),  cmocka_unit_test(test_u64),
-        cmocka_unit_test(test_formatters),
+        cmocka_unit_test(test_formatters), cmocka_unit_test(test_cpu_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,9 @@ cases=(
     "2|short.key: key is 4 bytes|net serve --bind 127.0.0.1 --key-file $WORK/short.key"
     "2|are for net serve|net lat 127.0.0.1 --one-off"
     "2|net serve takes no argument|net serve 127.0.0.1"
+    "2|--cpu: cannot parse '3-1'|net lat 127.0.0.1 --cpu 3-1"
+    "2|--cpu: CPU 99999 in '99999' is beyond|net lat 127.0.0.1 --cpu 99999"
+    "2|--cpu 1000: cannot run there|net lat 127.0.0.1 --cpu 1000"
 )
 for c in "${cases[@]}"; do
     IFS='|' read -r want pat args <<<"$c"

@@ -61,6 +61,10 @@ run_rc 2 "$WORK/huge.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 1G --window 
 check "a test needing more than 16 GiB of server buffers is refused (exit 2)" test $? -eq 0
 check "... with the size it would need" grep_q "needs 65\.0 GiB of buffers on the server" "$WORK/huge.out"
 
+# --cpu pins the client as taskset would, and the document says where it ran
+run_rc 0 "$WORK/cpu.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --iters 50 --cpu 0 --json "$WORK/cpu.json"
+check "lat --cpu 0 runs and records its affinity" test "$(json_get "$WORK/cpu.json" "d['config']['cpu'] + ' ' + d['provenance']['process']['affinity']")" = "0 0"
+
 # --busy-poll spins instead of sleeping; the document says what the kernel granted
 run_rc 0 "$WORK/busy.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64,64K --iters 200 --busy-poll \
     --check --json "$WORK/busy.json"
