@@ -10,6 +10,8 @@ pkgs=(gcc make pkg-config meson ninja-build)
 pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
 # launch at scale: Open MPI (the boot layer's mpi backend; mpirun in tests)
 pkgs+=(libopenmpi-dev openmpi-bin)
+# Slurm on localhost for the srun tests (the tests start the daemons)
+pkgs+=(slurmd slurmctld slurm-client munge)
 # tests: unit tests, schema validation, network namespaces
 pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps)
 # benchmarks: the peer tools trainpath is compared against

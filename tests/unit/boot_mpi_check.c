@@ -14,7 +14,12 @@
 
 int main(void)
 {
+    /* the rank before MPI starts: mpirun sets OMPI_*, srun --mpi=pmix PMIX_* */
     const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!env_rank)
+        env_rank = getenv("PMIX_RANK");
+    if (!env_rank)
+        env_rank = getenv("SLURM_PROCID");
     const char *odd = getenv("TP_TEST_ODD_RANK");
     int me = env_rank ? atoi(env_rank) : -1;
     json_t *opts =

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The boot layer's mpi backend under Slurm: this script brings up a private
+# Slurm cluster of one node on localhost (munged, slurmctld and slurmd from
+# Debian's packages, state in a temporary folder, free ports), then runs the
+# group check with `srun --mpi=pmix -n 2` (and -n 3, overcommitted), and with
+# ranks started with different options. Everything it started is stopped on
+# exit.
+. "$(dirname "$0")/../lib.sh"
+CHECK=${BOOT_MPI_CHECK:?}
+[ "$(id -u)" -eq 0 ] || skip_all "slurmd and munged need root here"
+for t in munged mungekey slurmctld slurmd srun sinfo; do
+    command -v $t >/dev/null || PATH=$PATH:/usr/sbin command -v $t >/dev/null || skip_all "$t missing"
+done
+export PATH=$PATH:/usr/sbin
+D=$WORK/slurm
+mkdir -p "$D/state" "$D/spool" "$D/munge"
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+H=$(hostname -s)
+
+mungekey --create --keyfile "$D/munge/munge.key" >/dev/null 2>&1 && chmod 600 "$D/munge/munge.key"
+munged -F -f --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
+    --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" --seed-file="$D/munge/seed" \
+    >"$D/munged.out" 2>&1 &
+PIDS+=($!)
+cat >"$D/slurm.conf" <<CONF
+ClusterName=trainpath
+SlurmctldHost=$H(127.0.0.1)
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+AuthType=auth/munge
+AuthInfo=socket=$D/munge/munge.sock
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$D/state
+SlurmdSpoolDir=$D/spool
+SlurmctldPidFile=$D/slurmctld.pid
+SlurmdPidFile=$D/slurmd.pid
+SlurmctldLogFile=$D/slurmctld.log
+SlurmdLogFile=$D/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SwitchType=switch/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+NodeName=$H NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+CONF
+export SLURM_CONF=$D/slurm.conf
+for _ in $(seq 50); do [ -S "$D/munge/munge.sock" ] && break; sleep 0.1; done
+slurmctld -D -f "$SLURM_CONF" >"$D/ctld.out" 2>&1 &
+PIDS+=($!)
+slurmd -D -f "$SLURM_CONF" >"$D/slurmd.out" 2>&1 &
+PIDS+=($!)
+up=0
+for _ in $(seq 100); do
+    sinfo -h -o %t 2>/dev/null | grep -qE '^idle' && { up=1; break; }
+    sleep 0.2
+done
+if [ $up -ne 1 ]; then
+    not_ok "a one-node Slurm cluster comes up on localhost"
+    for f in "$D"/*.log "$D"/*.out; do echo "# $f:"; tail -5 "$f" | sed 's/^/#   /'; done
+    finish
+fi
+ok "a one-node Slurm cluster comes up on localhost ($(sinfo -h -o '%P %t %N' | head -1))"
+
+export OMPI_MCA_btl=self,tcp
+run_rc 0 "$WORK/srun2.out" timeout 60 srun --mpi=pmix -n 2 "$CHECK"
+check "srun --mpi=pmix -n 2: both ranks join, allgather, meet and find the clock skew" test $? -eq 0
+check "... 2 ranks said ok" test "$(grep -c '^ok rank' "$WORK/srun2.out")" -eq 2
+run_rc 0 "$WORK/srun3.out" timeout 60 srun --mpi=pmix --overcommit -n 3 "$CHECK"
+check "srun --mpi=pmix -n 3 (overcommitted)" test $? -eq 0
+run_rc 2 "$WORK/odd.out" env TP_TEST_ODD_RANK=1 timeout 60 srun --mpi=pmix -n 2 "$CHECK"
+check "ranks started with different options under srun exit 2" test $? -eq 0
+check "... both naming the option" test "$(grep -c 'rank 1 on .* was started with a different --sizes' "$WORK/odd.out")" -eq 2
+
+# stop the daemons gently, so slurmctld reaps its own helpers
+kill -TERM "${PIDS[@]}" 2>/dev/null
+for _ in $(seq 30); do kill -0 "${PIDS[@]}" 2>/dev/null || break; sleep 0.1; done
+finish
