@@ -22,6 +22,7 @@ check: deps
 
 bench: build
 	@bench/net-vs-peers.sh $(BUILD)/trainpath
+	@$(BUILD)/exact_sum
 
 clean:
 	rm -rf $(BUILD) $(ASAN)
