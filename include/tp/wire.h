@@ -52,6 +52,14 @@ struct tp_conn {
 int tp_conn_connect(struct tp_conn *c, const char *host, int port, uint64_t timeout_ns,
                     tp_error *err);
 
+/* Listen on host:port (port 0 picks a free one, returned in *bound_port).
+ * what names the input in errors ("--bind", "MASTER_ADDR"). *loopback says
+ * whether the address is a loopback one (callers refuse to expose an
+ * unauthenticated service beyond it). TP_EUSAGE for an unresolvable host or
+ * a port in use. */
+int tp_listen(const char *host, int port, const char *what, int *fd, int *bound_port,
+              bool *loopback, tp_error *err);
+
 /* Wrap an accepted socket. */
 void tp_conn_from_fd(struct tp_conn *c, int fd, uint64_t timeout_ns);
 

@@ -340,37 +340,6 @@ static int join(struct tp_boot *b, const char *host, int port, const json_t *opt
 
 /* ---- backends ---- */
 
-static int listen_at(const char *host, int port, int *lfd, int *bound_port, tp_error *err)
-{
-    char svc[16];
-    snprintf(svc, sizeof svc, "%d", port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *res = NULL;
-    int g = getaddrinfo(host, svc, &hints, &res);
-    if (g != 0)
-        return tp_error_set(err, TP_EUSAGE, "MASTER_ADDR %s: %s", host, gai_strerror(g));
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 128) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        return tp_error_errno(err, TP_EUSAGE, e, "rank 0 cannot listen on %s port %d", host, port);
-    }
-    freeaddrinfo(res);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    getsockname(fd, (struct sockaddr *)&ss, &sl);
-    *bound_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                 : ((struct sockaddr_in *)&ss)->sin_port);
-    *lfd = fd;
-    return 0;
-}
-
 static int boot_local(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
 {
     if (o->nranks < 1 || o->nranks > MAX_RANKS)
@@ -389,7 +358,7 @@ static int boot_local(const struct tp_boot_opts *o, struct tp_boot **out, tp_err
     b->key.len = 32;
     randombytes_buf(b->key.bytes, b->key.len);
     int lfd = -1, port = 0, rc = 0;
-    if (o->nranks > 1 && (rc = listen_at("127.0.0.1", 0, &lfd, &port, err))) {
+    if (o->nranks > 1 && (rc = tp_listen("127.0.0.1", 0, "rank 0", &lfd, &port, NULL, err))) {
         free_boot(b);
         return rc;
     }
@@ -481,7 +450,7 @@ static int boot_env(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
     }
     if (rank == 0) {
         int lfd = -1, bound;
-        rc = size > 1 ? listen_at(host, (int)port, &lfd, &bound, err) : 0;
+        rc = size > 1 ? tp_listen(host, (int)port, "MASTER_ADDR", &lfd, &bound, NULL, err) : 0;
         if (!rc && size > 1)
             rc = lead(b, lfd, o->options, err);
         if (lfd >= 0)

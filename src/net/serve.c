@@ -48,7 +48,7 @@ struct session {
     size_t nbg;
     volatile int bg_stop;
     double bg_u0, bg_s0; /* CPU seconds when the background flows started */
-    bool abandoned; /* a flow thread is stuck: leak its jobs and endpoints */
+    bool abandoned;      /* a flow thread is stuck: leak its jobs and endpoints */
 };
 
 void cpu_seconds(double *user_s, double *sys_s)
@@ -389,52 +389,6 @@ static void *session_main(void *arg)
     return NULL;
 }
 
-static bool is_loopback(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    if (sa->sa_family == AF_INET6)
-        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return false;
-}
-
-static int listen_on(const struct tp_net_server_opts *o, bool have_key, int *out_fd, tp_error *err)
-{
-    char svc[16];
-    snprintf(svc, sizeof svc, "%d", o->port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *res = NULL;
-    int g = getaddrinfo(o->bind, svc, &hints, &res);
-    if (g != 0)
-        return tp_error_set(err, TP_EUSAGE, "--bind %s: %s", o->bind, gai_strerror(g));
-    if (!is_loopback(res->ai_addr) && !have_key && !o->insecure) {
-        freeaddrinfo(res);
-        return tp_error_set(err, TP_EUSAGE,
-                            "refusing to serve on %s without a key: anyone who reaches the port "
-                            "could run tests. Pass --key-file FILE, or --bind 127.0.0.1, or "
-                            "--insecure to accept the risk",
-                            o->bind);
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 16) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        return tp_error_errno(
-            err, e == EADDRINUSE || e == EADDRNOTAVAIL || e == EACCES ? TP_EUSAGE : TP_ESYS, e,
-            "cannot listen on %s port %d", o->bind, o->port);
-    }
-    freeaddrinfo(res);
-    *out_fd = fd;
-    return 0;
-}
-
 int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
 {
     tp_clock_init();
@@ -445,13 +399,18 @@ int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
     int rc = 0, lfd = -1;
     if (o->key_file && (rc = tp_key_load(&srv->key, o->key_file, err)))
         goto out;
-    if ((rc = listen_on(o, srv->key.set, &lfd, err)))
+    int port = 0;
+    bool loopback = false;
+    if ((rc = tp_listen(o->bind, o->port, "--bind", &lfd, &port, &loopback, err)))
         goto out;
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    getsockname(lfd, (struct sockaddr *)&ss, &sl);
-    int port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                              : ((struct sockaddr_in *)&ss)->sin_port);
+    if (!loopback && !srv->key.set && !o->insecure) {
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "refusing to serve on %s without a key: anyone who reaches the port "
+                          "could run tests. Pass --key-file FILE, or --bind 127.0.0.1, or "
+                          "--insecure to accept the risk",
+                          o->bind);
+        goto out;
+    }
     tp_log(TP_LOG_INFO, "listening on %s port %d (auth: %s)", o->bind, port,
            srv->key.set ? "hmac-sha256 pre-shared key" : "none");
     bool corrupt = getenv("TP_FAULT_CORRUPT") != NULL;

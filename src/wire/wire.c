@@ -60,6 +60,52 @@ static void fill_names(struct tp_conn *c)
         snprintf(c->local_ip, sizeof c->local_ip, "127.0.0.1");
 }
 
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return false;
+}
+
+int tp_listen(const char *host, int port, const char *what, int *out_fd, int *bound_port,
+              bool *loopback, tp_error *err)
+{
+    char svc[16];
+    snprintf(svc, sizeof svc, "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int g = getaddrinfo(host, svc, &hints, &res);
+    if (g != 0)
+        return tp_error_set(err, TP_EUSAGE, "%s %s: %s", what, host, gai_strerror(g));
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return tp_error_errno(
+            err, e == EADDRINUSE || e == EADDRNOTAVAIL || e == EACCES ? TP_EUSAGE : TP_ESYS, e,
+            "cannot listen on %s port %d", host, port);
+    }
+    if (loopback)
+        *loopback = is_loopback(res->ai_addr);
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    if (bound_port)
+        *bound_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                     : ((struct sockaddr_in *)&ss)->sin_port);
+    *out_fd = fd;
+    return 0;
+}
+
 void tp_conn_from_fd(struct tp_conn *c, int fd, uint64_t timeout_ns)
 {
     memset(c, 0, sizeof *c);
