@@ -526,9 +526,10 @@ static int fired(struct tp_ep *ep, short events, uint64_t timeout_ns, tp_error *
 static int write_all(struct tp_ep *ep, const char *p, size_t len, uint64_t timeout_ns,
                      const struct tp_stream_ctl *ctl, int more, tp_error *err)
 {
-    uint64_t deadline = tp_now_ns() + timeout_ns;
     int flags = MSG_NOSIGNAL | more | (ep->busy_poll ? MSG_DONTWAIT : 0);
     bool watched = !ep->busy_poll && !ep->sliced;
+    /* a watched call never sees EAGAIN: only the other modes keep a deadline */
+    uint64_t deadline = watched ? 0 : tp_now_ns() + timeout_ns;
     int rc = 1;
     if (watched)
         wd_arm(ep, timeout_ns);
@@ -537,6 +538,8 @@ static int write_all(struct tp_ep *ep, const char *p, size_t len, uint64_t timeo
         if (n > 0) {
             p += n;
             len -= (size_t)n;
+            if (len == 0) /* done: the common case reads no clock here */
+                break;
             if (watched)
                 wd_progress(ep);
             else
@@ -567,9 +570,9 @@ static int write_all(struct tp_ep *ep, const char *p, size_t len, uint64_t timeo
 static ssize_t read_some(struct tp_ep *ep, char *p, size_t min, size_t max, uint64_t timeout_ns,
                          const struct tp_stream_ctl *ctl, tp_error *err)
 {
-    uint64_t deadline = tp_now_ns() + timeout_ns;
     size_t got = 0;
     bool watched = !ep->busy_poll && !ep->sliced;
+    uint64_t deadline = watched ? 0 : tp_now_ns() + timeout_ns;
     ssize_t rc = 0;
     if (watched)
         wd_arm(ep, timeout_ns);
@@ -577,6 +580,8 @@ static ssize_t read_some(struct tp_ep *ep, char *p, size_t min, size_t max, uint
         ssize_t n = recv(ep->fd, p + got, max - got, ep->busy_poll ? MSG_DONTWAIT : 0);
         if (n > 0) {
             got += (size_t)n;
+            if (got >= min)
+                break;
             if (watched)
                 wd_progress(ep);
             else

@@ -287,8 +287,9 @@ static int warmup(struct client *cl, struct phase *p, uint64_t *iters_done, doub
 /* Duration-bound runs are measured in chunks: each chunk's count comes from
  * the rate of the chunk before it (the warm-up, first), so a rate that drifts
  * with load changes the number of chunks, not the time measured. A chunk is a
- * quarter of the run but at least 1 s (so 1 s peak windows fit in one), the
- * first at most half the run, and none more than what is left. --iters N is
+ * quarter of the run but up to 1 s where the run is at least 2 s long (so 1 s
+ * peak windows fit in one), the first at most a quarter, and none more than
+ * what is left. --iters N is
  * one chunk of exactly N. */
 #define MAX_CHUNKS 64
 
@@ -297,15 +298,16 @@ static uint64_t chunk_count(const struct tp_net_client_opts *o, double per_iter_
 {
     if (o->iters)
         return o->iters;
-    double left = (double)(o->duration_ns - elapsed_ns);
-    double chunk = (double)o->duration_ns / 4;
-    double floor = o->duration_ns < 1000000000ull ? (double)o->duration_ns : 1e9;
-    if (chunk < floor)
-        chunk = floor;
-    /* the first chunk's rate comes from a short warm-up: risk half the run
-     * on it at most */
-    if (elapsed_ns == 0 && chunk > (double)o->duration_ns / 2)
-        chunk = (double)o->duration_ns / 2;
+    double left = (double)(o->duration_ns - elapsed_ns), d = (double)o->duration_ns;
+    /* a quarter of the run, but up to 1 s (half the run at most) so that
+     * 1 s peak windows fit in a chunk of a longer run */
+    double chunk = d / 4, want = d / 2 < 1e9 ? d / 2 : 1e9;
+    if (chunk < want)
+        chunk = want;
+    /* the first chunk's rate comes from a short warm-up: risk a quarter of
+     * the run on it at most */
+    if (elapsed_ns == 0 && chunk > d / 4)
+        chunk = d / 4;
     if (chunk > left)
         chunk = left;
     double n = per_iter_ns > 0 ? chunk / per_iter_ns : 1;
