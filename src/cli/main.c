@@ -14,6 +14,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"net", cmd_net, "point-to-point latency, jitter, bandwidth, loaded latency, CPU cost"},
+    {"coll", cmd_coll, "collectives across ranks (local, MPI/Slurm, torchrun-style env)"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,175 @@
+/* Collectives over a group of ranks (the capability behind `trainpath
+ * coll`). A communicator joins the ranks of a boot group with one data
+ * channel per peer: the fabric (kernel TCP) between hosts, and between ranks
+ * of one host either the fabric or shared memory (--intra shm), where a
+ * receiver copies or reduces straight out of the sender's buffer (one copy).
+ *
+ * Each algorithm builds a small dependency graph of sends, receives and
+ * local reductions (src/coll/algo_*.c); one executor (src/coll/exec.c)
+ * runs every graph, so chunked pipelining, rank counts that are not powers
+ * of two and two-level schedules need no special driver code. Every wait
+ * has an idle deadline; a lost peer is an error naming its rank and host,
+ * and a rank that fails tells its peers (they fail fast, not by timeout).
+ *
+ * Buffers: allocate the buffers passed to tp_coll_run with tp_comm_alloc;
+ * with shared memory they live in this rank's shared arena, which is what
+ * lets peers read them directly. */
+#ifndef TP_COLL_H
+#define TP_COLL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp/boot.h"
+#include "tp/dtype.h"
+#include "tp/error.h"
+
+enum tp_coll_kind {
+    TP_ALLREDUCE,
+    TP_REDUCE_SCATTER,
+    TP_ALLGATHER,
+    TP_BROADCAST,
+    TP_REDUCE,
+    TP_ALLTOALL,
+    TP_SENDRECV,
+    TP_COLL_COUNT
+};
+
+/* "allreduce", "reduce-scatter", "allgather", "broadcast", "reduce",
+ * "alltoall", "sendrecv"; parse returns -1 when unknown. */
+const char *tp_coll_name(enum tp_coll_kind k);
+int tp_coll_parse(const char *s);
+
+/* nccl-tests' bus-bandwidth factor for k over n ranks. */
+double tp_coll_busbw_factor(enum tp_coll_kind k, int n);
+
+struct tp_comm_opts {
+    const char *transport; /* "tcp" (default); "ofi" is not yet a coll transport */
+    const char *intra;     /* "shm" (default) or "fabric" for ranks of one host */
+    const char *bind_addr; /* address to listen on for data connections; NULL:
+                              127.0.0.1 when every rank is on one host, else the
+                              first non-loopback IPv4 address that is up */
+    size_t arena_bytes;    /* what tp_comm_alloc may hand out on this rank */
+    uint64_t timeout_ns;   /* idle deadline of every wait */
+    bool busy_poll;        /* spin instead of sleeping in poll() */
+};
+
+struct tp_comm;
+
+/* Build the channels between the ranks of b (collective: every rank calls
+ * it). On error no communicator exists and err names the peer at fault. */
+int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm **out,
+                 tp_error *err);
+
+int tp_comm_rank(const struct tp_comm *c);
+int tp_comm_size(const struct tp_comm *c);
+
+/* Hosts in the communicator, and whether shared memory joins the ranks of
+ * one host. */
+int tp_comm_nhosts(const struct tp_comm *c);
+bool tp_comm_shm(const struct tp_comm *c);
+
+/* bytes from this rank's arena (64-byte aligned, zero-filled pages not yet
+ * touched), or NULL when the arena is exhausted. Freed all at once by
+ * tp_comm_reset_alloc or tp_comm_fini. */
+void *tp_comm_alloc(struct tp_comm *c, size_t bytes);
+void tp_comm_reset_alloc(struct tp_comm *c);
+
+/* One collective call. count is as MPI counts it: allreduce, broadcast,
+ * reduce, sendrecv: elements of each buffer; reduce-scatter: elements each
+ * rank receives (it sends size * count); allgather: elements each rank
+ * sends (it receives size * count); alltoall: elements sent to each peer. */
+struct tp_coll_args {
+    enum tp_coll_kind kind;
+    enum tp_dtype dtype;
+    enum tp_redop op;
+    const void *sendbuf;
+    void *recvbuf; /* reduce: significant at the root; scratch elsewhere */
+    size_t count;
+    int root;       /* broadcast, reduce */
+    const char *algo; /* NULL or "auto": size-based choice */
+    bool exact;     /* allreduce sum/avg of floats, bitwise reproducible */
+    size_t chunk_bytes; /* pipelining unit; 0: the transport's default */
+};
+
+/* Run one collective. Returns 0, or a negative code with err naming the
+ * lost or failed rank and its host (TP_EPEER, TP_ETIMEOUT) or the bad
+ * argument (TP_EUSAGE). After an error the communicator is unusable. */
+int tp_coll_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err);
+
+/* The algorithm tp_coll_run would use for a (its --algo, or the size-based
+ * choice), or NULL with err set when a names an algorithm that does not
+ * exist or does not implement a->kind. */
+const char *tp_coll_algo(const struct tp_comm *c, const struct tp_coll_args *a, tp_error *err);
+
+/* Names of the algorithms that implement kind, NULL-terminated. */
+const char *const *tp_coll_algos(enum tp_coll_kind kind);
+
+/* The algorithm-independent check of a, without a communicator (used before
+ * any rank starts): unsupported dtype/op/exact combinations. */
+int tp_coll_check_args(enum tp_coll_kind kind, enum tp_dtype dtype, enum tp_redop op,
+                       bool exact, const char *algo, tp_error *err);
+
+/* Tell every peer this rank has failed and close the channels (a failed
+ * rank calls this so the others stop waiting for it). */
+void tp_comm_abort(struct tp_comm *c);
+
+/* Provenance: channels by kind, hosts, arena. New reference. */
+json_t *tp_comm_info(const struct tp_comm *c);
+
+void tp_comm_fini(struct tp_comm *c);
+
+#endif
+
+/* ---- the benchmark sweep (src/coll/sweep.c) ---- */
+
+struct tp_coll_bench_opts {
+    enum tp_coll_kind kind;
+    enum tp_dtype dtype;
+    enum tp_redop op;
+    const uint64_t *sizes; /* bytes, as nccl-tests counts them (see below) */
+    size_t nsizes;
+    const char *algo;  /* NULL/"auto" or a name */
+    bool exact;        /* --repro exact */
+    bool repro_check;  /* inputs: shares of 840 values per element (see docs) */
+    int root;
+    size_t chunk_bytes;
+    uint64_t iters;    /* 0: as many as fit in time_ns (at least 5) */
+    uint64_t warmup;   /* warm-up iterations per size */
+    uint64_t time_ns;  /* per size when iters is 0 */
+    uint64_t inject_delay_ns; /* each rank sleeps up to this, at random, before
+                                 each iteration (jitter / arrival-order tests) */
+    const char *backend; /* "trainpath" or "mpi" */
+    void (*progress)(void *arg, size_t i, size_t n); /* rank 0, after each size */
+    void *progress_arg;
+};
+
+/* The size S of a sweep entry is nccl-tests' size: the buffer of one rank
+ * for allreduce, broadcast, reduce and sendrecv; the input (n blocks) for
+ * reduce-scatter and alltoall; the output (n blocks) for allgather. S is
+ * rounded down to whole elements (and whole blocks of n).
+ *
+ * Run the sweep on every rank. Rank 0 appends one entry per size to
+ * results->"sizes" and the alpha-beta fits to results->"fit" (results is
+ * NULL elsewhere); what was measured before a failure stays there.
+ * Returns 0 or an error naming the failed rank; wrong results are not an
+ * error here (the caller reads "wrong"). */
+int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t *results,
+                  uint64_t *wrong_total, tp_error *err);
+
+/* The same collective through the MPI library that launched the ranks
+ * (--backend mpi). TP_EUSAGE when the ranks were not started by an MPI
+ * launcher or the build has no MPI. */
+int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err);
+bool tp_coll_mpi_available(void);
+
+/* Allreduce of accumulators that are already wide fixed-point words
+ * (include/tp/fixed.h; count elements of tp_fx_words(dtype) words, buffers
+ * from tp_comm_alloc): for callers that sum several local contributions
+ * exactly before the ranks combine theirs (a rank's gradient over its
+ * samples). Round with tp_fx_store afterwards. */
+int tp_coll_allreduce_fx(struct tp_comm *c, enum tp_dtype dtype, const uint64_t *send,
+                         uint64_t *recv, size_t count, const char *algo, size_t chunk_bytes,
+                         tp_error *err);

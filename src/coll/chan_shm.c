@@ -1,0 +1,325 @@
+/* The shared-memory channel between ranks of one host. Every rank's arena
+ * (the memory tp_comm_alloc hands out) is a shared mapping that the other
+ * ranks of its host map too, so a send only publishes (offset, length) in a
+ * ring of descriptors and the receiver copies, or reduces, straight out of
+ * the sender's buffer: one copy, the reduction fused with it. The send
+ * completes when the receiver advances the ring's tail. The arenas are
+ * unlinked once mapped, so nothing is left in /dev/shm after a crash.
+ * A peer that fails sets its header's abort flag; one that dies is seen in
+ * /proc (a zombie counts as dead). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coll_int.h"
+
+#define RING 64
+#define HDR_MAGIC 0x74707368u /* "tpsh" */
+
+struct ring {
+    _Alignas(64) uint64_t head; /* written by the sender */
+    _Alignas(64) uint64_t tail; /* written by the receiver */
+    _Alignas(64) struct {
+        uint64_t off, len;
+    } d[RING];
+};
+
+struct shm_hdr {
+    uint32_t magic;
+    int32_t aborted;
+    int32_t pid;
+    int32_t nranks;
+    _Alignas(64) struct ring ring[]; /* ring[j]: this rank's sends to rank j */
+};
+
+struct shm_ctx {
+    uint8_t **base; /* mapping of rank r's arena file, or NULL */
+    size_t *len;
+    char name[64];
+};
+
+struct shm_chan {
+    struct chan base;
+    struct tp_comm *comm;
+    struct ring *out, *in;
+    uint8_t *my_base, *peer_base;
+    size_t peer_len;
+    struct shm_hdr *peer_hdr;
+    struct task *unpub; /* first posted send not yet published */
+    uint64_t tail;      /* receives consumed */
+};
+
+static size_t hdr_bytes(int n)
+{
+    size_t b = sizeof(struct shm_hdr) + (size_t)n * sizeof(struct ring);
+    return (b + 4095) & ~(size_t)4095;
+}
+
+static void post_send(struct chan *ch, struct task *t)
+{
+    struct shm_chan *s = (struct shm_chan *)ch;
+    if (ch->sq_tail)
+        ch->sq_tail->qnext_p = t;
+    else
+        ch->sq_head = t;
+    ch->sq_tail = t;
+    t->qnext_p = NULL;
+    if (!s->unpub)
+        s->unpub = t;
+}
+
+static void post_recv(struct chan *ch, struct task *t)
+{
+    if (ch->rq_tail)
+        ch->rq_tail->qnext_p = t;
+    else
+        ch->rq_head = t;
+    ch->rq_tail = t;
+    t->qnext_p = NULL;
+}
+
+static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error *err)
+{
+    struct shm_chan *s = (struct shm_chan *)ch;
+    int moved = 0;
+    /* publish */
+    uint64_t head = s->out->head;
+    uint64_t peer_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE);
+    while (s->unpub && head - peer_tail < RING) {
+        struct task *t = s->unpub;
+        const uint8_t *src = t->src;
+        if (src < s->my_base || src + t->len > s->my_base + s->comm->arena_hdr +
+                                                   s->comm->arena_bytes)
+            return tp_error_set(err, TP_EPROTO,
+                                "collective: send buffer not from tp_comm_alloc");
+        s->out->d[head % RING].off = (uint64_t)(src - s->my_base);
+        s->out->d[head % RING].len = t->len;
+        t->off = head; /* its sequence number */
+        head++;
+        s->unpub = t->qnext_p;
+        moved = 1;
+    }
+    if (moved)
+        __atomic_store_n(&s->out->head, head, __ATOMIC_RELEASE);
+    /* sends the peer has consumed */
+    while (ch->sq_head && ch->sq_head != s->unpub && ch->sq_head->off < peer_tail) {
+        struct task *t = ch->sq_head;
+        t->state = S_DONE;
+        (*done)++;
+        moved = 1;
+        ch->sq_head = t->qnext_p;
+        if (!ch->sq_head)
+            ch->sq_tail = NULL;
+    }
+    /* receive */
+    if (ch->rq_head) {
+        uint64_t avail = __atomic_load_n(&s->in->head, __ATOMIC_ACQUIRE);
+        while (ch->rq_head && s->tail < avail) {
+            struct task *t = ch->rq_head;
+            uint64_t off = s->in->d[s->tail % RING].off, len = s->in->d[s->tail % RING].len;
+            if (len != t->len || off > s->peer_len || len > s->peer_len - off)
+                return tp_error_set(err, TP_EPROTO,
+                                    "rank %d sent %llu bytes where %zu were expected "
+                                    "(ranks disagree on the schedule)",
+                                    ch->peer, (unsigned long long)len, t->len);
+            const uint8_t *src = s->peer_base + off;
+            if (t->kind == T_RECV_RED)
+                red_apply(r, t->dst, t->dst, src, len);
+            else if (t->src)
+                red_apply(r, t->dst, t->src, src, len);
+            else
+                memcpy(t->dst, src, len);
+            s->tail++;
+            __atomic_store_n(&s->in->tail, s->tail, __ATOMIC_RELEASE);
+            t->state = S_DONE;
+            (*done)++;
+            moved = 1;
+            ch->rq_head = t->qnext_p;
+            if (!ch->rq_head)
+                ch->rq_tail = NULL;
+        }
+    }
+    return moved;
+}
+
+static int pollfd_of(struct chan *ch, short *events)
+{
+    (void)ch;
+    *events = 0;
+    return -1;
+}
+
+/* Dead, or a zombie not yet reaped? */
+static bool pid_gone(int pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
+}
+
+static int alive(struct chan *ch, tp_error *err)
+{
+    struct shm_chan *s = (struct shm_chan *)ch;
+    const char *host = tp_boot_host(s->comm->boot, ch->peer);
+    if (__atomic_load_n(&s->peer_hdr->aborted, __ATOMIC_ACQUIRE))
+        return tp_error_set(err, TP_EPEER, "rank %d on %s failed", ch->peer, host);
+    if (pid_gone(s->peer_hdr->pid))
+        return tp_error_set(err, TP_EPEER, "rank %d on %s (pid %d) is gone", ch->peer, host,
+                            s->peer_hdr->pid);
+    return 0;
+}
+
+static void abort_chan(struct chan *ch)
+{
+    struct shm_chan *s = (struct shm_chan *)ch;
+    struct shm_hdr *h = (struct shm_hdr *)s->my_base;
+    __atomic_store_n(&h->aborted, 1, __ATOMIC_RELEASE);
+}
+
+static void close_chan(struct chan *ch)
+{
+    free(ch);
+}
+
+static const struct chan_ops shm_ops = {
+    .name = "shm",
+    .post_send = post_send,
+    .post_recv = post_recv,
+    .progress = progress,
+    .pollfd = pollfd_of,
+    .alive = alive,
+    .abort = abort_chan,
+    .close = close_chan,
+};
+
+void chan_shm_close_all(struct tp_comm *c)
+{
+    struct shm_ctx *x = c->shm_ctx;
+    if (!x)
+        return;
+    for (int r = 0; r < c->size; r++)
+        if (x->base[r])
+            munmap(x->base[r], x->len[r]);
+    if (x->name[0])
+        shm_unlink(x->name);
+    free(x->base);
+    free(x->len);
+    free(x);
+    c->shm_ctx = NULL;
+    c->arena = NULL;
+}
+
+static int map_file(const char *name, size_t *len, uint8_t **base, bool create, size_t size,
+                    tp_error *err)
+{
+    int fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+    if (fd < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "shm_open %s", name);
+    if (create && ftruncate(fd, (off_t)size) != 0) {
+        int e = errno;
+        close(fd);
+        return tp_error_errno(err, TP_ESYS, e, "shared memory of %zu bytes (/dev/shm full?)",
+                              size);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return tp_error_errno(err, TP_ESYS, errno, "fstat %s", name);
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return tp_error_errno(err, TP_ESYS, errno, "mmap %s", name);
+    *base = p;
+    *len = (size_t)st.st_size;
+    return 0;
+}
+
+int chan_shm_open_all(struct tp_comm *c, tp_error *err)
+{
+    int n = c->size, me = c->rank, rc;
+    struct shm_ctx *x = calloc(1, sizeof *x);
+    if (!x || !(x->base = calloc((size_t)n, sizeof *x->base)) ||
+        !(x->len = calloc((size_t)n, sizeof *x->len))) {
+        if (x)
+            free(x->base);
+        free(x);
+        return tp_error_set(err, TP_ENOMEM, "shared memory");
+    }
+    c->shm_ctx = x;
+    c->arena_hdr = hdr_bytes(n);
+    uint32_t rnd;
+    FILE *u = fopen("/dev/urandom", "r");
+    if (!u || fread(&rnd, sizeof rnd, 1, u) != 1)
+        rnd = (uint32_t)getpid() * 2654435761u;
+    if (u)
+        fclose(u);
+    snprintf(x->name, sizeof x->name, "/trainpath-coll-%d-%08x", (int)getpid(), rnd);
+    char **all = NULL;
+    rc = map_file(x->name, &x->len[me], &x->base[me], true, c->arena_hdr + c->arena_bytes, err);
+    if (rc == 0) {
+        struct shm_hdr *h = (struct shm_hdr *)x->base[me];
+        h->magic = HDR_MAGIC;
+        h->pid = (int32_t)getpid();
+        h->nranks = n;
+        c->arena = x->base[me] + c->arena_hdr;
+    }
+    /* exchange names even after a failure, so every rank sees it */
+    if (tp_boot_allgather(c->boot, rc == 0 ? x->name : "-", &all, err) < 0)
+        return err->code;
+    for (int r = 0; r < n && rc == 0; r++) {
+        if (r == me || c->host_of[r] != c->host_of[me])
+            continue;
+        if (strcmp(all[r], "-") == 0) {
+            rc = tp_error_set(err, TP_EPEER, "rank %d on %s could not create shared memory", r,
+                              tp_boot_host(c->boot, r));
+            break;
+        }
+        if ((rc = map_file(all[r], &x->len[r], &x->base[r], false, 0, err)) < 0)
+            break;
+        struct shm_hdr *ph = (struct shm_hdr *)x->base[r];
+        if (ph->magic != HDR_MAGIC || ph->nranks != n ||
+            x->len[r] < hdr_bytes(n)) {
+            rc = tp_error_set(err, TP_EPROTO, "rank %d: shared memory %s is not ours", r, all[r]);
+            break;
+        }
+        struct shm_chan *s = calloc(1, sizeof *s);
+        if (!s) {
+            rc = tp_error_set(err, TP_ENOMEM, "shm channel");
+            break;
+        }
+        s->base.ops = &shm_ops;
+        s->base.peer = r;
+        s->comm = c;
+        s->my_base = x->base[me];
+        s->peer_base = x->base[r];
+        s->peer_len = x->len[r];
+        s->peer_hdr = ph;
+        s->out = &((struct shm_hdr *)x->base[me])->ring[r];
+        s->in = &ph->ring[me];
+        c->ch[r] = &s->base;
+    }
+    tp_boot_free_strings(all, n);
+    /* everyone mapped (or failed): the names can go */
+    tp_error berr;
+    int brc = tp_boot_barrier(c->boot, &berr);
+    shm_unlink(x->name);
+    x->name[0] = 0;
+    if (rc == 0 && brc < 0) {
+        *err = berr;
+        rc = brc;
+    }
+    return rc;
+}

@@ -1,0 +1,204 @@
+/* Internal to src/coll: the task graph that algorithms build and the
+ * executor runs, and the channel interface each data path implements. */
+#ifndef TP_COLL_INT_H
+#define TP_COLL_INT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp/coll.h"
+
+enum task_kind {
+    T_SEND,     /* peer gets len bytes from src */
+    T_RECV,     /* dst = len bytes from peer; with src: dst = src op incoming */
+    T_RECV_RED, /* dst = dst op incoming */
+    T_COPY,     /* dst = src */
+    T_RED,      /* dst = dst op src */
+    T_FINISH,   /* dst = dst / nranks for avg (len bytes) */
+    T_NOP,      /* joins dependencies */
+};
+
+enum task_state { S_WAIT, S_POSTED, S_DONE };
+
+#define NO_DEP (-1)
+
+struct task {
+    uint8_t kind, state;
+    int peer; /* global rank */
+    void *dst;
+    const void *src;
+    size_t len;   /* bytes */
+    int dep[2];   /* task indices or NO_DEP */
+    size_t off;   /* bytes moved so far (channel private) */
+    int qnext;    /* next task of the same peer and direction (executor) */
+    struct task *qnext_p; /* next posted task in a channel queue */
+};
+
+/* How a graph reduces: plain kernels of include/tp/dtype.h, or the wide
+ * fixed-point words of --repro exact. */
+struct redfn {
+    enum tp_dtype dtype;
+    enum tp_redop op;
+    bool fixed;    /* elements are tp_fx words */
+    size_t esize;  /* bytes per element */
+    int nranks;    /* for T_FINISH */
+};
+
+void red_apply(const struct redfn *r, void *dst, const void *a, const void *b, size_t bytes);
+
+/* A rank group: the whole communicator, or the ranks of one host, or the
+ * leaders of every host (two-level schedules). */
+struct grp {
+    int n, me;   /* size, my index */
+    int *rank;   /* index -> global rank */
+};
+
+struct plan {
+    struct task *t;
+    int nt, cap;
+    struct tp_comm *comm;
+    struct redfn red;
+    size_t chunk;  /* bytes, a multiple of red.esize */
+    bool oom;
+};
+
+int t_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src, size_t len,
+          int d0, int d1);
+#define t_send(p, peer, src, len, d0, d1) t_add(p, T_SEND, peer, NULL, src, len, d0, d1)
+#define t_recv(p, peer, dst, len, d0, d1) t_add(p, T_RECV, peer, dst, NULL, len, d0, d1)
+#define t_recv3(p, peer, dst, src, len, d0, d1) t_add(p, T_RECV, peer, dst, src, len, d0, d1)
+#define t_recvred(p, peer, dst, len, d0, d1) t_add(p, T_RECV_RED, peer, dst, NULL, len, d0, d1)
+#define t_copy(p, dst, src, len, d0, d1) t_add(p, T_COPY, -1, dst, src, len, d0, d1)
+#define t_red(p, dst, src, len, d0, d1) t_add(p, T_RED, -1, dst, src, len, d0, d1)
+#define t_finish(p, buf, len, d0, d1) t_add(p, T_FINISH, -1, buf, NULL, len, d0, d1)
+/* A task done when both deps are (a join of two). */
+#define t_join(p, d0, d1) t_add(p, T_NOP, -1, NULL, NULL, 0, d0, d1)
+/* Join a list of tasks (NO_DEP entries ignored); NO_DEP when empty. */
+int t_join_all(struct plan *p, const int *deps, int n);
+
+/* Element range [lo, hi) of block b when count elements split into n
+ * blocks as evenly as possible (the first count % n blocks one larger). */
+static inline size_t blk_lo(size_t count, int n, int b)
+{
+    size_t q = count / (size_t)n, r = count % (size_t)n;
+    return (size_t)b * q + ((size_t)b < r ? (size_t)b : r);
+}
+
+/* Number of chunks of at most chunk bytes in len bytes (1 for len 0). */
+static inline size_t nchunks(size_t len, size_t chunk)
+{
+    return len == 0 ? 1 : (len + chunk - 1) / chunk;
+}
+
+/* Arguments every builder gets: buffers and counts in bytes already. */
+struct bargs {
+    const struct tp_coll_args *a;
+    const void *send;
+    void *recv;
+    size_t count; /* elements (of red.esize) per the kind's convention */
+    int root;     /* index in the group */
+    int dep;      /* task the whole graph starts after, or NO_DEP */
+    bool finish;  /* apply avg's division (only the outermost schedule does) */
+};
+
+/* Byte range of chunk j of M chunks of a block of cnt elements at element
+ * lo (every block gets exactly M chunks, some maybe empty, so both ends of
+ * a transfer cut it the same way). */
+static inline void chunk_range(size_t lo, size_t cnt, size_t M, size_t j, size_t es, size_t *off,
+                               size_t *len)
+{
+    size_t a = blk_lo(cnt, (int)M, (int)j), b = blk_lo(cnt, (int)M, (int)j + 1);
+    *off = (lo + a) * es;
+    *len = (b - a) * es;
+}
+
+/* A tree over a group: parent index (-1 at the root) and children. */
+struct tree {
+    int parent;
+    int nchild;
+    int child[64];
+};
+void tree_binomial(int n, int me, int root, struct tree *t);
+void tree_heap(int n, int me, bool mirror, struct tree *t);
+/* Chunked reduce up a tree: chunk j of sb (my input) reduces into rb; the
+ * root's rb holds the result. Appends each chunk's last task to ends[j]. */
+void tree_reduce(struct plan *p, const struct grp *g, const struct tree *t, const uint8_t *sb,
+                 uint8_t *rb, size_t lo, size_t cnt, size_t M, const int *dep, int *ends,
+                 bool finish);
+/* Chunked broadcast down a tree: the root sends from src (rb unless given),
+ * the others receive into rb and forward. dep[j] gates chunk j. */
+void tree_bcast(struct plan *p, const struct grp *g, const struct tree *t, const uint8_t *src,
+                uint8_t *rb, size_t lo, size_t cnt, size_t M, const int *dep, int *ends);
+
+/* One algorithm: builds the graph of one call for the group g; returns the
+ * final join task (or NO_DEP) or a negative error via *err. */
+struct algo {
+    const char *name;
+    enum tp_coll_kind kind;
+    int (*build)(struct plan *p, const struct grp *g, const struct bargs *b);
+};
+
+extern const struct algo *const tp_algos[];
+extern const struct algo algo_ring_allreduce, algo_rhd_allreduce;
+
+/* Scratch memory for an algorithm (from the arena: peers may read it). */
+void *coll_scratch(struct tp_comm *c, size_t bytes);
+
+/* ---- channels ---- */
+
+struct chan;
+
+struct chan_ops {
+    const char *name;
+    /* Start moving task t (queued behind earlier ones of its direction). */
+    void (*post_send)(struct chan *ch, struct task *t);
+    void (*post_recv)(struct chan *ch, struct task *t);
+    /* Move what can move without blocking; marks finished tasks S_DONE and
+     * returns how many finished or moved bytes (> 0), 0, or an error. */
+    int (*progress)(struct chan *ch, const struct redfn *r, int *done, tp_error *err);
+    /* For blocking waits: fd and events, or -1 when the channel cannot
+     * block (shared memory spins). */
+    int (*pollfd)(struct chan *ch, short *events);
+    /* Is the peer still there? Called while waiting; TP_EPEER when gone. */
+    int (*alive)(struct chan *ch, tp_error *err);
+    void (*abort)(struct chan *ch);
+    void (*close)(struct chan *ch);
+};
+
+struct chan {
+    const struct chan_ops *ops;
+    int peer;
+    struct task *sq_head, *sq_tail; /* posted sends, in order */
+    struct task *rq_head, *rq_tail; /* posted receives, in order */
+};
+
+/* Run the graph; returns 0 or an error naming the peer. */
+int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err);
+
+struct tp_comm {
+    int rank, size;
+    struct tp_boot *boot;
+    struct chan **ch;   /* ch[r], NULL for r == rank */
+    int *host_of;       /* rank -> host index */
+    int nhosts;
+    struct grp world, local, leaders; /* leaders: one rank per host (its lowest) */
+    bool shm;
+    uint64_t timeout_ns;
+    bool busy_poll;
+    bool failed;
+    /* arena */
+    uint8_t *arena;
+    size_t arena_bytes, arena_used, arena_mark;
+    size_t arena_hdr;
+    void *shm_ctx;
+    struct plan plan;
+    int *qlast; /* executor scratch */
+};
+
+int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err);
+int chan_shm_open_all(struct tp_comm *c, tp_error *err);
+void chan_shm_close_all(struct tp_comm *c);
+
+#endif

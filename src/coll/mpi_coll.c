@@ -1,0 +1,182 @@
+/* --backend mpi: the same collectives through the MPI library that
+ * launched the ranks (MPI_Allreduce and its siblings), so one run and one
+ * result format compare trainpath's algorithms with the user's MPI. bf16
+ * and f16 have no MPI type: they travel as 16-bit integers with
+ * user-defined operators that use trainpath's kernels; avg is MPI's sum
+ * followed by the division; --repro exact sends the fixed-point words with
+ * an operator that adds them, so even MPI's own algorithms give bitwise
+ * reproducible sums. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_int.h"
+#include "tp/fixed.h"
+
+#ifdef TP_HAVE_MPI
+#include <mpi.h>
+
+bool tp_coll_mpi_available(void)
+{
+    int init = 0;
+    MPI_Initialized(&init);
+    return init;
+}
+
+static enum tp_dtype op_dtype;
+static enum tp_redop op_redop;
+
+static void user_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    tp_reduce(op_dtype, op_redop, inout, in, (size_t)*len);
+}
+
+static void fx_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    tp_fx_add(op_dtype, inout, in, (size_t)*len);
+}
+
+static MPI_Datatype mpi_type(enum tp_dtype t)
+{
+    switch (t) {
+    case TP_F32:
+        return MPI_FLOAT;
+    case TP_F64:
+        return MPI_DOUBLE;
+    case TP_I32:
+        return MPI_INT32_T;
+    case TP_I64:
+        return MPI_INT64_T;
+    default:
+        return MPI_UINT16_T;
+    }
+}
+
+static MPI_Op mpi_op(enum tp_redop op)
+{
+    switch (op) {
+    case TP_PROD:
+        return MPI_PROD;
+    case TP_MIN:
+        return MPI_MIN;
+    case TP_MAX:
+        return MPI_MAX;
+    default:
+        return MPI_SUM;
+    }
+}
+
+static int mpi_fail(int rc, const char *what, tp_error *err)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    return tp_error_set(err, TP_EPEER, "MPI %s: %s", what, msg);
+}
+
+int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
+{
+    if (!tp_coll_mpi_available())
+        return tp_error_set(err, TP_EUSAGE,
+                            "--backend mpi: the ranks were not started by mpirun or srun");
+    int rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, NULL, err);
+    if (rc < 0)
+        return rc;
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Datatype dt = mpi_type(a->dtype);
+    MPI_Op op = mpi_op(a->op), made = MPI_OP_NULL;
+    MPI_Datatype fxt = MPI_DATATYPE_NULL;
+    int n = c->size, cnt = (int)a->count;
+    size_t es = tp_dtype_size(a->dtype);
+    bool half = a->dtype == TP_BF16 || a->dtype == TP_F16;
+    op_dtype = a->dtype;
+    op_redop = a->op;
+    const void *send = a->sendbuf;
+    void *recv = a->recvbuf;
+    uint64_t *fs = NULL, *fr = NULL;
+    size_t mark = c->arena_used;
+    if (a->exact) {
+        size_t words = tp_fx_words(a->dtype);
+        fs = tp_comm_alloc(c, a->count * words * 8 + 8);
+        fr = tp_comm_alloc(c, a->count * words * 8 + 8);
+        if (!fs || !fr) {
+            c->arena_used = mark;
+            return tp_error_set(err, TP_ENOMEM, "--repro exact: arena too small");
+        }
+        tp_fx_load(a->dtype, fs, a->sendbuf, a->count);
+        MPI_Type_contiguous((int)words, MPI_UINT64_T, &fxt);
+        MPI_Type_commit(&fxt);
+        MPI_Op_create(fx_op, 1, &made);
+        dt = fxt;
+        op = made;
+        send = fs;
+        recv = fr;
+    } else if (half) {
+        MPI_Op_create(user_op, 1, &made);
+        op = made;
+    }
+    switch (a->kind) {
+    case TP_ALLREDUCE:
+        rc = MPI_Allreduce(send, recv, cnt, dt, op, w);
+        break;
+    case TP_REDUCE_SCATTER:
+        rc = MPI_Reduce_scatter_block(send, recv, cnt, dt, op, w);
+        break;
+    case TP_ALLGATHER:
+        rc = MPI_Allgather(send, cnt, dt, recv, cnt, dt, w);
+        break;
+    case TP_BROADCAST:
+        if (c->rank == a->root)
+            memcpy(recv, send, a->count * es);
+        rc = MPI_Bcast(recv, cnt, dt, a->root, w);
+        break;
+    case TP_REDUCE:
+        rc = MPI_Reduce(send, recv, cnt, dt, op, a->root, w);
+        break;
+    case TP_ALLTOALL:
+        rc = MPI_Alltoall(send, cnt, dt, recv, cnt, dt, w);
+        break;
+    case TP_SENDRECV:
+        rc = MPI_Sendrecv(send, cnt, dt, (c->rank + 1) % n, 0, recv, cnt, dt,
+                          (c->rank - 1 + n) % n, 0, w, MPI_STATUS_IGNORE);
+        break;
+    default:
+        rc = MPI_ERR_OTHER;
+    }
+    if (made != MPI_OP_NULL)
+        MPI_Op_free(&made);
+    if (fxt != MPI_DATATYPE_NULL)
+        MPI_Type_free(&fxt);
+    if (rc != MPI_SUCCESS) {
+        c->arena_used = mark;
+        return mpi_fail(rc, tp_coll_name(a->kind), err);
+    }
+    if (a->exact)
+        tp_fx_store(a->dtype, a->recvbuf, fr, a->count, a->op == TP_AVG ? (uint32_t)n : 1);
+    else if (a->op == TP_AVG && (a->kind != TP_REDUCE || c->rank == a->root))
+        tp_reduce_finish(a->dtype, a->op, a->recvbuf,
+                         a->kind == TP_REDUCE_SCATTER || a->kind == TP_ALLREDUCE ||
+                                 a->kind == TP_REDUCE
+                             ? a->count
+                             : 0,
+                         n);
+    c->arena_used = mark;
+    return 0;
+}
+
+#else
+
+bool tp_coll_mpi_available(void)
+{
+    return false;
+}
+
+int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
+{
+    (void)c;
+    (void)a;
+    return tp_error_set(err, TP_EUSAGE, "--backend mpi: this build has no MPI");
+}
+
+#endif

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# trainpath coll from the command line: the result document, every
+# collective through the CLI, the two-level schedule, and bad input refused
+# (exit 2, the option named) before any rank starts.
+. "$(dirname "$0")/../lib.sh"
+
+J=$WORK/ar.json
+run_rc 0 "$WORK/ar.out" timeout 120 "$TP" coll -n 2 --op allreduce --sizes 8,1M,16M --dtype f32 --iters 10 --json "$J"
+check "coll -n 2 allreduce 8,1M,16M runs" test $? -eq 0
+check "... the document is valid" valid_doc "$J"
+check "... status ok" test "$(json_get "$J" "d['status']['ok']")" = True
+check "... three sizes, as asked" test "$(json_get "$J" "[x['size_bytes'] for x in r['sizes']]")" = "[8, 1048576, 16777216]"
+check "... no wrong element" test "$(json_get "$J" "sum(x['wrong'] for x in r['sizes'])")" = 0
+check "... busbw = algbw for 2 ranks (factor 2(n-1)/n)" test "$(json_get "$J" "all(abs(x['busbw']['value']-x['algbw']['value'])<1e-6*x['algbw']['value']+1e-9 for x in r['sizes'])")" = True
+check "... time stats with p50/p99/max/mean, ns" test "$(json_get "$J" "all(k in e['time'] for k in ('p50','p99','max','mean')) and e['time']['unit']")" = ns
+check "... the algorithm chosen is recorded" test "$(json_get "$J" "all(x['algo'] in ('ring','rabenseifner','dbtree','binomial') for x in r['sizes'])")" = True
+check "... arrival skew reported" test "$(json_get "$J" "'p99' in e['arrival_skew']")" = True
+check "... alpha-beta fit stored" test "$(json_get "$J" "len(r['fit'])>=1 and all(f['alpha']['unit']=='ns' and f['beta']['unit']=='ns/B' for f in r['fit'])")" = True
+check "... table printed with #wrong column" grep -q "#wrong" "$WORK/ar.out"
+check "... provenance names the channels" test "$(json_get "$J" "d['provenance']['comm']['channels']['shm']")" = 1
+
+J3=$WORK/ar3.json
+run_rc 0 "$WORK/ar3.out" timeout 120 "$TP" coll -n 3 --sizes 1K,64K --iters 5 --json "$J3"
+check "3 ranks: busbw = algbw * 4/3" test "$(json_get "$J3" "all(abs(x['busbw']['value']-x['algbw']['value']*4/3)<1e-6*x['busbw']['value'] for x in r['sizes'])")" = True
+
+for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
+    Jo=$WORK/$op.json
+    run_rc 0 "$WORK/$op.out" timeout 120 "$TP" coll -n 3 --op "$op" --sizes 8-64K --iters 3 --root 1 --dtype bf16 --json "$Jo"
+    check "coll -n 3 --op $op bf16: runs, 0 wrong" test $? -eq 0 -a "$(json_get "$Jo" "sum(x['wrong'] for x in r['sizes'])")" = 0
+done
+run_rc 0 "$WORK/fab.out" timeout 120 "$TP" coll -n 3 --intra fabric --sizes 8,1M --iters 5 --json "$WORK/fab.json"
+check "--intra fabric: tcp between local ranks" test "$(json_get "$WORK/fab.json" "d['provenance']['comm']['channels']")" = "{'shm': 0, 'tcp': 2}"
+run_rc 0 "$WORK/hier.out" env TP_COLL_HOST_SPLIT=2 timeout 120 "$TP" coll -n 4 --sizes 8,1M --iters 5 --json "$WORK/hier.json"
+check "two hosts of two ranks (test hook): auto picks hier, 0 wrong" test "$(json_get "$WORK/hier.json" "[x['algo'] for x in r['sizes']], sum(x['wrong'] for x in r['sizes'])")" = "['hier', 'hier'] 0"
+check "... shm within a host, tcp across" test "$(json_get "$WORK/hier.json" "d['provenance']['comm']['channels']")" = "{'shm': 1, 'tcp': 2}"
+
+# bad input: exit 2, named, and quick (no rank started)
+bad() { # bad DESC PATTERN ARGS...
+    local desc=$1 pat=$2; shift 2
+    local t0=$(date +%s%N)
+    run_rc 2 "$WORK/bad.out" timeout 20 "$TP" coll -n 2 "$@"
+    local rc=$?
+    local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    if [ $rc -eq 0 ] && grep -q -- "$pat" "$WORK/bad.out"; then ok "refused: $desc"; else not_ok "refused: $desc"; sed 's/^/#   /' "$WORK/bad.out"; fi
+}
+bad "--op bogus" "--op bogus" --op bogus
+bad "--dtype f8" "--dtype f8" --dtype f8
+bad "--redop xor" "--redop xor" --redop xor
+bad "--algo bruck for allreduce" "--algo bruck" --algo bruck
+bad "--repro exact with i32" "--repro exact" --repro exact --dtype i32
+bad "--repro exact with allgather" "--repro exact" --repro exact --op allgather
+bad "--repro exact with max" "--redop max" --repro exact --redop max
+bad "--sizes junk" "--sizes" --sizes 12Q
+bad "-n 0" "--ranks" -n 0
+bad "--transport ofi" "--transport ofi" --transport ofi
+bad "--intra nvlink" "--intra nvlink" --intra nvlink
+bad "--backend mpi without mpirun" "mpirun or srun" --backend mpi --sizes 8
+bad "--timeout 0" "--timeout" --timeout 0
+bad "stray argument" "unexpected argument" extra
+check "a failed run still writes a valid document" bash -c "'$TP' coll -n 2 --backend mpi --sizes 8 --json '$WORK/f.json' >/dev/null 2>&1; /usr/bin/python3 '$SRC/tests/integration/validate.py' '$SCHEMA' '$WORK/f.json'"
+check "... saying why" test "$(json_get "$WORK/f.json" "d['status']['ok'], d['status']['exit_code']")" = "False 2"
+finish

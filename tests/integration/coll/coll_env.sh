@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# torchrun/Kubernetes-style launch: RANK, WORLD_SIZE, MASTER_ADDR,
+# MASTER_PORT (and LOCAL_RANK) set per process, no launcher; the ranks meet
+# at MASTER_ADDR:MASTER_PORT. Also: ranks started with different options
+# all exit 2 naming the option.
+. "$(dirname "$0")/../lib.sh"
+
+port=$(( 20000 + RANDOM % 20000 ))
+launch() { # launch NAME WORLD ARGS...: start WORLD ranks, wait for all, set RCS
+    local name=$1 world=$2; shift 2
+    local pids=()
+    for r in $(seq 0 $((world - 1))); do
+        env RANK=$r WORLD_SIZE=$world LOCAL_RANK=$r LOCAL_WORLD_SIZE=$world MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+            timeout 120 "$TP" coll "$@" >"$WORK/$name.$r.out" 2>&1 &
+        pids+=($!)
+    done
+    RCS=""
+    for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
+    port=$((port + 1))
+}
+
+launch env3 3 --sizes 8,64K,1M --iters 5 --json "$WORK/env3.json"
+check "3 ranks from the environment: all exit 0" test "$RCS" = 000
+check "... rank 0 wrote the document: 3 ranks, 0 wrong" test "$(json_get "$WORK/env3.json" "d['config']['ranks'], d['config']['launcher'], sum(x['wrong'] for x in r['sizes'])")" = "3 env 0"
+for op in reduce-scatter allgather alltoall; do
+    launch "env-$op" 2 --op "$op" --sizes 8-16K --iters 3 --json "$WORK/env-$op.json"
+    check "env launch, $op: 0 wrong" test "$RCS" = 00 -a "$(json_get "$WORK/env-$op.json" "sum(x['wrong'] for x in r['sizes'])")" = 0
+done
+
+# rank 1 started with other sizes
+pids=()
+for r in 0 1; do
+    sizes=8; [ $r -eq 1 ] && sizes=16
+    env RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 60 "$TP" coll --sizes $sizes --iters 2 >"$WORK/odd.$r.out" 2>&1 &
+    pids+=($!)
+done
+RCS=""; for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
+check "ranks started with different --sizes: both exit 2" test "$RCS" = 22
+check "... both name the option" test "$(cat "$WORK"/odd.*.out | grep -c -- '--sizes')" -ge 2
+finish
