@@ -2,9 +2,9 @@
 # The boot layer's mpi backend under Slurm: this script brings up a private
 # Slurm cluster of one node on localhost (munged, slurmctld and slurmd from
 # Debian's packages, state in a temporary folder, free ports), then runs the
-# group check with `srun --mpi=pmix -n 2` (and -n 3, overcommitted), and with
-# ranks started with different options. Everything it started is stopped on
-# exit.
+# group check with `srun --mpi=pmix -n 2` (and -n 3, overcommitted), with
+# ranks started with different options, and `trainpath coll` under srun.
+# Everything it started is stopped on exit.
 . "$(dirname "$0")/../lib.sh"
 CHECK=${BOOT_MPI_CHECK:?}
 [ "$(id -u)" -eq 0 ] || skip_all "slurmd and munged need root here"
@@ -77,6 +77,14 @@ check "srun --mpi=pmix -n 3 (overcommitted)" test $? -eq 0
 run_rc 2 "$WORK/odd.out" env TP_TEST_ODD_RANK=1 timeout 60 srun --mpi=pmix -n 2 "$CHECK"
 check "ranks started with different options under srun exit 2" test $? -eq 0
 check "... both naming the option" test "$(grep -c 'rank 1 on .* was started with a different --sizes' "$WORK/odd.out")" -eq 2
+
+# trainpath coll under srun: MPI bootstrap, trainpath's data path; then MPI's
+TP=${TRAINPATH:?}
+run_rc 0 "$WORK/coll.out" timeout 120 srun --mpi=pmix -n 2 "$TP" coll --sizes 8,64K,1M --iters 5 --json "$WORK/coll.json"
+check "srun -n 2 trainpath coll: runs" test $? -eq 0
+check "... launcher mpi, 2 ranks, 0 wrong" test "$(json_get "$WORK/coll.json" "d['config']['launcher'], d['config']['ranks'], sum(x['wrong'] for x in r['sizes'])")" = "mpi 2 0"
+run_rc 0 "$WORK/collm.out" timeout 120 srun --mpi=pmix -n 2 "$TP" coll --backend mpi --op alltoall --sizes 8-64K --iters 3 --json "$WORK/collm.json"
+check "srun -n 2 trainpath coll --backend mpi --op alltoall: 0 wrong" test $? -eq 0 -a "$(json_get "$WORK/collm.json" "sum(x['wrong'] for x in r['sizes'])")" = 0
 
 # stop the daemons gently, so slurmctld reaps its own helpers
 kill -TERM "${PIDS[@]}" 2>/dev/null

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# trainpath coll under Open MPI's mpirun: ranks, addresses and barriers come
+# from MPI, the data path is trainpath's (shared memory between local
+# ranks); and --backend mpi, the same sweep through MPI_Allreduce and its
+# siblings, in the same result format.
+. "$(dirname "$0")/../lib.sh"
+command -v mpirun >/dev/null || skip_all "mpirun missing"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp
+mpi() { timeout 120 mpirun --oversubscribe "$@"; }
+sumwrong() { json_get "$1" "sum(x['wrong'] for x in r['sizes'])"; }
+
+for np in 2 3; do
+    J=$WORK/np$np.json
+    run_rc 0 "$WORK/np$np.out" mpi -np $np "$TP" coll --sizes 8,64K,1M --iters 5 --json "$J"
+    check "mpirun -np $np: allreduce runs" test $? -eq 0
+    check "... launcher mpi, $np ranks, 0 wrong" test "$(json_get "$J" "d['config']['launcher'], d['config']['ranks']") $(sumwrong "$J")" = "mpi $np 0"
+done
+for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
+    J=$WORK/op-$op.json
+    run_rc 0 "$WORK/op.out" mpi -np 3 "$TP" coll --op $op --dtype f16 --root 2 --sizes 8-16K --iters 3 -q --json "$J"
+    check "mpirun -np 3 --op $op f16: 0 wrong" test $? -eq 0 -a "$(sumwrong "$J")" = 0
+done
+
+# --backend mpi
+for dt in f32 bf16 i64; do
+    for redop in sum avg max; do
+        J=$WORK/mpi-$dt-$redop.json
+        run_rc 0 "$WORK/m.out" mpi -np 3 "$TP" coll --backend mpi --dtype $dt --redop $redop --sizes 8-64K --iters 3 -q --json "$J"
+        check "--backend mpi allreduce $dt $redop: 0 wrong, backend recorded" test $? -eq 0 -a "$(sumwrong "$J") $(json_get "$J" "e['backend']")" = "0 mpi"
+    done
+done
+for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
+    J=$WORK/mpiop-$op.json
+    run_rc 0 "$WORK/m.out" mpi -np 2 "$TP" coll --backend mpi --op $op --sizes 8-16K --iters 3 -q --json "$J"
+    check "--backend mpi --op $op: 0 wrong" test $? -eq 0 -a "$(sumwrong "$J")" = 0
+done
+run_rc 0 "$WORK/mx.out" mpi -np 3 "$TP" coll --backend mpi --repro exact --dtype f32 --sizes 8-64K --iters 3 -q --json "$WORK/mx.json"
+check "--backend mpi --repro exact: MPI's own algorithm, rounded once, 0 wrong" test $? -eq 0 -a "$(sumwrong "$WORK/mx.json")" = 0
+finish
