@@ -171,6 +171,61 @@ static int halving_reduce_scatter(struct plan *p, const struct grp *g, const str
     return end;
 }
 
+/* Recursive doubling: log2(p) steps, each exchanging the whole vector with
+ * one partner; the fewest steps, so the small-message allreduce. Each step
+ * writes a fresh buffer (two scratch buffers alternate, the last step
+ * writes rb), since the partner may still be reading the one just sent. */
+static int rd_allreduce(struct plan *p, const struct grp *g, const struct bargs *b)
+{
+    int n = g->n, me = g->me;
+    size_t bytes = b->count * p->red.esize;
+    const uint8_t *cur = b->send;
+    uint8_t *rb = b->recv;
+    struct fold f = fold_of(n, me);
+    int last = b->dep, out = NO_DEP;
+    int steps = 0;
+    while ((1 << steps) < f.p)
+        steps++;
+    uint8_t *tmp[2] = {NULL, NULL};
+    if (f.newrank >= 0 && (steps > 1 || me < 2 * f.rem)) {
+        tmp[0] = coll_scratch(p->comm, bytes);
+        tmp[1] = coll_scratch(p->comm, bytes);
+        if (!tmp[0] || !tmp[1]) {
+            p->oom = true;
+            return NO_DEP;
+        }
+    }
+    if (me < 2 * f.rem) {
+        if (me % 2 == 0) {
+            out = t_send(p, g->rank[me + 1], cur, bytes, b->dep, NO_DEP);
+            return t_recv(p, g->rank[me + 1], rb, bytes, out, NO_DEP);
+        }
+        /* the fold lands in tmp[1]; the first step writes tmp[0] */
+        last = t_recv3(p, g->rank[me - 1], tmp[1], cur, bytes, b->dep, NO_DEP);
+        cur = tmp[1];
+    }
+    if (steps == 0) {
+        last = t_copy(p, rb, cur, bytes, last, NO_DEP);
+    }
+    int sent[2] = {NO_DEP, NO_DEP};
+    for (int k = 0; k < steps; k++) {
+        int peer = g->rank[real_of(&f, f.newrank ^ (1 << k))];
+        uint8_t *dst = k == steps - 1 ? rb : tmp[k % 2];
+        int st = t_send(p, peer, cur, bytes, last, NO_DEP);
+        /* dst was sent two steps ago: that send must be over */
+        last = t_recv3(p, peer, dst, cur, bytes, last, sent[k % 2]);
+        sent[k % 2] = st;
+        last = t_join(p, last, st);
+        cur = dst;
+    }
+    if (b->finish)
+        last = t_finish(p, rb, bytes, last, NO_DEP);
+    if (me < 2 * f.rem)
+        last = t_send(p, g->rank[me - 1], rb, bytes, last, NO_DEP);
+    return last;
+}
+
+const struct algo algo_rd_allreduce = {"recdoubling", TP_ALLREDUCE, rd_allreduce};
 const struct algo algo_rhd_allreduce = {"rabenseifner", TP_ALLREDUCE, rhd_allreduce};
 const struct algo algo_rhd_reduce_scatter = {"rabenseifner", TP_REDUCE_SCATTER,
                                              halving_reduce_scatter};

@@ -1,9 +1,12 @@
 /* The shared-memory channel between ranks of one host. Every rank's arena
  * (the memory tp_comm_alloc hands out) is a shared mapping that the other
- * ranks of its host map too, so a send only publishes (offset, length) in a
- * ring of descriptors and the receiver copies, or reduces, straight out of
- * the sender's buffer: one copy, the reduction fused with it. The send
- * completes when the receiver advances the ring's tail. The arenas are
+ * ranks of its host map too, so a large send only publishes (offset,
+ * length) in a ring of slots and the receiver copies, or reduces, straight
+ * out of the sender's buffer: one copy, the reduction fused with it; the
+ * send completes when the receiver advances the ring's tail. A small send
+ * (up to INLINE bytes) travels inside the slot and completes at once, and
+ * each slot carries its own sequence number, so the receiver polls one
+ * cache line and the small-message critical path is one line transfer. The arenas are
  * unlinked once mapped, so nothing is left in /dev/shm after a crash.
  * A peer that fails sets its header's abort flag; one that dies is seen in
  * /proc (a zombie counts as dead). */
@@ -19,14 +22,20 @@
 #include "coll_int.h"
 
 #define RING 64
+#define SLOT 256
+#define INLINE (SLOT - 32)
 #define HDR_MAGIC 0x74707368u /* "tpsh" */
 
+struct slot {
+    uint64_t seq; /* message number + 1 once the slot is filled */
+    uint64_t len, off;
+    uint64_t pad;
+    uint8_t data[INLINE];
+};
+
 struct ring {
-    _Alignas(64) uint64_t head; /* written by the sender */
-    _Alignas(64) uint64_t tail; /* written by the receiver */
-    _Alignas(64) struct {
-        uint64_t off, len;
-    } d[RING];
+    _Alignas(64) uint64_t tail; /* messages consumed; written by the receiver */
+    _Alignas(64) struct slot d[RING];
 };
 
 struct shm_hdr {
@@ -51,6 +60,8 @@ struct shm_chan {
     size_t peer_len;
     struct shm_hdr *peer_hdr;
     struct task *unpub; /* first posted send not yet published */
+    uint64_t head;      /* messages published */
+    uint64_t peer_tail; /* the receiver's tail, as last read */
     uint64_t tail;      /* receives consumed */
 };
 
@@ -87,28 +98,38 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
 {
     struct shm_chan *s = (struct shm_chan *)ch;
     int moved = 0;
-    /* publish */
-    uint64_t head = s->out->head;
-    uint64_t peer_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE);
-    while (s->unpub && head - peer_tail < RING) {
+    /* publish: small payloads inline (the send is then complete) */
+    while (s->unpub) {
+        if (s->head - s->peer_tail >= RING &&
+            s->head - (s->peer_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE)) >= RING)
+            break;
         struct task *t = s->unpub;
+        struct slot *sl = &s->out->d[s->head % RING];
         const uint8_t *src = t->src;
-        if (src < s->my_base || src + t->len > s->my_base + s->comm->arena_hdr +
-                                                   s->comm->arena_bytes)
-            return tp_error_set(err, TP_EPROTO,
-                                "collective: send buffer not from tp_comm_alloc");
-        s->out->d[head % RING].off = (uint64_t)(src - s->my_base);
-        s->out->d[head % RING].len = t->len;
-        t->off = head; /* its sequence number */
-        head++;
+        sl->len = t->len;
+        if (t->len <= INLINE) {
+            memcpy(sl->data, src, t->len);
+            sl->off = UINT64_MAX;
+            t->off = 0; /* complete */
+        } else {
+            if (src < s->my_base || src + t->len > s->my_base + s->comm->arena_hdr +
+                                                       s->comm->arena_bytes)
+                return tp_error_set(err, TP_EPROTO,
+                                    "collective: send buffer not from tp_comm_alloc");
+            sl->off = (uint64_t)(src - s->my_base);
+            t->off = s->head + 1; /* complete once the tail passes it */
+        }
+        __atomic_store_n(&sl->seq, s->head + 1, __ATOMIC_RELEASE);
+        s->head++;
         s->unpub = t->qnext_p;
         moved = 1;
     }
-    if (moved)
-        __atomic_store_n(&s->out->head, head, __ATOMIC_RELEASE);
-    /* sends the peer has consumed */
-    while (ch->sq_head && ch->sq_head != s->unpub && ch->sq_head->off < peer_tail) {
+    /* completed sends: inline ones at once, others once consumed */
+    while (ch->sq_head && ch->sq_head != s->unpub) {
         struct task *t = ch->sq_head;
+        if (t->off > s->peer_tail &&
+            t->off > (s->peer_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE)))
+            break;
         t->state = S_DONE;
         (*done)++;
         moved = 1;
@@ -117,32 +138,32 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
             ch->sq_tail = NULL;
     }
     /* receive */
-    if (ch->rq_head) {
-        uint64_t avail = __atomic_load_n(&s->in->head, __ATOMIC_ACQUIRE);
-        while (ch->rq_head && s->tail < avail) {
-            struct task *t = ch->rq_head;
-            uint64_t off = s->in->d[s->tail % RING].off, len = s->in->d[s->tail % RING].len;
-            if (len != t->len || off > s->peer_len || len > s->peer_len - off)
-                return tp_error_set(err, TP_EPROTO,
-                                    "rank %d sent %llu bytes where %zu were expected "
-                                    "(ranks disagree on the schedule)",
-                                    ch->peer, (unsigned long long)len, t->len);
-            const uint8_t *src = s->peer_base + off;
-            if (t->kind == T_RECV_RED)
-                red_apply(r, t->dst, t->dst, src, len);
-            else if (t->src)
-                red_apply(r, t->dst, t->src, src, len);
-            else
-                memcpy(t->dst, src, len);
-            s->tail++;
-            __atomic_store_n(&s->in->tail, s->tail, __ATOMIC_RELEASE);
-            t->state = S_DONE;
-            (*done)++;
-            moved = 1;
-            ch->rq_head = t->qnext_p;
-            if (!ch->rq_head)
-                ch->rq_tail = NULL;
-        }
+    while (ch->rq_head) {
+        struct slot *sl = &s->in->d[s->tail % RING];
+        if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != s->tail + 1)
+            break;
+        struct task *t = ch->rq_head;
+        uint64_t off = sl->off, len = sl->len;
+        if (len != t->len || (off != UINT64_MAX && (off > s->peer_len || len > s->peer_len - off)))
+            return tp_error_set(err, TP_EPROTO,
+                                "rank %d sent %llu bytes where %zu were expected "
+                                "(ranks disagree on the schedule)",
+                                ch->peer, (unsigned long long)len, t->len);
+        const uint8_t *src = off == UINT64_MAX ? sl->data : s->peer_base + off;
+        if (t->kind == T_RECV_RED)
+            red_apply(r, t->dst, t->dst, src, len);
+        else if (t->src)
+            red_apply(r, t->dst, t->src, src, len);
+        else
+            memcpy(t->dst, src, len);
+        s->tail++;
+        __atomic_store_n(&s->in->tail, s->tail, __ATOMIC_RELEASE);
+        t->state = S_DONE;
+        (*done)++;
+        moved = 1;
+        ch->rq_head = t->qnext_p;
+        if (!ch->rq_head)
+            ch->rq_tail = NULL;
     }
     return moved;
 }

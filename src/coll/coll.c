@@ -12,10 +12,11 @@
 extern const struct algo algo_ring_reduce_scatter, algo_ring_allgather, algo_ring_bcast,
     algo_ring_reduce, algo_binomial_allreduce, algo_binomial_bcast, algo_binomial_reduce,
     algo_dbtree_allreduce, algo_hier_allreduce, algo_rhd_reduce_scatter, algo_bruck_allgather,
-    algo_pairwise_alltoall, algo_ring_sendrecv;
+    algo_pairwise_alltoall, algo_ring_sendrecv, algo_rd_allreduce;
 
 const struct algo *const tp_algos[] = {
-    &algo_ring_allreduce,     &algo_rhd_allreduce,      &algo_dbtree_allreduce,
+    &algo_ring_allreduce,     &algo_rhd_allreduce,      &algo_rd_allreduce,
+    &algo_dbtree_allreduce,
     &algo_binomial_allreduce, &algo_hier_allreduce,     &algo_ring_reduce_scatter,
     &algo_rhd_reduce_scatter, &algo_ring_allgather,     &algo_bruck_allgather,
     &algo_binomial_bcast,     &algo_ring_bcast,         &algo_binomial_reduce,
@@ -123,8 +124,10 @@ static const struct algo *choose(const struct tp_comm *c, const struct tp_coll_a
     case TP_ALLREDUCE:
         if (c->nhosts > 1 && c->local.n > 1 && c->nhosts < n)
             return &algo_hier_allreduce;
-        if (bytes <= (32u << 10))
-            return n <= 2 ? &algo_rhd_allreduce : &algo_dbtree_allreduce;
+        if (bytes <= (4u << 10))
+            return &algo_rd_allreduce;
+        if (bytes <= (32u << 10) && n > 2)
+            return &algo_dbtree_allreduce;
         if (bytes <= (256u << 10))
             return &algo_rhd_allreduce;
         return &algo_ring_allreduce;

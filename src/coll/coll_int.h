@@ -195,6 +195,7 @@ struct tp_comm {
     void *shm_ctx;
     struct plan plan;
     int *qlast; /* executor scratch */
+    int *local_ids, local_cap;
 };
 
 int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err);

@@ -121,6 +121,7 @@ static void free_comm(struct tp_comm *c)
     free(c->leaders.rank);
     free(c->plan.t);
     free(c->qlast);
+    free(c->local_ids);
     free(c);
 }
 

@@ -114,9 +114,14 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
     for (int r = 0; r < n; r++)
         sfirst[r] = rfirst[r] = slast[r] = rlast[r] = -1;
     int remaining = 0, nlocal = 0;
-    int *local = malloc((size_t)p->nt * sizeof *local + 1);
-    if (!local)
-        return tp_error_set(err, TP_ENOMEM, "collective: task graph");
+    if (c->local_cap < p->nt) {
+        int *l = realloc(c->local_ids, (size_t)p->nt * sizeof *l);
+        if (!l)
+            return tp_error_set(err, TP_ENOMEM, "collective: task graph");
+        c->local_ids = l;
+        c->local_cap = p->nt;
+    }
+    int *local = c->local_ids;
     for (int i = 0; i < p->nt; i++) {
         struct task *t = &p->t[i];
         remaining++;
@@ -230,7 +235,6 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
         spins = SPINS + 1;
     }
 out:
-    free(local);
     free(pfd);
     return rc;
 }

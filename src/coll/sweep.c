@@ -376,7 +376,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
                              .root = o->root, .algo = o->algo, .exact = o->exact,
                              .chunk_bytes = o->chunk_bytes};
     tp_error e2;
-    const char *algo = tp_coll_algo(s->c, &a, &e2);
+    const char *algo = o->backend && strcmp(o->backend, "mpi") == 0 ? "mpi" : tp_coll_algo(s->c, &a, &e2);
     memset(s->recv, 0, nout * es);
     uint64_t rng = mix((uint64_t)s->me * 1000003u + size);
     uint64_t t0 = tp_now_ns();
