@@ -46,7 +46,9 @@ int tp_coll_parse(const char *s);
 double tp_coll_busbw_factor(enum tp_coll_kind k, int n);
 
 struct tp_comm_opts {
-    const char *transport; /* "tcp" (default); "ofi" is not yet a coll transport */
+    const char *transport; /* "tcp" (default) or "ofi" (libfabric) */
+    const char *provider;  /* ofi: provider as fi_info names it ("shm", "tcp;ofi_rxm",
+                              "verbs;ofi_rxm", "efa"); NULL: tcp;ofi_rxm */
     const char *intra;     /* "shm" (default) or "fabric" for ranks of one host */
     const char *bind_addr; /* address to listen on for data connections; NULL:
                               127.0.0.1 when every rank is on one host, else the

@@ -15,6 +15,7 @@
 #include "tp/fixed.h"
 #include "tp/log.h"
 #include "tp/result.h"
+#include "tp/transport.h"
 #include "tp/units.h"
 
 static void usage(FILE *f)
@@ -50,7 +51,9 @@ static void usage(FILE *f)
             "      --backend B       trainpath (default) or mpi (MPI_Allreduce and siblings;\n"
             "                        needs mpirun or srun)\n"
             "      --launcher L      local, mpi or env (default: detected)\n"
-            "      --transport T     tcp (default) between hosts\n"
+            "      --transport T     tcp (default: kernel sockets) or ofi (libfabric)\n"
+            "  -P, --provider NAME   libfabric provider as fi_info prints it: shm,\n"
+            "                        'tcp;ofi_rxm' (default), 'verbs;ofi_rxm', efa (implies ofi)\n"
             "      --intra M         shm (default) or fabric between ranks of one host\n"
             "      --bind ADDR       address for the data connections (default: loopback\n"
             "                        on one host, else the first up IPv4 interface)\n"
@@ -72,6 +75,7 @@ enum {
     OPT_BACKEND,
     OPT_LAUNCHER,
     OPT_TRANSPORT,
+    OPT_PROVIDER,
     OPT_INTRA,
     OPT_BIND,
     OPT_KEY,
@@ -98,6 +102,7 @@ static const struct option long_opts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"launcher", required_argument, NULL, OPT_LAUNCHER},
     {"transport", required_argument, NULL, OPT_TRANSPORT},
+    {"provider", required_argument, NULL, 'P'},
     {"intra", required_argument, NULL, OPT_INTRA},
     {"bind", required_argument, NULL, OPT_BIND},
     {"key-file", required_argument, NULL, OPT_KEY},
@@ -126,7 +131,7 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
     int rc = 0, opt;
     opterr = 0;
     optind = 1;
-    while (rc == 0 && (opt = getopt_long(argc, argv, ":n:o:s:d:a:r:T:w:qh", long_opts, NULL)) != -1) {
+    while (rc == 0 && (opt = getopt_long(argc, argv, ":n:o:s:d:a:r:T:w:P:qh", long_opts, NULL)) != -1) {
         switch (opt) {
         case 'n':
             rc = tp_parse_u64(optarg, "--ranks", 1, 1024, &p->nranks, err);
@@ -195,6 +200,7 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             break;
         case OPT_LAUNCHER: p->launcher = optarg; break;
         case OPT_TRANSPORT: p->c.transport = optarg; break;
+        case 'P': p->c.provider = optarg; break;
         case OPT_INTRA: p->c.intra = optarg; break;
         case OPT_BIND: p->c.bind_addr = optarg; break;
         case OPT_KEY: p->key_file = optarg; break;
@@ -233,11 +239,13 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         rc = tp_error_set(err, TP_EUSAGE, "--chunk: at least 64 bytes");
     if (rc == 0 && p->c.intra && strcmp(p->c.intra, "shm") != 0 && strcmp(p->c.intra, "fabric") != 0)
         rc = tp_error_set(err, TP_EUSAGE, "--intra %s: shm or fabric", p->c.intra);
-    if (rc == 0 && p->c.transport && strcmp(p->c.transport, "tcp") != 0)
-        rc = tp_error_set(err, TP_EUSAGE,
-                          "--transport %s: collectives run over tcp between hosts in this "
-                          "version (ofi is a net transport only)",
-                          p->c.transport);
+    if (rc == 0 && p->c.provider && !p->c.transport)
+        p->c.transport = "ofi";
+    if (rc == 0 && p->c.transport && strcmp(p->c.transport, "tcp") != 0 &&
+        strcmp(p->c.transport, "ofi") != 0)
+        rc = tp_error_set(err, TP_EUSAGE, "--transport %s: tcp or ofi", p->c.transport);
+    if (rc == 0 && p->c.transport && strcmp(p->c.transport, "ofi") == 0)
+        rc = tp_ofi_provider_check(p->c.provider ? p->c.provider : "tcp;ofi_rxm", err);
     if (rc == 0 && p->launcher && strcmp(p->launcher, "local") != 0 &&
         strcmp(p->launcher, "mpi") != 0 && strcmp(p->launcher, "env") != 0)
         rc = tp_error_set(err, TP_EUSAGE, "--launcher %s: local, mpi or env", p->launcher);
@@ -252,7 +260,7 @@ static json_t *config_json(const struct parsed *p)
     for (size_t i = 0; i < b->nsizes; i++)
         json_array_append_new(sizes, json_integer((json_int_t)p->sizes[i]));
     return json_pack("{s:s, s:o, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:s, s:b, s:s, s:s, "
-                     "s:s, s:I, s:I}",
+                     "s:s, s:s, s:I, s:I}",
                      "op", tp_coll_name(b->kind), "sizes", sizes, "dtype",
                      tp_dtype_name(b->dtype), "redop", tp_redop_name(b->op), "algo",
                      b->algo ? b->algo : "auto", "root", b->root, "iters", (json_int_t)b->iters,
@@ -260,7 +268,8 @@ static json_t *config_json(const struct parsed *p)
                      "chunk_bytes", (json_int_t)b->chunk_bytes, "repro",
                      b->exact ? "exact" : "plain", "repro_check", b->repro_check, "backend",
                      b->backend ? b->backend : "trainpath", "transport",
-                     p->c.transport ? p->c.transport : "tcp", "intra",
+                     p->c.transport ? p->c.transport : "tcp", "provider",
+                     p->c.provider ? p->c.provider : (p->c.transport && strcmp(p->c.transport, "ofi") == 0 ? "tcp;ofi_rxm" : ""), "intra",
                      p->c.intra ? p->c.intra : "shm", "timeout_ns", (json_int_t)p->timeout_ns,
                      "inject_delay_ns", (json_int_t)b->inject_delay_ns);
 }

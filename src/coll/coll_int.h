@@ -196,9 +196,16 @@ struct tp_comm {
     struct plan plan;
     int *qlast; /* executor scratch */
     int *local_ids, local_cap;
+    json_t *fabric_info; /* ofi endpoint facts, or NULL */
 };
 
 int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err);
+/* libfabric: one RDM endpoint per rank; a channel for every peer r whose
+ * c->ch[r] is still NULL (collective: every rank calls it, even one that
+ * needs no channel). Provenance of the endpoint into *info (new reference,
+ * may stay NULL). Closing the channels releases the endpoint. */
+int chan_ofi_open_all(struct tp_comm *c, const struct tp_comm_opts *o, json_t **info,
+                      tp_error *err);
 int chan_shm_open_all(struct tp_comm *c, tp_error *err);
 void chan_shm_close_all(struct tp_comm *c);
 

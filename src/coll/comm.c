@@ -122,6 +122,7 @@ static void free_comm(struct tp_comm *c)
     free(c->plan.t);
     free(c->qlast);
     free(c->local_ids);
+    json_decref(c->fabric_info);
     free(c);
 }
 
@@ -130,11 +131,8 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
 {
     const char *transport = o->transport ? o->transport : "tcp";
     const char *intra = o->intra ? o->intra : "shm";
-    if (strcmp(transport, "tcp") != 0)
-        return tp_error_set(err, TP_EUSAGE,
-                            "--transport %s: collectives run over tcp (and shm within a host) "
-                            "in this version",
-                            transport);
+    if (strcmp(transport, "tcp") != 0 && strcmp(transport, "ofi") != 0)
+        return tp_error_set(err, TP_EUSAGE, "--transport %s: tcp or ofi", transport);
     if (strcmp(intra, "shm") != 0 && strcmp(intra, "fabric") != 0)
         return tp_error_set(err, TP_EUSAGE, "--intra %s: shm or fabric", intra);
     struct tp_comm *c = calloc(1, sizeof *c);
@@ -173,7 +171,8 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
             c->arena = p;
     }
     if (rc == 0)
-        rc = chan_tcp_open_all(c, o, err);
+        rc = strcmp(transport, "ofi") == 0 ? chan_ofi_open_all(c, o, &c->fabric_info, err)
+                                           : chan_tcp_open_all(c, o, err);
     /* agree: one rank's failure is everyone's */
     char mine[600], **all = NULL;
     snprintf(mine, sizeof mine, "%s", rc == 0 ? "ok" : err->msg);
@@ -210,16 +209,22 @@ void tp_comm_abort(struct tp_comm *c)
 
 json_t *tp_comm_info(const struct tp_comm *c)
 {
-    int shm = 0, tcp = 0;
+    int shm = 0, tcp = 0, ofi = 0;
     for (int r = 0; r < c->size; r++)
-        if (c->ch[r])
-            *(strcmp(c->ch[r]->ops->name, "shm") == 0 ? &shm : &tcp) += 1;
+        if (c->ch[r]) {
+            const char *k = c->ch[r]->ops->name;
+            *(strcmp(k, "shm") == 0 ? &shm : strcmp(k, "ofi") == 0 ? &ofi : &tcp) += 1;
+        }
     json_t *hosts = json_array();
     for (int r = 0; r < c->size; r++)
         json_array_append_new(hosts, json_integer(c->host_of[r]));
-    return json_pack("{s:i, s:i, s:i, s:{s:i, s:i}, s:o, s:I}", "ranks", c->size, "hosts",
-                     c->nhosts, "local_ranks", c->local.n, "channels", "shm", shm,
-                     "tcp", tcp, "host_of_rank", hosts, "arena_bytes", (json_int_t)c->arena_bytes);
+    json_t *j = json_pack("{s:i, s:i, s:i, s:{s:i, s:i, s:i}, s:o, s:I}", "ranks", c->size,
+                          "hosts", c->nhosts, "local_ranks", c->local.n, "channels", "shm", shm,
+                          "tcp", tcp, "ofi", ofi, "host_of_rank", hosts, "arena_bytes",
+                          (json_int_t)c->arena_bytes);
+    if (c->fabric_info)
+        json_object_set(j, "fabric", c->fabric_info);
+    return j;
 }
 
 void tp_comm_fini(struct tp_comm *c)

@@ -115,7 +115,7 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
         sfirst[r] = rfirst[r] = slast[r] = rlast[r] = -1;
     int remaining = 0, nlocal = 0;
     if (c->local_cap < p->nt) {
-        int *l = realloc(c->local_ids, (size_t)p->nt * sizeof *l);
+        int *l = realloc(c->local_ids, ((size_t)p->nt + 1) * sizeof *l);
         if (!l)
             return tp_error_set(err, TP_ENOMEM, "collective: task graph");
         c->local_ids = l;

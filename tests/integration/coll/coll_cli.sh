@@ -13,7 +13,7 @@ check "... three sizes, as asked" test "$(json_get "$J" "[x['size_bytes'] for x 
 check "... no wrong element" test "$(json_get "$J" "sum(x['wrong'] for x in r['sizes'])")" = 0
 check "... busbw = algbw for 2 ranks (factor 2(n-1)/n)" test "$(json_get "$J" "all(abs(x['busbw']['value']-x['algbw']['value'])<1e-6*x['algbw']['value']+1e-9 for x in r['sizes'])")" = True
 check "... time stats with p50/p99/max/mean, ns" test "$(json_get "$J" "all(k in e['time'] for k in ('p50','p99','max','mean')) and e['time']['unit']")" = ns
-check "... the algorithm chosen is recorded" test "$(json_get "$J" "all(x['algo'] in ('ring','rabenseifner','dbtree','binomial') for x in r['sizes'])")" = True
+check "... the algorithm chosen is recorded" test "$(json_get "$J" "all(x['algo'] in ('ring','rabenseifner','recdoubling','dbtree','binomial') for x in r['sizes'])")" = True
 check "... arrival skew reported" test "$(json_get "$J" "'p99' in e['arrival_skew']")" = True
 check "... alpha-beta fit stored" test "$(json_get "$J" "len(r['fit'])>=1 and all(f['alpha']['unit']=='ns' and f['beta']['unit']=='ns/B' for f in r['fit'])")" = True
 check "... table printed with #wrong column" grep -q "#wrong" "$WORK/ar.out"
@@ -29,10 +29,10 @@ for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
     check "coll -n 3 --op $op bf16: runs, 0 wrong" test $? -eq 0 -a "$(json_get "$Jo" "sum(x['wrong'] for x in r['sizes'])")" = 0
 done
 run_rc 0 "$WORK/fab.out" timeout 120 "$TP" coll -n 3 --intra fabric --sizes 8,1M --iters 5 --json "$WORK/fab.json"
-check "--intra fabric: tcp between local ranks" test "$(json_get "$WORK/fab.json" "d['provenance']['comm']['channels']")" = "{'shm': 0, 'tcp': 2}"
+check "--intra fabric: tcp between local ranks" test "$(json_get "$WORK/fab.json" "d['provenance']['comm']['channels']")" = "{'shm': 0, 'tcp': 2, 'ofi': 0}"
 run_rc 0 "$WORK/hier.out" env TP_COLL_HOST_SPLIT=2 timeout 120 "$TP" coll -n 4 --sizes 8,1M --iters 5 --json "$WORK/hier.json"
 check "two hosts of two ranks (test hook): auto picks hier, 0 wrong" test "$(json_get "$WORK/hier.json" "[x['algo'] for x in r['sizes']], sum(x['wrong'] for x in r['sizes'])")" = "['hier', 'hier'] 0"
-check "... shm within a host, tcp across" test "$(json_get "$WORK/hier.json" "d['provenance']['comm']['channels']")" = "{'shm': 1, 'tcp': 2}"
+check "... shm within a host, tcp across" test "$(json_get "$WORK/hier.json" "d['provenance']['comm']['channels']")" = "{'shm': 1, 'tcp': 2, 'ofi': 0}"
 
 # bad input: exit 2, named, and quick (no rank started)
 bad() { # bad DESC PATTERN ARGS...
@@ -52,7 +52,8 @@ bad "--repro exact with allgather" "--repro exact" --repro exact --op allgather
 bad "--repro exact with max" "--redop max" --repro exact --redop max
 bad "--sizes junk" "--sizes" --sizes 12Q
 bad "-n 0" "--ranks" -n 0
-bad "--transport ofi" "--transport ofi" --transport ofi
+bad "--transport rdma" "--transport rdma" --transport rdma
+bad "--provider bogus" "provider 'bogus'" --provider bogus
 bad "--intra nvlink" "--intra nvlink" --intra nvlink
 bad "--backend mpi without mpirun" "mpirun or srun" --backend mpi --sizes 8
 bad "--timeout 0" "--timeout" --timeout 0
