@@ -22,6 +22,7 @@ check: deps
 
 bench: build
 	@bench/net-vs-peers.sh $(BUILD)/trainpath
+	@bench/coll-vs-mpi.sh $(BUILD)
 	@$(BUILD)/exact_sum
 
 clean:

@@ -39,6 +39,15 @@ run shm-bw bw --provider shm --sizes 64K,1M --time 0.5
 run rxm-lat lat --provider 'tcp;ofi_rxm' --sizes 8,4K,64K --time 0.3 --check
 run rxm-rma-lat lat --provider 'tcp;ofi_rxm' --rma --sizes 8,4K,64K --time 0.3
 run rxm-bw bw --provider 'tcp;ofi_rxm' --sizes 64K,1M --time 0.5
+coll() { # coll NAME ARGS...
+    local name=$1; shift
+    echo
+    echo "== trainpath coll $*"
+    if "$TP" coll "$@" --json "$OUT/$name.json"; then ok=$((ok + 1)); else failed=$((failed + 1)); fi
+}
+coll coll-allreduce -n 2 --sizes 8-16M --time 100ms
+coll coll-allgather -n 4 --op allgather --sizes 8-1M --time 50ms
+coll coll-exact -n 3 --repro exact --repro-check --sizes 4K,64K --iters 5
 echo
 echo "demo: $ok runs ok, $failed failed; result documents in $OUT/"
 [ "$failed" -eq 0 ]

@@ -269,7 +269,7 @@ static json_t *config_json(const struct parsed *p)
                      b->exact ? "exact" : "plain", "repro_check", b->repro_check, "backend",
                      b->backend ? b->backend : "trainpath", "transport",
                      p->c.transport ? p->c.transport : "tcp", "provider",
-                     p->c.provider ? p->c.provider : (p->c.transport && strcmp(p->c.transport, "ofi") == 0 ? "tcp;ofi_rxm" : ""), "intra",
+                     p->c.provider ? p->c.provider : "", "intra",
                      p->c.intra ? p->c.intra : "shm", "timeout_ns", (json_int_t)p->timeout_ns,
                      "inject_delay_ns", (json_int_t)b->inject_delay_ns);
 }
@@ -301,6 +301,16 @@ static void print_row(void *arg, size_t i, size_t n)
            (long long)json_integer_value(json_object_get(e, "wrong")),
            json_number_value(json_object_get(json_object_get(e, "arrival_skew"), "p99")) / 1e3);
     fflush(stdout);
+}
+
+/* The bootstrap backend in use: as given, or as tp_boot_init detects it. */
+static const char *launcher_of(const struct parsed *p)
+{
+    if (p->launcher)
+        return p->launcher;
+    if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK"))
+        return "mpi";
+    return getenv("RANK") ? "env" : "local";
 }
 
 int cmd_coll(int argc, char **argv)
@@ -340,8 +350,7 @@ int cmd_coll(int argc, char **argv)
     int me = tp_boot_rank(boot), n = tp_boot_size(boot);
     if (me == 0) {
         json_object_set_new(config, "ranks", json_integer(n));
-        json_object_set_new(config, "launcher",
-                            json_string(p.launcher ? p.launcher : getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK") ? "mpi" : getenv("RANK") ? "env" : "local"));
+        json_object_set_new(config, "launcher", json_string(launcher_of(&p)));
         doc = tp_result_new("coll", json_incref(config));
         results = json_object();
         json_object_set_new(doc, "results", results);

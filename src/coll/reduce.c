@@ -4,6 +4,7 @@
 #include "tp/dtype.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 static const struct {
@@ -71,18 +72,19 @@ uint16_t tp_f32_to_f16(float f)
 }
 
 /* f16 -> f32 through a table: the conversion sits in the inner loop of every
- * f16 reduction. Filled on first use (benign race: every writer writes the
- * same values). */
+ * f16 reduction. Filled once, on first use. */
 static float f16_table[65536];
-static volatile int f16_ready;
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
+
+static void fill_f16(void)
+{
+    for (uint32_t i = 0; i < 65536; i++)
+        f16_table[i] = tp_f16_to_f32((uint16_t)i);
+}
 
 static const float *f16_tab(void)
 {
-    if (!f16_ready) {
-        for (uint32_t i = 0; i < 65536; i++)
-            f16_table[i] = tp_f16_to_f32((uint16_t)i);
-        __atomic_store_n(&f16_ready, 1, __ATOMIC_RELEASE);
-    }
+    pthread_once(&f16_once, fill_f16);
     return f16_table;
 }
 

@@ -202,7 +202,7 @@ static int run_once(struct sweep *s, const struct tp_coll_args *a, tp_error *err
 static int internal(struct sweep *s, enum tp_coll_kind k, void *send, void *recv, size_t count,
                     tp_error *err)
 {
-    struct tp_coll_args a = {.kind = k, .dtype = TP_I64, .op = TP_MAX, .sendbuf = send,
+    struct tp_coll_args a = {.kind = k, .dtype = TP_I64, .op = TP_SUM, .sendbuf = send,
                              .recvbuf = recv, .count = count};
     return tp_coll_run(s->c, &a, err);
 }
@@ -251,7 +251,6 @@ static size_t fill(struct sweep *s, size_t count, size_t *nin)
                         tp_fx_add(o->dtype, s->fxs + i * w, one, 1);
                 }
             } else {
-                double acc = 0;
                 uint8_t b[8];
                 for (int k = lo; k < hi; k++) { /* summed in the dtype, in order */
                     store(o->dtype, b, 0, share_value(o->dtype, i, k));
@@ -260,7 +259,6 @@ static size_t fill(struct sweep *s, size_t count, size_t *nin)
                     else
                         tp_reduce(o->dtype, TP_SUM, s->send + i * tp_dtype_size(o->dtype), b, 1);
                 }
-                (void)acc;
             }
         }
         return nout;

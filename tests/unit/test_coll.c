@@ -33,6 +33,7 @@ int main(int argc, char **argv)
     struct tp_boot *b;
     if (tp_boot_init(&bo, &b, &err) < 0) {
         printf("1..1\nnot ok 1 - boot: %s\n", err.msg);
+        json_decref(opts);
         return 1;
     }
     int me = tp_boot_rank(b), n = tp_boot_size(b);
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
         if (me == 0)
             printf("1..1\nnot ok 1 - comm: %s\n", err.msg);
         tp_boot_fini(b);
+        json_decref(opts);
         return 1;
     }
     static const uint64_t base[] = {1, 1000, 20000};
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
         tp_comm_abort(c);
     tp_comm_fini(c);
     int worst = tp_boot_fini(b);
+    json_decref(opts);
     if (me == 0) {
         printf("1..%d\n", tests);
         fflush(stdout);
