@@ -24,11 +24,13 @@ static void report(int me, bool ok, const char *what, const tp_error *err)
 
 int main(int argc, char **argv)
 {
-    int nranks = argc > 1 ? atoi(argv[1]) : 2;
+    bool launched = argc > 1 && strcmp(argv[1], "auto") == 0;
+    int nranks = argc > 1 && !launched ? atoi(argv[1]) : 2;
     const char *intra = argc > 2 ? argv[2] : "shm";
     tp_error err = {0};
     json_t *opts = json_object();
-    struct tp_boot_opts bo = {.backend = "local", .nranks = nranks, .timeout_ns = 60000000000ull,
+    struct tp_boot_opts bo = {.backend = launched ? NULL : "local", .nranks = nranks,
+                              .timeout_ns = 60000000000ull,
                               .options = opts};
     struct tp_boot *b;
     if (tp_boot_init(&bo, &b, &err) < 0) {

@@ -80,6 +80,8 @@ check "... both naming the option" test "$(grep -c 'rank 1 on .* was started wit
 
 # trainpath coll under srun: MPI bootstrap, trainpath's data path; then MPI's
 TP=${TRAINPATH:?}
+run_rc 0 "$WORK/tc.out" timeout 300 srun --mpi=pmix -n 2 "${TEST_COLL:?}" auto
+check "srun -n 2: every collective x algorithm x dtype x redop (and exact) correct" test $? -eq 0 -a "$(grep -c '^ok' "$WORK/tc.out")" -gt 300
 run_rc 0 "$WORK/coll.out" timeout 120 srun --mpi=pmix -n 2 "$TP" coll --sizes 8,64K,1M --iters 5 --json "$WORK/coll.json"
 check "srun -n 2 trainpath coll: runs" test $? -eq 0
 check "... launcher mpi, 2 ranks, 0 wrong" test "$(json_get "$WORK/coll.json" "d['config']['launcher'], d['config']['ranks'], sum(x['wrong'] for x in r['sizes'])")" = "mpi 2 0"

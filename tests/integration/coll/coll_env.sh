@@ -19,6 +19,16 @@ launch() { # launch NAME WORLD ARGS...: start WORLD ranks, wait for all, set RCS
     port=$((port + 1))
 }
 
+# the full matrix (test_coll auto takes the ranks from the environment)
+pids=()
+for r in 0 1 2; do
+    env RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "${TEST_COLL:?}" auto >"$WORK/tc.$r.out" 2>&1 &
+    pids+=($!)
+done
+RCS=""; for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
+port=$((port + 1))
+check "env launch, 3 ranks: every collective x algorithm x dtype x redop (and exact) correct" test "$RCS" = 000 -a "$(grep -c '^ok' "$WORK/tc.0.out")" -gt 300
+
 launch env3 3 --sizes 8,64K,1M --iters 5 --json "$WORK/env3.json"
 check "3 ranks from the environment: all exit 0" test "$RCS" = 000
 check "... rank 0 wrote the document: 3 ranks, 0 wrong" test "$(json_get "$WORK/env3.json" "d['config']['ranks'], d['config']['launcher'], sum(x['wrong'] for x in r['sizes'])")" = "3 env 0"

@@ -9,7 +9,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
 mpi() { timeout 120 mpirun --oversubscribe "$@"; }
 sumwrong() { json_get "$1" "sum(x['wrong'] for x in r['sizes'])"; }
 
+TC=${TEST_COLL:?}
 for np in 2 3; do
+    run_rc 0 "$WORK/tc$np.out" mpi -np $np "$TC" auto
+    check "mpirun -np $np: every collective x algorithm x dtype x redop (and exact) correct" test $? -eq 0 -a "$(grep -c '^ok' "$WORK/tc$np.out")" -gt 300
     J=$WORK/np$np.json
     run_rc 0 "$WORK/np$np.out" mpi -np $np "$TP" coll --sizes 8,64K,1M --iters 5 --json "$J"
     check "mpirun -np $np: allreduce runs" test $? -eq 0
