@@ -382,6 +382,7 @@ int cmd_coll(int argc, char **argv)
                        "skew99(us)");
                 printf("# %10s %12s %-12s %10s %10s %10s %8s %8s %7s %10s\n", "", "(elems)", "",
                        "mean", "", "", "(GB/s)", "(GB/s)", "", "");
+                fflush(stdout);
             }
         }
         struct printer pr = {results, p.quiet};

@@ -187,6 +187,7 @@ struct tp_comm {
     bool shm;
     uint64_t timeout_ns;
     bool busy_poll;
+    int spins; /* idle polls before yielding: few when ranks outnumber cores */
     bool failed;
     /* arena */
     uint8_t *arena;

@@ -160,6 +160,11 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
         for (int q = r + 1; q < c->size; q++)
             pairs |= c->host_of[q] == c->host_of[r];
     c->shm = strcmp(intra, "shm") == 0 && pairs;
+    /* oversubscribed: a spinning rank only burns the slice its peer needs */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), here = 0;
+    for (int r = 0; r < c->size; r++) /* by machine, not by the test hook's hosts */
+        here += strcmp(tp_boot_host(b, r), tp_boot_host(b, c->rank)) == 0;
+    c->spins = cpus > 0 && here > cpus ? 16 : 2000;
     if (c->shm) {
         rc = chan_shm_open_all(c, err);
     } else {

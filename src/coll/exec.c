@@ -14,7 +14,6 @@
 #include "tp/clock.h"
 #include "tp/fixed.h"
 
-#define SPINS 2000
 #define ALIVE_EVERY_NS 50000000ull
 
 void red_apply(const struct redfn *r, void *dst, const void *a, const void *b, size_t bytes)
@@ -184,7 +183,7 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
             idle_since = 0;
             continue;
         }
-        if (++spins < SPINS)
+        if (++spins < c->spins)
             continue;
         uint64_t now = tp_now_ns();
         if (!idle_since)
@@ -232,7 +231,7 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
         } else {
             sched_yield();
         }
-        spins = SPINS + 1;
+        spins = c->spins + 1;
     }
 out:
     free(pfd);
