@@ -373,10 +373,12 @@ int cmd_coll(int argc, char **argv)
         if (me == 0) {
             json_object_set_new(json_object_get(doc, "provenance"), "comm", tp_comm_info(comm));
             if (!p.quiet) {
-                printf("# trainpath coll: %s, %d ranks on %d host(s), %s, redop %s, %s%s\n",
+                bool ofi = p.c.transport && strcmp(p.c.transport, "ofi") == 0;
+                printf("# trainpath coll: %s, %d ranks on %d host(s), %s, redop %s, %s%s%s%s%s\n",
                        tp_coll_name(p.b.kind), n, tp_comm_nhosts(comm), tp_dtype_name(p.b.dtype),
-                       tp_redop_name(p.b.op), tp_comm_shm(comm) ? "shm within hosts" : "tcp",
-                       p.b.exact ? ", repro exact" : "");
+                       tp_redop_name(p.b.op), tp_comm_shm(comm) ? "shm within hosts, " : "",
+                       ofi ? "ofi " : "tcp", ofi ? (p.c.provider ? p.c.provider : "tcp;ofi_rxm") : "",
+                       tp_comm_shm(comm) ? " between" : "", p.b.exact ? ", repro exact" : "");
                 printf("# %10s %12s %-12s %10s %10s %10s %8s %8s %7s %10s\n", "size", "count",
                        "algo", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "#wrong",
                        "skew99(us)");

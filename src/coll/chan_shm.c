@@ -74,24 +74,14 @@ static size_t hdr_bytes(int n)
 static void post_send(struct chan *ch, struct task *t)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
-    if (ch->sq_tail)
-        ch->sq_tail->qnext_p = t;
-    else
-        ch->sq_head = t;
-    ch->sq_tail = t;
-    t->qnext_p = NULL;
+    chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
     if (!s->unpub)
         s->unpub = t;
 }
 
 static void post_recv(struct chan *ch, struct task *t)
 {
-    if (ch->rq_tail)
-        ch->rq_tail->qnext_p = t;
-    else
-        ch->rq_head = t;
-    ch->rq_tail = t;
-    t->qnext_p = NULL;
+    chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
 }
 
 static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error *err)
@@ -175,28 +165,13 @@ static int pollfd_of(struct chan *ch, short *events)
     return -1;
 }
 
-/* Dead, or a zombie not yet reaped? */
-static bool pid_gone(int pid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return true;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
-}
-
 static int alive(struct chan *ch, tp_error *err)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
     const char *host = tp_boot_host(s->comm->boot, ch->peer);
     if (__atomic_load_n(&s->peer_hdr->aborted, __ATOMIC_ACQUIRE))
         return tp_error_set(err, TP_EPEER, "rank %d on %s failed", ch->peer, host);
-    if (pid_gone(s->peer_hdr->pid))
+    if (coll_pid_gone(s->peer_hdr->pid))
         return tp_error_set(err, TP_EPEER, "rank %d on %s (pid %d) is gone", ch->peer, host,
                             s->peer_hdr->pid);
     return 0;

@@ -41,22 +41,12 @@ static const char *host_of(const struct tcp_chan *t)
 
 static void post_send(struct chan *ch, struct task *t)
 {
-    if (ch->sq_tail)
-        ch->sq_tail->qnext_p = t;
-    else
-        ch->sq_head = t;
-    ch->sq_tail = t;
-    t->qnext_p = NULL;
+    chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
 }
 
 static void post_recv(struct chan *ch, struct task *t)
 {
-    if (ch->rq_tail)
-        ch->rq_tail->qnext_p = t;
-    else
-        ch->rq_head = t;
-    ch->rq_tail = t;
-    t->qnext_p = NULL;
+    chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
 }
 
 static int io_error(struct tcp_chan *t, ssize_t n, const char *what, tp_error *err)

@@ -174,6 +174,20 @@ struct chan {
     struct task *rq_head, *rq_tail; /* posted receives, in order */
 };
 
+/* Is the process pid (on this machine) dead, or a zombie not yet reaped? */
+bool coll_pid_gone(int pid);
+
+/* Append t to a channel's queue of posted sends or receives. */
+static inline void chan_enqueue(struct task **head, struct task **tail, struct task *t)
+{
+    if (*tail)
+        (*tail)->qnext_p = t;
+    else
+        *head = t;
+    *tail = t;
+    t->qnext_p = NULL;
+}
+
 /* Run the graph; returns 0 or an error naming the peer. */
 int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err);
 

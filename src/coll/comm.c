@@ -43,6 +43,20 @@ void tp_comm_reset_alloc(struct tp_comm *c)
     c->arena_used = 0;
 }
 
+bool coll_pid_gone(int pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
+}
+
 void *coll_scratch(struct tp_comm *c, size_t bytes)
 {
     return tp_comm_alloc(c, bytes);

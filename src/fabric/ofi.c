@@ -29,6 +29,7 @@
  * "hex|rx_addr|rx_key|slot_stride|slots" (hex numbers), the rx buffer's remote
  * address (virtual address under FI_MR_VIRT_ADDR, else 0), its key and its
  * layout. */
+#include "tp/ofi_util.h"
 #include "tp/transport.h"
 
 #include <pthread.h>
@@ -111,18 +112,6 @@ struct tp_ep {
 extern const struct tp_transport_ops tp_ofi_ops;
 
 /* ---- provider selection ---- */
-
-/* Core providers that bind to an IP address; the others (shm, efa, psm2,
- * cxi, ...) address by their own means and get node = NULL. */
-static bool takes_ip(const char *provider)
-{
-    static const char *const ip_provs[] = {"tcp", "verbs", "sockets", "udp", "net", "usnic"};
-    size_t n = strcspn(provider, ";");
-    for (size_t i = 0; i < sizeof ip_provs / sizeof ip_provs[0]; i++)
-        if (strlen(ip_provs[i]) == n && strncmp(provider, ip_provs[i], n) == 0)
-            return true;
-    return false;
-}
 
 static struct fi_info *make_hints(const char *provider, bool rma)
 {
@@ -526,13 +515,6 @@ static int reg(struct tp_ep *ep, struct mem *m, size_t bytes, uint64_t access, t
     return 0;
 }
 
-#define CLOSE_FID(p)                                                                               \
-    do {                                                                                           \
-        if (p)                                                                                     \
-            fi_close(&(p)->fid);                                                                   \
-        (p) = NULL;                                                                                \
-    } while (0)
-
 /* fi_close never waits for the peer, so this is safe after it died. The
  * endpoint goes first (as fabtests do), so nothing in flight still refers to
  * a memory region or queue being closed. */
@@ -540,14 +522,14 @@ static void ofi_close(struct tp_ep *ep)
 {
     if (!ep)
         return;
-    CLOSE_FID(ep->ep);
-    CLOSE_FID(ep->tx.mr);
-    CLOSE_FID(ep->rx.mr);
-    CLOSE_FID(ep->ctrl.mr);
-    CLOSE_FID(ep->av);
-    CLOSE_FID(ep->cq);
-    CLOSE_FID(ep->domain);
-    CLOSE_FID(ep->fabric);
+    TP_OFI_CLOSE(ep->ep);
+    TP_OFI_CLOSE(ep->tx.mr);
+    TP_OFI_CLOSE(ep->rx.mr);
+    TP_OFI_CLOSE(ep->ctrl.mr);
+    TP_OFI_CLOSE(ep->av);
+    TP_OFI_CLOSE(ep->cq);
+    TP_OFI_CLOSE(ep->domain);
+    TP_OFI_CLOSE(ep->fabric);
     fi_freeinfo(ep->info);
     free(ep->tx.buf);
     free(ep->rx.buf);
@@ -561,7 +543,7 @@ static void ofi_close(struct tp_ep *ep)
 static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_error *err)
 {
     const char *node =
-        cfg->local_ip && cfg->local_ip[0] && takes_ip(cfg->provider) ? cfg->local_ip : NULL;
+        cfg->local_ip && cfg->local_ip[0] && tp_ofi_takes_ip(cfg->provider) ? cfg->local_ip : NULL;
     int rc = get_info(cfg->provider, node, ep->rma, &ep->info);
     if (rc && ep->rma) {
         struct fi_info *plain = NULL;
@@ -600,35 +582,19 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
     return 0;
 }
 
-static int fid_failed(struct tp_ep *ep, const char *step, int rc, tp_error *err)
-{
-    return tp_error_set(err, TP_ESYS, "%s for provider %s: %s", step, ep->prov, fi_strerror(-rc));
-}
-
 static int open_fids(struct tp_ep *ep, tp_error *err)
 {
-    struct fi_info *fi = ep->info;
     struct fi_cq_attr cq_attr = {
         .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE, .size = 2 * (size_t)ep->window + 16};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = 4};
-    int rc;
-    if ((rc = fi_fabric(fi->fabric_attr, &ep->fabric, NULL)))
-        return fid_failed(ep, "fi_fabric", rc, err);
-    if ((rc = fi_domain(ep->fabric, fi, &ep->domain, NULL)))
-        return fid_failed(ep, "fi_domain", rc, err);
-    if ((rc = fi_cq_open(ep->domain, &cq_attr, &ep->cq, NULL)))
-        return fid_failed(ep, "fi_cq_open", rc, err);
-    if ((rc = fi_av_open(ep->domain, &av_attr, &ep->av, NULL)))
-        return fid_failed(ep, "fi_av_open", rc, err);
-    if ((rc = fi_endpoint(ep->domain, fi, &ep->ep, NULL)))
-        return fid_failed(ep, "fi_endpoint", rc, err);
-    if ((rc = fi_ep_bind(ep->ep, &ep->av->fid, 0)))
-        return fid_failed(ep, "fi_ep_bind(av)", rc, err);
-    if ((rc = fi_ep_bind(ep->ep, &ep->cq->fid, FI_TRANSMIT | FI_RECV)))
-        return fid_failed(ep, "fi_ep_bind(cq)", rc, err);
-    if ((rc = fi_enable(ep->ep)))
-        return fid_failed(ep, "fi_enable", rc, err);
-    return 0;
+    struct tp_ofi_fids f = {0};
+    int rc = tp_ofi_open_fids(ep->info, &cq_attr, &av_attr, &f, err);
+    ep->fabric = f.fabric;
+    ep->domain = f.domain;
+    ep->cq = f.cq;
+    ep->av = f.av;
+    ep->ep = f.ep;
+    return rc;
 }
 
 static int make_address(struct tp_ep *ep, tp_error *err)

@@ -27,6 +27,8 @@ int main(int argc, char **argv)
     bool launched = argc > 1 && strcmp(argv[1], "auto") == 0;
     int nranks = argc > 1 && !launched ? atoi(argv[1]) : 2;
     const char *intra = argc > 2 ? argv[2] : "shm";
+    const char *transport = argc > 3 ? argv[3] : "tcp";
+    const char *provider = argc > 4 ? argv[4] : NULL;
     tp_error err = {0};
     json_t *opts = json_object();
     struct tp_boot_opts bo = {.backend = launched ? NULL : "local", .nranks = nranks,
@@ -39,7 +41,8 @@ int main(int argc, char **argv)
         return 1;
     }
     int me = tp_boot_rank(b), n = tp_boot_size(b);
-    struct tp_comm_opts co = {.intra = intra, .arena_bytes = 256u << 20,
+    struct tp_comm_opts co = {.intra = intra, .transport = transport, .provider = provider,
+                              .arena_bytes = 256u << 20,
                               .timeout_ns = 60000000000ull};
     struct tp_comm *c;
     if (tp_comm_init(b, &co, &c, &err) < 0) {
@@ -74,9 +77,9 @@ int main(int argc, char **argv)
                         int rc = tp_coll_bench(c, &o, res, &wrong, &err);
                         json_decref(res);
                         char what[160];
-                        snprintf(what, sizeof what, "%s %s %s %s%s n=%d %s", tp_coll_name(o.kind),
-                                 *al, tp_dtype_name(o.dtype), tp_redop_name(o.op),
-                                 exact ? " exact" : "", n, intra);
+                        snprintf(what, sizeof what, "%s %s %s %s%s n=%d %s %s",
+                                 tp_coll_name(o.kind), *al, tp_dtype_name(o.dtype),
+                                 tp_redop_name(o.op), exact ? " exact" : "", n, intra, transport);
                         if (rc < 0) {
                             report(me, false, what, &err);
                             fatal = 1;

@@ -32,6 +32,8 @@ run_rc 0 "$WORK/fab.out" timeout 120 "$TP" coll -n 3 --intra fabric --sizes 8,1M
 check "--intra fabric: tcp between local ranks" test "$(json_get "$WORK/fab.json" "d['provenance']['comm']['channels']")" = "{'shm': 0, 'tcp': 2, 'ofi': 0}"
 run_rc 0 "$WORK/hier.out" env TP_COLL_HOST_SPLIT=2 timeout 120 "$TP" coll -n 4 --sizes 8,1M --iters 5 --json "$WORK/hier.json"
 check "two hosts of two ranks (test hook): auto picks hier, 0 wrong" test "$(json_get "$WORK/hier.json" "[x['algo'] for x in r['sizes']], sum(x['wrong'] for x in r['sizes'])")" = "['hier', 'hier'] 0"
+run_rc 0 "$WORK/hier3.out" env TP_COLL_HOST_SPLIT=2 timeout 120 "$TP" coll -n 3 --sizes 8,1M --iters 5 --timeout 10s --json "$WORK/hier3.json"
+check "uneven hosts (two ranks, one rank): every rank makes the same choice, 0 wrong" test "$(json_get "$WORK/hier3.json" "[x['algo'] for x in r['sizes']], sum(x['wrong'] for x in r['sizes'])")" = "['hier', 'hier'] 0"
 check "... shm within a host, tcp across" test "$(json_get "$WORK/hier.json" "d['provenance']['comm']['channels']")" = "{'shm': 1, 'tcp': 2, 'ofi': 0}"
 
 # bad input: exit 2, named, and quick (no rank started)
