@@ -34,7 +34,9 @@ struct tp_ofi_fids {
 };
 
 /* Open fabric, domain, CQ (cq_attr), AV (av_attr) and an endpoint for fi,
- * bind the AV and the CQ (transmit and receive) and enable it. On error
+ * bind the AV and the CQ (transmit and receive) and enable it. For the shm
+ * provider, the first call removes the regions a dead process with this
+ * pid left in /dev/shm (they would make the endpoint fail with EBUSY). On error
  * (TP_ESYS naming the step and the provider) the fids opened so far stay in
  * f, for the caller's close path. */
 int tp_ofi_open_fids(struct fi_info *fi, struct fi_cq_attr *cq_attr, struct fi_av_attr *av_attr,

@@ -550,7 +550,9 @@ static void abort_chan(struct chan *ch)
     tp_error ignored;
     for (int r = 0; r < c->size; r++) {
         struct ochan *o = ep->chans[r];
-        if (!o)
+        /* never to a peer known dead: the shm provider would spin forever
+         * on a lock in its region that the dead process held */
+        if (!o || (ep->pid[r] > 0 && coll_pid_gone(ep->pid[r])))
             continue;
         for (int tries = 0; tries < 100; tries++) {
             ssize_t rc;
