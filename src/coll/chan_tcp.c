@@ -3,8 +3,8 @@
  * every length from the task graph). A receive that reduces goes through a
  * small staging buffer and is reduced as it arrives, so a large message
  * never waits for its last byte before the arithmetic starts. Connections
- * are checked with a token that rank 0 made and the authenticated boot path
- * carried, so a stray connection cannot join. */
+ * open with a framed hello (src/wire) carrying a token that rank 0 made and
+ * the authenticated boot path carried, so a stray connection cannot join. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -216,31 +216,6 @@ static int default_addr(char *buf, size_t cap, tp_error *err)
     return rc;
 }
 
-struct hello {
-    uint32_t magic, rank;
-    uint8_t token[TOKEN];
-};
-#define HELLO_MAGIC 0x74706331u /* "tpc1" */
-
-static int read_full(int fd, void *buf, size_t len, uint64_t deadline)
-{
-    size_t got = 0;
-    while (got < len) {
-        int ms = tp_deadline_left_ms(deadline);
-        if (ms <= 0)
-            return -1;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, ms) <= 0)
-            continue;
-        ssize_t n = recv(fd, (uint8_t *)buf + got, len - got, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return -1;
-        if (n > 0)
-            got += (size_t)n;
-    }
-    return 0;
-}
-
 int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err)
 {
     int n = c->size, me = c->rank, need = 0;
@@ -253,13 +228,12 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
         return err->code;
     int lfd = -1, port = 0, rc = 0;
     bool lo;
-    uint8_t token[TOKEN];
-    char mine[256], **all = NULL;
-    if (me == 0)
+    char mine[256], **all = NULL, hex[2 * TOKEN + 1] = "-";
+    if (me == 0) {
+        uint8_t token[TOKEN];
         randombytes_buf(token, sizeof token);
-    char hex[2 * TOKEN + 1] = "-";
-    if (me == 0)
         sodium_bin2hex(hex, sizeof hex, token, sizeof token);
+    }
     /* every rank joins the exchange, even one with no TCP peer */
     if (need && (rc = tp_listen(addr, 0, "--bind", &lfd, &port, &lo, err)) < 0)
         port = -1;
@@ -282,12 +256,11 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
         goto out;
     {
         const char *h0 = strrchr(all[0], ' ');
-        size_t bl;
-        if (!h0 || sodium_hex2bin(token, sizeof token, h0 + 1, strlen(h0 + 1), NULL, &bl,
-                                  NULL) != 0 || bl != TOKEN) {
+        if (!h0 || strlen(h0 + 1) != 2 * TOKEN) {
             rc = tp_error_set(err, TP_EPROTO, "rank 0 sent no data-path token");
             goto out;
         }
+        memcpy(hex, h0 + 1, sizeof hex); /* rank 0's token, for everyone */
     }
     uint64_t deadline = tp_now_ns() + c->timeout_ns;
     /* connect to every lower rank that has no channel yet */
@@ -305,12 +278,12 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
             tp_error_prefix(err, "rank %d on %s", r, tp_boot_host(c->boot, r));
             break;
         }
-        struct hello h = {HELLO_MAGIC, (uint32_t)me, {0}};
-        memcpy(h.token, token, TOKEN);
-        if (send(conn.fd, &h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
-            close(conn.fd);
-            rc = tp_error_errno(err, TP_EPEER, errno, "rank %d on %s: hello", r,
-                                tp_boot_host(c->boot, r));
+        json_t *hello = json_pack("{s:i, s:s}", "rank", me, "token", hex);
+        rc = tp_wire_send(&conn, TP_F_JOIN, hello, err);
+        json_decref(hello);
+        if (rc < 0) {
+            tp_conn_close(&conn);
+            tp_error_prefix(err, "rank %d on %s: data-path hello", r, tp_boot_host(c->boot, r));
             break;
         }
         rc = new_chan(c, r, conn.fd, err);
@@ -333,14 +306,26 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0)
             continue;
-        struct hello h;
-        if (read_full(fd, &h, sizeof h, tp_now_ns() + 5000000000ull) < 0 ||
-            h.magic != HELLO_MAGIC || sodium_memcmp(h.token, token, TOKEN) != 0 ||
-            h.rank <= (uint32_t)me || h.rank >= (uint32_t)n || c->ch[h.rank]) {
+        /* a framed hello (src/wire: bounded, with a deadline) with the token
+         * rank 0 sent over the authenticated bootstrap */
+        struct tp_conn in;
+        tp_conn_from_fd(&in, fd, 5000000000ull);
+        json_t *hello = NULL;
+        uint64_t rank = 0;
+        const char *tok = "";
+        tp_error ignored;
+        bool ours = tp_wire_expect(&in, TP_F_JOIN, &hello, &ignored) == 0 &&
+                    tp_wire_u64(&in, hello, "rank", (uint64_t)me + 1, (uint64_t)n - 1, &rank,
+                                &ignored) == 0 &&
+                    tp_wire_str(&in, hello, "token", 2 * TOKEN, &tok, &ignored) == 0 &&
+                    strlen(tok) == 2 * TOKEN && sodium_memcmp(tok, hex, 2 * TOKEN) == 0 &&
+                    !c->ch[rank];
+        json_decref(hello);
+        if (!ours) {
             close(fd); /* not one of ours: ignore it */
             continue;
         }
-        if ((rc = new_chan(c, (int)h.rank, fd, err)) == 0)
+        if ((rc = new_chan(c, (int)rank, fd, err)) == 0)
             expect--;
     }
 out:

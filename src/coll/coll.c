@@ -114,8 +114,11 @@ int tp_coll_check_args(enum tp_coll_kind kind, enum tp_dtype dtype, enum tp_redo
     return 0;
 }
 
-/* Size-based choice, written into the result. Cut-offs measured on the
- * development machine (bench/coll-vs-mpi.sh); --algo overrides. */
+/* Size-based choice, written into the result; --algo overrides. Only the
+ * small end was measured (recursive doubling against Rabenseifner at 8 B to
+ * 4 KiB on two ranks, bench/coll-vs-mpi.sh); the other cut-offs are the
+ * usual MPI-library starting points, not tuned here. Every input is the
+ * same on every rank, so every rank makes the same choice. */
 static const struct algo *choose(const struct tp_comm *c, const struct tp_coll_args *a)
 {
     size_t bytes = a->count * tp_dtype_size(a->dtype);
@@ -185,19 +188,38 @@ static int run_plan(struct tp_comm *c, const struct algo *al, const struct tp_co
 
 #define EXACT_SEG_BYTES (32u << 20) /* fixed-point bytes per pass */
 
+/* The algorithm a names, or the size-based choice; NULL with err set when
+ * the name is not one of a->kind's. A sweep passes the same name on every
+ * call, so the last hit is kept: one compare in the timed loop instead of a
+ * scan of the table. */
+static const struct algo *resolve(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
+{
+    if (!a->algo || strcmp(a->algo, "auto") == 0)
+        return choose(c, a);
+    if (c->algo_hit && a->kind == c->algo_hit->kind && strcmp(a->algo, c->algo_hit->name) == 0)
+        return c->algo_hit;
+    const struct algo *al = find_algo(a->kind, a->algo);
+    if (!al) {
+        no_algo(a->kind, a->algo, err);
+        return NULL;
+    }
+    c->algo_hit = al;
+    return al;
+}
+
 int tp_coll_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
 {
     if (c->failed)
         return tp_error_set(err, TP_EPROTO, "communicator failed earlier");
-    int rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, a->algo, err);
+    const struct algo *al = resolve(c, a, err);
+    if (!al)
+        return err->code;
+    int rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, NULL, err);
     if (rc < 0)
         return rc;
     if ((a->kind == TP_BROADCAST || a->kind == TP_REDUCE) && (a->root < 0 || a->root >= c->size))
         return tp_error_set(err, TP_EUSAGE, "--root %d: not a rank (0..%d)", a->root,
                             c->size - 1);
-    const struct algo *al = a->algo && strcmp(a->algo, "auto") != 0
-                                ? find_algo(a->kind, a->algo)
-                                : choose(c, a);
     struct redfn red = {.dtype = a->dtype, .op = a->op, .fixed = false,
                         .esize = tp_dtype_size(a->dtype), .nranks = c->size};
     size_t mark = c->arena_used;
@@ -244,11 +266,12 @@ int tp_coll_allreduce_fx(struct tp_comm *c, enum tp_dtype dtype, const uint64_t 
     struct tp_coll_args a = {.kind = TP_ALLREDUCE, .dtype = dtype, .op = TP_SUM,
                              .sendbuf = send, .recvbuf = recv, .count = count, .algo = algo,
                              .exact = true, .chunk_bytes = chunk_bytes};
-    int rc = tp_coll_check_args(a.kind, dtype, TP_SUM, true, algo, err);
+    const struct algo *al = resolve(c, &a, err);
+    if (!al)
+        return err->code;
+    int rc = tp_coll_check_args(a.kind, dtype, TP_SUM, true, NULL, err);
     if (rc < 0)
         return rc;
-    const struct algo *al = algo && strcmp(algo, "auto") != 0 ? find_algo(a.kind, algo)
-                                                               : choose(c, &a);
     struct redfn red = {.dtype = dtype, .op = TP_SUM, .fixed = true,
                         .esize = tp_fx_words(dtype) * 8, .nranks = c->size};
     size_t mark = c->arena_used;

@@ -212,6 +212,7 @@ struct tp_comm {
     int *qlast; /* executor scratch */
     int *local_ids, local_cap;
     json_t *fabric_info; /* ofi endpoint facts, or NULL */
+    const struct algo *algo_hit; /* the last --algo looked up (resolve() in coll.c) */
 };
 
 int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err);

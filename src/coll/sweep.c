@@ -23,19 +23,12 @@
 #include "tp/clock.h"
 #include "tp/exact.h"
 #include "tp/fixed.h"
+#include "tp/pattern.h"
 #include "tp/result.h"
 #include "tp/stats.h"
 
 #define MAX_ITERS 20000
 #define SHARES 840
-
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 /* Input of rank r at element i: exact in every dtype, and every partial
  * result of a correct reduction is exact too (see docs/metrics.md). */
@@ -159,7 +152,7 @@ static void expected(const struct tp_coll_bench_opts *o, int n, int me, size_t c
  * in dtype. */
 static double share_value(enum tp_dtype t, size_t i, int k)
 {
-    uint64_t h = mix(i * SHARES + (uint64_t)k);
+    uint64_t h = tp_splitmix64(i * SHARES + (uint64_t)k);
     double m = (double)(h >> 11) / 9007199254740992.0 + 0.5; /* [0.5, 1.5) */
     int e = (int)((h >> 3) % 24) - 12;
     if (t == TP_F16)
@@ -187,6 +180,7 @@ struct sweep {
     uint64_t *fxs, *fxr;  /* repro_check with exact: the accumulators */
     uint64_t *tim, *all;  /* per-iteration records, and all ranks' */
     uint64_t *ctl;        /* 1 element for the iteration count broadcast */
+    bool mpi;             /* --backend mpi */
 };
 
 static int run_once(struct sweep *s, const struct tp_coll_args *a, tp_error *err)
@@ -194,7 +188,7 @@ static int run_once(struct sweep *s, const struct tp_coll_args *a, tp_error *err
     if (s->o->repro_check && s->o->exact)
         return tp_coll_allreduce_fx(s->c, a->dtype, s->fxs, s->fxr, a->count, a->algo,
                                     a->chunk_bytes, err);
-    if (s->o->backend && strcmp(s->o->backend, "mpi") == 0)
+    if (s->mpi)
         return tp_coll_mpi_run(s->c, a, err);
     return tp_coll_run(s->c, a, err);
 }
@@ -211,7 +205,7 @@ static void delay(const struct tp_coll_bench_opts *o, uint64_t *rng)
 {
     if (!o->inject_delay_ns)
         return;
-    *rng = mix(*rng);
+    *rng = tp_splitmix64(*rng);
     uint64_t ns = *rng % o->inject_delay_ns;
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     nanosleep(&ts, NULL);
@@ -374,9 +368,9 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
                              .root = o->root, .algo = o->algo, .exact = o->exact,
                              .chunk_bytes = o->chunk_bytes};
     tp_error e2;
-    const char *algo = o->backend && strcmp(o->backend, "mpi") == 0 ? "mpi" : tp_coll_algo(s->c, &a, &e2);
+    const char *algo = s->mpi ? "mpi" : tp_coll_algo(s->c, &a, &e2);
     memset(s->recv, 0, nout * es);
-    uint64_t rng = mix((uint64_t)s->me * 1000003u + size);
+    uint64_t rng = tp_splitmix64((uint64_t)s->me * 1000003u + size);
     uint64_t t0 = tp_now_ns();
     for (uint64_t w = 0; w < o->warmup; w++)
         if ((rc = run_once(s, &a, err)) < 0)
@@ -513,7 +507,8 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
 int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t *results,
                   uint64_t *wrong_total, tp_error *err)
 {
-    struct sweep s = {.c = c, .o = o, .n = c->size, .me = c->rank};
+    struct sweep s = {.c = c, .o = o, .n = c->size, .me = c->rank,
+                      .mpi = o->backend && strcmp(o->backend, "mpi") == 0};
     int n = s.n;
     if (o->repro_check && (o->kind != TP_ALLREDUCE || !tp_dtype_is_float(o->dtype) ||
                            o->op != TP_SUM))

@@ -5,24 +5,16 @@
 
 #include <string.h>
 
-static inline uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void tp_pattern_fill(void *buf, size_t len, uint64_t seed)
 {
     unsigned char *p = buf;
     size_t words = len / 8;
     for (size_t i = 0; i < words; i++) {
-        uint64_t w = mix(seed ^ i);
+        uint64_t w = tp_splitmix64(seed ^ i);
         memcpy(p + 8 * i, &w, 8);
     }
     if (len % 8) {
-        uint64_t w = mix(seed ^ words);
+        uint64_t w = tp_splitmix64(seed ^ words);
         memcpy(p + 8 * words, &w, len % 8);
     }
 }
@@ -33,7 +25,7 @@ int tp_pattern_check(const void *buf, size_t len, uint64_t seed, size_t *bad_off
     const unsigned char *p = buf;
     size_t words = (len + 7) / 8;
     for (size_t i = 0; i < words; i++) {
-        uint64_t w = mix(seed ^ i), r = 0;
+        uint64_t w = tp_splitmix64(seed ^ i), r = 0;
         size_t n = i * 8 + 8 <= len ? 8 : len - i * 8;
         memcpy(&r, p + 8 * i, n);
         if (n < 8)
