@@ -8,14 +8,16 @@ set -euo pipefail
 pkgs=(gcc make pkg-config meson ninja-build)
 # libraries (shared/DESIGN.md "Dependencies")
 pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
+# storage: io_uring, block-device signatures, checksums (xxHash: XXH3)
+pkgs+=(liburing-dev libblkid-dev libxxhash-dev)
 # launch at scale: Open MPI (the boot layer's mpi backend; mpirun in tests)
 pkgs+=(libopenmpi-dev openmpi-bin)
 # Slurm on localhost for the srun tests (the tests start the daemons)
 pkgs+=(slurmd slurmctld slurm-client munge)
 # tests: unit tests, schema validation, network namespaces
-pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps)
+pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps util-linux e2fsprogs)
 # benchmarks: the peer tools trainpath is compared against
-pkgs+=(sockperf qperf iperf3)
+pkgs+=(sockperf qperf iperf3 fio)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,6 +8,7 @@
 /* Each command returns the process exit status. argv[0] is the command name. */
 int cmd_net(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
+int cmd_io(int argc, char **argv);
 
 /* Print "trainpath: error: MSG" once and return the exit code for err. */
 int cli_fail(const tp_error *err);

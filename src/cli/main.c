@@ -15,6 +15,7 @@ static const struct {
 } commands[] = {
     {"net", cmd_net, "point-to-point latency, jitter, bandwidth, loaded latency, CPU cost"},
     {"coll", cmd_coll, "collectives across ranks (local, MPI/Slurm, torchrun-style env)"},
+    {"io", cmd_io, "storage: checkpoint commit, dataset reads, commit latency, path identification"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,245 @@
+/* Commit latency: small writes, each made durable before the next, as a
+ * write-ahead log, a metadata store or a checkpoint's commit record does.
+ *
+ * With io_uring the write and its sync travel in one submission, the sync
+ * linked to the write (IOSQE_IO_LINK: it starts only after the write
+ * completed successfully); psync calls pwrite then fdatasync. O_DSYNC
+ * (--sync dsync) makes the write itself durable. Reported per commit: the
+ * write, the sync (write completion to sync completion) and the whole
+ * commit, with the tail fio users read (p99, p99.9, max). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io_int.h"
+#include "tp/clock.h"
+#include "tp/log.h"
+#include "tp/units.h"
+
+#define COMMIT_DIR "trainpath-commit"
+
+struct cm_job {
+    const struct tp_commit_opts *o;
+    const struct tp_target *t;
+    unsigned j;
+    struct io_file f;
+    void **buf;
+    json_t *engine;
+    tp_hist *total, *write, *sync;
+    uint64_t commits, t0, t1;
+    int rc;
+    tp_error err;
+};
+
+enum { SYNC_FDATASYNC, SYNC_FSYNC, SYNC_DSYNC };
+
+static int sync_mode(const char *s)
+{
+    if (!s || strcmp(s, "fdatasync") == 0)
+        return SYNC_FDATASYNC;
+    if (strcmp(s, "fsync") == 0)
+        return SYNC_FSYNC;
+    if (strcmp(s, "dsync") == 0)
+        return SYNC_DSYNC;
+    return -1;
+}
+
+static void *cm_main(void *arg)
+{
+    struct cm_job *jb = arg;
+    const struct tp_commit_opts *o = jb->o;
+    int mode = sync_mode(o->sync);
+    uint64_t ws = o->write_size;
+    struct tp_ioq *q = NULL;
+    /* auto: psync. A commit is one write and one sync at a time, which log
+     * writers do with plain calls; io_uring punts the sync to a worker
+     * thread, which adds a hop (docs/storage.md has the figures). */
+    const char *engine = !o->c.engine || strcmp(o->c.engine, "auto") == 0 ? "psync" : o->c.engine;
+    struct tp_ioq_opts qo = {.engine = engine, .depth = 2, .fds = &jb->f.fd, .nfds = 1,
+                             .bufs = jb->buf, .nbufs = 1, .buf_bytes = ws,
+                             .timeout_ns = o->c.timeout_ns};
+    jb->rc = tp_ioq_open(&qo, &q, &jb->err);
+    if (jb->rc)
+        return NULL;
+    jb->engine = tp_ioq_info(q);
+    uint64_t deadline = o->time_ns ? tp_now_ns() + o->time_ns : UINT64_MAX;
+    struct tp_io_done d[2];
+    jb->t0 = tp_now_ns();
+    for (uint64_t i = 0; i < o->count && tp_now_ns() < deadline; i++) {
+        /* overwrite: cycle over the laid-out file; append: always extend */
+        uint64_t off = jb->f.base + (o->overwrite ? (i % (jb->f.bytes / ws)) * ws : i * ws);
+        struct io_hdr h = {IO_HDR_MAGIC, jb->j, i, o->c.seed};
+        memcpy(jb->buf[0], &h, ws < sizeof h ? ws : sizeof h);
+        struct tp_io_req w = {.kind = TP_IO_WRITE, .len = (uint32_t)ws, .off = off, .tag = 0};
+        struct tp_io_req s = {.kind = mode == SYNC_FSYNC ? TP_IO_FSYNC : TP_IO_FDATASYNC,
+                              .tag = 1};
+        unsigned want = 1;
+        if (mode != SYNC_DSYNC) {
+            w.flags = TP_IO_LINK;
+            want = 2;
+        }
+        int rc = tp_ioq_push(q, &w, &jb->err);
+        if (rc == 0 && want == 2)
+            rc = tp_ioq_push(q, &s, &jb->err);
+        if (rc == 0)
+            rc = tp_ioq_submit(q, &jb->err);
+        unsigned got = 0;
+        while (rc == 0 && got < want) {
+            /* one at a time: the write's completion is stamped when it lands */
+            int n = tp_ioq_reap(q, d + got, 1, 1, &jb->err);
+            if (n < 0)
+                rc = n;
+            else
+                got += (unsigned)n;
+        }
+        if (rc) {
+            jb->rc = rc;
+            tp_error_prefix(&jb->err, "%s", jb->f.path);
+            break;
+        }
+        const struct tp_io_done *dw = d[0].tag == 0 ? &d[0] : &d[1];
+        const struct tp_io_done *dsy = want == 2 ? (d[0].tag == 1 ? &d[0] : &d[1]) : NULL;
+        if (dw->res < 0 || (dsy && dsy->res < 0)) {
+            bool wfail = dw->res < 0 && dw->res != -ECANCELED;
+            jb->rc = tp_error_errno(&jb->err, TP_ESYS, (int)-(wfail ? dw->res : dsy->res),
+                                    "%s: %s of commit %" PRIu64, jb->f.path,
+                                    wfail ? "write" : mode == SYNC_FSYNC ? "fsync" : "fdatasync",
+                                    i);
+            break;
+        }
+        tp_hist_record(jb->write, dw->lat_ns);
+        if (dsy) {
+            tp_hist_record(jb->sync, dsy->end_ns > dw->end_ns ? dsy->end_ns - dw->end_ns : 0);
+            uint64_t start = dw->end_ns - dw->lat_ns; /* the write's start */
+            tp_hist_record(jb->total, dsy->end_ns > start ? dsy->end_ns - start : 0);
+        } else
+            tp_hist_record(jb->total, dw->lat_ns);
+        jb->commits++;
+        jb->t1 = tp_now_ns();
+    }
+    tp_ioq_close(q);
+    return NULL;
+}
+
+/* Lay the file out (written and synced) so that commits overwrite it. */
+static int layout(struct cm_job *jb, tp_error *err)
+{
+    uint64_t ws = jb->o->write_size;
+    for (uint64_t off = 0; off < jb->f.bytes; off += ws)
+        if (pwrite(jb->f.fd, jb->buf[0], ws, (off_t)(jb->f.base + off)) != (ssize_t)ws)
+            return tp_error_errno(err, TP_ESYS, errno, "%s: laying the file out", jb->f.path);
+    if (fdatasync(jb->f.fd) != 0)
+        return tp_error_errno(err, TP_ESYS, errno, "%s: fdatasync", jb->f.path);
+    return 0;
+}
+
+int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
+{
+    char a[32];
+    int mode = sync_mode(o->sync);
+    if (mode < 0)
+        return tp_error_set(err, TP_EUSAGE, "--sync %s: fdatasync, fsync or dsync", o->sync);
+    struct tp_target t;
+    int rc = io_open_target(&o->c, &t, results, err);
+    if (rc)
+        return rc;
+    uint64_t ws = o->write_size;
+    if (o->c.direct && ws % t.dio_off_align)
+        rc = tp_error_set(err, TP_EUSAGE, "--write-size %s: with --direct a multiple of %u bytes",
+                          tp_fmt_size(ws, a, sizeof a), t.dio_off_align);
+    /* the file a job commits into: count writes when appending; when
+     * overwriting, a region of at most 64 MiB cycled over */
+    uint64_t region = o->count * ws;
+    if (o->overwrite && region > (64u << 20))
+        region = (64u << 20) / ws * ws;
+    if (rc == 0 && region * o->c.jobs > tp_target_space(&t) && (t.is_device || !o->c.force))
+        rc = tp_error_set(err, TP_EUSAGE, "--count x --write-size: %s needed, %s has less free",
+                          tp_fmt_size(region * o->c.jobs, a, sizeof a), t.path);
+    if (rc == 0)
+        rc = io_mkdir(&t, COMMIT_DIR, true, err);
+    struct cm_job *jobs = rc ? NULL : calloc(o->c.jobs, sizeof *jobs);
+    if (rc == 0 && !jobs)
+        rc = tp_error_set(err, TP_ENOMEM, "commit: out of memory");
+    for (unsigned j = 0; rc == 0 && j < o->c.jobs; j++) {
+        struct cm_job *jb = &jobs[j];
+        jb->o = o;
+        jb->t = &t;
+        jb->j = j;
+        jb->buf = io_bufs_alloc(1, ws, t.dio_mem_align, o->c.seed + j);
+        jb->total = tp_hist_new();
+        jb->write = tp_hist_new();
+        jb->sync = tp_hist_new();
+        if (!jb->buf || !jb->total || !jb->write || !jb->sync) {
+            rc = tp_error_set(err, TP_ENOMEM, "commit: out of memory");
+            break;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "commit-%02u.log", j);
+        struct tp_io_common c = o->c;
+        rc = io_file_open(&t, &c, COMMIT_DIR, name, j, region,
+                          O_CREAT | O_TRUNC | O_WRONLY | (mode == SYNC_DSYNC ? O_DSYNC : 0),
+                          &jb->f, err);
+        if (rc == 0 && mode == SYNC_DSYNC && t.is_device)
+            rc = tp_error_set(err, TP_EUSAGE, "--sync dsync: not with --device (use fdatasync)");
+        if (rc == 0 && o->overwrite)
+            rc = layout(jb, err);
+    }
+    if (rc == 0)
+        rc = io_run_jobs(o->c.jobs, cm_main, jobs, sizeof *jobs, err);
+    tp_hist *total = tp_hist_new(), *wr = tp_hist_new(), *sy = tp_hist_new();
+    uint64_t commits = 0, t0 = UINT64_MAX, t1 = 0;
+    for (unsigned j = 0; jobs && j < o->c.jobs; j++) {
+        struct cm_job *jb = &jobs[j];
+        if (rc == 0 && jb->rc) {
+            rc = jb->rc;
+            *err = jb->err;
+        }
+        if (jb->total) {
+            tp_hist_merge(total, jb->total);
+            tp_hist_merge(wr, jb->write);
+            tp_hist_merge(sy, jb->sync);
+        }
+        commits += jb->commits;
+        if (jb->t0 && jb->t0 < t0)
+            t0 = jb->t0;
+        if (jb->t1 > t1)
+            t1 = jb->t1;
+        if (j == 0 && jb->engine)
+            json_object_set(results, "engine", jb->engine);
+    }
+    double s = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+    json_object_set_new(results, "sync", json_string(o->sync ? o->sync : "fdatasync"));
+    json_object_set_new(results, "write_size", json_integer((json_int_t)ws));
+    json_object_set_new(results, "mode", json_string(o->overwrite ? "overwrite" : "append"));
+    json_object_set_new(results, "commits", json_integer((json_int_t)commits));
+    json_object_set_new(results, "commits_per_s", tp_metric(s > 0 ? (double)commits / s : 0, "1/s"));
+    json_object_set_new(results, "latency", io_lat_json(total));
+    json_object_set_new(results, "latency_histogram", tp_hist_to_json(total));
+    json_object_set_new(results, "write_latency", io_lat_json(wr));
+    json_object_set_new(results, "sync_latency", mode == SYNC_DSYNC ? json_null() : io_lat_json(sy));
+    if (o->c.progress && commits) {
+        char b[32], c[32];
+        tp_log(TP_LOG_INFO, "%" PRIu64 " commits: p50 %s, p99 %s", commits,
+               tp_fmt_ns((double)tp_hist_percentile(total, 50), b, sizeof b),
+               tp_fmt_ns((double)tp_hist_percentile(total, 99), c, sizeof c));
+    }
+    tp_hist_free(total);
+    tp_hist_free(wr);
+    tp_hist_free(sy);
+    for (unsigned j = 0; jobs && j < o->c.jobs; j++) {
+        io_file_close(&jobs[j].f);
+        io_bufs_free(jobs[j].buf, 1);
+        tp_hist_free(jobs[j].total);
+        tp_hist_free(jobs[j].write);
+        tp_hist_free(jobs[j].sync);
+        json_decref(jobs[j].engine);
+    }
+    free(jobs);
+    io_rmdir(&t, COMMIT_DIR);
+    tp_target_close(&t);
+    return rc;
+}
