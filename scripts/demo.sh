@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make demo: a server and a client on loopback, the net tests over kernel TCP
-# and over libfabric (shm and tcp;ofi_rxm providers), result documents in
-# results/demo/, and a summary. Later this grows into `trainpath validate`.
+# and over libfabric (shm and tcp;ofi_rxm providers), collectives, the storage
+# path (checkpoint, dataset, commit) in a scratch folder under /var/tmp,
+# result documents in results/demo/, and a summary. Later this grows into
+# `trainpath validate`.
 set -uo pipefail
 TP=${1:-build/trainpath}
 cd "$(dirname "$0")/.."
@@ -48,6 +50,18 @@ coll() { # coll NAME ARGS...
 coll coll-allreduce -n 2 --sizes 8-16M --time 100ms
 coll coll-allgather -n 4 --op allgather --sizes 8-1M --time 50ms
 coll coll-exact -n 3 --repro exact --repro-check --sizes 4K,64K --iters 5
+io() { # io NAME ARGS...
+    local name=$1; shift
+    echo
+    echo "== trainpath io $*"
+    if "$TP" io "$@" --json "$OUT/$name.json"; then ok=$((ok + 1)); else failed=$((failed + 1)); fi
+}
+IODIR=$(mktemp -d /var/tmp/trainpath-demo-io.XXXXXX)
+trap 'kill $SERVER 2>/dev/null; wait 2>/dev/null; rm -f "$LOG"; rm -rf "$IODIR"' EXIT
+io io-info info "$IODIR"
+io io-checkpoint checkpoint "$IODIR" --size 256M --shards 4 --repeat 3 --verify --drop-cache
+io io-dataset dataset "$IODIR" --records 32768 --record-size 4K --epochs 2 --direct --during checkpoint --size 128M
+io io-commit commit "$IODIR" --count 500
 echo
 echo "demo: $ok runs ok, $failed failed; result documents in $OUT/"
 [ "$failed" -eq 0 ]
