@@ -23,6 +23,7 @@ check: deps
 bench: build
 	@bench/net-vs-peers.sh $(BUILD)/trainpath
 	@bench/coll-vs-mpi.sh $(BUILD)
+	@bench/io-vs-fio.sh $(BUILD)
 	@$(BUILD)/exact_sum
 
 clean:

@@ -15,7 +15,7 @@ pkgs+=(libopenmpi-dev openmpi-bin)
 # Slurm on localhost for the srun tests (the tests start the daemons)
 pkgs+=(slurmd slurmctld slurm-client munge)
 # tests: unit tests, schema validation, network namespaces
-pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps util-linux e2fsprogs)
+pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps util-linux e2fsprogs strace)
 # benchmarks: the peer tools trainpath is compared against
 pkgs+=(sockperf qperf iperf3 fio)
 

@@ -35,6 +35,7 @@ struct tp_io_common {
     bool force;          /* allow a size beyond the free space */
     bool drop_cache;     /* drop the files' cached pages before reading them */
     uint64_t bs;         /* block size of large transfers */
+    unsigned batch;      /* submit once this many requests are queued (1: each one) */
     uint64_t seed;
     uint64_t timeout_ns; /* no completion for this long fails (io_uring) */
     const char *sysfs_root;

@@ -60,6 +60,9 @@ struct tp_ioq_opts {
     void *const *bufs;    /* buffers the requests name by index (registered with io_uring) */
     unsigned nbufs;
     size_t buf_bytes;     /* size of each buffer */
+    unsigned submit_batch; /* push hands requests to the kernel once this many are queued:
+                              1 submits each as it is pushed (fio's iodepth_batch_submit=1,
+                              a steady stream); 0 waits for tp_ioq_submit */
     uint64_t timeout_ns;  /* io_uring: a wait that sees no completion for this long fails
                              with TP_ETIMEOUT (0: wait forever); psync calls cannot be bounded */
 };

@@ -59,6 +59,8 @@ static void usage(FILE *f)
             "                         dataset 32)\n"
             "      --jobs N           threads (default 1)\n"
             "      --bs SIZE          block size of large writes (default 1M)\n"
+            "      --batch N          submit requests N at a time (default 1: each as soon as\n"
+            "                         it is queued, as fio does; 0: a whole queue at once)\n"
             "      --direct           O_DIRECT (alignment from statx, else the logical block)\n"
             "      --drop-cache       drop the files' cached pages before reading them\n"
             "      --force            write even when SIZE exceeds the free space\n"
@@ -73,7 +75,7 @@ enum {
     OPT_SIZE = 256, OPT_SHARDS, OPT_REPEAT, OPT_VERIFY, OPT_KEEP, OPT_RECORDS, OPT_RECSIZE,
     OPT_FILES, OPT_EPOCHS, OPT_DURING, OPT_WSIZE, OPT_COUNT, OPT_TIME, OPT_SYNC, OPT_OVERWRITE,
     OPT_DEVICE, OPT_DESTROY, OPT_ENGINE, OPT_QD, OPT_JOBS, OPT_BS, OPT_DIRECT, OPT_DROP,
-    OPT_FORCE, OPT_SEED, OPT_TIMEOUT, OPT_SYSFS, OPT_MOUNTINFO, OPT_JSON,
+    OPT_FORCE, OPT_SEED, OPT_BATCH, OPT_TIMEOUT, OPT_SYSFS, OPT_MOUNTINFO, OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -98,6 +100,7 @@ static const struct option long_opts[] = {
     {"qd", required_argument, NULL, OPT_QD},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"bs", required_argument, NULL, OPT_BS},
+    {"batch", required_argument, NULL, OPT_BATCH},
     {"direct", no_argument, NULL, OPT_DIRECT},
     {"drop-cache", no_argument, NULL, OPT_DROP},
     {"force", no_argument, NULL, OPT_FORCE},
@@ -235,6 +238,10 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             if (rc == 0 && c->bs > (1u << 30))
                 rc = tp_error_set(err, TP_EUSAGE, "--bs %s: at most 1G", optarg);
             break;
+        case OPT_BATCH:
+            rc = tp_parse_u64(optarg, "--batch", 0, 4096, &v, err);
+            c->batch = (unsigned)v;
+            break;
         case OPT_DIRECT: c->direct = c->target.direct = true; break;
         case OPT_DROP: c->drop_cache = true; break;
         case OPT_FORCE: c->force = true; break;
@@ -281,11 +288,11 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 static json_t *config_json(const struct parsed *p)
 {
     const struct tp_io_common *c = &p->c;
-    json_t *j = json_pack("{s:s, s:s?, s:s?, s:s, s:I, s:I, s:I, s:b, s:b, s:b, s:I, s:I}",
+    json_t *j = json_pack("{s:s, s:s?, s:s?, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b, s:I, s:I}",
                           "workload", sub_names[p->sub], "dir", c->target.dir, "device",
                           c->target.device, "engine", c->engine ? c->engine : "auto", "qd",
                           (json_int_t)c->qd, "jobs", (json_int_t)c->jobs, "bs_bytes",
-                          (json_int_t)c->bs, "direct", c->direct, "drop_cache", c->drop_cache,
+                          (json_int_t)c->bs, "batch", (json_int_t)c->batch, "direct", c->direct, "drop_cache", c->drop_cache,
                           "force", c->force, "seed", (json_int_t)c->seed, "timeout_ns",
                           (json_int_t)c->timeout_ns);
     switch (p->sub) {
@@ -421,6 +428,7 @@ int cmd_io(int argc, char **argv)
     p.c.engine = "auto";
     p.c.jobs = 1;
     p.c.bs = 1u << 20;
+    p.c.batch = 1;
     p.c.seed = 1;
     p.c.timeout_ns = 600000000000ull;
     p.ck.size = 1u << 30;

@@ -158,9 +158,9 @@ static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsign
                 fail(x, jb,
                      tp_error_errno(&jb->err, TP_ESYS, (int)-done[i].res,
                                     "%s: %s at offset %" PRIu64 " after %" PRIu64
-                                    " bytes of the shard were written",
+                                    " bytes of the shard were %s",
                                     x->files[k].path, x->reading ? "read" : "write", blk * x->bs,
-                                    x->written[k]));
+                                    x->written[k], x->reading ? "read" : "written"));
                 continue;
             }
             if ((uint64_t)done[i].res != len) {
@@ -221,7 +221,8 @@ static void *job_main(void *arg)
                                  .bufs = jb->bufs,
                                  .nbufs = jb->nbufs,
                                  .buf_bytes = x->bs,
-                                 .timeout_ns = x->o->c.timeout_ns};
+                                 .submit_batch = x->o->c.batch,
+                             .timeout_ns = x->o->c.timeout_ns};
         int rc = nmine ? tp_ioq_open(&qo, &q, &jb->err) : 0;
         if (rc)
             fail(x, jb, rc);

@@ -187,6 +187,7 @@ static void *reader(void *arg)
     struct tp_ioq *q = NULL;
     struct tp_ioq_opts qo = {.engine = o->c.engine, .depth = qd, .fds = x->fds, .nfds = x->F,
                              .bufs = jb->bufs, .nbufs = qd, .buf_bytes = o->record_size,
+                             .submit_batch = o->c.batch,
                              .timeout_ns = o->c.timeout_ns};
     unsigned *free_buf = malloc(qd * sizeof *free_buf), nfree = qd;
     uint64_t *rec_of = malloc(qd * sizeof *rec_of);

@@ -111,11 +111,14 @@ int tp_ioq_push(struct tp_ioq *q, const struct tp_io_req *r, tp_error *err)
         return rc;
     }
     q->inflight++;
+    if (q->o.submit_batch && ++q->queued >= q->o.submit_batch)
+        return tp_ioq_submit(q, err);
     return 0;
 }
 
 int tp_ioq_submit(struct tp_ioq *q, tp_error *err)
 {
+    q->queued = 0;
     return q->ops->submit(q, err);
 }
 
@@ -187,7 +190,7 @@ int tp_ioq_reap(struct tp_ioq *q, struct tp_io_done *out, unsigned max, unsigned
             got += (unsigned)rc;
         }
         if (resubmit) {
-            int rc = q->ops->submit(q, err);
+            int rc = tp_ioq_submit(q, err);
             if (rc)
                 return rc;
         }

@@ -38,6 +38,7 @@ struct tp_ioq {
     void *priv;
     bool registered_buffers, fixed_files;
     unsigned inflight;
+    unsigned queued; /* pushed since the last submit */
     struct ioq_slot *slots; /* depth entries */
     unsigned *free_slots, nfree;
 };

@@ -122,6 +122,17 @@ static void round_trip(void **state)
         reap_n(q, d, 1);
         assert_int_equal(d[0].res, 0);
         assert_true(d[0].lat_ns > 0);
+        tp_ioq_close(q);
+        /* submit_batch 1: a push reaches the kernel without tp_ioq_submit */
+        struct tp_ioq_opts o1 = {.engine = engine_names[e], .depth = 4, .fds = &fd, .nfds = 1,
+                                 .bufs = bufs, .nbufs = N, .buf_bytes = B, .submit_batch = 1,
+                                 .timeout_ns = 2000000000ull};
+        assert_int_equal(tp_ioq_open(&o1, &q, &err), 0);
+        struct tp_io_req one = {.kind = TP_IO_READ, .buf = 1, .len = B, .off = B, .tag = 5};
+        assert_int_equal(tp_ioq_push(q, &one, &err), 0);
+        reap_n(q, d, 1);
+        assert_int_equal(d[0].tag, 5);
+        assert_int_equal(d[0].res, B);
         json_t *info = tp_ioq_info(q);
         assert_string_equal(json_string_value(json_object_get(info, "engine")), engine_names[e]);
         json_decref(info);
