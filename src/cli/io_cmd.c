@@ -395,8 +395,10 @@ static void print_results(const struct parsed *p, json_t *r)
                    num(e, "samples_per_s", "value"), num(e, "throughput", "value") / 1e9,
                    tp_fmt_ns(num(l, "p50", NULL), b, sizeof b),
                    tp_fmt_ns(num(l, "p99", NULL), c, sizeof c),
-                   json_is_number(cf) ? (snprintf(a, sizeof a, "%.0f%%", 100 * json_number_value(cf)), a)
-                                      : "?");
+                   p->c.direct ? "direct"
+                   : json_is_number(cf)
+                       ? (snprintf(a, sizeof a, "%.0f%%", 100 * json_number_value(cf)), a)
+                       : "?");
         }
         print_lat_row("read", json_object_get(r, "latency"));
         json_t *d = json_object_get(r, "during_checkpoint");
