@@ -128,17 +128,22 @@ struct parsed {
     uint64_t seen; /* bit per option given, to refuse those of another workload */
 };
 
-/* Which workload each workload-specific option belongs to (-1: all). */
-static int owner(int opt)
+/* The workloads an option applies to, as a bit mask of 1 << enum sub
+ * (dataset takes the checkpoint's size and shards for --during). */
+static unsigned owners(int opt)
 {
+    const unsigned ck = 1u << SUB_CHECKPOINT, ds = 1u << SUB_DATASET, cm = 1u << SUB_COMMIT,
+                   in = 1u << SUB_INFO;
     switch (opt) {
-    case OPT_SHARDS: case OPT_REPEAT: case OPT_KEEP: return SUB_CHECKPOINT;
+    case OPT_SIZE: case OPT_SHARDS: return ck | ds;
+    case OPT_REPEAT: case OPT_KEEP: return ck;
+    case OPT_VERIFY: return ck | ds;
     case OPT_RECORDS: case OPT_RECSIZE: case OPT_FILES: case OPT_EPOCHS: case OPT_DURING:
-        return SUB_DATASET;
-    case OPT_WSIZE: case OPT_COUNT: case OPT_TIME: case OPT_SYNC: case OPT_OVERWRITE:
-        return SUB_COMMIT;
-    case OPT_MOUNTINFO: return SUB_INFO;
-    default: return -1;
+        return ds;
+    case OPT_WSIZE: case OPT_COUNT: case OPT_TIME: case OPT_SYNC: case OPT_OVERWRITE: return cm;
+    case OPT_MOUNTINFO: return in;
+    case OPT_SYSFS: case OPT_JSON: case 'q': case 'h': case ':': case '?': return ck | ds | cm | in;
+    default: return ck | ds | cm; /* the engine and target options */
     }
 }
 
@@ -174,9 +179,7 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
     opterr = 0;
     optind = 1;
     while (rc == 0 && (opt = getopt_long(argc, argv, ":qh", long_opts, NULL)) != -1) {
-        int own = owner(opt);
-        if (own >= 0 && own != (int)p->sub && !(own == SUB_CHECKPOINT && opt != OPT_REPEAT &&
-                                                p->sub == SUB_DATASET))
+        if (!(owners(opt) & (1u << p->sub)))
             return tp_error_set(err, TP_EUSAGE, "--%s: not an option of io %s", opt_name(opt),
                                 sub_names[p->sub]);
         switch (opt) {

@@ -21,6 +21,8 @@ bad "no workload" "which workload"
 bad "unknown workload" "io frobnicate: unknown workload" frobnicate "$D"
 bad "no folder" "which DIR" checkpoint
 bad "an option of another workload" "\-\-records: not an option of io checkpoint" checkpoint "$D" --records 5
+bad "a checkpoint option given to commit" "\-\-size: not an option of io commit" commit "$D" --size 4G
+bad "an engine option given to info" "\-\-qd: not an option of io info" info "$D" --qd 4
 bad "--size 0" "\-\-size" checkpoint "$D" --size 0
 bad "--size 1KB (ambiguous)" "\-\-size" checkpoint "$D" --size 1KB
 bad "--qd 0" "\-\-qd" dataset "$D" --qd 0
