@@ -24,6 +24,7 @@ bench: build
 	@bench/net-vs-peers.sh $(BUILD)/trainpath
 	@bench/coll-vs-mpi.sh $(BUILD)
 	@bench/io-vs-fio.sh $(BUILD)
+	@bench/step-overhead.sh $(BUILD)
 	@$(BUILD)/exact_sum
 
 clean:

@@ -123,7 +123,6 @@ json_t *tp_comm_info(const struct tp_comm *c);
 
 void tp_comm_fini(struct tp_comm *c);
 
-#endif
 
 /* ---- the benchmark sweep (src/coll/sweep.c) ---- */
 
@@ -175,3 +174,5 @@ bool tp_coll_mpi_available(void);
 int tp_coll_allreduce_fx(struct tp_comm *c, enum tp_dtype dtype, const uint64_t *send,
                          uint64_t *recv, size_t count, const char *algo, size_t chunk_bytes,
                          tp_error *err);
+
+#endif

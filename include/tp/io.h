@@ -79,4 +79,17 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
 int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *err);
 int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err);
 
+/* A checkpoint writer for callers that checkpoint now and then (the
+ * training loop of `trainpath step`): the target is checked and the
+ * buffers are allocated once; each write is one checkpoint committed as
+ * tp_io_checkpoint commits it (its number names its folder; the previous
+ * one is removed once it committed, unless o->keep). */
+struct tp_io_ckpt;
+int tp_io_ckpt_open(const struct tp_ckpt_opts *o, struct tp_io_ckpt **out, tp_error *err);
+/* Write and commit checkpoint number r; *commit_ns is the first write to the
+ * folder fsync. Errors as tp_io_checkpoint (the partial one is removed). */
+int tp_io_ckpt_write(struct tp_io_ckpt *w, unsigned r, uint64_t *commit_ns, tp_error *err);
+/* Remove what the writer left (unless keep) and free it. NULL is fine. */
+void tp_io_ckpt_close(struct tp_io_ckpt *w);
+
 #endif

@@ -5,6 +5,7 @@
 #define TP_SYSINFO_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 /* JSON object {"host","kernel","os","cpu":{"model","logical_cores","online"},
  * "nics":[{"name","speed_mbps","mtu","driver","state","addresses"}...],
@@ -18,5 +19,9 @@ json_t *tp_sysinfo_json(const char *root);
  * process: where its threads may run, which decides what a latency figure
  * means (two ends on one core, or across cores or sockets). */
 json_t *tp_process_json(void);
+
+/* MemAvailable from /proc/meminfo in bytes (0 when it cannot be read): what
+ * a run may allocate without pushing the page cache or other work out. */
+uint64_t tp_mem_available(void);
 
 #endif

@@ -9,6 +9,11 @@
 int cmd_net(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_io(int argc, char **argv);
+int cmd_step(int argc, char **argv);
+
+/* The rank launcher: the --launcher given, else "mpi" under mpirun/srun
+ * (their rank variables), "env" with RANK set (torchrun), else "local". */
+const char *cli_launcher(const char *given);
 
 /* Print "trainpath: error: MSG" once and return the exit code for err. */
 int cli_fail(const tp_error *err);

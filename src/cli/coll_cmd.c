@@ -304,14 +304,6 @@ static void print_row(void *arg, size_t i, size_t n)
 }
 
 /* The bootstrap backend in use: as given, or as tp_boot_init detects it. */
-static const char *launcher_of(const struct parsed *p)
-{
-    if (p->launcher)
-        return p->launcher;
-    if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK"))
-        return "mpi";
-    return getenv("RANK") ? "env" : "local";
-}
 
 int cmd_coll(int argc, char **argv)
 {
@@ -350,7 +342,7 @@ int cmd_coll(int argc, char **argv)
     int me = tp_boot_rank(boot), n = tp_boot_size(boot);
     if (me == 0) {
         json_object_set_new(config, "ranks", json_integer(n));
-        json_object_set_new(config, "launcher", json_string(launcher_of(&p)));
+        json_object_set_new(config, "launcher", json_string(cli_launcher(p.launcher)));
         doc = tp_result_new("coll", json_incref(config));
         results = json_object();
         json_object_set_new(doc, "results", results);

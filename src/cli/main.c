@@ -3,6 +3,7 @@
  * calls into libtrainpath. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,6 +17,7 @@ static const struct {
     {"net", cmd_net, "point-to-point latency, jitter, bandwidth, loaded latency, CPU cost"},
     {"coll", cmd_coll, "collectives across ranks (local, MPI/Slurm, torchrun-style env)"},
     {"io", cmd_io, "storage: checkpoint commit, dataset reads, commit latency, path identification"},
+    {"step", cmd_step, "synthetic data-parallel training: step breakdown, jitter, reproducibility"},
 };
 
 static void usage(FILE *f)
@@ -25,6 +27,15 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\n'trainpath COMMAND --help' describes a command. Exit codes: 0 ok, 1 the "
                "measurement or the peer failed, 2 usage or bad input.\n");
+}
+
+const char *cli_launcher(const char *given)
+{
+    if (given)
+        return given;
+    if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK"))
+        return "mpi";
+    return getenv("RANK") ? "env" : "local";
 }
 
 int cli_fail(const tp_error *err)

@@ -507,3 +507,16 @@ json_t *tp_process_json(void)
     return json_pack("{s:i, s:s, s:i}", "pid", (int)getpid(), "affinity", list, "cpus_allowed",
                      count);
 }
+
+uint64_t tp_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}

@@ -759,3 +759,64 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
     tp_target_close(&t);
     return rc;
 }
+
+struct tp_io_ckpt {
+    struct tp_ckpt_opts o;
+    struct tp_target t;
+    struct ckpt_ctx *x;
+    bool wrote;
+    unsigned last;
+};
+
+int tp_io_ckpt_open(const struct tp_ckpt_opts *o, struct tp_io_ckpt **out, tp_error *err)
+{
+    struct tp_io_ckpt *w = calloc(1, sizeof *w);
+    if (!w)
+        return tp_error_set(err, TP_ENOMEM, "checkpoint writer: out of memory");
+    w->o = *o;
+    w->o.repeat = 1;
+    int rc = tp_target_open(&w->o.c.target, &w->t, err);
+    if (rc == 0) {
+        rc = ckpt_prepare(&w->o, &w->t, &w->x, err);
+        if (rc)
+            tp_target_close(&w->t);
+    }
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int tp_io_ckpt_write(struct tp_io_ckpt *w, unsigned r, uint64_t *commit_ns, tp_error *err)
+{
+    struct ckpt_phases ph;
+    int rc = ckpt_write(w->x, r, &ph, err);
+    *commit_ns = rc ? 0 : ph.commit_ns;
+    if (rc == 0) {
+        if (w->wrote && !w->o.keep && w->last != r) {
+            char prev[64];
+            snprintf(prev, sizeof prev, CKPT_DIR "/step-%04u", w->last);
+            io_rmdir(&w->t, prev);
+        }
+        w->wrote = true;
+        w->last = r;
+    }
+    return rc;
+}
+
+void tp_io_ckpt_close(struct tp_io_ckpt *w)
+{
+    if (!w)
+        return;
+    if (w->wrote && !w->o.keep) {
+        char last[64];
+        snprintf(last, sizeof last, CKPT_DIR "/step-%04u", w->last);
+        io_rmdir(&w->t, last);
+        io_rmdir(&w->t, CKPT_DIR);
+    }
+    ckpt_free(w->x);
+    tp_target_close(&w->t);
+    free(w);
+}

@@ -27,6 +27,7 @@
 #include "tp/log.h"
 #include "tp/pattern.h"
 #include "tp/stats.h"
+#include "tp/sysinfo.h"
 #include "tp/units.h"
 
 #define DS_DIR "trainpath-dataset"
@@ -283,18 +284,6 @@ static int run_readers(struct ds_ctx *x, tp_error *err)
     return rc;
 }
 
-static uint64_t mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return (uint64_t)kb * 1024;
-}
 
 static void merge_epoch(struct ds_ctx *x, tp_hist *into, uint64_t *t0, uint64_t *t1,
                         uint64_t *reads)
@@ -508,7 +497,7 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     json_object_set_new(results, "create_time",
                         tp_metric(reuse ? 0 : (double)(tp_now_ns() - c0) / 1e9, "s"));
 
-    uint64_t avail = mem_available();
+    uint64_t avail = tp_mem_available();
     bool fits = data_bytes < avail;
     json_t *pc = json_pack("{s:I, s:I, s:b, s:b, s:b}", "dataset_bytes", (json_int_t)data_bytes,
                            "mem_available_bytes", (json_int_t)avail, "fits", fits, "direct",

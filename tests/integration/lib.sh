@@ -82,6 +82,14 @@ d=json.load(open(sys.argv[1])); r=d.get('results', {}); e=(r.get('sizes') or [No
 print($2)" "$1"
 }
 
+# json_run FILE CODE: run python CODE (statements that print) with d, r and e
+# as for json_get.
+json_run() {
+    /usr/bin/python3 -c "import json,sys
+d=json.load(open(sys.argv[1])); r=d.get('results', {}); e=(r.get('sizes') or [None])[0]
+$2" "$1"
+}
+
 valid_doc() { /usr/bin/python3 "$SRC/tests/integration/validate.py" "$SCHEMA" "$@"; }
 
 # wait_log PATTERN FILE [COUNT]: wait up to 10 s until PATTERN occurs COUNT

@@ -68,7 +68,9 @@ for p in "${PROVS[@]}"; do
     wait "$CPID"; rc=$?
     dt=$(( $(date +%s) - t0 ))
     check "$p: rank killed with SIGKILL: the run exits 1" test "$rc" -eq 1
-    check "... within the timeout (${dt}s < 20s)" test "$dt" -lt 20
+    # a peer lost without a reset (the shm provider) is found by the 20 s idle
+    # deadline itself; 5 s more for the teardown and whole-second rounding
+    check "... within the timeout (${dt}s <= 20s + 5s)" test "$dt" -le 25
     check "... naming a rank and its host" grep_q "rank [0-9]+ on $(hostname)" "$WORK/kill-$i.out"
     check "... the document is valid and says why" bash -c "/usr/bin/python3 '$SRC/tests/integration/validate.py' '$SCHEMA' '$WORK/kill-$i.json' && grep -q '\"ok\": false' '$WORK/kill-$i.json'"
 done
