@@ -39,4 +39,12 @@ for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
 done
 run_rc 0 "$WORK/mx.out" mpi -np 3 "$TP" coll --backend mpi --repro exact --dtype f32 --sizes 8-64K --iters 3 -q --json "$WORK/mx.json"
 check "--backend mpi --repro exact: MPI's own algorithm, rounded once, 0 wrong" test $? -eq 0 -a "$(sumwrong "$WORK/mx.json")" = 0
+# trainpath step under mpirun: the same weights as local ranks in exact mode
+S=(step --steps 6 --batch 24 --sample-size 512 --grad-size 64K --compute-ms 1 --reduce exact --dir "$WORK/step" -q)
+mkdir -p "$WORK/step"
+run_rc 0 "$WORK/st.out" mpi -np 2 "$TP" "${S[@]}" --json "$WORK/st-mpi.json"
+check "mpirun -np 2 trainpath step --reduce exact runs" test $? -eq 0
+run_rc 0 "$WORK/st.out" timeout 120 "$TP" "${S[@]}" -n 3 --json "$WORK/st-local.json"
+check "... launcher mpi, and the weights' hash of 3 local ranks" \
+    test "$(json_get "$WORK/st-mpi.json" "d['config']['launcher'], r['reproducibility']['weights_sha256']")" = "mpi $(json_get "$WORK/st-local.json" "r['reproducibility']['weights_sha256']")"
 finish

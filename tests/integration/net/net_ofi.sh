@@ -45,7 +45,8 @@ wait $CL
 rc=$?
 t1=$(date +%s%N)
 check "client over shm exits 1 when the server dies" test $rc -eq 1
-check "... within the timeout (< 5 s)" test $(((t1 - t0) / 1000000)) -lt 5000
+# 1 s before the kill, the 2 s deadline, and room for a loaded machine
+check "... within the timeout (< 10 s)" test $(((t1 - t0) / 1000000)) -lt 10000
 check "... naming the peer" grep_q "127\.0\.0\.1:$PORT" "$WORK/dead.out"
 check "... and leaves a valid failed document" valid_doc "$WORK/dead.json"
 finish

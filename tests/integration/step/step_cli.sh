@@ -19,6 +19,11 @@ check "... the phases add up to the step (wait + compute + exposed comm + ckpt, 
     test "$(json_run "$J" "x=r['runs'][0]['series']; print(all(abs(x['step'][s][k] - x['data_wait'][s][k] - x['compute'][s][k] - x['comm_exposed'][s][k] - x['ckpt_stall'][s][k]) < 300000 for s in range(12) for k in range(2)))")" = True
 check "... amplification >= 1, fractions in [0, 1]" \
     test "$(json_run "$J" "m=r['runs'][0]['summary']; print(m['amplification'] >= 1, all(0 <= m[k] <= 1 for k in ('exposed_comm_fraction','ckpt_overhead_fraction','data_wait_fraction','compute_fraction','comm_hidden_fraction')))")" = "True True"
+check "... one bucket, released when the compute ends: nothing counted as overlapped" \
+    test "$(json_run "$J" "x=r['runs'][0]; print(sum(map(sum, x['series']['comm_overlapped'])), x['summary']['comm_hidden_fraction'])")" = "0 0.0"
+check "4 buckets overlapped with the compute" run_rc 0 "$WORK/out" "$TP" step -n 2 "${small[@]}" --buckets 4 -q --json "$WORK/b4.json"
+check "... some comm time hidden, never more than the comm time" \
+    test "$(json_run "$WORK/b4.json" "x=r['runs'][0]['series']; print(sum(map(sum, x['comm_overlapped'])) > 0, all(x['comm_overlapped'][s][k] <= x['comm'][s][k] for s in range(12) for k in range(2)))")" = "True True"
 check "... the loss goes down" test "$(json_run "$J" "l=r['runs'][0]['loss']; print(l[-1] < l[0])")" = True
 check "... the dataset was created in the folder" test -f "$D/trainpath-step/manifest.json"
 check "a second run reuses the dataset" run_rc 0 "$WORK/out" "$TP" step -n 2 "${small[@]}" -q --json "$WORK/again.json"
