@@ -212,7 +212,7 @@ print(f"increase = spiked - base mean step (slowest rank per step); x p*D = incr
       + ", ".join(f"{(1-(1-P)**n)/P:.2f}" for n in (1, 2, 4)) + " for N = 1, 2, 4;")
 print("any-spike steps: steps in which at least one rank drew the spike (observed per run, against "
       "steps x (1-(1-p)^N)); predicted ms = that share x 20 ms;")
-print("ampl = trainpath's amplification (mean slowest-rank step / mean rank step); exposed +ms = "
+print("ampl = trainpath's amplification (mean over steps of the slowest rank's own step / mean own step; own = step less the wait for the last rank to be ready); exposed +ms = "
       "increase of the mean exposed comm per rank and step; compute +ms the same for the compute phase "
       "(run-to-run noise: the spike does not touch it)")
 if 4 > nproc:

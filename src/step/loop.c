@@ -719,7 +719,6 @@ static int train(struct rank *r, tp_error *err)
         if (rc)
             break;
         f[F_COMPUTE] = t2 - t1;
-        f[F_READY] = (uint64_t)((int64_t)t2 - tp_boot_clock_offset_ns(r->b, r->me));
         if (!o->overlap)
             for (int k = 0; k < B; k++)
                 post(r);
@@ -736,6 +735,10 @@ static int train(struct rank *r, tp_error *err)
         }
         uint64_t t3 = tp_now_ns();
         f[F_COMM] = busy + f[F_DELAY_COMM];
+        /* ready for the last synchronisation: the compute done and the comm
+         * thread past its injected delay (its first bucket started) */
+        uint64_t ready = r->bstart[0] > t2 ? r->bstart[0] : t2;
+        f[F_READY] = (uint64_t)((int64_t)ready - tp_boot_clock_offset_ns(r->b, r->me));
         /* the comm the compute hid: bucket time inside [t1, t2] */
         for (int k = 0; k < B; k++) {
             uint64_t a0 = r->bstart[k] > t1 ? r->bstart[k] : t1;
