@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make demo: a server and a client on loopback, the net tests over kernel TCP
 # and over libfabric (shm and tcp;ofi_rxm providers), collectives, the storage
-# path (checkpoint, dataset, commit) in a scratch folder under /var/tmp,
-# result documents in results/demo/, and a summary. Later this grows into
-# `trainpath validate`.
+# path (checkpoint, dataset, commit) and training steps in a scratch folder
+# under /var/tmp, result documents in results/demo/, and a summary. Later
+# this grows into `trainpath validate`.
 set -uo pipefail
 TP=${1:-build/trainpath}
 cd "$(dirname "$0")/.."
@@ -62,6 +62,22 @@ io io-info info "$IODIR"
 io io-checkpoint checkpoint "$IODIR" --size 256M --shards 4 --repeat 3 --verify --drop-cache
 io io-dataset dataset "$IODIR" --records 32768 --record-size 4K --epochs 2 --direct --during checkpoint --size 128M
 io io-commit commit "$IODIR" --count 500
+echo
+echo "== trainpath step -n 2 --preset resnet50 --scale 0.05 --steps 40 --ckpt-every 20 --ckpt-async"
+if "$TP" step -n 2 --preset resnet50 --scale 0.05 --steps 40 --ckpt-every 20 --ckpt-size 64M \
+    --ckpt-async --dir "$IODIR" --json "$OUT/step-resnet50.json"; then
+    ok=$((ok + 1))
+else
+    failed=$((failed + 1))
+fi
+echo
+echo "== trainpath step -n 2 --reduce exact --verify-repro 3 --inject-delay compute:exp:2ms"
+if "$TP" step -n 2 --steps 20 --reduce exact --verify-repro 3 --inject-delay compute:exp:2ms \
+    --dir "$IODIR" --json "$OUT/step-repro.json"; then
+    ok=$((ok + 1))
+else
+    failed=$((failed + 1))
+fi
 echo
 echo "demo: $ok runs ok, $failed failed; result documents in $OUT/"
 [ "$failed" -eq 0 ]

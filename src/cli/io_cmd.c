@@ -485,8 +485,6 @@ int cmd_io(int argc, char **argv)
     }
     if (!p.quiet && p.sub != SUB_INFO)
         print_results(&p, results);
-    json_t *warn = json_object_get(json_object_get(results, "page_cache"), "warning");
-    (void)warn; /* logged by the workload as it runs */
     tp_result_finish(doc, rc, rc ? err.msg : "");
     tp_error werr;
     if (p.json && tp_result_write(doc, p.json, &werr) < 0 && rc == 0) {

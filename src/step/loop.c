@@ -960,7 +960,8 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     if (!ok)
         rc = tp_error_set(err, TP_ENOMEM, "step: out of memory (gradient %" PRIu64
                           " bytes; the comm arena may be too small)", o->grad_bytes);
-    memset(r->grad, 0, ok ? r->count * 4 : 0);
+    if (ok)
+        memset(r->grad, 0, r->count * 4);
     bool created = false;
     if (rc == 0 && !o->no_io)
         rc = ds_open(r, &created, err);
