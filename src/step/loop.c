@@ -87,7 +87,7 @@ struct rank {
     int posted;              /* buckets posted this step (highest first) */
     int done_upto;           /* buckets allreduced this step */
     bool comm_quit;
-    uint64_t comm_busy_ns, comm_end_ns, comm_delay_ns;
+    uint64_t comm_busy_ns, comm_delay_ns;
     uint64_t bstart[1024], bend[1024]; /* this step's buckets, in the order run */
     int comm_rc;
     tp_error comm_err;
@@ -476,7 +476,6 @@ static void *comm_main(void *arg)
         r->bstart[r->done_upto] = t0;
         r->bend[r->done_upto] = t1;
         r->comm_busy_ns += t1 - t0;
-        r->comm_end_ns = t1;
         r->done_upto++;
         if (rc) {
             r->comm_rc = rc;
@@ -726,7 +725,7 @@ static int train(struct rank *r, tp_error *err)
         while (r->done_upto < B && r->comm_rc == 0)
             pthread_cond_wait(&r->cv, &r->mu);
         rc = r->comm_rc;
-        uint64_t busy = r->comm_busy_ns, end = r->comm_end_ns;
+        uint64_t busy = r->comm_busy_ns;
         f[F_DELAY_COMM] = r->comm_delay_ns;
         pthread_mutex_unlock(&r->mu);
         if (rc) {
@@ -746,7 +745,6 @@ static int train(struct rank *r, tp_error *err)
             f[F_OVERLAP] += a1 > a0 ? a1 - a0 : 0;
         }
         f[F_EXPOSED] = t3 - t2;
-        (void)end;
         real_sum(r, gs);
         tp_model_update(r->w, o->dim, gs, o->batch, o->lr);
         float loss = gs[gl - 1] / (float)o->batch;
