@@ -26,4 +26,40 @@ double tp_plan_wall_time(double work_s, double tau_s, double delta_s, double res
  * 1 - work / T (independent of work). */
 double tp_plan_waste(double tau_s, double delta_s, double restart_s, double mtbf_s);
 
+
+/* ---- jitter: the step is the maximum over N ranks ---- */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A per-rank step-time distribution: a normal, or an empirical one given by
+ * its sorted samples (measured step times). */
+struct tp_plan_dist {
+    int kind; /* TP_PLAN_NORMAL or TP_PLAN_EMPIRICAL */
+    double mu, sigma;      /* normal */
+    const double *sorted;  /* empirical: n ascending samples */
+    size_t n;
+};
+#define TP_PLAN_NORMAL 0
+#define TP_PLAN_EMPIRICAL 1
+
+/* The standard normal's inverse CDF (Acklam's rational approximation, one
+ * Halley step on erfc: about 1e-15 relative), for 0 < p < 1. */
+double tp_plan_norm_quantile(double p);
+
+/* Quantile q (0..1) of d: mu + sigma z(q), or the empirical quantile
+ * interpolated between order statistics. */
+double tp_plan_dist_quantile(const struct tp_plan_dist *d, double q);
+
+/* The maximum of N independent draws from d, sampled directly: its CDF is
+ * F^N, so its quantile u is F^-1(u^(1/N)); the mean is the integral of that
+ * over u, by the midpoint rule on k strata (k = 4096 is plenty). Cost O(k),
+ * whatever N. Fills the mean and the p99 of the maximum. */
+void tp_plan_max_stats(const struct tp_plan_dist *d, double n_ranks, unsigned k, double *mean,
+                       double *p99);
+
+/* The probability that at least one of N ranks sees an event of per-rank
+ * probability p in a step: 1 - (1 - p)^N, accurate for tiny p. */
+double tp_plan_rare_event(double p, double n_ranks);
+
 #endif
