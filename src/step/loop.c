@@ -166,20 +166,19 @@ static uint64_t local_count(const struct rank *r)
     return B / (uint64_t)r->n + ((uint64_t)r->me < B % (uint64_t)r->n ? 1 : 0);
 }
 
-/* Global sample index of the k-th sample of step s (an epoch-wise shuffle,
- * the same for any rank count). */
-static uint64_t sample_of(const struct tp_step_opts *o, uint64_t s, uint64_t k)
+/* The epoch's permutation of 0..N-1: an affine map i -> a i + b mod N with
+ * a coprime to N (no table of N entries per epoch). */
+struct perm {
+    uint64_t seed, n, epoch, a, b;
+    bool valid;
+};
+
+static void perm_for(struct perm *p, uint64_t seed, uint64_t n, uint64_t epoch)
 {
-    uint64_t g = s * o->batch + k, N = o->samples;
-    uint64_t epoch = g / N, pos = g % N;
-    /* a bijection of 0..N-1 per epoch: an affine map with a multiplier
-     * coprime to N, then a rotation (no table of N entries per epoch) */
-    uint64_t h = tp_splitmix64(o->seed ^ (epoch * 0x9e3779b97f4a7c15ull));
-    uint64_t a = (h | 1) % N;
-    if (a == 0)
-        a = 1;
+    uint64_t h = tp_splitmix64(seed ^ (epoch * 0x9e3779b97f4a7c15ull));
+    uint64_t a = (h | 1) % n ? (h | 1) % n : 1;
     for (;;) {
-        uint64_t x = a, y = N;
+        uint64_t x = a, y = n;
         while (y) {
             uint64_t t = x % y;
             x = y;
@@ -187,9 +186,22 @@ static uint64_t sample_of(const struct tp_step_opts *o, uint64_t s, uint64_t k)
         }
         if (x == 1)
             break;
-        a = (a + 1) % N ? (a + 1) % N : 1;
+        a = (a + 1) % n ? (a + 1) % n : 1;
     }
-    return (uint64_t)(((unsigned __int128)pos * a + (h >> 32)) % N);
+    *p = (struct perm){seed, n, epoch, a, h >> 32, true};
+}
+
+/* Global sample index of the k-th sample of step s (an epoch-wise shuffle,
+ * the same for any rank count). Each thread keeps the last epoch's map, so
+ * the per-sample cost is one multiply and one modulo. */
+static uint64_t sample_of(const struct tp_step_opts *o, uint64_t s, uint64_t k)
+{
+    static __thread struct perm cache;
+    uint64_t g = s * o->batch + k, N = o->samples;
+    uint64_t epoch = g / N, pos = g % N;
+    if (!cache.valid || cache.epoch != epoch || cache.n != N || cache.seed != o->seed)
+        perm_for(&cache, o->seed, N, epoch);
+    return (uint64_t)(((unsigned __int128)pos * cache.a + cache.b) % N);
 }
 
 /* ---- dataset ---- */
@@ -312,7 +324,7 @@ static int ds_open(struct rank *r, bool *created, tp_error *err)
 
 /* ---- loader ---- */
 
-static int load_batch(struct rank *r, struct tp_ioq *q, uint64_t s, char *buf, tp_error *err)
+static int load_batch(struct rank *r, struct tp_ioq *q, uint64_t s, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
     uint64_t m = local_count(r), next = 0, done = 0;
@@ -340,7 +352,6 @@ static int load_batch(struct rank *r, struct tp_ioq *q, uint64_t s, char *buf, t
             done++;
         }
     }
-    (void)buf;
     return 0;
 }
 
@@ -391,7 +402,7 @@ static void *loader_main(void *arg)
                                      sample_of(o, s, (uint64_t)r->me + j * (uint64_t)r->n),
                                      o->dim);
         else
-            rc = load_batch(r, q, s, sl->buf, &r->loader_err);
+            rc = load_batch(r, q, s, &r->loader_err);
         pthread_mutex_lock(&r->mu);
         sl->step = s;
         sl->delay_ns = delay;

@@ -24,13 +24,13 @@ static void trace(const char *what, const struct tp_ioq *q, const struct tp_io_r
                   uint64_t ns)
 {
     static const char *const kinds[] = {"read", "write", "fsync", "fdatasync"};
-    if (trace_state < 0)
-        return;
+    if (__atomic_load_n(&trace_state, __ATOMIC_ACQUIRE) < 0)
+        return; /* the common case: one load, no lock */
     pthread_mutex_lock(&trace_lock);
     if (trace_state == 0) {
         const char *path = getenv("TP_IO_TRACE");
         trace_file = path && path[0] ? fopen(path, "a") : NULL;
-        trace_state = trace_file ? 1 : -1;
+        __atomic_store_n(&trace_state, trace_file ? 1 : -1, __ATOMIC_RELEASE);
     }
     if (trace_file) {
         fprintf(trace_file, "%s %s %d %llu %u %lld %llu\n", what, kinds[r->kind & 3],
