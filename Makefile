@@ -25,6 +25,7 @@ bench: build
 	@bench/coll-vs-mpi.sh $(BUILD)
 	@bench/io-vs-fio.sh $(BUILD)
 	@bench/step-overhead.sh $(BUILD)
+	@bench/plan-speed.sh $(BUILD)
 	@$(BUILD)/exact_sum
 
 clean:

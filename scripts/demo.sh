@@ -2,8 +2,9 @@
 # make demo: a server and a client on loopback, the net tests over kernel TCP
 # and over libfabric (shm and tcp;ofi_rxm providers), collectives, the storage
 # path (checkpoint, dataset, commit) and training steps in a scratch folder
-# under /var/tmp, result documents in results/demo/, and a summary. Later
-# this grows into `trainpath validate`.
+# under /var/tmp, the scale model (the commented example plan, and a plan of
+# this machine fed with the results just measured), result documents in
+# results/demo/, and a summary. Later this grows into `trainpath validate`.
 set -uo pipefail
 TP=${1:-build/trainpath}
 cd "$(dirname "$0")/.."
@@ -74,6 +75,51 @@ echo
 echo "== trainpath step -n 2 --reduce exact --verify-repro 3 --inject-delay compute:exp:2ms"
 if "$TP" step -n 2 --steps 20 --reduce exact --verify-repro 3 --inject-delay compute:exp:2ms \
     --dir "$IODIR" --json "$OUT/step-repro.json"; then
+    ok=$((ok + 1))
+else
+    failed=$((failed + 1))
+fi
+echo
+echo "== trainpath plan docs/examples/plan.yaml"
+if "$TP" plan docs/examples/plan.yaml --json "$OUT/plan-example.json"; then
+    ok=$((ok + 1))
+else
+    failed=$((failed + 1))
+fi
+echo
+# this machine as a plan: its figures from the results above, the workload
+# the first step run's (resnet50 at scale 0.05, nominal compute 5 ms)
+cat >"$OUT/plan-this-machine.yaml" <<'PLAN'
+# written by scripts/demo.sh: this machine, fed with the demo's results
+workload:
+  name: resnet50-scale-0.05
+  parameters: 1.28M
+  gradient_bytes_per_parameter: 4
+  samples_per_gpu: 256
+  compute_time: 5ms
+  checkpoint_bytes: 64M
+  train_samples: 1M
+cluster:
+  nodes: 1
+  gpus_per_node: 2
+  intra_node:
+    latency: {measured: coll-allreduce.json}
+    bandwidth: {measured: coll-allreduce.json}
+  mtbf_job: 24h
+prices:
+  gpu_hour: 1
+candidates:
+  - name: this-machine
+    network:
+      latency: {measured: tcp-lat.json}
+      bandwidth: {measured: tcp-bw.json}
+    storage:
+      write_bandwidth: {measured: io-checkpoint.json}
+      commit_latency: {measured: io-commit.json}
+      async_checkpoint: true
+PLAN
+echo "== trainpath plan $OUT/plan-this-machine.yaml (measured inputs)"
+if "$TP" plan "$OUT/plan-this-machine.yaml" --json "$OUT/plan-this-machine.json"; then
     ok=$((ok + 1))
 else
     failed=$((failed + 1))

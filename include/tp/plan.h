@@ -1,6 +1,10 @@
 /* The scale model behind `trainpath plan`: pure computation, no measuring.
- * This first part is the checkpoint interval: how often to checkpoint, given
- * what one checkpoint costs and how often the job fails. */
+ * Four parts: the checkpoint interval (how often to checkpoint, given what
+ * one checkpoint costs and how often the job fails); the jitter at scale
+ * (the step waits for the slowest of N ranks); the plan file (a workload, a
+ * cluster, prices and candidate designs, each figure nominal or measured);
+ * and the model that turns a plan into step time, checkpoint waste, time to
+ * train and cost per candidate and scale. */
 #ifndef TP_PLAN_H
 #define TP_PLAN_H
 
@@ -61,5 +65,192 @@ void tp_plan_max_stats(const struct tp_plan_dist *d, double n_ranks, unsigned k,
 /* The probability that at least one of N ranks sees an event of per-rank
  * probability p in a step: 1 - (1 - p)^N, accurate for tiny p. */
 double tp_plan_rare_event(double p, double n_ranks);
+
+
+
+/* ---- the plan file ---- */
+
+#include <stdbool.h>
+#include "tp/error.h"
+
+#define TP_PLAN_MAX_CAND 16
+#define TP_PLAN_MAX_SWEEP 64
+#define TP_PLAN_NAME 64
+
+enum tp_plan_algo { TP_PLAN_AUTO, TP_PLAN_RING, TP_PLAN_TREE, TP_PLAN_HIER, TP_PLAN_ALGOS };
+enum tp_plan_topo { TP_PLAN_FAT_TREE, TP_PLAN_RAIL };
+
+/* "auto", "ring", "tree", "hierarchical"; "fat-tree", "rail-optimised". */
+const char *tp_plan_algo_name(enum tp_plan_algo a);
+const char *tp_plan_topo_name(enum tp_plan_topo t);
+
+/* The figures a plan file may take from a measured result document
+ * (`KEY: {measured: FILE}`), and the kinds of result each accepts. */
+enum tp_plan_fig {
+    TP_FIG_COMPUTE,      /* workload.compute_time: step */
+    TP_FIG_INTRA_LAT,    /* cluster.intra_node.latency: net lat, coll */
+    TP_FIG_INTRA_BW,     /* cluster.intra_node.bandwidth: net bw, coll */
+    TP_FIG_NET_LAT,      /* candidates[i].network.latency: net lat, coll */
+    TP_FIG_NET_BW,       /* candidates[i].network.bandwidth: net bw, coll */
+    TP_FIG_WRITE_BW,     /* candidates[i].storage.write_bandwidth: io checkpoint */
+    TP_FIG_READ_BW,      /* candidates[i].storage.read_bandwidth: io dataset */
+    TP_FIG_COMMIT_LAT,   /* candidates[i].storage.commit_latency: io commit, io checkpoint */
+    TP_FIG_COUNT
+};
+
+/* Where a `measured:` reference stands in the plan file, for the error if
+ * the file it names cannot serve. */
+struct tp_plan_ref {
+    enum tp_plan_fig fig;
+    int cand;             /* candidate index, -1 for workload and cluster */
+    char file[4096];      /* as resolved: relative to the plan file's folder */
+    char where[256];      /* "plan.yaml:12:18: candidates[1].network.latency" */
+    /* filled by tp_plan_resolve: */
+    char command[32];     /* the result's command ("coll", "io checkpoint") */
+    char source[192];     /* what was taken, in words */
+    double value;         /* the figure, in seconds or bytes per second */
+};
+
+/* A figure's spread, when it came from a measurement (0 when nominal). */
+struct tp_plan_spread {
+    double sd_s;           /* standard deviation of one hop's latency */
+    double p99_s;          /* its 99th percentile */
+};
+
+struct tp_plan_workload {
+    char name[TP_PLAN_NAME];
+    char unit[16];                 /* "samples" (default) or "tokens": a label */
+    double params;                 /* model parameters */
+    double grad_bytes_per_param;   /* default 2 (bf16) */
+    double samples_per_gpu;        /* per step; the global batch grows with N */
+    double compute_s;              /* per step and GPU: the mean */
+    double compute_cv;             /* rank-to-rank spread when nominal (default 0.02) */
+    double *compute_samples;       /* measured: per-rank compute times, sorted (s) */
+    size_t ncompute;
+    double dataset_bytes_per_sample; /* read from storage per sample (default 0) */
+    double checkpoint_bytes;       /* default 14 bytes per parameter */
+    double train_samples;          /* to train once */
+    double overlap;                /* share of the comm the compute can hide, 0..1 */
+    double spike_s, spike_p;       /* rare event: a stall of spike_s with per-rank,
+                                      per-step probability spike_p */
+};
+
+struct tp_plan_cluster {
+    double nodes, gpus_per_node;
+    double intra_lat_s;            /* one hop between GPUs of a node (default 3 us) */
+    double intra_bw_Bps;           /* per GPU (default 150 GB/s) */
+    struct tp_plan_spread intra_spread;
+    double mtbf_node_s;            /* mean time between failures of one node */
+    double mtbf_job_s;             /* or of the whole job (then not scaled with N) */
+    double restart_s;              /* after a failure (default 10 min) */
+};
+
+struct tp_plan_prices {
+    double gpu_hour;               /* $ per GPU-hour (the node with it) */
+    double amortization_s;         /* network cost spread over (default 3 years) */
+    double checkpoints_kept;       /* storage holds this many (default 2) */
+};
+
+struct tp_plan_candidate {
+    char name[TP_PLAN_NAME];
+    char net_kind[32];             /* a label: tcp, roce, infiniband, ... */
+    double link_bps;               /* bits/s of one NIC */
+    double nics_per_node;          /* default 1 */
+    double efficiency;             /* share of the link a collective gets (default 0.8) */
+    double net_lat_s;              /* one hop between nodes */
+    double net_bw_Bps;             /* per node, all NICs; 0: link x nics x efficiency */
+    struct tp_plan_spread net_spread;
+    enum tp_plan_topo topology;
+    double oversubscription;       /* default 1 */
+    enum tp_plan_algo algo;
+    double node_cost;              /* $ per node for this network option */
+    char storage_kind[32];         /* a label: nfs, nvme-of/tcp, ... */
+    double write_Bps;              /* aggregate checkpoint write bandwidth */
+    double read_Bps;               /* aggregate dataset read bandwidth (0: unlimited) */
+    double commit_lat_s;           /* fixed cost of one checkpoint commit */
+    double tb_month;               /* $ per TB-month of storage */
+    bool async_ckpt;               /* stall only for the snapshot */
+    double snapshot_Bps;           /* per GPU, device to host (default 25 GB/s) */
+};
+
+struct tp_plan_spec {
+    char file[4096];
+    struct tp_plan_workload w;
+    struct tp_plan_cluster c;
+    struct tp_plan_prices p;
+    struct tp_plan_candidate cand[TP_PLAN_MAX_CAND];
+    int ncand;
+    double sweep_gpus[TP_PLAN_MAX_SWEEP]; /* empty: powers of two up to the cluster */
+    int nsweep;
+    unsigned sim_steps;            /* simulate this many steps (default 1000) */
+    uint64_t seed;
+    struct tp_plan_ref *refs;      /* the `measured:` references, in file order */
+    size_t nrefs;
+};
+
+/* Read a plan file (YAML) into spec, defaults applied. Every error names the
+ * file, line, column and key path; unknown keys and impossible values
+ * (negative, zero nodes, an overlap above 1) are errors. `measured:`
+ * references are recorded in spec->refs, not read: tp_plan_resolve does
+ * that. TP_EUSAGE on any error; spec is then to be freed all the same. */
+int tp_plan_parse(const char *path, struct tp_plan_spec *spec, tp_error *err);
+
+/* Free what parse and resolve allocated; spec may be zeroed or partial. */
+void tp_plan_spec_free(struct tp_plan_spec *spec);
+
+/* Read each `measured:` file and put its figure into spec. A file that is
+ * missing, not a trainpath result, a failed run or the wrong kind of result
+ * for its key is a TP_EUSAGE error naming both the plan location and the
+ * file. */
+int tp_plan_resolve(struct tp_plan_spec *spec, tp_error *err);
+
+/* ---- the model ---- */
+
+/* Allreduce of bytes over gpus ranks of nodes nodes, by algorithm, on this
+ * candidate: the latency term (hops times the hop latency of each level) plus
+ * the bandwidth term, whose busbw relations are those of nccl-tests (ring
+ * 2(n-1)/n on the slowest link a rank's traffic crosses). TP_PLAN_AUTO picks
+ * the fastest and reports it in *used. Seconds. */
+double tp_plan_allreduce_s(const struct tp_plan_spec *s, const struct tp_plan_candidate *c,
+                           double gpus, double bytes, enum tp_plan_algo algo,
+                           enum tp_plan_algo *used);
+
+/* One candidate at one scale. */
+struct tp_plan_point {
+    double gpus, nodes;
+    enum tp_plan_algo algo;
+    double comm_s;          /* the gradient allreduce */
+    double exposed_s;       /* what the compute did not hide */
+    double compute_s;       /* expected slowest rank's compute */
+    double jitter_s;        /* compute_s minus the mean rank's compute */
+    double rare_s;          /* expected stall from the rare event */
+    double data_stall_s;    /* storage reads the prefetch could not hide */
+    double step_s;          /* expected step time */
+    double step_p99_s;
+    double ckpt_s;          /* delta: the stall of one checkpoint */
+    double mtbf_s;          /* the job's */
+    double interval_s;      /* Daly's optimum */
+    double waste;           /* share of wall time lost to checkpoints and failures */
+    double goodput;         /* samples (or tokens) per second, waste deducted */
+    double train_s;         /* time to train */
+    double cost_gpu, cost_network, cost_storage, cost; /* $ per run */
+};
+
+/* Evaluate candidate c at gpus GPUs (rounded up to whole nodes). */
+void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *c, double gpus,
+                  struct tp_plan_point *pt);
+
+/* The smallest GPU count in [lo, hi] (whole nodes) from which candidate b
+ * costs less per run than a, where a costs less at lo; 0 if b never does in
+ * the range. Bisection: b's advantage is taken to change sign once. */
+double tp_plan_break_even(const struct tp_plan_spec *s, const struct tp_plan_candidate *a,
+                          const struct tp_plan_candidate *b, double lo, double hi);
+
+/* Simulate steps training steps of candidate c at gpus GPUs: each step's
+ * slowest rank drawn directly from F^N (one uniform, not N draws), plus the
+ * communication with its hop jitter and the rare event. Fills out[steps]
+ * (seconds). Deterministic for a seed. */
+void tp_plan_simulate(const struct tp_plan_spec *s, const struct tp_plan_candidate *c,
+                      double gpus, unsigned steps, uint64_t seed, double *out);
 
 #endif

@@ -24,7 +24,7 @@ cleanup() {
         pid=${f##*/}; pid=${pid%%:*}
         kill -0 "$pid" 2>/dev/null || rm -f "$f"
     done
-    rm -rf "$WORK"
+    [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 

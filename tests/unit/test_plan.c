@@ -1,6 +1,9 @@
-/* Tests for the checkpoint-interval model: Young's optimum against the
+/* Tests for the scale model: Young's checkpoint interval against the
  * closed form, Daly's against a brute-force minimisation of Daly's own
- * expected wall time, and the waste around the optimum. */
+ * expected wall time, and the waste around the optimum; the maximum of N
+ * ranks against integration and Monte Carlo; the collective model's busbw
+ * relations; a candidate's step, waste and cost; the break-even scale
+ * against a scan; the direct simulation against brute force. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,8 +11,11 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "tp/coll.h"
 #include "tp/pattern.h"
 #include "tp/plan.h"
 
@@ -175,6 +181,224 @@ static void rare_event(void **state)
     assert_true(tp_plan_rare_event(0, 1e6) == 0 && tp_plan_rare_event(1, 5) == 1);
 }
 
+/* A plan as the parser would leave it, built by hand. */
+static void base_spec(struct tp_plan_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->w = (struct tp_plan_workload){.params = 1e9, .grad_bytes_per_param = 2,
+                                     .samples_per_gpu = 8, .compute_s = 0.5, .compute_cv = 0.02,
+                                     .checkpoint_bytes = 14e9, .train_samples = 1e9,
+                                     .overlap = 0};
+    snprintf(s->w.unit, sizeof s->w.unit, "samples");
+    s->c = (struct tp_plan_cluster){.nodes = 16, .gpus_per_node = 8, .intra_lat_s = 2e-6,
+                                    .intra_bw_Bps = 200e9, .mtbf_node_s = 5e6,
+                                    .restart_s = 600};
+    s->p = (struct tp_plan_prices){.gpu_hour = 2, .amortization_s = 3 * 365 * 86400.0,
+                                   .checkpoints_kept = 2};
+    s->cand[0] = (struct tp_plan_candidate){.link_bps = 400e9, .nics_per_node = 8,
+                                            .efficiency = 1, .net_lat_s = 5e-6,
+                                            .oversubscription = 1, .write_Bps = 50e9,
+                                            .commit_lat_s = 0.01, .snapshot_Bps = 25e9};
+    s->ncand = 1;
+    s->sim_steps = 1000;
+    s->seed = 1;
+}
+
+/* With no latency, algbw times nccl-tests' busbw factor is the bandwidth of
+ * the slowest link each rank's traffic crosses. */
+static void busbw_relations(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    base_spec(s);
+    s->c.intra_lat_s = 0;
+    s->cand[0].net_lat_s = 0;
+    double S = 1e9;
+    enum tp_plan_algo used;
+    for (int n = 2; n <= 8; n++) {
+        /* one node: the intra-node bandwidth */
+        double t = tp_plan_allreduce_s(s, &s->cand[0], n, S, TP_PLAN_RING, &used);
+        double busbw = S / t * tp_coll_busbw_factor(TP_ALLREDUCE, n);
+        assert_true(fabs(busbw / s->c.intra_bw_Bps - 1) < 1e-12);
+        assert_int_equal(used, TP_PLAN_RING);
+    }
+    /* across nodes: the node's NICs (8 x 400 Gb/s = 400 GB/s) bound the ring */
+    s->c.intra_bw_Bps = 900e9;
+    double t = tp_plan_allreduce_s(s, &s->cand[0], 128, S, TP_PLAN_RING, NULL);
+    double busbw = S / t * tp_coll_busbw_factor(TP_ALLREDUCE, 128);
+    assert_true(fabs(busbw / 400e9 - 1) < 1e-12);
+    /* oversubscription halves it on a fat tree, not on rails */
+    s->cand[0].oversubscription = 2;
+    t = tp_plan_allreduce_s(s, &s->cand[0], 128, S, TP_PLAN_RING, NULL);
+    assert_true(fabs(S / t * tp_coll_busbw_factor(TP_ALLREDUCE, 128) / 200e9 - 1) < 1e-12);
+    s->cand[0].topology = TP_PLAN_RAIL;
+    t = tp_plan_allreduce_s(s, &s->cand[0], 128, S, TP_PLAN_RING, NULL);
+    assert_true(fabs(S / t * tp_coll_busbw_factor(TP_ALLREDUCE, 128) / 400e9 - 1) < 1e-12);
+    /* hierarchical: the intra-node and inter-node bandwidth terms in turn */
+    double th = tp_plan_allreduce_s(s, &s->cand[0], 128, S, TP_PLAN_HIER, NULL);
+    double want = 2 * 7.0 / 8 * S / 900e9 + 2 * 15.0 / 16 * S / 400e9;
+    assert_true(fabs(th / want - 1) < 1e-12);
+    /* the tree: 2 S over the slowest link */
+    double tt = tp_plan_allreduce_s(s, &s->cand[0], 128, S, TP_PLAN_TREE, NULL);
+    assert_true(fabs(tt / (2 * S / 400e9) - 1) < 1e-12);
+    free(s);
+}
+
+/* Latency terms: 2(n-1) hops for the ring, 2 log2(nodes) + 2(G-1) for the
+ * tree; auto takes the tree for small messages at scale and a bandwidth-
+ * optimal one for large. */
+static void algorithm_choice(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    base_spec(s);
+    s->c.nodes = 1024;
+    double n = 8192, S = 8;
+    double tr = tp_plan_allreduce_s(s, &s->cand[0], n, S, TP_PLAN_RING, NULL);
+    double ring_lat = 2 * (n - 1) * 5e-6;
+    assert_true(fabs(tr - ring_lat) / ring_lat < 1e-6);
+    double tt = tp_plan_allreduce_s(s, &s->cand[0], n, S, TP_PLAN_TREE, NULL);
+    double tree_lat = 2 * (10 * 5e-6 + 7 * 2e-6);
+    assert_true(fabs(tt - tree_lat) / tree_lat < 1e-6);
+    enum tp_plan_algo used;
+    tp_plan_allreduce_s(s, &s->cand[0], n, S, TP_PLAN_AUTO, &used);
+    assert_int_equal(used, TP_PLAN_TREE);
+    double t = tp_plan_allreduce_s(s, &s->cand[0], 16, 4e9, TP_PLAN_AUTO, &used);
+    assert_int_not_equal(used, TP_PLAN_TREE);
+    assert_true(t <= tp_plan_allreduce_s(s, &s->cand[0], 16, 4e9, TP_PLAN_TREE, NULL));
+    /* one rank: nothing to reduce */
+    assert_true(tp_plan_allreduce_s(s, &s->cand[0], 1, 4e9, TP_PLAN_AUTO, NULL) == 0);
+    free(s);
+}
+
+/* A candidate's step, checkpoint and cost, term by term. */
+static void candidate_terms(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    base_spec(s);
+    s->w.overlap = 0.5;
+    s->cand[0].node_cost = 30000;
+    s->cand[0].tb_month = 50;
+    struct tp_plan_point p;
+    tp_plan_eval(s, &s->cand[0], 128, &p);
+    assert_true(p.nodes == 16 && p.gpus == 128);
+    assert_true(fabs(p.exposed_s - 0.5 * p.comm_s) < 1e-15);
+    struct tp_plan_dist d = {.kind = TP_PLAN_NORMAL, .mu = 0.5, .sigma = 0.01};
+    double m, p99;
+    tp_plan_max_stats(&d, 128, 4096, &m, &p99);
+    assert_true(fabs(p.compute_s - m) < 1e-12);
+    assert_true(fabs(p.step_s - (m + p.exposed_s)) < 1e-12);
+    /* delta: commit plus bytes over the write bandwidth; MTBF of 16 nodes */
+    assert_true(fabs(p.ckpt_s - (0.01 + 14e9 / 50e9)) < 1e-12);
+    assert_true(fabs(p.mtbf_s - 5e6 / 16) < 1e-6);
+    assert_true(fabs(p.interval_s - tp_plan_daly(p.ckpt_s, p.mtbf_s)) < 1e-9);
+    assert_true(fabs(p.waste - tp_plan_waste(p.interval_s, p.ckpt_s, 600, p.mtbf_s)) < 1e-12);
+    double steps = 1e9 / (8 * 128.0);
+    double wall = steps * p.step_s / (1 - p.waste);
+    assert_true(fabs(p.train_s / wall - 1) < 1e-9);
+    assert_true(fabs(p.cost_gpu / (128 * 2 * wall / 3600) - 1) < 1e-9);
+    assert_true(fabs(p.cost_network / (16 * 30000 * wall / s->p.amortization_s) - 1) < 1e-9);
+    assert_true(fabs(p.cost_storage / (28e9 / 1e12 * 50 * wall / (365.25 / 12 * 86400)) - 1) <
+                1e-9);
+    /* full overlap hides all of a comm shorter than the compute */
+    s->w.overlap = 1;
+    tp_plan_eval(s, &s->cand[0], 128, &p);
+    assert_true(p.exposed_s == 0);
+    /* async checkpoints stall for the snapshot of each GPU's share */
+    s->cand[0].async_ckpt = true;
+    tp_plan_eval(s, &s->cand[0], 128, &p);
+    assert_true(fabs(p.ckpt_s - 14e9 / 128 / 25e9) < 1e-12);
+    assert_true(p.interval_s >= 0.01 + 14e9 / 50e9);
+    /* a dataset the storage cannot keep up with stalls the step */
+    s->w.dataset_bytes_per_sample = 100e6;
+    s->cand[0].read_Bps = 10e9;
+    tp_plan_eval(s, &s->cand[0], 128, &p);
+    double read_s = 8 * 128 * 100e6 / 10e9;
+    assert_true(fabs(p.step_s - read_s) < 1e-9);
+    free(s);
+}
+
+/* The break-even scale found by bisection is the first whole node count,
+ * scanning up, at which the second design costs less. */
+static void break_even(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    base_spec(s);
+    s->w.params = 1e8;
+    /* a cheap slow network and a dear fast one: the slow one's latency
+     * and bandwidth terms grow with the node count */
+    s->cand[0].link_bps = 100e9;
+    s->cand[0].nics_per_node = 1;
+    s->cand[0].net_lat_s = 30e-6;
+    s->cand[1] = s->cand[0];
+    s->cand[1].link_bps = 400e9;
+    s->cand[1].nics_per_node = 8;
+    s->cand[1].node_cost = 20000;
+    s->ncand = 2;
+    double at = tp_plan_break_even(s, &s->cand[0], &s->cand[1], 8, 8192);
+    assert_true(at > 8);
+    double first = 0;
+    for (double m = 1; m <= 1024 && !first; m++) {
+        struct tp_plan_point a, b;
+        tp_plan_eval(s, &s->cand[0], m * 8, &a);
+        tp_plan_eval(s, &s->cand[1], m * 8, &b);
+        if (b.cost < a.cost)
+            first = m * 8;
+    }
+    if (at != first)
+        fail_msg("break-even by bisection %g GPUs, by scan %g", at, first);
+    print_message("break-even at %g GPUs\n", at);
+    /* never cheaper in the range: 0 */
+    s->cand[1].node_cost = 1e12;
+    assert_true(tp_plan_break_even(s, &s->cand[0], &s->cand[1], 8, 8192) == 0);
+    free(s);
+}
+
+/* The simulated steps (one draw of the maximum per step) agree with brute
+ * force (N draws per step) and with the model's expected step. */
+static void simulation(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    base_spec(s);
+    s->w.compute_cv = 0.05;
+    unsigned steps = 20000;
+    double *out = malloc(steps * sizeof *out);
+    double n = 64;
+    tp_plan_simulate(s, &s->cand[0], n, steps, 7, out);
+    struct tp_plan_point p;
+    tp_plan_eval(s, &s->cand[0], n, &p);
+    double sum = 0;
+    for (unsigned i = 0; i < steps; i++)
+        sum += out[i];
+    double sim = sum / steps;
+    /* brute force: N normal draws per step, the maximum, plus the comm */
+    uint64_t st = 99;
+    double bf = 0;
+    for (unsigned i = 0; i < steps; i++) {
+        double mx = -INFINITY;
+        for (int r = 0; r < (int)n; r++) {
+            st += 0x9e3779b97f4a7c15ull;
+            double u = ((double)(tp_splitmix64(st) >> 11) + 0.5) * 0x1p-53;
+            double x = 0.5 + 0.025 * tp_plan_norm_quantile(u);
+            mx = x > mx ? x : mx;
+        }
+        bf += mx + p.exposed_s;
+    }
+    bf /= steps;
+    if (fabs(sim / bf - 1) > 0.002 || fabs(sim / p.step_s - 1) > 0.002)
+        fail_msg("simulated %.6f s, brute force %.6f s, model %.6f s", sim, bf, p.step_s);
+    /* the same seed, the same steps */
+    double *again = malloc(steps * sizeof *again);
+    tp_plan_simulate(s, &s->cand[0], n, steps, 7, again);
+    assert_memory_equal(out, again, steps * sizeof *out);
+    free(again);
+    free(out);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +408,11 @@ int main(void)
         cmocka_unit_test(max_of_normals),
         cmocka_unit_test(max_against_monte_carlo),
         cmocka_unit_test(rare_event),
+        cmocka_unit_test(busbw_relations),
+        cmocka_unit_test(algorithm_choice),
+        cmocka_unit_test(candidate_terms),
+        cmocka_unit_test(break_even),
+        cmocka_unit_test(simulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

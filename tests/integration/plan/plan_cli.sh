@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # trainpath plan interval: Young's and Daly's checkpoint intervals and the
-# waste at each, as text and as a result document; bad input exits 2.
+# waste at each, as text and as a result document; trainpath plan FILE on the
+# commented example: three candidates ranked, the words, the sweep and the
+# break-even; bad plans and bad measured inputs exit 2 naming the place.
 . "$(dirname "$0")/../lib.sh"
 
 J=$WORK/interval.json
@@ -18,6 +20,60 @@ check "no --checkpoint-cost: exit 2" run_rc 2 "$WORK/out" "$TP" plan interval --
 check "... naming it" grep -q "\-\-checkpoint-cost: needed" "$WORK/out"
 check "--mtbf 0: exit 2" run_rc 2 "$WORK/out" "$TP" plan interval --checkpoint-cost 5m --mtbf 0
 check "--mtbf junk: exit 2" run_rc 2 "$WORK/out" "$TP" plan interval --checkpoint-cost 5m --mtbf soon
-check "a plan file: not built yet, exit 2, says so" run_rc 2 "$WORK/out" "$TP" plan docs/examples/plan.yaml
-check "... says so" grep -q "plan files are not built yet" "$WORK/out"
+
+EX=$SRC/docs/examples/plan.yaml
+P=$WORK/plan.json
+check "plan docs/examples/plan.yaml" run_rc 0 "$WORK/plan.out" "$TP" plan "$EX" --json "$P"
+sed 's/^/# /' "$WORK/plan.out"
+check "... a valid result document" valid_doc "$P"
+check "... three candidates ranked by cost per run, 1 2 3" \
+    test "$(json_get "$P" "[c['rank'] for c in r['candidates']] == [1, 2, 3] and all(a['cost']['total']['value'] <= b['cost']['total']['value'] for a, b in zip(r['candidates'], r['candidates'][1:]))")" = True
+check "... at 1024 GPUs on 128 nodes" test "$(json_get "$P" "r['gpus'], r['nodes']")" = "1024.0 128.0"
+check "... TCP-100G's step mostly exposed communication, said in words" \
+    grep -Eq "^- at 1024 GPUs the step of tcp-100g-nfs is [4-9][0-9] % exposed communication; .* cuts it to [0-9] %" "$WORK/plan.out"
+check "... the step: slowest rank + exposed comm + rare stall + data stall" \
+    test "$(json_run "$P" "import math
+print(all(math.isclose(c['step']['value'], c['compute_slowest']['value'] + c['comm_exposed']['value'] + c['rare_event']['value'] + c['data_stall']['value'], rel_tol=1e-9) for c in r['candidates']))")" = True
+check "... the sweep: six scales, each with every candidate" \
+    test "$(json_get "$P" "[s['gpus'] for s in r['sweep']] == [8, 32, 128, 512, 1024, 4096] and all(len(s['candidates']) == 3 for s in r['sweep'])")" = True
+check "... a break-even scale where the cheap network stops being cheapest" \
+    test "$(json_get "$P" "any(b['than'] == 'tcp-100g-nfs' and b['from_gpus'] > 8 for b in r['break_even'])")" = True
+check "... 1000 simulated steps per candidate, their mean near the model's" \
+    test "$(json_get "$P" "all(len(c['simulation']['series']) == 1000 and abs(c['simulation']['mean']['value'] / c['step']['value'] - 1) < 0.02 for c in r['candidates'])")" = True
+check "--gpus 64 evaluates there" run_rc 0 "$WORK/out" "$TP" plan "$EX" --gpus 64 -q --json "$WORK/g.json"
+check "... 64 GPUs, 8 nodes" test "$(json_get "$WORK/g.json" "r['gpus'], r['nodes']")" = "64.0 8.0"
+
+# bad plans: exit 2, the file:line:column and key path named, a failed document
+bad() { # bad NAME SED-EXPR WANT-REGEX
+    sed -e "$2" "$EX" >"$WORK/$1.yaml"
+    run_rc 2 "$WORK/$1.out" "$TP" plan "$WORK/$1.yaml" --json "$WORK/$1.json" &&
+        grep -Eq "$3" "$WORK/$1.out" ||
+        { echo "# wanted /$3/ in:"; sed 's/^/#   /' "$WORK/$1.out"; return 1; }
+}
+check "a typo in a key: named with line:column and a suggestion" \
+    bad typo 's/  compute_time: 1.7s/  compute_tme: 1.7s/' "typo.yaml:21:3: workload.compute_tme: unknown key \(did you mean compute_time\?"
+check "... and a failed result document saying why" \
+    test "$(json_get "$WORK/typo.json" "d['status']['ok'], d['status']['exit_code'], 'compute_tme' in d['status']['message']")" = "False 2 True"
+check "... which is valid" valid_doc "$WORK/typo.json"
+check "zero nodes" bad zero 's/  nodes: 128/  nodes: 0/' "zero.yaml:[0-9]+:10: cluster.nodes: .*at least 1"
+check "a negative bandwidth" bad neg 's/write_bandwidth: 20GB\/s/write_bandwidth: -20GB\/s/' \
+    "neg.yaml:[0-9]+:[0-9]+: candidates\[0\].storage.write_bandwidth: "
+check "an unknown algorithm" bad algo 's/topology: fat-tree/algorithm: butterfly/' \
+    "algo.yaml:[0-9]+:[0-9]+: candidates\[0\].network.algorithm: .*butterfly"
+check "a YAML syntax error" bad syntax 's/gpus: \[8, 32/gpus: [8, 32:/' "syntax.yaml:[0-9]+:[0-9]+: "
+
+# measured inputs that cannot serve: the plan's place and the file named
+"$TP" plan interval --checkpoint-cost 1s --mtbf 1h --json "$WORK/interval-doc.json" >/dev/null
+sed -e "s|    latency: 3us |    latency: {measured: $WORK/interval-doc.json} |" "$EX" >"$WORK/kind.yaml"
+check "a measured file of the wrong kind" run_rc 2 "$WORK/kind.out" "$TP" plan "$WORK/kind.yaml"
+check "... names the key, the file and the kinds it takes" grep -q \
+    "kind.yaml:[0-9]*:[0-9]*: cluster.intra_node.latency: measured file $WORK/interval-doc.json is a 'plan interval' result; intra_node.latency takes a 'net lat' or 'coll' result" "$WORK/kind.out"
+sed -e "s|    latency: 3us |    latency: {measured: nowhere.json} |" "$EX" >"$WORK/missing.yaml"
+check "a measured file that does not exist" run_rc 2 "$WORK/missing.out" "$TP" plan "$WORK/missing.yaml"
+check "... named, relative to the plan's folder" grep -q "measured file $WORK/nowhere.json" "$WORK/missing.out"
+sed -e "s|    latency: 3us |    latency: {measured: typo.json} |" "$EX" >"$WORK/failed.yaml"
+check "a measured file from a failed run" run_rc 2 "$WORK/failed.out" "$TP" plan "$WORK/failed.yaml"
+check "... says so, with its reason" grep -q "typo.json: is the result of a failed run (.*compute_tme" "$WORK/failed.out"
+check "no plan file: exit 2" run_rc 2 "$WORK/out" "$TP" plan
+check "a plan file that does not exist: exit 2" run_rc 2 "$WORK/out" "$TP" plan "$WORK/none.yaml"
 finish
