@@ -236,7 +236,8 @@ struct tp_plan_point {
     double cost_gpu, cost_network, cost_storage, cost; /* $ per run */
 };
 
-/* Evaluate candidate c at gpus GPUs (rounded up to whole nodes). */
+/* Evaluate candidate c at gpus GPUs: on ceil(gpus / gpus_per_node) nodes,
+ * the GPUs spread evenly over them (11 GPUs of 8 per node: 2 nodes of 5.5). */
 void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *c, double gpus,
                   struct tp_plan_point *pt);
 

@@ -20,7 +20,8 @@ int tp_parse_size(const char *s, const char *what, uint64_t *bytes, tp_error *er
  * *out is malloc'd. At most 64 entries. */
 int tp_parse_size_list(const char *s, const char *what, uint64_t **out, size_t *n, tp_error *err);
 
-/* Parse a duration "10", "10s", "500ms", "2m", "1.5s" into nanoseconds. */
+/* Parse a duration "10", "10s", "500ms", "2m", "1.5s", "2h", "3d", "1y" (365
+ * days) into nanoseconds. */
 int tp_parse_duration(const char *s, const char *what, uint64_t *ns, tp_error *err);
 
 /* Parse a non-negative integer within [lo, hi]. */

@@ -281,9 +281,10 @@ static void dominant(const struct tp_plan_spec *s, const struct tp_plan_point *p
     }
 }
 
-static void say(json_t *words, bool quiet, const char *fmt, ...)
+/* One sentence of the words: into the document, and onto out unless NULL. */
+static void say(json_t *words, FILE *out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void say(json_t *words, bool quiet, const char *fmt, ...)
+static void say(json_t *words, FILE *out, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -291,12 +292,12 @@ static void say(json_t *words, bool quiet, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     json_array_append_new(words, json_string(line));
-    if (!quiet)
-        printf("- %s\n", line);
+    if (out)
+        fprintf(out, "- %s\n", line);
 }
 
 static json_t *explain(const struct tp_plan_spec *s, const struct eval *ev, const int *order,
-                       double gpus, bool quiet)
+                       double gpus, FILE *out)
 {
     json_t *words = json_array();
     char a[48], b[48], c[48];
@@ -309,31 +310,32 @@ static json_t *explain(const struct tp_plan_spec *s, const struct eval *ev, cons
             worst = i;
     if (worst != order[0]) {
         const struct eval *w = &ev[worst];
-        say(words, quiet,
+        say(words, out,
             "at %.0f GPUs the step of %s is %.0f %% exposed communication; %s cuts it to %.0f %% "
-            "and saves %s per run (%s sooner)",
+            "and saves %s per run (%s %s)",
             gpus, s->cand[worst].name, 100 * exposed_frac(&w->pt), bc->name,
             100 * exposed_frac(&best->pt), money(w->pt.cost - best->pt.cost, a, sizeof a),
-            dur(w->pt.train_s - best->pt.train_s, b, sizeof b));
+            dur(fabs(w->pt.train_s - best->pt.train_s), b, sizeof b),
+            w->pt.train_s >= best->pt.train_s ? "sooner" : "later, for less");
     }
     char dom[256];
     dominant(s, &best->pt, dom, sizeof dom);
-    say(words, quiet, "%s%s: %s per run, %s to train; its wall time is %s", bc->name,
+    say(words, out, "%s%s: %s per run, %s to train; its wall time is %s", bc->name,
         s->ncand > 1 ? " costs least" : "", money(best->pt.cost, a, sizeof a),
         dur(best->pt.train_s, b, sizeof b), dom);
-    say(words, quiet,
+    say(words, out,
         "the slowest of %.0f ranks adds %s to each step (%.1f %% of it) over the mean rank's "
         "%s of compute%s",
         gpus, dur(best->pt.jitter_s, a, sizeof a), 100 * best->pt.jitter_s / best->pt.step_s,
         dur(s->w.compute_s, b, sizeof b),
         s->w.compute_samples ? " (the measured distribution)" : " (a normal)");
     if (s->w.spike_p > 0)
-        say(words, quiet,
+        say(words, out,
             "a %s stall at per-rank probability %g hits %.1f %% of steps at this scale: %s per "
             "step on average",
             dur(s->w.spike_s, a, sizeof a), s->w.spike_p,
             100 * tp_plan_rare_event(s->w.spike_p, gpus), dur(best->pt.rare_s, b, sizeof b));
-    say(words, quiet,
+    say(words, out,
         "%s: checkpoint every %s (Daly; Young: %s), each stalling %s; the job fails every %s on "
         "average: %.1f %% of wall time lost",
         bc->name, dur(best->pt.interval_s, a, sizeof a),
@@ -390,6 +392,8 @@ static int plan_file(int argc, char **argv)
     if (rc == 0)
         rc = tp_plan_resolve(s, &err);
     double gpus = gpus_opt ? (double)gpus_opt : s->c.nodes * s->c.gpus_per_node;
+    /* the document on stdout: the table goes to stderr */
+    FILE *o = json && strcmp(json, "-") == 0 ? stderr : stdout;
     doc = tp_result_new("plan", rc == 0 ? spec_json(s, gpus)
                                         : json_pack("{s:s}", "plan_file", path));
     if (rc)
@@ -433,15 +437,15 @@ static int plan_file(int argc, char **argv)
 
     char a[48], b[48], c[48], d[48], e5[48], f[48];
     if (!quiet) {
-        printf("# trainpath plan: %s: %s at %.0f GPUs (%.0f node%s x %.0f)\n", s->file,
+        fprintf(o, "# trainpath plan: %s: %s at %.0f GPUs (%.0f node%s x %.3g)\n", s->file,
                s->w.name, gpus, ev[0].pt.nodes, ev[0].pt.nodes == 1 ? "" : "s",
-               ceil(gpus / ev[0].pt.nodes));
-        printf("# %-4s %-22s %-12s %10s %10s %8s %10s %10s %6s %10s %14s\n", "rank", "candidate",
+               gpus / ev[0].pt.nodes);
+        fprintf(o, "# %-4s %-22s %-12s %10s %10s %8s %10s %10s %6s %10s %14s\n", "rank", "candidate",
                "algorithm", "step", "p99", "exposed", "jitter", "ckpt every", "waste", "train",
                "$ per run");
         for (int i = 0; i < s->ncand; i++) {
             const struct eval *x = &ev[order[i]];
-            printf("  %-4d %-22s %-12s %10s %10s %7.1f%% %10s %10s %5.1f%% %10s %14s\n", i + 1,
+            fprintf(o, "  %-4d %-22s %-12s %10s %10s %7.1f%% %10s %10s %5.1f%% %10s %14s\n", i + 1,
                    s->cand[order[i]].name, tp_plan_algo_name(x->pt.algo),
                    dur(x->pt.step_s, a, sizeof a), dur(x->pt.step_p99_s, b, sizeof b),
                    100 * exposed_frac(&x->pt), dur(x->pt.jitter_s, c, sizeof c),
@@ -452,7 +456,7 @@ static int plan_file(int argc, char **argv)
     json_t *cands = json_array();
     for (int i = 0; i < s->ncand; i++)
         json_array_append_new(cands, point_json(s, &s->cand[order[i]], &ev[order[i]]));
-    json_t *words = explain(s, ev, order, gpus, quiet);
+    json_t *words = explain(s, ev, order, gpus, quiet ? NULL : o);
 
     /* the sweep: each candidate over the scales */
     double scales[TP_PLAN_MAX_SWEEP + 1];
@@ -467,16 +471,16 @@ static int plan_file(int argc, char **argv)
     }
     json_t *sweep = json_array();
     if (!quiet) {
-        printf("# sweep: step time and $ per run by scale\n# %8s", "gpus");
+        fprintf(o, "# sweep: step time and $ per run by scale\n# %8s", "gpus");
         for (int i = 0; i < s->ncand; i++)
-            printf("  %24.24s", s->cand[i].name);
-        printf("\n");
+            fprintf(o, "  %24.24s", s->cand[i].name);
+        fprintf(o, "\n");
     }
     for (int k = 0; k < ns; k++) {
         json_t *row = json_array();
         struct tp_plan_point p;
         if (!quiet)
-            printf("  %8.0f", scales[k]);
+            fprintf(o, "  %8.0f", scales[k]);
         for (int i = 0; i < s->ncand; i++) {
             tp_plan_eval(s, &s->cand[i], scales[k], &p);
             json_array_append_new(
@@ -486,10 +490,10 @@ static int plan_file(int argc, char **argv)
                                "waste_fraction", p.waste, "time_to_train_s", p.train_s,
                                "cost", p.cost));
             if (!quiet)
-                printf("  %10s %13s", dur(p.step_s, a, sizeof a), money(p.cost, b, sizeof b));
+                fprintf(o, "  %10s %13s", dur(p.step_s, a, sizeof a), money(p.cost, b, sizeof b));
         }
         if (!quiet)
-            printf("\n");
+            fprintf(o, "\n");
         json_array_append_new(sweep, json_pack("{s:f, s:f, s:o}", "gpus", p.gpus, "nodes", p.nodes,
                                                "candidates", row));
     }
@@ -512,7 +516,7 @@ static int plan_file(int argc, char **argv)
                 continue;
             json_array_append_new(be, json_pack("{s:s, s:s, s:f}", "cheaper", s->cand[j].name,
                                                 "than", s->cand[i].name, "from_gpus", at));
-            say(words, quiet, "%s becomes cheaper per run than %s from %.0f GPUs", s->cand[j].name,
+            say(words, quiet ? NULL : o, "%s becomes cheaper per run than %s from %.0f GPUs", s->cand[j].name,
                 s->cand[i].name, at);
         }
 

@@ -170,6 +170,8 @@ static const struct {
     {"", 1000000000},
     {"m", UINT64_C(60000000000)},
     {"h", UINT64_C(3600000000000)},
+    {"d", UINT64_C(86400000000000)},
+    {"y", UINT64_C(31536000000000000)}, /* 365 days */
 };
 
 int tp_parse_duration(const char *s, const char *what, uint64_t *ns, tp_error *err)

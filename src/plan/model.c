@@ -199,8 +199,12 @@ void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *
         pt->data_stall_s = fmax(0, read_s - busy); /* the prefetch hides the rest */
     }
     pt->step_s = busy + pt->data_stall_s;
-    pt->step_p99_s = cp99 + pt->exposed_s + 2.326 * comm_sd(s, c, &l, pt->algo) +
-                     (p_any > 0.01 ? s->w.spike_s : 0) + pt->data_stall_s;
+    /* the p99: the slowest rank's and the comm's deviations are independent,
+     * so they add in quadrature; the rare stall is in the p99 once more
+     * than 1 % of steps see it */
+    double dc = cp99 - cmax, dn = 2.326 * comm_sd(s, c, &l, pt->algo);
+    pt->step_p99_s = pt->step_s - pt->rare_s + sqrt(dc * dc + dn * dn) +
+                     (p_any > 0.01 ? s->w.spike_s : 0);
 
     pt->mtbf_s = s->c.mtbf_job_s > 0 ? s->c.mtbf_job_s : s->c.mtbf_node_s / l.M;
     checkpoint(s, c, gpus, pt->mtbf_s, pt);
@@ -213,7 +217,7 @@ void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *
     pt->cost_gpu = gpus * s->p.gpu_hour * hours;
     pt->cost_network = l.M * c->node_cost * pt->train_s / s->p.amortization_s;
     double tb = s->w.checkpoint_bytes * s->p.checkpoints_kept / 1e12;
-    pt->cost_storage = tb * c->tb_month * pt->train_s / (365.25 / 12 * 86400);
+    pt->cost_storage = tb * c->tb_month * pt->train_s / (365.0 / 12 * 86400);
     pt->cost = pt->cost_gpu + pt->cost_network + pt->cost_storage;
 }
 

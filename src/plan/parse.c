@@ -340,7 +340,9 @@ static bool parse_size(const char *s, double *v)
 
 /* In bits per second. Bytes are 8 bits: a power of two, so the bytes a
  * caller gets back by dividing are rounded as if parsed directly. */
-static bool parse_rate_bits(const char *s, double *v)
+/* In bits per second; a bare number is bytes per second where bare_mult is
+ * 8, and refused where it is 0. */
+static bool rate_bits(const char *s, double bare_mult, double *v)
 {
     /* clang-format off */
     static const struct unit u[] = {
@@ -353,12 +355,18 @@ static bool parse_rate_bits(const char *s, double *v)
         {"TiB/s", 8 * 0x1p40, 0},
         {NULL, 0, 0}};
     /* clang-format on */
-    return with_unit(s, 8, u, false, v);
+    return with_unit(s, bare_mult, u, false, v);
+}
+
+/* A link speed: the unit is needed (a bare 100 could mean bits or bytes). */
+static bool parse_rate_bits(const char *s, double *v)
+{
+    return rate_bits(s, 0, v);
 }
 
 static bool parse_rate(const char *s, double *v)
 {
-    bool ok = parse_rate_bits(s, v);
+    bool ok = rate_bits(s, 8, v);
     *v /= 8;
     return ok;
 }
@@ -444,7 +452,7 @@ static const struct kind_info {
     [K_U64] = {"an unsigned integer", "1, 42", parse_u64},
     [K_SIZE] = {"a size", "4096, 4K, 98G, 1.5e12; K, M, G, T are binary: 1K = 1024", parse_size},
     [K_RATE] = {"a rate", "90GB/s, 100Gb/s, 900MiB/s", parse_rate},
-    [K_LINK] = {"a rate", "100Gb/s, 400Gbit/s, 12.5GB/s", parse_rate_bits},
+    [K_LINK] = {"a rate with its unit", "100Gb/s, 400Gbit/s, 12.5GB/s", parse_rate_bits},
     [K_DUR] = {"a duration", "20us, 5ms, 2h, 3y", parse_duration},
     [K_FRAC] = {"a fraction", "0.8, 80%", parse_frac},
     [K_MONEY] = {"an amount of money", "2.50, $2.50", parse_money},

@@ -63,6 +63,23 @@ static void daly_matches_the_optimum(void **state)
     assert_true(tp_plan_daly(10000, 3000) == 3000);
 }
 
+/* Daly (2006), figures 3 to 5: delta = 5 min, R = 10 min, and M = 24 h, 6 h
+ * and 15 min give optimum intervals of 117 min, 57 min and 9.1 min (as
+ * printed, rounded). */
+static void daly_published(void **state)
+{
+    (void)state;
+    static const struct {
+        double mtbf_min, tau_min, rounding_min;
+    } fig[] = {{24 * 60, 117, 0.5}, {6 * 60, 57, 0.5}, {15, 9.1, 0.05}};
+    for (size_t i = 0; i < sizeof fig / sizeof fig[0]; i++) {
+        double tau = tp_plan_daly(300, fig[i].mtbf_min * 60) / 60;
+        if (fabs(tau - fig[i].tau_min) > fig[i].rounding_min)
+            fail_msg("M = %g min: Daly's interval %.3f min, published %g", fig[i].mtbf_min, tau,
+                     fig[i].tau_min);
+    }
+}
+
 static void waste(void **state)
 {
     (void)state;
@@ -299,7 +316,7 @@ static void candidate_terms(void **state)
     assert_true(fabs(p.train_s / wall - 1) < 1e-9);
     assert_true(fabs(p.cost_gpu / (128 * 2 * wall / 3600) - 1) < 1e-9);
     assert_true(fabs(p.cost_network / (16 * 30000 * wall / s->p.amortization_s) - 1) < 1e-9);
-    assert_true(fabs(p.cost_storage / (28e9 / 1e12 * 50 * wall / (365.25 / 12 * 86400)) - 1) <
+    assert_true(fabs(p.cost_storage / (28e9 / 1e12 * 50 * wall / (365.0 / 12 * 86400)) - 1) <
                 1e-9);
     /* full overlap hides all of a comm shorter than the compute */
     s->w.overlap = 1;
@@ -404,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(young),
         cmocka_unit_test(daly_matches_the_optimum),
+        cmocka_unit_test(daly_published),
         cmocka_unit_test(waste),
         cmocka_unit_test(max_of_normals),
         cmocka_unit_test(max_against_monte_carlo),

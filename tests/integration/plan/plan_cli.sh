@@ -74,6 +74,26 @@ check "... named, relative to the plan's folder" grep -q "measured file $WORK/no
 sed -e "s|    latency: 3us |    latency: {measured: typo.json} |" "$EX" >"$WORK/failed.yaml"
 check "a measured file from a failed run" run_rc 2 "$WORK/failed.out" "$TP" plan "$WORK/failed.yaml"
 check "... says so, with its reason" grep -q "typo.json: is the result of a failed run (.*compute_tme" "$WORK/failed.out"
+# the storage figures from io results: commit latency from io commit, read
+# bandwidth from io dataset (the other inputs: plan_predict.sh)
+mkdir -p "$WORK/io"
+"$TP" io commit --dir "$WORK/io" --count 50 --json "$WORK/io-commit.json" -q
+"$TP" io dataset --dir "$WORK/io" --records 2048 --record-size 4K --epochs 1 \
+    --json "$WORK/io-dataset.json" -q
+sed -e "s|      commit_latency: 50ms |      commit_latency: {measured: io-commit.json} |" \
+    -e "s|      read_bandwidth: 20GB/s |      read_bandwidth: {measured: io-dataset.json} |" \
+    "$EX" >"$WORK/io.yaml"
+check "plan with io commit and io dataset inputs" run_rc 0 "$WORK/io.out" \
+    "$TP" plan "$WORK/io.yaml" -q --json "$WORK/io.json"
+check "... both read and described" test "$(json_run "$WORK/io.json" "
+i = {x['where'].split(': ')[-1]: x for x in d['config']['inputs']}
+c = i['candidates[0].storage.commit_latency']; r = i['candidates[0].storage.read_bandwidth']
+print(c['command'], r['command'], c['value'] > 0, r['value'] > 0, 'commit (write + fdatasync)' in c['source'])")" \
+    = "io commit io dataset True True True"
+check "... the figures in the candidate" test "$(json_run "$WORK/io.json" "
+i = {x['where'].split(': ')[-1]: x['value'] for x in d['config']['inputs']}
+c = [x for x in d['config']['candidates'] if x['name'] == 'tcp-100g-nfs'][0]['storage']
+print(c['commit_latency_s'] == i['candidates[0].storage.commit_latency'], c['read_Bps'] == i['candidates[0].storage.read_bandwidth'])")" = "True True"
 check "no plan file: exit 2" run_rc 2 "$WORK/out" "$TP" plan
 check "a plan file that does not exist: exit 2" run_rc 2 "$WORK/out" "$TP" plan "$WORK/none.yaml"
 finish

@@ -46,7 +46,7 @@ candidates:
       bandwidth: {measured: net-bw.json}
     storage:
       write_bandwidth: {measured: io-ckpt.json}
-      commit_latency: {measured: io-commit.json}
+      commit_latency: {measured: io-ckpt.json}
 simulate:
   steps: 200
 PLAN
@@ -61,8 +61,7 @@ measure() {
         "coll: allreduce over 2 local ranks (shm), 8 B to 16 MiB|coll|$TP coll -n 2 --op allreduce --sizes 8-16M --time 50ms --json $A/coll.json -q"
         "net lat over loopback|lat|$TP net lat 127.0.0.1 -p $PORT --time 0.3 --sizes 8 --json $A/net-lat.json"
         "net bw over loopback|bw|$TP net bw 127.0.0.1 -p $PORT --time 0.3 --sizes 1M --json $A/net-bw.json"
-        "io checkpoint: the step's checkpoint size, one shard per rank|ck|$TP io checkpoint --dir $D --size 35840000 --shards 2 --repeat 3 --json $A/io-ckpt.json -q"
-        "io commit|cm|$TP io commit --dir $D --count 200 --json $A/io-commit.json -q"
+        "io checkpoint: the step's checkpoint size, one shard and one writer per rank|ck|$TP io checkpoint --dir $D --size 35840000 --shards 2 --jobs 2 --repeat 5 --json $A/io-ckpt.json -q"
         "a compute-only step run (4 KiB gradient)|c|$TP step -n 2 --preset resnet50 --scale 0.1 --grad-size 4K --steps 40 --dir $D --json $A/compute.json -q"
         "plan the machine from its measured results|plan|$TP plan $A/plan.yaml --json $A/plan.json"
         "plan with the measured compute distribution|plan2|$TP plan $A/plan2.yaml --json $A/plan2.json"
