@@ -95,8 +95,10 @@ valid_doc() { /usr/bin/python3 "$SRC/tests/integration/validate.py" "$SCHEMA" "$
 # wait_log PATTERN FILE [COUNT]: wait up to 10 s until PATTERN occurs COUNT
 # times (default 1) in FILE.
 wait_log() {
+    local c
     for _ in $(seq 100); do
-        [ "$(grep -cE -- "$1" "$2" 2>/dev/null)" -ge "${3:-1}" ] && return 0
+        c=$(grep -cE -- "$1" "$2" 2>/dev/null)
+        [ "${c:-0}" -ge "${3:-1}" ] && return 0
         sleep 0.1
     done
     echo "# '$1' did not appear ${3:-1} times in $2"; return 1
