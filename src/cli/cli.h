@@ -11,6 +11,7 @@ int cmd_coll(int argc, char **argv);
 int cmd_io(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* The rank launcher: the --launcher given, else "mpi" under mpirun/srun
  * (their rank variables), "env" with RANK set (torchrun), else "local". */

@@ -18,7 +18,8 @@ static const struct {
     {"coll", cmd_coll, "collectives across ranks (local, MPI/Slurm, torchrun-style env)"},
     {"io", cmd_io, "storage: checkpoint commit, dataset reads, commit latency, path identification"},
     {"step", cmd_step, "synthetic data-parallel training: step breakdown, jitter, reproducibility"},
-    {"plan", cmd_plan, "scale model (so far: the checkpoint interval, plan interval)"},
+    {"plan", cmd_plan, "scale model: step time, checkpoint interval, cost per design"},
+    {"check", cmd_check, "implementation checklist and plane-aware security audit of a node"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,139 @@
+/* trainpath check: an implementation checklist and a plane-aware security
+ * audit of one node. Three parts:
+ *
+ *  - facts: what the node is, collected into one JSON object (interfaces,
+ *    routes, listeners, nftables, sysctls, RDMA, NVMe-oF host and target,
+ *    CPU, NUMA placement, memory, IOMMU, time); from this host or from a
+ *    snapshot folder (--root) laid out as the kernel lays out /proc, /sys
+ *    and configfs. docs/check.md lists every field.
+ *  - the policy: the node's planes (management, control, data, storage),
+ *    each with its CIDRs, interfaces and the services it may expose, and
+ *    the node's role (YAML, errors at file:line:column and key path).
+ *  - the rules: a table; each rule reads the facts and the policy and says
+ *    PASS, WARN, FAIL or SKIP with its evidence. */
+#ifndef TP_CHECK_H
+#define TP_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <jansson.h>
+
+#include "tp/error.h"
+
+/* ---- facts ---- */
+
+/* Collect the facts of this host (root NULL or "/") or of the snapshot under
+ * root, into a new JSON object (*facts). A part that cannot be read (no
+ * nvmet configfs, no RDMA device, no permission for nftables) is not an
+ * error: it is reported in the object as absent, with the reason, so a rule
+ * can SKIP. TP_EUSAGE when root is not a folder; TP_ENOMEM. */
+int tp_check_facts(const char *root, json_t **facts, tp_error *err);
+
+/* Look through the folders for secrets that must not sit among results:
+ * PEM private keys, OpenSSH private keys, trainpath key files, NVMe
+ * DH-HMAC-CHAP secrets ("DHHC-1:"). Sets facts.secrets to the list found
+ * ({dir, file, kind}; never the secret). Files over 1 MiB are skipped; a
+ * folder that cannot be read is listed in facts.missing. */
+int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_error *err);
+
+/* ---- policy ---- */
+
+enum tp_plane { TP_PLANE_MGMT, TP_PLANE_CONTROL, TP_PLANE_DATA, TP_PLANE_STORAGE, TP_PLANES };
+
+/* "management", "control", "data", "storage"; parse returns -1 if unknown. */
+const char *tp_plane_name(enum tp_plane p);
+int tp_plane_parse(const char *s);
+
+enum tp_role { TP_ROLE_COMPUTE, TP_ROLE_STORAGE, TP_ROLE_LOGIN, TP_ROLE_KUBERNETES };
+const char *tp_role_name(enum tp_role r);
+
+#define TP_POLICY_MAX 32
+
+struct tp_cidr {
+    int family;          /* AF_INET or AF_INET6 */
+    uint8_t addr[16];    /* network order; 4 bytes used for AF_INET */
+    unsigned prefix;     /* 0..32 or 0..128 */
+};
+
+/* True when the textual address a (IPv4 or IPv6) lies inside c. */
+bool tp_cidr_contains(const struct tp_cidr *c, const char *a);
+
+struct tp_service {
+    char name[32];       /* "sshd", "slurmd", "nvmet-tcp", ... (a label) */
+    char proto[4];       /* "tcp" or "udp" */
+    unsigned port_lo, port_hi; /* one port: lo == hi */
+};
+
+struct tp_policy_plane {
+    bool present;                       /* the policy names this plane */
+    struct tp_cidr cidrs[TP_POLICY_MAX];
+    int ncidrs;
+    char ifaces[TP_POLICY_MAX][32];     /* interface names; fnmatch(3) patterns */
+    int nifaces;
+    struct tp_service services[TP_POLICY_MAX]; /* what this plane may expose */
+    int nservices;
+    unsigned mtu_min;                   /* default 9000 on data and storage, else 0 */
+    bool rdma;                          /* data or storage plane: RDMA traffic (RoCE/IB) */
+};
+
+struct tp_policy {
+    char file[4096];
+    enum tp_role role;
+    bool multi_tenant;                  /* several tenants share this host */
+    struct tp_policy_plane planes[TP_PLANES];
+    char results_dirs[4][4096];         /* folders that must hold no secrets */
+    int nresults_dirs;
+};
+
+/* Read a policy file (YAML) into p, which is zeroed first. Errors name the
+ * file, line, column and key path; unknown keys and unknown planes are
+ * errors; CIDRs of two planes that overlap are an error naming both.
+ * TP_EUSAGE on any error, p then partly filled. */
+int tp_policy_parse(const char *path, struct tp_policy *p, tp_error *err);
+
+/* The plane an interface belongs to (by name, then by any of its addresses
+ * in facts), or -1. iface is one entry of facts.interfaces. */
+int tp_policy_plane_of(const struct tp_policy *p, const json_t *iface);
+
+/* ---- rules ---- */
+
+enum tp_check_status { TP_CHECK_PASS, TP_CHECK_WARN, TP_CHECK_FAIL, TP_CHECK_SKIP };
+enum tp_check_severity { TP_SEV_WARNING, TP_SEV_CRITICAL };
+
+/* "PASS", "WARN", "FAIL", "SKIP"; "warning", "critical". */
+const char *tp_check_status_name(enum tp_check_status s);
+const char *tp_check_severity_name(enum tp_check_severity s);
+
+struct tp_check_result {
+    enum tp_check_status status;
+    char evidence[1024];   /* what was seen, naming interfaces, ports, values */
+};
+
+struct tp_check_rule {
+    const char *id;        /* "NET-RPF-DATA" */
+    const char *plane;     /* "management", "control", "data", "storage" or "node" */
+    enum tp_check_severity severity; /* of a FAIL */
+    const char *title;     /* one line */
+    const char *rationale;
+    const char *remediation;
+    const char *source;    /* where the recommendation comes from */
+    void (*check)(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r);
+};
+
+/* The rule table, in report order, and its length. */
+extern const struct tp_check_rule tp_check_rules[];
+extern const size_t tp_check_nrules;
+
+/* Evaluate every rule: a new array of findings, one per rule, in table
+ * order: {id, plane, severity, title, status, evidence, rationale,
+ * remediation, source}. */
+json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p);
+
+/* The Nagios exit code of findings: 2 (critical) when a critical rule
+ * FAILs, else 1 (warning) when any rule FAILs or WARNs, else 0. */
+int tp_check_nagios(const json_t *findings);
+
+#endif
