@@ -125,5 +125,12 @@ else
     failed=$((failed + 1))
 fi
 echo
+echo "== trainpath check --policy docs/examples/policy.yaml (this VM is not a GPU node: expect findings)"
+"$TP" check facts --json "$OUT/check-facts.json"
+"$TP" check --policy docs/examples/policy.yaml --json "$OUT/check.json"
+code=$?
+# Nagios codes: 0, 1 and 2 are verdicts on the node; 3 means the audit could not run
+if [ "$code" -le 2 ]; then ok=$((ok + 1)); else failed=$((failed + 1)); fi
+echo
 echo "demo: $ok runs ok, $failed failed; result documents in $OUT/"
 [ "$failed" -eq 0 ]

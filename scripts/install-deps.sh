@@ -10,7 +10,7 @@ pkgs=(gcc make pkg-config meson ninja-build)
 pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
 # storage: io_uring, block-device signatures, checksums (xxHash: XXH3)
 pkgs+=(liburing-dev libblkid-dev libxxhash-dev)
-# plan and policy files (YAML with line:column errors); the nftables ruleset
+# plan and policy files (YAML with line:column errors); the nftables ruleset (check facts)
 pkgs+=(libfyaml-dev libnftables-dev)
 # launch at scale: Open MPI (the boot layer's mpi backend; mpirun in tests)
 pkgs+=(libopenmpi-dev openmpi-bin)

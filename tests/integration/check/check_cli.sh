@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# trainpath check from the command line: facts of this host and of the
+# snapshot fixtures, audits of the snapshots (the RDMA and NVMe-oF rules end
+# to end), facts audited from a file, the rule list, Nagios exit codes, and
+# bad input: a bad policy is UNKNOWN (3) naming file:line:column, a bad root
+# exits 2.
+. "$(dirname "$0")/../lib.sh"
+
+FX=$SRC/tests/fixtures/check
+check "check facts of this host" run_rc 0 "$WORK/facts.out" "$TP" check facts --json "$WORK/facts.json"
+check "... the loopback interface with 127.0.0.1" test "$(json_run "$WORK/facts.json" "
+print(any(a['address'] == '127.0.0.1' for i in d['interfaces'] if i['loopback'] for a in i['addresses']))")" = True
+check "check facts --root: the RDMA snapshot" run_rc 0 "$WORK/out" "$TP" check facts --root "$FX/node-rdma" --json "$WORK/rdma-facts.json"
+check "... its RDMA port, RoCE v2, exclusive netns" test "$(json_run "$WORK/rdma-facts.json" "
+r0 = d['rdma']; p = r0['devices'][0]['ports'][0]; print(p['link_layer'], 'RoCE v2' in p['gid_types'], r0['netns_mode'])")" = "Ethernet True exclusive"
+check "check facts --root on a file: exit 2" run_rc 2 "$WORK/out" "$TP" check facts --root "$FX/node-rdma.json"
+check "... naming it" grep -q "node-rdma.json" "$WORK/out"
+
+check "check rules: at least 30, unique ids" test "$("$TP" check rules | awk '{print $1}' | sort -u | wc -l)" -ge 30
+
+# the open nvmet target: any host admitted, a host without a controller key,
+# NVMe/TCP without TLS
+cat >"$WORK/target.yaml" <<'YAML'
+role: storage
+planes:
+  storage:
+    cidrs: ["fd00:2::/64"]
+    interfaces: [eth0]
+    mtu_min: 1500
+    services:
+      - {name: nvmet-tcp, port: 4420}
+YAML
+run_rc 2 "$WORK/target.out" "$TP" check --policy "$WORK/target.yaml" --root "$FX/target-open" --json "$WORK/target.json"
+check "the open target: exit 2 (critical)" test $? -eq 0
+sed 's/^/# /' "$WORK/target.out" | grep -E "^# (FAIL|WARN)"
+st() { json_get "$1" "[f['status'] for f in r['findings'] if f['id'] == '$2'][0]"; }
+ev() { json_get "$1" "[f['evidence'] for f in r['findings'] if f['id'] == '$2'][0]"; }
+check "... NVMET-ANY-HOST fails, naming the open subsystem" \
+    eval '[ "$(st "$WORK/target.json" NVMET-ANY-HOST)" = FAIL ] && ev "$WORK/target.json" NVMET-ANY-HOST | grep -q "io.example:open"'
+check "... NVMET-DHCHAP fails: a host without a controller key" test "$(st "$WORK/target.json" NVMET-DHCHAP)" = FAIL
+check "... NVMET-TLS fails on the tcp port" test "$(st "$WORK/target.json" NVMET-TLS)" != PASS
+check "... the document is valid" valid_doc "$WORK/target.json"
+
+# the RDMA node: a policy for its planes
+cat >"$WORK/node.yaml" <<'YAML'
+role: compute
+multi_tenant: true
+planes:
+  management:
+    cidrs: [10.0.0.0/24]
+    interfaces: [eth0]
+    services:
+      - {name: sshd, port: 22}
+    mtu_min: 1500
+  data:
+    cidrs: [10.0.1.0/24, "fd00:1::/64"]
+    interfaces: [eth2]
+    rdma: true
+YAML
+"$TP" check --policy "$WORK/node.yaml" --root "$FX/node-rdma" --json "$WORK/node.json" >"$WORK/node.out" 2>&1
+rc=$?
+check "the RDMA node: audited (exit $rc, a verdict)" test "$rc" -le 2
+sed 's/^/# /' "$WORK/node.out" | grep -E "^# (FAIL|WARN)"
+check "... RDMA-NETNS passes: exclusive on a multi-tenant node" test "$(st "$WORK/node.json" RDMA-NETNS)" = PASS
+check "... sshd on the wildcard reaches the data plane: SEC-SSHD-MGMT fails" test "$(st "$WORK/node.json" SEC-SSHD-MGMT)" = FAIL
+check "... slurmd on a data address, not allowed there: SEC-LISTEN-PLANE fails naming 6818" \
+    eval '[ "$(st "$WORK/node.json" SEC-LISTEN-PLANE)" = FAIL ] && ev "$WORK/node.json" SEC-LISTEN-PLANE | grep -q 6818'
+check "... NVMe-oF host rules read the controllers" test "$(st "$WORK/node.json" NVMEOF-HOST-DHCHAP)" != SKIP
+
+# facts collected elsewhere, audited here: the same findings as --root
+"$TP" check --policy "$WORK/node.yaml" --facts "$WORK/rdma-facts.json" --json "$WORK/node2.json" >/dev/null 2>&1
+check "--facts FILE gives the findings --root gave" test "$(json_run "$WORK/node.json" "
+a = [(f['id'], f['status']) for f in r['findings']]
+b = [(f['id'], f['status']) for f in json.load(open('$WORK/node2.json'))['results']['findings']]
+print(a == b)")" = True
+
+# bad input: UNKNOWN (3), named; the document says why
+printf 'role: compute\nplanes:\n  managment:\n    cidrs: [10.0.0.0/24]\n' >"$WORK/typo.yaml"
+check "a policy with an unknown plane: exit 3 (unknown)" run_rc 3 "$WORK/typo.out" \
+    "$TP" check --policy "$WORK/typo.yaml" --json "$WORK/typo.json"
+check "... naming file:line:column and the key" grep -q "typo.yaml:3:3: planes.managment" "$WORK/typo.out"
+check "... a failed document, valid" eval 'valid_doc "$WORK/typo.json" && [ "$(json_get "$WORK/typo.json" "d[\"status\"][\"ok\"]")" = False ]'
+printf 'role: compute\nplanes:\n  data: {cidrs: [10.1.0.0/16]}\n  storage: {cidrs: [10.1.2.0/24]}\n' >"$WORK/overlap.yaml"
+check "overlapping plane CIDRs: exit 3" run_rc 3 "$WORK/out" "$TP" check --policy "$WORK/overlap.yaml"
+check "... both named" grep -q "overlaps planes.storage.cidrs\[0\] 10.1.2.0/24" "$WORK/out"
+check "no --policy: exit 3" run_rc 3 "$WORK/out" "$TP" check
+echo '{"schema": "trainpath.result/1"}' >"$WORK/notfacts.json"
+check "--facts with a file that holds no facts: exit 3, named" run_rc 3 "$WORK/out" \
+    "$TP" check --policy "$WORK/node.yaml" --facts "$WORK/notfacts.json"
+check "... named" grep -q "notfacts.json: not trainpath facts" "$WORK/out"
+finish
