@@ -12,12 +12,16 @@ pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
 pkgs+=(liburing-dev libblkid-dev libxxhash-dev)
 # plan and policy files (YAML with line:column errors); the nftables ruleset (check facts)
 pkgs+=(libfyaml-dev libnftables-dev)
+# results history (report, validate)
+pkgs+=(libsqlite3-dev)
 # launch at scale: Open MPI (the boot layer's mpi backend; mpirun in tests)
 pkgs+=(libopenmpi-dev openmpi-bin)
 # Slurm on localhost for the srun tests (the tests start the daemons)
 pkgs+=(slurmd slurmctld slurm-client munge)
 # tests: unit tests, schema validation, network namespaces
 pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps util-linux e2fsprogs strace)
+# tests: the HTML report rendered headless (screenshot, DOM) by report_html.sh
+pkgs+=(chromium)
 # benchmarks: the peer tools trainpath is compared against
 pkgs+=(sockperf qperf iperf3 fio)
 

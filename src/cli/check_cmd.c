@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: trainpath check facts [--root DIR] [--json FILE]\n"
-            "       trainpath check --policy FILE [--root DIR | --facts FILE] [--results DIR]...\n"
+            "       trainpath check [--policy FILE] [--root DIR | --facts FILE] [--results DIR]...\n"
             "                       [--json FILE] [-q]\n"
             "       trainpath check --policy FILE --fleet FACTS.json...\n"
             "       trainpath check rules\n"
@@ -35,7 +35,8 @@ static void usage(FILE *f)
             "facts (interfaces, listeners, nftables, sysctls, RDMA, NVMe-oF, CPU, NUMA,\n"
             "memory, IOMMU, time) against a policy naming its planes (management, control,\n"
             "data, storage), their CIDRs, interfaces and the services each may expose.\n"
-            "  --policy FILE   the plane policy (YAML; docs/examples/policy.yaml)\n"
+            "  --policy FILE   the plane policy (YAML; docs/examples/policy.yaml); without\n"
+            "                  one, the node rules only (the plane rules skip)\n"
             "  --root DIR      read /proc, /sys and configfs under DIR (a snapshot)\n"
             "  --facts FILE    audit facts collected elsewhere (trainpath check facts --json)\n"
             "  --results DIR   also look for secrets in DIR (besides the policy's results)\n"
@@ -155,8 +156,12 @@ static void print_findings(FILE *out, const char *host, const struct tp_policy *
 {
     size_t i;
     const json_t *f;
-    fprintf(out, "# trainpath check: %s, policy %s (role %s), %zu rules\n", host, p->file,
-           tp_role_name(p->role), json_array_size(findings));
+    if (p)
+        fprintf(out, "# trainpath check: %s, policy %s (role %s), %zu rules\n", host, p->file,
+                tp_role_name(p->role), json_array_size(findings));
+    else
+        fprintf(out, "# trainpath check: %s, no policy (the plane rules skip), %zu rules\n", host,
+                json_array_size(findings));
     json_array_foreach(findings, i, f) {
         const char *st = json_string_value(json_object_get(f, "status"));
         fprintf(out, "%-4s  %-8s  %-28s %-10s %s\n", st,
@@ -222,17 +227,19 @@ static int load_facts(const char *path, json_t **out, tp_error *err)
 static int audit(struct opts *o, struct tp_policy *p)
 {
     tp_error err = {0};
-    json_t *cfg = json_pack("{s:s, s:s?, s:s?}", "policy", o->policy, "root", o->root, "facts",
+    json_t *cfg = json_pack("{s:s?, s:s?, s:s?}", "policy", o->policy, "root", o->root, "facts",
                             o->facts);
     json_t *doc = tp_result_new("check", cfg), *facts = NULL, *results = json_object();
     json_object_set_new(doc, "results", results);
-    int rc = tp_policy_parse(o->policy, p, &err);
+    int rc = o->policy ? tp_policy_parse(o->policy, p, &err) : 0;
+    if (!o->policy)
+        p = NULL; /* the node rules only */
     if (rc == 0)
         rc = o->facts ? load_facts(o->facts, &facts, &err) : tp_check_facts(o->root, &facts, &err);
     if (rc == 0) {
         const char *dirs[2 * MAX_RESULTS];
         int nd = 0;
-        for (int i = 0; i < p->nresults_dirs; i++)
+        for (int i = 0; p && i < p->nresults_dirs; i++)
             dirs[nd++] = p->results_dirs[i];
         for (int i = 0; i < o->nresults; i++)
             dirs[nd++] = o->results[i];
@@ -260,7 +267,8 @@ static int audit(struct opts *o, struct tp_policy *p)
                 json_integer_value(json_object_get(sum, "fail")),
                 json_integer_value(json_object_get(sum, "skip")), nagios_word(code), code);
     json_object_set_new(results, "host", json_string(host ? host : ""));
-    json_object_set_new(results, "role", json_string(tp_role_name(p->role)));
+    if (p)
+        json_object_set_new(results, "role", json_string(tp_role_name(p->role)));
     json_object_set_new(results, "nagios", json_pack("{s:i, s:s}", "code", code, "word",
                                                      nagios_word(code)));
     json_object_set_new(results, "summary", sum);
@@ -386,8 +394,8 @@ int cmd_check(int argc, char **argv)
     int rc = parse(argc, argv, &o, &err);
     if (rc == 1)
         return 0;
-    if (rc == 0 && !o.policy)
-        rc = tp_error_set(&err, TP_EUSAGE, "--policy FILE is needed (or: check facts, check rules)");
+    if (rc == 0 && !o.policy && o.fleet)
+        rc = tp_error_set(&err, TP_EUSAGE, "--fleet needs --policy FILE");
     if (rc) {
         cli_fail(&err);
         return NAGIOS_UNKNOWN;

@@ -12,6 +12,8 @@ int cmd_io(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 /* The rank launcher: the --launcher given, else "mpi" under mpirun/srun
  * (their rank variables), "env" with RANK set (torchrun), else "local". */

@@ -20,6 +20,8 @@ static const struct {
     {"step", cmd_step, "synthetic data-parallel training: step breakdown, jitter, reproducibility"},
     {"plan", cmd_plan, "scale model: step time, checkpoint interval, cost per design"},
     {"check", cmd_check, "implementation checklist and plane-aware security audit of a node"},
+    {"report", cmd_report, "history, baselines, threshold gates, diffs, fleet outliers, HTML"},
+    {"validate", cmd_validate, "the main job: check, net, coll, io, step and plan, one results folder"},
 };
 
 static void usage(FILE *f)

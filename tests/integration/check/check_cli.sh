@@ -83,7 +83,11 @@ check "... a failed document, valid" eval 'valid_doc "$WORK/typo.json" && [ "$(j
 printf 'role: compute\nplanes:\n  data: {cidrs: [10.1.0.0/16]}\n  storage: {cidrs: [10.1.2.0/24]}\n' >"$WORK/overlap.yaml"
 check "overlapping plane CIDRs: exit 3" run_rc 3 "$WORK/out" "$TP" check --policy "$WORK/overlap.yaml"
 check "... both named" grep -q "overlaps planes.storage.cidrs\[0\] 10.1.2.0/24" "$WORK/out"
-check "no --policy: exit 3" run_rc 3 "$WORK/out" "$TP" check
+"$TP" check --json "$WORK/nopolicy.json" >"$WORK/out" 2>&1
+check "no --policy: the node rules only, the plane rules skipped" test "$(json_run "$WORK/nopolicy.json" "
+st = {f['id']: f['status'] for f in r['findings']}
+print([st[i] for i in ('NET-MTU-DATA', 'SEC-FW-MGMT', 'NET-RPF-DATA', 'SEC-LISTEN-WILDCARD-CONTROL')], st['KERN-KPTR'] != 'SKIP')")" = "['SKIP', 'SKIP', 'SKIP', 'SKIP'] True"
+check "--fleet without --policy: exit 3" run_rc 3 "$WORK/out" "$TP" check --fleet "$WORK/rdma-facts.json"
 echo '{"schema": "trainpath.result/1"}' >"$WORK/notfacts.json"
 check "--facts with a file that holds no facts: exit 3, named" run_rc 3 "$WORK/out" \
     "$TP" check --policy "$WORK/node.yaml" --facts "$WORK/notfacts.json"

@@ -1,0 +1,507 @@
+/* trainpath report: reads result documents, never measures.
+ *
+ *   report add DOC|DIR... [--db FILE] [--batch B]     into the history
+ *   report history METRIC [--db FILE] [--label K=V]... [--host H] [--last N]
+ *   report baseline [--db FILE] [--host H] [--runs N]
+ *   report gate THRESHOLDS DOC|DIR...                 Nagios 0..3
+ *   report diff A B [--alpha X] [--min-effect PCT] [--all]
+ *   report fleet FILE.jsonl...
+ *   report html --out FILE DOC|DIR...
+ *   report prometheus --out FILE DOC|DIR... [--host H]
+ *
+ * Each takes --json FILE for its outcome as JSON. DOC|DIR: a result
+ * document, or a folder whose result documents are all taken. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "tp/atomicfile.h"
+#include "tp/history.h"
+#include "tp/html.h"
+#include "tp/judge.h"
+#include "tp/report.h"
+#include "tp/result.h"
+#include "tp/units.h"
+
+#define MAX_DOCS 512
+#define MAX_LABELS 8
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trainpath report add DOC|DIR... [--db FILE] [--batch B]\n"
+            "       trainpath report history METRIC|KEY [--db FILE] [--label K=V]... [--host H]\n"
+            "                                [--last N]\n"
+            "       trainpath report baseline [--db FILE] [--host H] [--runs N]\n"
+            "       trainpath report gate THRESHOLDS DOC|DIR...\n"
+            "       trainpath report diff A B [--alpha X] [--min-effect PCT] [--all]\n"
+            "       trainpath report fleet FILE.jsonl...\n"
+            "       trainpath report html --out FILE DOC|DIR...\n"
+            "       trainpath report prometheus --out FILE DOC|DIR... [--host H]\n"
+            "  every subcommand: --json FILE (its outcome as JSON), -q (no text)\n"
+            "\n"
+            "Reads result documents only (docs/report.md lists the metrics). The history is\n"
+            "SQLite (default results/history.sqlite). gate exits with Nagios codes (0 ok, 1\n"
+            "warning, 2 critical, 3 unknown); diff exits 1 when a change is a significant\n"
+            "regression; fleet exits 1 when a host or link is an outlier; 2 on bad input\n"
+            "(gate: 3).\n");
+}
+
+struct opts {
+    const char *db, *batch, *host, *out, *json;
+    const char *labels[MAX_LABELS];
+    int nlabels;
+    long last, runs;
+    double alpha, min_effect;
+    bool all, quiet, have_min_effect;
+    char **args;
+    int nargs;
+};
+
+static int parse(int argc, char **argv, struct opts *o, tp_error *err)
+{
+    static const struct option lo[] = {
+        {"db", required_argument, NULL, 'd'},       {"batch", required_argument, NULL, 'b'},
+        {"host", required_argument, NULL, 'H'},     {"out", required_argument, NULL, 'o'},
+        {"json", required_argument, NULL, 'j'},     {"label", required_argument, NULL, 'l'},
+        {"last", required_argument, NULL, 'n'},     {"runs", required_argument, NULL, 'r'},
+        {"alpha", required_argument, NULL, 'a'},    {"min-effect", required_argument, NULL, 'm'},
+        {"all", no_argument, NULL, 'A'},            {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    int opt;
+    uint64_t u;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+        int rc = 0;
+        switch (opt) {
+        case 'd': o->db = optarg; break;
+        case 'b': o->batch = optarg; break;
+        case 'H': o->host = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'j': o->json = optarg; break;
+        case 'l':
+            if (!strchr(optarg, '=') || o->nlabels == MAX_LABELS)
+                return tp_error_set(err, TP_EUSAGE, "--label %s: want NAME=VALUE (at most %d)",
+                                    optarg, MAX_LABELS);
+            o->labels[o->nlabels++] = optarg;
+            break;
+        case 'n':
+            rc = tp_parse_u64(optarg, "--last", 1, 1000000, &u, err);
+            o->last = (long)u;
+            break;
+        case 'r':
+            rc = tp_parse_u64(optarg, "--runs", 1, 1000000, &u, err);
+            o->runs = (long)u;
+            break;
+        case 'a': {
+            char *end;
+            o->alpha = strtod(optarg, &end);
+            if (*end || !(o->alpha > 0 && o->alpha < 1))
+                return tp_error_set(err, TP_EUSAGE, "--alpha %s: a probability in (0, 1)", optarg);
+            break;
+        }
+        case 'm': {
+            char *end;
+            o->min_effect = strtod(optarg, &end) / 100;
+            o->have_min_effect = true;
+            if ((*end && strcmp(end, "%") != 0) || !(o->min_effect >= 0))
+                return tp_error_set(err, TP_EUSAGE, "--min-effect %s: a percentage, e.g. 2",
+                                    optarg);
+            break;
+        }
+        case 'A': o->all = true; break;
+        case 'q': o->quiet = true; break;
+        case 'h': usage(stdout); return 1;
+        case ':': return tp_error_set(err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]);
+        default:
+            return tp_error_set(err, TP_EUSAGE, "%s: unknown option (see trainpath report --help)",
+                                argv[optind - 1]);
+        }
+        if (rc)
+            return rc;
+    }
+    o->args = argv + optind;
+    o->nargs = argc - optind;
+    return 0;
+}
+
+/* The result documents named: files, or every result document in a folder
+ * (files that are not result documents are skipped there, refused when
+ * named). */
+static int load_docs(char **names, int n, json_t **docs, int *nd, tp_error *err)
+{
+    *nd = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            struct dirent **list;
+            int k = scandir(names[i], &list, NULL, alphasort);
+            if (k < 0)
+                return tp_error_errno(err, TP_EUSAGE, errno, "%s", names[i]);
+            for (int j = 0; j < k; j++) {
+                const char *e = list[j]->d_name;
+                size_t len = strlen(e);
+                char path[4200];
+                snprintf(path, sizeof path, "%s/%s", names[i], e);
+                json_t *d;
+                tp_error ignored;
+                if (len > 5 && strcmp(e + len - 5, ".json") == 0 && *nd < MAX_DOCS &&
+                    tp_report_load(path, &d, &ignored) == 0) {
+                    json_object_set_new(d, "_file", json_string(path));
+                    docs[(*nd)++] = d;
+                }
+                free(list[j]);
+            }
+            free(list);
+            continue;
+        }
+        if (*nd == MAX_DOCS)
+            return tp_error_set(err, TP_EUSAGE, "at most %d documents", MAX_DOCS);
+        json_t *d;
+        int rc = tp_report_load(names[i], &d, err);
+        if (rc)
+            return rc;
+        json_object_set_new(d, "_file", json_string(names[i]));
+        docs[(*nd)++] = d;
+    }
+    if (*nd == 0)
+        return tp_error_set(err, TP_EUSAGE, "no result documents in %s", n ? names[0] : "(none)");
+    return 0;
+}
+
+static void free_docs(json_t **docs, int n)
+{
+    for (int i = 0; i < n; i++)
+        json_decref(docs[i]);
+}
+
+/* The rows of every document, each with its host: the document's, or
+ * host when given. */
+static json_t *all_rows(json_t **docs, int n, const char *host_override, tp_error *err)
+{
+    json_t *rows = json_array();
+    for (int i = 0; rows && i < n; i++) {
+        json_t *r = tp_report_metrics(docs[i], err);
+        if (!r) {
+            json_decref(rows);
+            return NULL;
+        }
+        const char *host = host_override ? host_override
+                                         : json_string_value(json_object_get(
+                                               json_object_get(docs[i], "provenance"), "host"));
+        size_t k;
+        json_t *row;
+        json_array_foreach(r, k, row) {
+            if (host)
+                json_object_set_new(row, "host", json_string(host));
+        }
+        json_array_extend(rows, r);
+        json_decref(r);
+    }
+    return rows;
+}
+
+static int emit(const struct opts *o, json_t *out, tp_error *err)
+{
+    int rc = 0;
+    if (o->json && out) {
+        if (strcmp(o->json, "-") == 0) {
+            char *s = json_dumps(out, JSON_INDENT(2));
+            if (s)
+                puts(s);
+            free(s);
+        } else {
+            rc = tp_result_write(out, o->json, err);
+        }
+    }
+    json_decref(out);
+    return rc;
+}
+
+static const char *db_path(const struct opts *o)
+{
+    return o->db ? o->db : "results/history.sqlite";
+}
+
+static int sub_add(struct opts *o)
+{
+    tp_error err = {0};
+    json_t *docs[MAX_DOCS];
+    int nd = 0, rc = load_docs(o->args, o->nargs, docs, &nd, &err);
+    tp_history *h = NULL;
+    if (rc == 0)
+        rc = tp_history_open(db_path(o), &h, &err);
+    int added = 0;
+    for (int i = 0; rc == 0 && i < nd; i++) {
+        struct tp_history_added a;
+        rc = tp_history_add_run(h, docs[i], json_string_value(json_object_get(docs[i], "_file")),
+                                o->batch, &a, &err);
+        added += rc == 0 && a.added;
+    }
+    tp_history_close(h);
+    free_docs(docs, nd);
+    if (rc)
+        return cli_fail(&err);
+    if (!o->quiet)
+        printf("%d of %d documents added to %s (the rest were there already)\n", added, nd,
+               db_path(o));
+    return 0;
+}
+
+static int sub_history(struct opts *o)
+{
+    tp_error err = {0};
+    if (o->nargs != 1) {
+        tp_error_set(&err, TP_EUSAGE, "report history: give one METRIC or KEY");
+        return cli_fail(&err);
+    }
+    json_t *labels = NULL;
+    if (o->nlabels) {
+        labels = json_object();
+        for (int i = 0; i < o->nlabels; i++) {
+            const char *eq = strchr(o->labels[i], '=');
+            char k[64];
+            snprintf(k, sizeof k, "%.*s", (int)(eq - o->labels[i]), o->labels[i]);
+            json_object_set_new(labels, k, json_string(eq + 1));
+        }
+    }
+    struct tp_history_filter f = {.host = o->host, .labels = labels, .last = (size_t)o->last};
+    if (strchr(o->args[0], '{'))
+        f.key = o->args[0];
+    else
+        f.metric = o->args[0];
+    tp_history *h = NULL;
+    json_t *pts = NULL;
+    int rc = tp_history_open_readonly(db_path(o), &h, &err);
+    if (rc == 0)
+        rc = tp_history_series(h, &f, &pts, &err);
+    tp_history_close(h);
+    json_decref(labels);
+    if (rc)
+        return cli_fail(&err);
+    if (!o->quiet) {
+        printf("# %s in %s: %zu points\n", o->args[0], db_path(o), json_array_size(pts));
+        size_t i;
+        json_t *p;
+        double first = NAN;
+        json_array_foreach(pts, i, p) {
+            double v = json_number_value(json_object_get(p, "value"));
+            if (i == 0)
+                first = v;
+            char buf[48];
+            printf("%-24s %-12s %14s  %+7.1f %%  %s\n",
+                   json_string_value(json_object_get(p, "started_utc")),
+                   json_string_value(json_object_get(p, "host")),
+                   tp_gate_fmt(v, json_string_value(json_object_get(p, "unit")), 4, buf,
+                               sizeof buf),
+                   first != 0 ? 100 * (v - first) / fabs(first) : 0.0,
+                   json_string_value(json_object_get(p, "key")));
+        }
+    }
+    return emit(o, pts, &err) ? cli_fail(&err) : 0;
+}
+
+static int sub_baseline(struct opts *o)
+{
+    tp_error err = {0};
+    struct tp_history_scope sc = {.host = o->host, .runs = (size_t)o->runs};
+    tp_history *h = NULL;
+    json_t *b = NULL;
+    int rc = tp_history_open_readonly(db_path(o), &h, &err);
+    if (rc == 0)
+        rc = tp_history_baselines(h, &sc, &b, &err);
+    tp_history_close(h);
+    if (rc)
+        return cli_fail(&err);
+    if (!o->quiet) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(b, i, x) {
+            char buf[48];
+            printf("%-60s %14s  %s\n", json_string_value(json_object_get(x, "key")),
+                   tp_gate_fmt(json_number_value(json_object_get(x, "value")),
+                               json_string_value(json_object_get(x, "unit")), 4, buf, sizeof buf),
+                   json_string_value(json_object_get(x, "rule")));
+        }
+    }
+    return emit(o, b, &err) ? cli_fail(&err) : 0;
+}
+
+static int sub_gate(struct opts *o)
+{
+    tp_error err = {0};
+    if (o->nargs < 2) {
+        tp_error_set(&err, TP_EUSAGE, "report gate: give THRESHOLDS and the documents");
+        cli_fail(&err);
+        return TP_GATE_UNKNOWN;
+    }
+    tp_gate *g = NULL;
+    json_t *docs[MAX_DOCS];
+    int nd = 0;
+    int rc = tp_gate_load(o->args[0], &g, &err);
+    if (rc == 0)
+        rc = load_docs(o->args + 1, o->nargs - 1, docs, &nd, &err);
+    json_t *rows = rc == 0 ? all_rows(docs, nd, NULL, &err) : NULL;
+    json_t *rep = rows ? tp_gate_eval(g, rows, &err) : NULL;
+    free_docs(docs, nd);
+    json_decref(rows);
+    tp_gate_free(g);
+    if (!rep) {
+        cli_fail(&err);
+        return TP_GATE_UNKNOWN;
+    }
+    int code = (int)json_integer_value(json_object_get(rep, "code"));
+    if (!o->quiet)
+        tp_gate_print(stdout, rep, o->all);
+    if (emit(o, rep, &err)) {
+        cli_fail(&err);
+        return TP_GATE_UNKNOWN;
+    }
+    return code;
+}
+
+static int sub_diff(struct opts *o)
+{
+    tp_error err = {0};
+    if (o->nargs != 2) {
+        tp_error_set(&err, TP_EUSAGE, "report diff: give two documents, A (baseline) and B");
+        return cli_fail(&err);
+    }
+    json_t *a = NULL, *b = NULL, *d = NULL;
+    int rc = tp_report_load(o->args[0], &a, &err);
+    if (rc == 0)
+        rc = tp_report_load(o->args[1], &b, &err);
+    struct tp_diff_opts dopt = {.alpha = o->alpha,
+                                .min_effect = o->have_min_effect ? (o->min_effect > 0
+                                                                        ? o->min_effect
+                                                                        : -1)
+                                                                 : 0};
+    if (rc == 0 && !(d = tp_diff_docs(a, b, &dopt, &err)))
+        rc = err.code ? err.code : TP_ENOMEM;
+    json_decref(a);
+    json_decref(b);
+    if (rc)
+        return cli_fail(&err);
+    int regress = (int)json_integer_value(json_object_get(d, "regressions"));
+    if (!o->quiet)
+        tp_diff_print(stdout, d, o->all);
+    if (emit(o, d, &err))
+        return cli_fail(&err);
+    return regress ? 1 : 0;
+}
+
+static int sub_fleet(struct opts *o)
+{
+    tp_error err = {0};
+    if (o->nargs < 1) {
+        tp_error_set(&err, TP_EUSAGE, "report fleet: give the JSON Lines files ('-': stdin)");
+        return cli_fail(&err);
+    }
+    json_t *data = tp_fleet_new(), *j = NULL;
+    int rc = data ? 0 : tp_error_set(&err, TP_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < o->nargs; i++)
+        rc = tp_fleet_load(data, o->args[i], &err);
+    if (rc == 0 && !(j = tp_fleet_judge(data, NULL, &err)))
+        rc = TP_ENOMEM;
+    json_decref(data);
+    if (rc)
+        return cli_fail(&err);
+    long out = (long)(json_integer_value(json_object_get(j, "outliers")) +
+                      json_integer_value(json_object_get(j, "slow_nodes")) +
+                      json_integer_value(json_object_get(j, "slow_links")));
+    if (!o->quiet)
+        tp_fleet_print(stdout, j);
+    if (emit(o, j, &err))
+        return cli_fail(&err);
+    return out ? 1 : 0;
+}
+
+static int sub_html(struct opts *o)
+{
+    tp_error err = {0};
+    if (!o->out) {
+        tp_error_set(&err, TP_EUSAGE, "report html: --out FILE is needed");
+        return cli_fail(&err);
+    }
+    json_t *docs[MAX_DOCS];
+    int nd = 0;
+    int rc = load_docs(o->args, o->nargs, docs, &nd, &err);
+    if (rc == 0)
+        rc = tp_html_report((const json_t *const *)docs, (size_t)nd, NULL, o->out, &err);
+    free_docs(docs, nd);
+    if (rc)
+        return cli_fail(&err);
+    if (!o->quiet)
+        printf("report: %s (%d documents)\n", o->out, nd);
+    return 0;
+}
+
+static int sub_prom(struct opts *o)
+{
+    tp_error err = {0};
+    if (!o->out) {
+        tp_error_set(&err, TP_EUSAGE, "report prometheus: --out FILE is needed");
+        return cli_fail(&err);
+    }
+    json_t *docs[MAX_DOCS];
+    int nd = 0;
+    int rc = load_docs(o->args, o->nargs, docs, &nd, &err);
+    json_t *rows = rc == 0 ? all_rows(docs, nd, o->host, &err) : NULL;
+    if (rc == 0 && !rows)
+        rc = TP_ENOMEM;
+    if (rc == 0)
+        rc = tp_prom_write(o->out, rows, o->host, &err);
+    json_decref(rows);
+    free_docs(docs, nd);
+    if (rc)
+        return cli_fail(&err);
+    if (!o->quiet)
+        printf("prometheus textfile: %s\n", o->out);
+    return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(struct opts *);
+    } subs[] = {
+        {"add", sub_add},         {"history", sub_history}, {"baseline", sub_baseline},
+        {"gate", sub_gate},       {"diff", sub_diff},       {"fleet", sub_fleet},
+        {"html", sub_html},       {"prometheus", sub_prom},
+    };
+    tp_error err = {0};
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        if (argc < 2) {
+            tp_error_set(&err, TP_EUSAGE, "report: give a subcommand");
+            return cli_fail(&err);
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (strcmp(argv[1], subs[i].name) != 0)
+            continue;
+        struct opts o = {0};
+        int rc = parse(argc - 1, argv + 1, &o, &err);
+        if (rc == 1)
+            return 0;
+        if (rc) {
+            cli_fail(&err);
+            return strcmp(subs[i].name, "gate") == 0 ? TP_GATE_UNKNOWN : tp_exit_code(rc);
+        }
+        return subs[i].run(&o);
+    }
+    tp_error_set(&err, TP_EUSAGE, "report %s: unknown (add, history, baseline, gate, diff, fleet, "
+                 "html, prometheus)", argv[1]);
+    return cli_fail(&err);
+}

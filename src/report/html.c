@@ -1,0 +1,1644 @@
+/* The HTML report: result documents into one self-contained page.
+ *
+ * Two parts. A small SVG plotter (axes with ticks and a unit in every title,
+ * linear and log scales, lines, steps, stacked bars, a legend) that writes
+ * into a growing buffer; then one function per section that picks its
+ * documents, draws its plots and tables, and is skipped when nothing feeds
+ * it. Every string from a document goes through esc(): the page is data, and
+ * a candidate named "<script>" must show as text. Nothing here reads a clock
+ * or the network, so the same documents give the same page. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp/atomicfile.h"
+#include "tp/hist.h"
+#include "tp/html.h"
+#include "tp/units.h"
+
+/* ---- output buffer ---- */
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void emit(struct buf *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+static void pf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pf(struct buf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if ((size_t)k < sizeof small) {
+        put(b, small, (size_t)k);
+        return;
+    }
+    char *big = malloc((size_t)k + 1);
+    if (!big) {
+        b->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    put(b, big, (size_t)k);
+    free(big);
+}
+
+/* Text or attribute value: the five characters HTML and SVG give meaning. */
+static void esc(struct buf *b, const char *s)
+{
+    if (!s)
+        return;
+    const char *run = s;
+    for (; *s; s++) {
+        const char *rep = NULL;
+        switch (*s) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
+        default: continue;
+        }
+        put(b, run, (size_t)(s - run));
+        emit(b, rep);
+        run = s + 1;
+    }
+    put(b, run, (size_t)(s - run));
+}
+
+/* ---- reading documents ---- */
+
+static const json_t *get(const json_t *o, const char *key)
+{
+    return json_object_get(o, key);
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* a number, or the value of {value, unit}; NAN when absent */
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_object(v))
+        v = json_object_get(v, "value");
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool doc_ok(const json_t *d)
+{
+    return json_is_true(get(get(d, "status"), "ok"));
+}
+
+static const char *command(const json_t *d)
+{
+    const char *c = str(d, "command");
+    return c ? c : "?";
+}
+
+static bool is_cmd(const json_t *d, const char *c)
+{
+    return doc_ok(d) && strcmp(command(d), c) == 0;
+}
+
+/* ---- number formatting ---- */
+
+static const char *fmt_ns(double ns, char *buf, size_t cap)
+{
+    if (!isfinite(ns))
+        return snprintf(buf, cap, "-"), buf;
+    return tp_fmt_ns(ns, buf, cap);
+}
+
+static const char *fmt_rate(double Bps, char *buf, size_t cap)
+{
+    if (!isfinite(Bps))
+        return snprintf(buf, cap, "-"), buf;
+    return tp_fmt_rate(Bps, buf, cap);
+}
+
+static const char *fmt_bytes(double bytes, char *buf, size_t cap)
+{
+    if (!isfinite(bytes) || bytes < 0)
+        return snprintf(buf, cap, "-"), buf;
+    if (bytes >= 0x1p63)
+        return snprintf(buf, cap, "%.3g B", bytes), buf;
+    size_t k = strlen(tp_fmt_size((uint64_t)llround(bytes), buf, cap));
+    snprintf(buf + k, cap - k, " B");
+    return buf;
+}
+
+static const char *fmt_pct(double frac, char *buf, size_t cap)
+{
+    if (!isfinite(frac))
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.1f %%", frac * 100);
+    return buf;
+}
+
+/* "$83,099": whole dollars with thousands separators */
+static const char *fmt_money(double usd, char *buf, size_t cap)
+{
+    if (!isfinite(usd))
+        return snprintf(buf, cap, "-"), buf;
+    char digits[40];
+    snprintf(digits, sizeof digits, "%.0f", fabs(usd));
+    size_t nd = strlen(digits), k = 0;
+    if (usd < 0 && k + 1 < cap)
+        buf[k++] = '-';
+    if (k + 1 < cap)
+        buf[k++] = '$';
+    for (size_t i = 0; i < nd && k + 2 < cap; i++) {
+        if (i && (nd - i) % 3 == 0)
+            buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* Duration in seconds as "9.6 min", "31.1 h", "4.2 d". */
+static const char *fmt_long(double s, char *buf, size_t cap)
+{
+    if (!isfinite(s))
+        snprintf(buf, cap, "-");
+    else if (s < 120)
+        tp_fmt_ns(s * 1e9, buf, cap);
+    else if (s < 7200)
+        snprintf(buf, cap, "%.1f min", s / 60);
+    else if (s < 3 * 86400)
+        snprintf(buf, cap, "%.1f h", s / 3600);
+    else
+        snprintf(buf, cap, "%.1f d", s / 86400);
+    return buf;
+}
+
+/* The unit a time axis shows: the largest of ns, us, ms, s not above ns. */
+static void time_unit(double ns, double *div, const char **unit)
+{
+    static const char *const u[] = {"ns", "us", "ms", "s"};
+    int k = 0;
+    double d = 1;
+    while (k < 3 && ns >= d * 1000) {
+        d *= 1000;
+        k++;
+    }
+    *div = d;
+    *unit = u[k];
+}
+
+/* ---- SVG plotting ---- */
+
+enum scale { LIN, LOG10, LOG2 };
+enum tickfmt { T_NUM, T_SIZE };
+
+struct axis {
+    double lo, hi; /* the range drawn, data units */
+    double step;   /* LIN: the tick spacing */
+    enum scale scale;
+    double div; /* a tick at v is labelled v / div */
+    enum tickfmt fmt;
+    char title[128]; /* with its unit */
+};
+
+#define MAX_SERIES 16
+
+struct legend {
+    const char *name[MAX_SERIES];
+    const char *color[MAX_SERIES];
+    bool block[MAX_SERIES]; /* a filled square (bars) rather than a line */
+    size_t n;
+};
+
+struct plot {
+    struct buf *b;
+    struct axis x, y;
+    double x0, y0, w, h; /* the plotting area, px */
+};
+
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+#define PALETTE (sizeof palette / sizeof palette[0])
+
+static void legend_add(struct legend *lg, const char *name, const char *color, bool block)
+{
+    if (lg->n < MAX_SERIES) {
+        lg->name[lg->n] = name;
+        lg->color[lg->n] = color;
+        lg->block[lg->n] = block;
+        lg->n++;
+    }
+}
+
+static double nice(double x)
+{
+    double e = pow(10, floor(log10(x))), f = x / e;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
+}
+
+/* Fit the axis to data in [lo, hi]: decades (LOG10) or powers of two (LOG2)
+ * around it, or a 1-2-5 step with about five ticks (LIN, from zero when
+ * zero is set). Non-finite or empty data gives a unit range. */
+static void axis_fit(struct axis *a, double lo, double hi, bool zero)
+{
+    if (!(a->div > 0))
+        a->div = 1;
+    /* far beyond any measurement, and the scale arithmetic stays finite */
+    lo = fmax(fmin(lo, 1e300), -1e300);
+    hi = fmax(fmin(hi, 1e300), -1e300);
+    if (a->scale != LIN) {
+        if (!(lo > 0) || !isfinite(lo))
+            lo = hi > 0 && isfinite(hi) ? hi : 1;
+        if (!(hi >= lo) || !isfinite(hi))
+            hi = lo;
+        if (a->scale == LOG10) {
+            a->lo = pow(10, floor(log10(lo) + 1e-9));
+            a->hi = pow(10, ceil(log10(hi) - 1e-9));
+            if (a->hi <= a->lo)
+                a->hi = a->lo * 10;
+        } else {
+            a->lo = exp2(floor(log2(lo) + 1e-9));
+            a->hi = exp2(ceil(log2(hi) - 1e-9));
+            if (a->hi <= a->lo)
+                a->hi = a->lo * 2;
+        }
+        return;
+    }
+    if (!isfinite(lo) || !isfinite(hi) || lo > hi)
+        lo = 0, hi = 1;
+    if (zero) {
+        lo = fmin(lo, 0);
+        hi = fmax(hi, 0);
+    }
+    if (hi - lo <= fabs(hi) * 1e-12)
+        hi = lo == 0 ? 1 : lo + fabs(lo) * 0.1;
+    a->step = nice((hi - lo) / 5);
+    a->lo = floor(lo / a->step + 1e-9) * a->step;
+    a->hi = ceil(hi / a->step - 1e-9) * a->step;
+}
+
+static double tr(const struct axis *a, double v)
+{
+    return a->scale == LIN ? v : a->scale == LOG10 ? log10(v) : log2(v);
+}
+
+/* position of v along the axis, 0..1, clamped */
+static double axis_pos(const struct axis *a, double v)
+{
+    if (a->scale != LIN && !(v > 0))
+        return 0;
+    double f = (tr(a, v) - tr(a, a->lo)) / (tr(a, a->hi) - tr(a, a->lo));
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+static double px(const struct plot *p, double x)
+{
+    return p->x0 + axis_pos(&p->x, x) * p->w;
+}
+
+static double py(const struct plot *p, double y)
+{
+    return p->y0 + p->h - axis_pos(&p->y, y) * p->h;
+}
+
+static bool drawable(const struct axis *a, double v)
+{
+    return isfinite(v) && (a->scale == LIN || v > 0);
+}
+
+static void tick_label(const struct axis *a, double v, char *buf, size_t cap)
+{
+    if (a->fmt == T_SIZE) {
+        tp_fmt_size((uint64_t)llround(v), buf, cap);
+        return;
+    }
+    double x = v / a->div;
+    if (fabs(x) < 1e-12 * fmax(fabs(a->hi), fabs(a->lo)) / a->div)
+        x = 0;
+    if (x != 0 && (fabs(x) >= 1e6 || fabs(x) < 1e-3)) {
+        int e = (int)floor(log10(fabs(x)) + 1e-9);
+        double m = x / pow(10, e);
+        snprintf(buf, cap, "%.3ge%d", m, e);
+    } else {
+        snprintf(buf, cap, "%.6g", x);
+    }
+}
+
+struct tick {
+    double v;
+    bool label; /* labelled, with a full grid line */
+};
+
+/* The ticks of an axis, at most cap. */
+static size_t ticks(const struct axis *a, struct tick *t, size_t cap)
+{
+    size_t n = 0;
+    if (a->scale == LIN) {
+        for (int i = 0; n < cap; i++) {
+            double v = a->lo + i * a->step;
+            if (v > a->hi + a->step * 1e-6)
+                break;
+            t[n++] = (struct tick){v, true};
+        }
+    } else if (a->scale == LOG10) {
+        int d0 = (int)lround(log10(a->lo)), d1 = (int)lround(log10(a->hi));
+        int decades = d1 - d0, stride = decades > 8 ? 2 : 1;
+        for (int d = d0; d <= d1 && n < cap; d++) {
+            double v = pow(10, d);
+            t[n++] = (struct tick){v, (d - d0) % stride == 0};
+            for (int m = 2; m <= 9 && d < d1 && decades <= 6 && n < cap; m++)
+                t[n++] = (struct tick){m * v, decades <= 2 && (m == 2 || m == 5)};
+        }
+    } else {
+        int e0 = (int)lround(log2(a->lo)), e1 = (int)lround(log2(a->hi));
+        int stride = (e1 - e0) / 8 + 1;
+        for (int e = e0; e <= e1 && n < cap; e++)
+            t[n++] = (struct tick){exp2(e), (e - e0) % stride == 0};
+    }
+    return n;
+}
+
+/* Open an SVG of W x H px: legend on top, then the plotting area with its
+ * grid, ticks, tick labels and axis titles. The axes must be fitted. */
+static void plot_begin(struct plot *p, struct buf *b, const char *kind, const char *title, int W,
+                       int H, const struct legend *lg)
+{
+    const double right = 24, bottom = 46, row = 17;
+    struct tick t[160];
+    char lab[48];
+    /* room on the left for the widest y label (about 7 px a character) and the title */
+    size_t widest = 1, n = ticks(&p->y, t, 160);
+    for (size_t i = 0; i < n; i++) {
+        tick_label(&p->y, t[i].v, lab, sizeof lab);
+        widest = t[i].label && strlen(lab) > widest ? strlen(lab) : widest;
+    }
+    const double left = 30 + 7 * (double)widest;
+    /* legend entries flow left to right, wrapping; measured roughly at 6.6 px a character */
+    double lx = left, ly = 16;
+    double ex[MAX_SERIES], ey[MAX_SERIES];
+    for (size_t i = 0; lg && i < lg->n; i++) {
+        double wd = 24 + 6.6 * (double)strlen(lg->name[i]) + 14;
+        if (lx > left && lx + wd > W - right) {
+            lx = left;
+            ly += row;
+        }
+        ex[i] = lx;
+        ey[i] = ly;
+        lx += wd;
+    }
+    double top = (lg && lg->n ? ly + 10 : 12);
+    p->b = b;
+    p->x0 = left;
+    p->y0 = top;
+    p->w = W - left - right;
+    p->h = H - top - bottom;
+
+    pf(b,
+       "<svg class=\"plot\" data-kind=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+       "role=\"img\"><title>",
+       kind, W, H, W, H);
+    esc(b, title);
+    emit(b, "</title>\n");
+    pf(b, "<rect class=\"area\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n", p->x0,
+       p->y0, p->w, p->h);
+
+    /* grid: labelled ticks get a full line, the others a faint one */
+    for (int pass = 0; pass < 2; pass++) {
+        pf(b, "<path class=\"%s\" d=\"", pass ? "g" : "gm");
+        n = ticks(&p->x, t, 160);
+        for (size_t i = 0; i < n; i++)
+            if (t[i].label == (pass == 1))
+                pf(b, "M%.1f %.1fV%.1f", px(p, t[i].v), p->y0, p->y0 + p->h);
+        n = ticks(&p->y, t, 160);
+        for (size_t i = 0; i < n; i++)
+            if (t[i].label == (pass == 1))
+                pf(b, "M%.1f %.1fH%.1f", p->x0, py(p, t[i].v), p->x0 + p->w);
+        emit(b, "\"/>\n");
+    }
+    pf(b, "<path class=\"ax\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", p->x0, p->y0, p->y0 + p->h,
+       p->x0 + p->w);
+    n = ticks(&p->x, t, 160);
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].label)
+            continue;
+        tick_label(&p->x, t[i].v, lab, sizeof lab);
+        pf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", px(p, t[i].v),
+           p->y0 + p->h + 15, lab);
+    }
+    n = ticks(&p->y, t, 160);
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].label)
+            continue;
+        tick_label(&p->y, t[i].v, lab, sizeof lab);
+        pf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" dy=\"0.32em\">%s</text>\n",
+           p->x0 - 5, py(p, t[i].v), lab);
+    }
+    pf(b, "<text class=\"at\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", p->x0 + p->w / 2,
+       H - 10);
+    esc(b, p->x.title);
+    pf(b,
+       "</text>\n<text class=\"at\" transform=\"translate(14 %.1f) rotate(-90)\" "
+       "text-anchor=\"middle\">",
+       p->y0 + p->h / 2);
+    esc(b, p->y.title);
+    emit(b, "</text>\n");
+    for (size_t i = 0; lg && i < lg->n; i++) {
+        if (lg->block[i])
+            pf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"10\" fill=\"%s\"/>", ex[i],
+               ey[i] - 9, lg->color[i]);
+        else
+            pf(b, "<path d=\"M%.1f %.1fh18\" stroke=\"%s\" stroke-width=\"2.5\"/>", ex[i],
+               ey[i] - 4, lg->color[i]);
+        pf(b, "<text x=\"%.1f\" y=\"%.1f\">", ex[i] + 22, ey[i]);
+        esc(b, lg->name[i]);
+        emit(b, "</text>\n");
+    }
+}
+
+static void plot_end(struct plot *p)
+{
+    emit(p->b, "</svg>\n");
+}
+
+enum style { LINE, STEP, MARKS };
+
+/* A series: straight segments (LINE, MARKS with a dot at each point) or a
+ * staircase that holds each y until the next x (STEP). Points that cannot be
+ * drawn (non-finite, or not positive on a log axis) break the line. */
+static void plot_line(struct plot *p, const double *xs, const double *ys, size_t n,
+                      const char *color, enum style st)
+{
+    struct buf *b = p->b;
+    pf(b,
+       "<path class=\"s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
+       "stroke-linejoin=\"round\" d=\"",
+       color);
+    bool pen = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!drawable(&p->x, xs[i]) || !drawable(&p->y, ys[i])) {
+            pen = false;
+            continue;
+        }
+        double x = px(p, xs[i]), y = py(p, ys[i]);
+        if (!pen)
+            pf(b, "M%.1f %.1f", x, y);
+        else if (st == STEP)
+            pf(b, "H%.1fV%.1f", x, y);
+        else
+            pf(b, "L%.1f %.1f", x, y);
+        pen = true;
+    }
+    emit(b, "\"/>\n");
+    if (st != MARKS)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (drawable(&p->x, xs[i]) && drawable(&p->y, ys[i]))
+            pf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" fill=\"%s\"/>", px(p, xs[i]),
+               py(p, ys[i]), color);
+    emit(b, "\n");
+}
+
+/* Stacked bars: bar i spans x in [i, i + 1) on a linear axis and stacks
+ * v[0][i], v[1][i], ... from zero. One path per layer keeps the page small. */
+static void plot_stack(struct plot *p, const double *const *v, size_t layers, size_t n,
+                       const char *const *colors)
+{
+    double slot = p->w / (double)(n ? n : 1);
+    double gap = slot >= 4 ? slot * 0.15 : 0;
+    double *base = calloc(n ? n : 1, sizeof *base);
+    if (!base) {
+        p->b->oom = true;
+        return;
+    }
+    for (size_t k = 0; k < layers; k++) {
+        pf(p->b, "<path class=\"bars\" fill=\"%s\" d=\"", colors[k]);
+        for (size_t i = 0; i < n; i++) {
+            double h = isfinite(v[k][i]) && v[k][i] > 0 ? v[k][i] : 0;
+            if (h == 0)
+                continue;
+            double x0 = px(p, (double)i) + gap / 2, x1 = px(p, (double)i + 1) - gap / 2;
+            double y0 = py(p, base[i]), y1 = py(p, base[i] + h);
+            if (y0 - y1 >= 0.05)
+                pf(p->b, "M%.1f %.1fH%.1fV%.1fH%.1fZ", x0, y0, x1, y1, x0);
+            base[i] += h;
+        }
+        emit(p->b, "\"/>\n");
+    }
+    free(base);
+}
+
+/* ---- page parts ---- */
+
+static const char css[] =
+    "body{margin:0;background:#f5f6f8;color:#1d1f23;"
+    "font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif}\n"
+    "main{max-width:1040px;margin:0 auto;padding:12px 24px 48px}\n"
+    "h1{font-size:22px;margin:10px 0 2px}\n"
+    "h2{font-size:18px;margin:30px 0 8px;padding-bottom:4px;border-bottom:1px solid #d5d8de}\n"
+    "h3{font-size:15px;margin:18px 0 6px}\n"
+    ".meta,.small{color:#5a5f69;font-size:12.5px}\n"
+    ".boxes{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:10px}\n"
+    ".box{background:#fff;border:1px solid #d5d8de;border-left:7px solid #8a8f98;"
+    "border-radius:4px;padding:7px 10px}\n"
+    ".box .name{font-weight:600;overflow-wrap:anywhere}\n"
+    ".box .sum{font-size:13px;color:#33363c;overflow-wrap:anywhere}\n"
+    ".st{display:inline-block;min-width:34px;text-align:center;font-size:11px;font-weight:700;"
+    "padding:0 5px;border-radius:3px;color:#fff;background:#8a8f98;margin-right:6px}\n"
+    ".box.PASS{border-left-color:#2e7d32}.st.PASS{background:#2e7d32}\n"
+    ".box.WARN{border-left-color:#c77700}.st.WARN{background:#c77700}\n"
+    ".box.FAIL{border-left-color:#c62828}.st.FAIL{background:#c62828}\n"
+    ".box.INFO{border-left-color:#1f6fb2}.st.INFO{background:#1f6fb2}\n"
+    "table{border-collapse:collapse;width:100%;background:#fff;font-size:13px;margin:6px 0 4px}\n"
+    "th,td{border:1px solid #e0e2e6;padding:3px 7px;text-align:left;vertical-align:top}\n"
+    "th{background:#eef0f3;font-weight:600}\n"
+    "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "tr.FAIL td{background:#fdf0f0}tr.WARN td{background:#fdf6e9}\n"
+    "figure{margin:8px 0;background:#fff;border:1px solid #e0e2e6;border-radius:4px;"
+    "padding:6px 8px}\n"
+    "figcaption{font-size:13px;color:#33363c;margin-bottom:2px}\n"
+    ".pair{display:grid;grid-template-columns:1fr 1fr;gap:10px}\n"
+    "@media (max-width:900px){.pair{grid-template-columns:1fr}}\n"
+    "svg.plot{display:block;width:100%;height:auto}\n"
+    "svg.plot text{font-size:12px;fill:#33363c;font-family:system-ui,sans-serif}\n"
+    "svg.plot .at{font-size:12.5px;fill:#1d1f23}\n"
+    "svg.plot .area{fill:#fff;stroke:none}\n"
+    "svg.plot .g{stroke:#e3e5e9;fill:none}svg.plot .gm{stroke:#f2f3f5;fill:none}\n"
+    "svg.plot .ax{stroke:#5a5f69;fill:none}\n"
+    "ul.words{background:#fff;border:1px solid #e0e2e6;border-radius:4px;margin:6px 0;"
+    "padding:8px 12px 8px 28px}\n"
+    "ul.words li{margin:2px 0}\n"
+    "code{font-size:12.5px;overflow-wrap:anywhere}\n";
+
+static void th(struct buf *b, const char *const *cols)
+{
+    emit(b, "<tr>");
+    for (size_t i = 0; cols[i]; i++) {
+        /* a leading '#' marks a numeric (right-aligned) column */
+        bool n = cols[i][0] == '#';
+        pf(b, "<th%s>", n ? " class=\"n\"" : "");
+        esc(b, cols[i] + n);
+        emit(b, "</th>");
+    }
+    emit(b, "</tr>\n");
+}
+
+static void td(struct buf *b, const char *s)
+{
+    emit(b, "<td>");
+    esc(b, s);
+    emit(b, "</td>");
+}
+
+static void tdn(struct buf *b, const char *s)
+{
+    emit(b, "<td class=\"n\">");
+    esc(b, s);
+    emit(b, "</td>");
+}
+
+/* A heading that names the document: command, a detail, the host. */
+static void doc_heading(struct buf *b, const json_t *d, const char *detail)
+{
+    emit(b, "<h3>");
+    esc(b, command(d));
+    if (detail && *detail) {
+        emit(b, " &middot; ");
+        esc(b, detail);
+    }
+    const char *host = str(get(d, "provenance"), "host");
+    if (host) {
+        emit(b, " <span class=\"small\">on ");
+        esc(b, host);
+        emit(b, "</span>");
+    }
+    emit(b, "</h3>\n");
+}
+
+/* net documents: "tcp", "ofi tcp;ofi_rxm" */
+static void transport_name(const json_t *d, char *buf, size_t cap)
+{
+    const json_t *cfg = get(d, "config");
+    const char *tr_ = str(cfg, "transport"), *prov = str(cfg, "provider");
+    snprintf(buf, cap, "%s%s%s", tr_ ? tr_ : "tcp", prov ? " " : "", prov ? prov : "");
+}
+
+/* ---- key figures (one line a document) ---- */
+
+static const json_t *peak_busbw(const json_t *res, double *bw)
+{
+    const json_t *best = NULL, *e;
+    size_t i;
+    *bw = NAN;
+    json_array_foreach(get(res, "sizes"), i, e) {
+        double v = num(e, "busbw");
+        if (isfinite(v) && (!best || v > *bw)) {
+            best = e;
+            *bw = v;
+        }
+    }
+    return best;
+}
+
+static void key_figure(const json_t *d, char *out, size_t cap)
+{
+    const json_t *res = get(d, "results"), *cfg = get(d, "config");
+    const char *c = command(d);
+    char a[40], b2[40], s[40];
+    out[0] = '\0';
+    if (!doc_ok(d)) {
+        const char *m = str(get(d, "status"), "message");
+        snprintf(out, cap, "run failed%s%s", m && *m ? ": " : "", m ? m : "");
+    } else if (strcmp(c, "net lat") == 0) {
+        const json_t *e = json_array_get(get(res, "sizes"), 0), *l = get(e, "latency");
+        snprintf(out, cap, "one-way p50 %s, p99 %s at %s", fmt_ns(num(l, "p50"), a, sizeof a),
+                 fmt_ns(num(l, "p99"), b2, sizeof b2),
+                 fmt_bytes(num(e, "size_bytes"), s, sizeof s));
+    } else if (strcmp(c, "net loaded") == 0) {
+        const json_t *iso = get(json_array_get(get(res, "isolated"), 0), "latency");
+        const json_t *ld = get(json_array_get(get(res, "loaded"), 0), "latency");
+        snprintf(out, cap, "p99 %s idle, %s under load", fmt_ns(num(iso, "p99"), a, sizeof a),
+                 fmt_ns(num(ld, "p99"), b2, sizeof b2));
+    } else if (strcmp(c, "net bw") == 0 || strcmp(c, "net bibw") == 0) {
+        const char *k = strcmp(c, "net bw") == 0 ? "bw" : "bibw";
+        double best = NAN, at = NAN;
+        const json_t *e;
+        size_t i;
+        json_array_foreach(get(res, "sizes"), i, e) {
+            if (isfinite(num(e, k)) && !(num(e, k) <= best)) {
+                best = num(e, k);
+                at = num(e, "size_bytes");
+            }
+        }
+        snprintf(out, cap, "%s %s at %s", k, fmt_rate(best, a, sizeof a),
+                 fmt_bytes(at, s, sizeof s));
+    } else if (strcmp(c, "coll") == 0) {
+        double bw;
+        const json_t *e = peak_busbw(res, &bw);
+        snprintf(out, cap, "%s, %.0f ranks: busbw %s at %s", str(cfg, "op") ? str(cfg, "op") : "?",
+                 num(cfg, "ranks"), fmt_rate(bw, a, sizeof a),
+                 fmt_bytes(num(e, "size_bytes"), s, sizeof s));
+    } else if (strcmp(c, "io commit") == 0) {
+        snprintf(out, cap, "commit p99 %s, %.0f commits/s",
+                 fmt_ns(num(get(res, "latency"), "p99"), a, sizeof a), num(res, "commits_per_s"));
+    } else if (strcmp(c, "io dataset") == 0) {
+        snprintf(out, cap, "read p99 %s, %.0f samples/s",
+                 fmt_ns(num(get(res, "latency"), "p99"), a, sizeof a), num(res, "samples_per_s"));
+    } else if (strcmp(c, "io checkpoint") == 0) {
+        snprintf(out, cap, "commit p50 %s, %s", fmt_ns(num(get(res, "commit"), "p50"), a, sizeof a),
+                 fmt_rate(num(res, "throughput"), b2, sizeof b2));
+    } else if (strcmp(c, "step") == 0) {
+        const json_t *run = json_array_get(get(res, "runs"), 0), *st = get(run, "step_time");
+        snprintf(out, cap, "step p50 %s, p99 %s; %s exposed comm",
+                 fmt_ns(num(st, "p50"), a, sizeof a), fmt_ns(num(st, "p99"), b2, sizeof b2),
+                 fmt_pct(num(get(run, "summary"), "exposed_comm_fraction"), s, sizeof s));
+    } else if (strcmp(c, "plan") == 0) {
+        const json_t *best = json_array_get(get(res, "candidates"), 0);
+        snprintf(out, cap, "cheapest at %.0f GPUs: %s, %s per run", num(res, "gpus"),
+                 str(best, "name") ? str(best, "name") : "?",
+                 fmt_money(num(get(best, "cost"), "total"), a, sizeof a));
+    } else if (strcmp(c, "check") == 0) {
+        const json_t *sm = get(res, "summary");
+        snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip", num(sm, "fail"),
+                 num(sm, "warn"), num(sm, "pass"), num(sm, "skip"));
+    }
+}
+
+/* ---- verdicts ---- */
+
+static void box(struct buf *b, const char *status, const char *name, const char *summary,
+                const char *figure, double seconds)
+{
+    pf(b, "<div class=\"box %s\"><div class=\"name\"><span class=\"st %s\">%s</span>", status,
+       status, status);
+    esc(b, name);
+    emit(b, "</div>");
+    if (summary && *summary) {
+        emit(b, "<div class=\"sum\">");
+        esc(b, summary);
+        emit(b, "</div>");
+    }
+    if (figure && *figure) {
+        emit(b, "<div class=\"sum\">");
+        esc(b, figure);
+        emit(b, "</div>");
+    }
+    if (isfinite(seconds))
+        pf(b, "<div class=\"small\">%.1f s</div>", seconds);
+    emit(b, "</div>\n");
+}
+
+static const char *derived_status(const json_t *d)
+{
+    if (!doc_ok(d))
+        return "FAIL";
+    if (strcmp(command(d), "check") == 0) {
+        double code = num(get(get(d, "results"), "nagios"), "code");
+        return code == 0 ? "PASS" : code == 2 ? "FAIL" : "WARN";
+    }
+    return "INFO";
+}
+
+static void section_verdicts(struct buf *b, const json_t *const *docs, size_t n,
+                             const json_t *verdicts)
+{
+    size_t i;
+    const json_t *v;
+    char fig[512];
+    if (!verdicts && n == 0)
+        return;
+    emit(b, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n<div class=\"boxes\">\n");
+    if (verdicts) {
+        json_array_foreach(verdicts, i, v) {
+            box(b, str(v, "status"), str(v, "name"), str(v, "summary"), str(v, "figure"),
+                num(v, "seconds"));
+        }
+        emit(b, "</div>\n");
+        if (n) {
+            emit(b, "<h3>Key figures</h3>\n<table>\n");
+            th(b, (const char *const[]){"command", "host", "key figure", NULL});
+            for (size_t k = 0; k < n; k++) {
+                key_figure(docs[k], fig, sizeof fig);
+                pf(b, "<tr class=\"%s\">", doc_ok(docs[k]) ? "ok" : "FAIL");
+                td(b, command(docs[k]));
+                td(b, str(get(docs[k], "provenance"), "host"));
+                td(b, fig);
+                emit(b, "</tr>\n");
+            }
+            emit(b, "</table>\n");
+        }
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            key_figure(docs[k], fig, sizeof fig);
+            box(b, derived_status(docs[k]), command(docs[k]), fig, NULL, NAN);
+        }
+        emit(b, "</div>\n<p class=\"small\">Derived from the documents: FAIL marks a failed run; "
+                "check shows its Nagios status; INFO is a measurement without a threshold.</p>\n");
+    }
+    emit(b, "</section>\n");
+}
+
+/* ---- latency ---- */
+
+struct curve {
+    tp_hist *h;
+    double scale; /* value shown = recorded value x scale (RTT -> one-way: 0.5) */
+    char label[64];
+};
+
+#define MAX_CURVES 12
+
+/* The histograms a document offers, with what they are. Returns how many. */
+static size_t doc_curves(const json_t *d, struct curve *cv, const char **what)
+{
+    const json_t *res = get(d, "results");
+    const char *c = command(d);
+    size_t n = 0;
+    *what = NULL;
+    if (strcmp(c, "net lat") == 0 || strcmp(c, "net loaded") == 0) {
+        static const char *const secs[] = {"sizes", "isolated", "loaded"};
+        *what = "one-way latency (RTT/2)";
+        for (int s = 0; s < 3; s++) {
+            size_t i;
+            const json_t *e;
+            json_array_foreach(get(res, secs[s]), i, e) {
+                if (n >= MAX_CURVES || !json_is_object(get(e, "rtt_histogram")))
+                    continue;
+                tp_hist *h = tp_hist_from_json(get(e, "rtt_histogram"), NULL);
+                if (!h || h->count == 0) {
+                    tp_hist_free(h);
+                    continue;
+                }
+                char sz[32];
+                fmt_bytes(num(e, "size_bytes"), sz, sizeof sz);
+                cv[n].h = h;
+                cv[n].scale = 0.5;
+                snprintf(cv[n].label, sizeof cv[n].label, "%s%s%s", s ? secs[s] : "", s ? " " : "",
+                         sz);
+                n++;
+            }
+        }
+        return n;
+    }
+    const char *key = NULL, *label = NULL;
+    if (strcmp(c, "io commit") == 0) {
+        key = "latency_histogram";
+        label = str(res, "sync") ? str(res, "sync") : "commit";
+        *what = "commit latency (write + sync)";
+    } else if (strcmp(c, "io dataset") == 0) {
+        key = "latency_histogram";
+        label = "record read";
+        *what = "read latency";
+    } else if (strcmp(c, "io checkpoint") == 0) {
+        key = "commit_histogram";
+        label = "checkpoint commit";
+        *what = "checkpoint commit latency";
+    }
+    if (!key || !json_is_object(get(res, key)))
+        return 0;
+    tp_hist *h = tp_hist_from_json(get(res, key), NULL);
+    if (!h || h->count == 0) {
+        tp_hist_free(h);
+        return 0;
+    }
+    cv[0].h = h;
+    cv[0].scale = 1;
+    snprintf(cv[0].label, sizeof cv[0].label, "%s", label);
+    return 1;
+}
+
+/* The non-empty buckets of h as (value, count): the bucket's midpoint clamped
+ * to [min, max], the value percentiles report. */
+static double bucket_value(const tp_hist *h, unsigned i)
+{
+    double v = (double)tp_hist_bucket_lo(i) + (double)(tp_hist_bucket_width(i) - 1) / 2;
+    return fmin(fmax(v, (double)h->min), (double)h->max);
+}
+
+#define BINS_PER_DECADE 20
+
+static void latency_plots(struct buf *b, struct curve *cv, size_t nc, const char *what)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t k = 0; k < nc; k++) {
+        lo = fmin(lo, fmax((double)cv[k].h->min * cv[k].scale, 1));
+        hi = fmax(hi, fmax((double)cv[k].h->max * cv[k].scale, 1));
+    }
+    struct axis x = {.scale = LOG10};
+    axis_fit(&x, lo, hi, false);
+    const char *unit;
+    time_unit(sqrt(x.lo * x.hi), &x.div, &unit);
+    snprintf(x.title, sizeof x.title, "%s (%s, log scale)", what, unit);
+    struct legend lg = {0};
+    for (size_t k = 0; k < nc; k++)
+        legend_add(&lg, cv[k].label, palette[k % PALETTE], false);
+
+    /* CDF: a staircase through (value, fraction of samples <= value) */
+    emit(b, "<div class=\"pair\">\n<figure><figcaption>CDF: fraction of samples at or below a "
+            "latency</figcaption>\n");
+    struct plot p;
+    p.x = x;
+    p.y = (struct axis){.scale = LIN, .div = 1};
+    axis_fit(&p.y, 0, 1, true);
+    snprintf(p.y.title, sizeof p.y.title, "cumulative fraction (0-1)");
+    plot_begin(&p, b, "cdf", "latency CDF", 500, 330, &lg);
+    size_t cap = 2 * TP_HIST_BUCKETS + 2;
+    double *xs = malloc(cap * sizeof *xs), *ys = malloc(cap * sizeof *ys);
+    size_t nbins = 0;
+    double *bins = NULL;
+    if (!xs || !ys) {
+        b->oom = true;
+        goto out;
+    }
+    for (size_t k = 0; k < nc; k++) {
+        const tp_hist *h = cv[k].h;
+        size_t m = 0;
+        uint64_t cum = 0;
+        xs[m] = (double)h->min * cv[k].scale;
+        ys[m++] = 0;
+        for (unsigned i = 0; i < TP_HIST_BUCKETS; i++) {
+            if (!h->counts[i])
+                continue;
+            cum += h->counts[i];
+            xs[m] = bucket_value(h, i) * cv[k].scale;
+            ys[m++] = (double)cum / (double)h->count;
+        }
+        plot_line(&p, xs, ys, m, palette[k % PALETTE], STEP);
+    }
+    plot_end(&p);
+    emit(b, "</figure>\n");
+
+    /* histogram: share of samples in log-spaced bins, drawn as steps */
+    int b0 = (int)floor(log10(x.lo) * BINS_PER_DECADE + 1e-9);
+    int b1 = (int)ceil(log10(x.hi) * BINS_PER_DECADE - 1e-9);
+    nbins = (size_t)(b1 > b0 ? b1 - b0 : 1);
+    bins = calloc(nc * nbins, sizeof *bins);
+    if (!bins) {
+        b->oom = true;
+        goto out;
+    }
+    double top = 0;
+    for (size_t k = 0; k < nc; k++) {
+        const tp_hist *h = cv[k].h;
+        for (unsigned i = 0; i < TP_HIST_BUCKETS; i++) {
+            if (!h->counts[i])
+                continue;
+            double v = fmax(bucket_value(h, i) * cv[k].scale, x.lo);
+            long j = lround(floor(log10(v) * BINS_PER_DECADE + 1e-9)) - b0;
+            size_t jj = j < 0 ? 0 : (size_t)j >= nbins ? nbins - 1 : (size_t)j;
+            bins[k * nbins + jj] += 100.0 * (double)h->counts[i] / (double)h->count;
+        }
+        for (size_t j = 0; j < nbins; j++)
+            top = fmax(top, bins[k * nbins + j]);
+    }
+    emit(b, "<figure><figcaption>Histogram: share of samples per bin (20 bins a "
+            "decade)</figcaption>\n");
+    p.x = x;
+    p.y = (struct axis){.scale = LIN, .div = 1};
+    axis_fit(&p.y, 0, top, true);
+    snprintf(p.y.title, sizeof p.y.title, "samples per bin (%%)");
+    plot_begin(&p, b, "hist", "latency histogram", 500, 330, &lg);
+    for (size_t k = 0; k < nc; k++) {
+        size_t m = 0;
+        for (size_t j = 0; j < nbins && m + 2 < cap; j++) {
+            double e0 = pow(10, (double)(b0 + (int)j) / BINS_PER_DECADE);
+            if (j == 0) {
+                xs[m] = e0;
+                ys[m++] = 0;
+            }
+            xs[m] = e0;
+            ys[m++] = bins[k * nbins + j];
+        }
+        xs[m] = pow(10, (double)(b0 + (int)nbins) / BINS_PER_DECADE);
+        ys[m++] = 0;
+        plot_line(&p, xs, ys, m, palette[k % PALETTE], STEP);
+    }
+    plot_end(&p);
+    emit(b, "</figure>\n");
+out:
+    emit(b, "</div>\n");
+    free(xs);
+    free(ys);
+    free(bins);
+}
+
+static void latency_table(struct buf *b, const struct curve *cv, size_t nc)
+{
+    emit(b, "<table>\n");
+    th(b, (const char *const[]){"series", "#samples", "#mean", "#p50", "#p99", "#p99.9", "#max",
+                                NULL});
+    char s[40];
+    for (size_t k = 0; k < nc; k++) {
+        const tp_hist *h = cv[k].h;
+        emit(b, "<tr>");
+        td(b, cv[k].label);
+        snprintf(s, sizeof s, "%llu", (unsigned long long)h->count);
+        tdn(b, s);
+        tdn(b, fmt_ns(h->mean * cv[k].scale, s, sizeof s));
+        static const double q[] = {50, 99, 99.9, 100};
+        for (size_t i = 0; i < 4; i++)
+            tdn(b, fmt_ns((double)tp_hist_percentile(h, q[i]) * cv[k].scale, s, sizeof s));
+        emit(b, "</tr>\n");
+    }
+    emit(b, "</table>\n");
+}
+
+static void section_latency(struct buf *b, const json_t *const *docs, size_t n)
+{
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!doc_ok(docs[i]))
+            continue;
+        struct curve cv[MAX_CURVES];
+        const char *what;
+        size_t nc = doc_curves(docs[i], cv, &what);
+        if (!nc)
+            continue;
+        if (!open) {
+            emit(b, "<section id=\"latency\">\n<h2>Latency</h2>\n<p class=\"small\">From the "
+                    "documents' histograms (percentiles nearest-rank, within 0.4 %). Network "
+                    "latency is one-way: the round trip halved.</p>\n");
+            open = true;
+        }
+        char detail[96] = "";
+        if (strncmp(command(docs[i]), "net ", 4) == 0)
+            transport_name(docs[i], detail, sizeof detail);
+        else
+            snprintf(detail, sizeof detail, "%s",
+                     str(get(get(get(docs[i], "results"), "storage"), "fs"), "type") ?: "");
+        doc_heading(b, docs[i], detail);
+        latency_plots(b, cv, nc, what);
+        latency_table(b, cv, nc);
+        for (size_t k = 0; k < nc; k++)
+            tp_hist_free(cv[k].h);
+    }
+    if (open)
+        emit(b, "</section>\n");
+}
+
+/* ---- collectives ---- */
+
+static void coll_label(const json_t *d, char *buf, size_t cap)
+{
+    const json_t *cfg = get(d, "config");
+    snprintf(buf, cap, "%s, %.0f ranks, %s", str(cfg, "op") ?: "?", num(cfg, "ranks"),
+             str(cfg, "transport") ?: "tcp");
+}
+
+static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
+{
+    size_t nd = 0;
+    double xlo = INFINITY, xhi = 0, yhi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_cmd(docs[i], "coll"))
+            continue;
+        const json_t *e;
+        size_t k;
+        json_array_foreach(get(get(docs[i], "results"), "sizes"), k, e) {
+            double s = num(e, "size_bytes"), v = num(e, "busbw");
+            if (s > 0 && isfinite(v)) {
+                xlo = fmin(xlo, s);
+                xhi = fmax(xhi, s);
+                yhi = fmax(yhi, v);
+                nd++;
+            }
+        }
+    }
+    if (!nd)
+        return;
+    emit(b, "<section id=\"busbw\">\n<h2>Collective bus bandwidth</h2>\n<p class=\"small\">busbw "
+            "= size / time x the nccl-tests factor (allreduce 2(n-1)/n); time is the slowest "
+            "rank's, mean over iterations. GB/s = 1e9 B/s.</p>\n");
+    struct plot p;
+    p.x = (struct axis){.scale = LOG2, .fmt = T_SIZE};
+    axis_fit(&p.x, xlo, xhi, false);
+    snprintf(p.x.title, sizeof p.x.title, "message size (bytes, log scale)");
+    p.y = (struct axis){.scale = LIN, .div = 1e9};
+    axis_fit(&p.y, 0, yhi, true);
+    snprintf(p.y.title, sizeof p.y.title, "bus bandwidth (GB/s)");
+    struct legend lg = {0};
+    char labels[MAX_SERIES][96];
+    const json_t *which[MAX_SERIES];
+    for (size_t i = 0; i < n && lg.n < MAX_SERIES; i++) {
+        if (!is_cmd(docs[i], "coll"))
+            continue;
+        which[lg.n] = docs[i];
+        coll_label(docs[i], labels[lg.n], sizeof labels[0]);
+        legend_add(&lg, labels[lg.n], palette[lg.n % PALETTE], false);
+    }
+    emit(b, "<figure><figcaption>Bus bandwidth against message size</figcaption>\n");
+    plot_begin(&p, b, "busbw", "collective bus bandwidth", 960, 400, &lg);
+    for (size_t k = 0; k < lg.n; k++) {
+        const json_t *sizes = get(get(which[k], "results"), "sizes"), *e;
+        size_t m = json_array_size(sizes), i;
+        double *xs = calloc(m + 1, sizeof *xs), *ys = calloc(m + 1, sizeof *ys);
+        if (xs && ys) {
+            json_array_foreach(sizes, i, e) {
+                xs[i] = num(e, "size_bytes");
+                ys[i] = num(e, "busbw");
+            }
+            plot_line(&p, xs, ys, m, lg.color[k], MARKS);
+        } else {
+            b->oom = true;
+        }
+        free(xs);
+        free(ys);
+    }
+    plot_end(&p);
+    emit(b, "</figure>\n<table>\n");
+    th(b, (const char *const[]){"collective", "#peak busbw", "#at size", "#p50 time there",
+                                "#wrong results", "alpha-beta fits (time = alpha + beta x bytes)",
+                                NULL});
+    for (size_t k = 0; k < lg.n; k++) {
+        const json_t *res = get(which[k], "results"), *e;
+        double bw, wrong = 0;
+        const json_t *best = peak_busbw(res, &bw);
+        size_t i;
+        json_array_foreach(get(res, "sizes"), i, e) {
+            if (isfinite(num(e, "wrong")))
+                wrong += num(e, "wrong");
+        }
+        char s[64];
+        emit(b, "<tr>");
+        td(b, lg.name[k]);
+        tdn(b, fmt_rate(bw, s, sizeof s));
+        tdn(b, fmt_bytes(num(best, "size_bytes"), s, sizeof s));
+        tdn(b, fmt_ns(num(get(best, "time"), "p50"), s, sizeof s));
+        snprintf(s, sizeof s, "%.0f", wrong);
+        tdn(b, s);
+        emit(b, "<td>");
+        json_array_foreach(get(res, "fit"), i, e) {
+            char al[32], be[32];
+            /* beta in ns/B is 1/bandwidth: shown as the bandwidth it means */
+            double beta = num(e, "beta");
+            pf(b, "%s", i ? "<br>" : "");
+            esc(b, str(e, "algo") ?: "?");
+            pf(b, ": alpha %s, 1/beta %s (%.0f%% max error)",
+               fmt_ns(num(e, "alpha"), al, sizeof al),
+               fmt_rate(beta > 0 ? 1e9 / beta : NAN, be, sizeof be), 100 * num(e, "max_rel_error"));
+        }
+        emit(b, "</td></tr>\n");
+    }
+    emit(b, "</table>\n</section>\n");
+}
+
+/* ---- step ---- */
+
+static double cell(const json_t *series, const char *key, size_t step, size_t rank)
+{
+    return json_number_value(json_array_get(json_array_get(get(series, key), step), rank));
+}
+
+/* The slowest rank is the one the others wait for: least straggler_wait in
+ * total (without that series, the largest total step). */
+static size_t slowest_rank(const json_t *series, size_t steps, size_t ranks)
+{
+    bool have = json_array_size(get(series, "straggler_wait")) == steps;
+    size_t best = 0;
+    double best_v = 0;
+    for (size_t r = 0; r < ranks; r++) {
+        double v = 0;
+        for (size_t s = 0; s < steps; s++)
+            v += have ? -cell(series, "straggler_wait", s, r) : cell(series, "step", s, r);
+        if (r == 0 || v > best_v) {
+            best = r;
+            best_v = v;
+        }
+    }
+    return best;
+}
+
+static void step_doc(struct buf *b, const json_t *d)
+{
+    const json_t *run = json_array_get(get(get(d, "results"), "runs"), 0);
+    const json_t *series = get(run, "series");
+    size_t steps = json_array_size(get(series, "step"));
+    size_t ranks = json_array_size(json_array_get(get(series, "step"), 0));
+    char detail[128];
+    snprintf(detail, sizeof detail, "%s, %zu ranks, %zu steps",
+             str(get(d, "config"), "preset") ?: "custom", ranks, steps);
+    doc_heading(b, d, detail);
+    if (!steps || !ranks) {
+        emit(b, "<p class=\"small\">No per-step series in this document.</p>\n");
+        return;
+    }
+    static const char *const keys[] = {"compute", "comm_exposed", "data_wait", "ckpt_stall"};
+    static const char *const names[] = {"compute", "exposed comm", "data wait", "checkpoint stall"};
+    static const char *const colors[] = {"#4e79a7", "#e15759", "#f28e2b", "#59a14f"};
+    size_t r = slowest_rank(series, steps, ranks);
+    double *v[4] = {0}, *job = calloc(steps + 1, sizeof *job), *xs = calloc(steps + 1, sizeof *xs);
+    bool oom = !job || !xs;
+    for (int k = 0; k < 4 && !oom; k++)
+        oom = !(v[k] = calloc(steps, sizeof *v[k]));
+    if (oom) {
+        b->oom = true;
+        goto out;
+    }
+    double top = 0;
+    for (size_t s = 0; s < steps; s++) {
+        double sum = 0;
+        for (int k = 0; k < 4; k++) {
+            v[k][s] = cell(series, keys[k], s, r);
+            sum += v[k][s];
+        }
+        for (size_t q = 0; q < ranks; q++)
+            job[s] = fmax(job[s], cell(series, "step", s, q));
+        top = fmax(top, fmax(sum, job[s]));
+        xs[s] = (double)s;
+    }
+    job[steps] = job[steps - 1];
+    xs[steps] = (double)steps;
+    struct plot p;
+    p.x = (struct axis){.scale = LIN, .div = 1};
+    axis_fit(&p.x, 0, (double)steps, true);
+    p.x.hi = (double)steps; /* bars fill the width */
+    snprintf(p.x.title, sizeof p.x.title, "step (index, 0-based)");
+    p.y = (struct axis){.scale = LIN, .div = 1e6};
+    axis_fit(&p.y, 0, top, true);
+    snprintf(p.y.title, sizeof p.y.title, "time per step (ms)");
+    struct legend lg = {0};
+    for (int k = 0; k < 4; k++)
+        legend_add(&lg, names[k], colors[k], true);
+    legend_add(&lg, "job step (slowest of all ranks)", "#222", false);
+    pf(b,
+       "<figure><figcaption>Where the step goes, rank %zu (the slowest: the others wait for "
+       "it)</figcaption>\n",
+       r);
+    plot_begin(&p, b, "step", "step breakdown", 960, 380, &lg);
+    plot_stack(&p, (const double *const *)v, 4, steps, colors);
+    plot_line(&p, xs, job, steps + 1, "#222", STEP);
+    plot_end(&p);
+    emit(b, "</figure>\n<table>\n");
+    th(b, (const char *const[]){"#step p50", "#step p99", "#max", "#compute", "#exposed comm",
+                                "#data wait", "#checkpoint", "#amplification", "#goodput", NULL});
+    const json_t *st = get(run, "step_time"), *sm = get(run, "summary");
+    char s[48];
+    emit(b, "<tr>");
+    tdn(b, fmt_ns(num(st, "p50"), s, sizeof s));
+    tdn(b, fmt_ns(num(st, "p99"), s, sizeof s));
+    tdn(b, fmt_ns(num(st, "max"), s, sizeof s));
+    tdn(b, fmt_pct(num(sm, "compute_fraction"), s, sizeof s));
+    tdn(b, fmt_pct(num(sm, "exposed_comm_fraction"), s, sizeof s));
+    tdn(b, fmt_pct(num(sm, "data_wait_fraction"), s, sizeof s));
+    tdn(b, fmt_pct(num(sm, "ckpt_overhead_fraction"), s, sizeof s));
+    snprintf(s, sizeof s, "%.3f", num(sm, "amplification"));
+    tdn(b, s);
+    snprintf(s, sizeof s, "%.0f %s", num(sm, "goodput"),
+             str(get(sm, "goodput"), "unit") ?: "samples/s");
+    tdn(b, s);
+    emit(b, "</tr>\n</table>\n");
+out:
+    for (int k = 0; k < 4; k++)
+        free(v[k]);
+    free(job);
+    free(xs);
+}
+
+static void section_step(struct buf *b, const json_t *const *docs, size_t n)
+{
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_cmd(docs[i], "step"))
+            continue;
+        if (!open) {
+            emit(b, "<section id=\"step\">\n<h2>Training step</h2>\n<p class=\"small\">Per step, "
+                    "the slowest rank's data wait, compute, exposed communication and checkpoint "
+                    "stall (stacked; their sum is the step but for the update); the line is the "
+                    "job's step, the slowest rank's. Fractions are over all ranks and "
+                    "steps.</p>\n");
+            open = true;
+        }
+        step_doc(b, docs[i]);
+    }
+    if (open)
+        emit(b, "</section>\n");
+}
+
+/* ---- plan ---- */
+
+/* step time (or cost) per candidate against GPUs, from the sweep */
+static void sweep_plot(struct buf *b, const json_t *res, bool cost)
+{
+    const json_t *sweep = get(res, "sweep");
+    size_t ns = json_array_size(sweep);
+    const json_t *first = get(json_array_get(sweep, 0), "candidates");
+    size_t nc = json_array_size(first);
+    if (ns == 0 || nc == 0)
+        return;
+    if (nc > MAX_SERIES)
+        nc = MAX_SERIES;
+    double *xs = calloc(ns, sizeof *xs), *ys = calloc(ns * nc, sizeof *ys);
+    if (!xs || !ys) {
+        b->oom = true;
+        goto out;
+    }
+    double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+    struct legend lg = {0};
+    for (size_t c = 0; c < nc; c++)
+        legend_add(&lg, str(json_array_get(first, c), "name") ?: "?", palette[c % PALETTE], false);
+    for (size_t s = 0; s < ns; s++) {
+        const json_t *e = json_array_get(sweep, s), *cand;
+        xs[s] = num(e, "gpus");
+        if (xs[s] > 0) {
+            xlo = fmin(xlo, xs[s]);
+            xhi = fmax(xhi, xs[s]);
+        }
+        for (size_t c = 0; c < nc; c++)
+            ys[c * ns + s] = NAN;
+        size_t k;
+        json_array_foreach(get(e, "candidates"), k, cand) {
+            for (size_t c = 0; c < nc; c++) {
+                const char *nm = str(cand, "name");
+                if (!nm || strcmp(nm, lg.name[c]) != 0)
+                    continue;
+                double y = cost ? num(cand, "cost") : num(cand, "step_s") * 1e9;
+                ys[c * ns + s] = y;
+                if (isfinite(y) && y > 0) {
+                    ylo = fmin(ylo, y);
+                    yhi = fmax(yhi, y);
+                }
+            }
+        }
+    }
+    struct plot p;
+    p.x = (struct axis){.scale = LOG2, .div = 1};
+    axis_fit(&p.x, xlo, xhi, false);
+    snprintf(p.x.title, sizeof p.x.title, "GPUs (count, log scale)");
+    /* a wide range reads on a log axis; a narrow one on a linear axis that
+     * does not start at zero, so candidates a few percent apart separate */
+    bool log_y = yhi > 10 * ylo;
+    p.y = (struct axis){.scale = log_y ? LOG10 : LIN, .div = 1};
+    const char *unit = "$";
+    if (!cost)
+        time_unit(log_y ? sqrt(ylo * yhi) : yhi, &p.y.div, &unit);
+    axis_fit(&p.y, ylo, yhi, false);
+    snprintf(p.y.title, sizeof p.y.title, "%s (%s%s)", cost ? "cost per run" : "step time", unit,
+             log_y ? ", log scale" : "");
+    pf(b, "<figure><figcaption>%s against scale, from the sweep</figcaption>\n",
+       cost ? "Cost per run" : "Step time");
+    plot_begin(&p, b, "plan", cost ? "cost per run against GPUs" : "step time against GPUs", 500,
+               330, &lg);
+    for (size_t c = 0; c < nc; c++)
+        plot_line(&p, xs, ys + c * ns, ns, lg.color[c], MARKS);
+    plot_end(&p);
+    emit(b, "</figure>\n");
+out:
+    free(xs);
+    free(ys);
+}
+
+static void plan_doc(struct buf *b, const json_t *d)
+{
+    const json_t *res = get(d, "results"), *c, *w;
+    char detail[128];
+    snprintf(detail, sizeof detail, "%s at %.0f GPUs on %.0f nodes",
+             str(get(get(d, "config"), "workload"), "name") ?: "workload", num(res, "gpus"),
+             num(res, "nodes"));
+    doc_heading(b, d, detail);
+    emit(b, "<table>\n");
+    th(b, (const char *const[]){"#rank", "candidate", "algorithm", "#step", "#step p99",
+                                "#exposed comm", "#checkpoint every", "#time to train",
+                                "#cost per run", NULL});
+    size_t i;
+    char s[64];
+    json_array_foreach(get(res, "candidates"), i, c) {
+        emit(b, "<tr>");
+        snprintf(s, sizeof s, "%.0f", num(c, "rank"));
+        tdn(b, s);
+        td(b, str(c, "name"));
+        td(b, str(c, "algorithm"));
+        tdn(b, fmt_ns(num(c, "step") * 1e9, s, sizeof s));
+        tdn(b, fmt_ns(num(c, "step_p99") * 1e9, s, sizeof s));
+        tdn(b, fmt_pct(num(c, "exposed_fraction"), s, sizeof s));
+        tdn(b, fmt_long(num(get(c, "checkpoint"), "interval"), s, sizeof s));
+        tdn(b, fmt_long(num(c, "time_to_train"), s, sizeof s));
+        tdn(b, fmt_money(num(get(c, "cost"), "total"), s, sizeof s));
+        emit(b, "</tr>\n");
+    }
+    emit(b, "</table>\n");
+    if (json_array_size(get(res, "words"))) {
+        emit(b, "<ul class=\"words\">\n");
+        json_array_foreach(get(res, "words"), i, w) {
+            emit(b, "<li>");
+            esc(b, json_string_value(w));
+            emit(b, "</li>\n");
+        }
+        emit(b, "</ul>\n");
+    }
+    if (json_array_size(get(res, "sweep"))) {
+        emit(b, "<div class=\"pair\">\n");
+        sweep_plot(b, res, false);
+        sweep_plot(b, res, true);
+        emit(b, "</div>\n");
+    }
+}
+
+static void section_plan(struct buf *b, const json_t *const *docs, size_t n)
+{
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_cmd(docs[i], "plan") || !json_is_array(get(get(docs[i], "results"), "candidates")))
+            continue;
+        if (!open) {
+            emit(b, "<section id=\"plan\">\n<h2>Plan</h2>\n<p class=\"small\">Candidates ranked by "
+                    "cost per run at the planned scale; step times are model means with the "
+                    "slowest rank, exposed communication, rare stalls and data stalls.</p>\n");
+            open = true;
+        }
+        plan_doc(b, docs[i]);
+    }
+    if (open)
+        emit(b, "</section>\n");
+}
+
+/* ---- check ---- */
+
+static int status_order(const char *s)
+{
+    static const char *const order[] = {"FAIL", "WARN", "PASS", "SKIP"};
+    for (int i = 0; i < 4; i++)
+        if (s && strcmp(s, order[i]) == 0)
+            return i;
+    return 4;
+}
+
+static void check_doc(struct buf *b, const json_t *d)
+{
+    const json_t *res = get(d, "results"), *sm = get(res, "summary"), *f;
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s: %.0f fail, %.0f warn, %.0f pass, %.0f skip",
+             str(get(res, "nagios"), "word") ?: "?", num(sm, "fail"), num(sm, "warn"),
+             num(sm, "pass"), num(sm, "skip"));
+    doc_heading(b, d, detail);
+    emit(b, "<table>\n");
+    th(b, (const char *const[]){"status", "id", "plane", "severity", "evidence", NULL});
+    const json_t *findings = get(res, "findings");
+    /* FAIL first, then WARN, PASS, SKIP; the rules' order within each */
+    for (int o = 0; o <= 4; o++) {
+        size_t i;
+        json_array_foreach(findings, i, f) {
+            const char *st = str(f, "status");
+            if (status_order(st) != o)
+                continue;
+            bool bad = o < 2;
+            pf(b, "<tr class=\"%s\"><td><span class=\"st %s\">", bad ? st : "", o < 4 ? st : "");
+            esc(b, st ? st : "?");
+            emit(b, "</span></td>");
+            emit(b, "<td><code>");
+            esc(b, str(f, "id"));
+            emit(b, "</code></td>");
+            td(b, str(f, "plane"));
+            td(b, str(f, "severity"));
+            emit(b, "<td>");
+            esc(b, str(f, "evidence"));
+            if (bad && str(f, "remediation")) {
+                emit(b, "<div class=\"small\">Fix: ");
+                esc(b, str(f, "remediation"));
+                emit(b, "</div>");
+            }
+            emit(b, "</td></tr>\n");
+        }
+    }
+    emit(b, "</table>\n");
+}
+
+static void section_check(struct buf *b, const json_t *const *docs, size_t n)
+{
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_cmd(docs[i], "check"))
+            continue;
+        if (!open) {
+            emit(b, "<section id=\"check\">\n<h2>Checks</h2>\n");
+            open = true;
+        }
+        check_doc(b, docs[i]);
+    }
+    if (open)
+        emit(b, "</section>\n");
+}
+
+/* ---- the documents ---- */
+
+static void section_documents(struct buf *b, const json_t *const *docs, size_t n)
+{
+    if (!n)
+        return;
+    emit(b, "<section id=\"documents\">\n<h2>Documents</h2>\n<table>\n");
+    th(b,
+       (const char *const[]){"#", "command", "host", "started (UTC)", "trainpath", "status", NULL});
+    for (size_t i = 0; i < n; i++) {
+        const json_t *d = docs[i], *stj = get(d, "status");
+        char s[32];
+        snprintf(s, sizeof s, "%zu", i + 1);
+        pf(b, "<tr class=\"%s\">", doc_ok(d) ? "ok" : "FAIL");
+        tdn(b, s);
+        td(b, command(d));
+        td(b, str(get(d, "provenance"), "host"));
+        td(b, str(d, "started_utc"));
+        td(b, str(get(d, "tool"), "version"));
+        emit(b, "<td>");
+        if (doc_ok(d)) {
+            emit(b, "ok");
+        } else {
+            esc(b, str(stj, "code") ?: "failed");
+            if (str(stj, "message") && *str(stj, "message")) {
+                emit(b, ": ");
+                esc(b, str(stj, "message"));
+            }
+        }
+        emit(b, "</td></tr>\n");
+    }
+    emit(b, "</table>\n</section>\n");
+}
+
+/* ---- the page ---- */
+
+static int check_inputs(const json_t *const *docs, size_t n, const json_t *verdicts, tp_error *err)
+{
+    if (n && !docs)
+        return tp_error_set(err, TP_EUSAGE, "html report: %zu documents but no array", n);
+    for (size_t i = 0; i < n; i++)
+        if (!json_is_object(docs[i]))
+            return tp_error_set(err, TP_EUSAGE, "html report: document %zu is not an object",
+                                i + 1);
+    if (!verdicts)
+        return 0;
+    if (!json_is_array(verdicts))
+        return tp_error_set(err, TP_EUSAGE, "html report: verdicts: not an array");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(verdicts, i, v) {
+        const char *st = str(v, "status");
+        if (!json_is_object(v) || !str(v, "name"))
+            return tp_error_set(err, TP_EUSAGE, "html report: verdicts[%zu]: needs a name", i);
+        if (!st || status_order(st) > 3)
+            return tp_error_set(err, TP_EUSAGE,
+                                "html report: verdicts[%zu] (%s): status must be PASS, WARN, "
+                                "FAIL or SKIP, not %s",
+                                i, str(v, "name"), st ? st : "missing");
+        if (get(v, "summary") && !json_is_string(get(v, "summary")))
+            return tp_error_set(err, TP_EUSAGE, "html report: verdicts[%zu]: summary: not a string",
+                                i);
+    }
+    return 0;
+}
+
+int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, char **out,
+                   size_t *len, tp_error *err)
+{
+    int rc = check_inputs(docs, n, verdicts, err);
+    if (rc)
+        return rc;
+    struct buf b = {0};
+    emit(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+             "<title>trainpath report</title>\n<style>\n");
+    emit(&b, css);
+    emit(&b, "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>trainpath report</h1>\n"
+             "<p class=\"meta\">");
+    /* what the page covers: the documents' hosts and the span of their start times */
+    const char *first = NULL, *last = NULL;
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = str(docs[i], "started_utc");
+        if (t && (!first || strcmp(t, first) < 0))
+            first = t;
+        if (t && (!last || strcmp(t, last) > 0))
+            last = t;
+        failed += !doc_ok(docs[i]);
+    }
+    pf(&b, "%zu result document%s", n, n == 1 ? "" : "s");
+    if (failed)
+        pf(&b, " (%zu failed)", failed);
+    for (size_t i = 0, shown = 0; i < n && shown < 4; i++) {
+        const char *h = str(get(docs[i], "provenance"), "host");
+        bool seen = false;
+        for (size_t k = 0; k < i && h && !seen; k++) {
+            const char *o = str(get(docs[k], "provenance"), "host");
+            seen = o && strcmp(o, h) == 0;
+        }
+        if (!h || seen)
+            continue;
+        emit(&b, shown++ ? ", " : " from ");
+        esc(&b, h);
+    }
+    if (first) {
+        emit(&b, "; started ");
+        esc(&b, first);
+        if (last && strcmp(last, first) != 0) {
+            emit(&b, " to ");
+            esc(&b, last);
+        }
+    }
+    emit(&b, "</p>\n</header>\n");
+    section_verdicts(&b, docs, n, verdicts);
+    section_latency(&b, docs, n);
+    section_busbw(&b, docs, n);
+    section_step(&b, docs, n);
+    section_plan(&b, docs, n);
+    section_check(&b, docs, n);
+    section_documents(&b, docs, n);
+    if (!n)
+        emit(&b, "<p>No result documents.</p>\n");
+    emit(&b, "</main>\n</body>\n</html>\n");
+    if (b.oom) {
+        free(b.p);
+        return tp_error_set(err, TP_ENOMEM, "html report: out of memory");
+    }
+    *out = b.p;
+    *len = b.len;
+    return 0;
+}
+
+int tp_html_report(const json_t *const *docs, size_t n, const json_t *verdicts, const char *path,
+                   tp_error *err)
+{
+    char *page = NULL;
+    size_t len = 0;
+    int rc = tp_html_render(docs, n, verdicts, &page, &len, err);
+    if (rc)
+        return rc;
+    rc = tp_write_atomic(path, page, len, err);
+    free(page);
+    return rc;
+}

@@ -1,0 +1,357 @@
+/* Result documents flattened into metric rows: one table per command says
+ * which fields become which metrics, with their labels and which way is
+ * better. Everything `report` does (history, baselines, gates, diffs,
+ * outliers, Prometheus, HTML) starts here, so a metric is named once. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp/report.h"
+
+enum better { NONE, LOWER, HIGHER };
+
+struct rows {
+    json_t *a;
+    bool oom;
+};
+
+/* value: a number, or {value, unit}; NAN when absent */
+static double num(const json_t *o, const char *key, const char **unit)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_object(v)) {
+        if (unit)
+            *unit = json_string_value(json_object_get(v, "unit"));
+        v = json_object_get(v, "value");
+    }
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* labels: "k=v" strings, NULL-terminated */
+static void add(struct rows *r, const char *metric, const char *const *labels, double value,
+                const char *unit, enum better b, const json_t *stats, const json_t *hist)
+{
+    if (!isfinite(value) || r->oom)
+        return;
+    json_t *lab = json_object();
+    char key[512];
+    size_t n = (size_t)snprintf(key, sizeof key, "%s", metric);
+    /* labels are given sorted by the callers' tables; keep that order */
+    for (int i = 0; labels && labels[i]; i++) {
+        const char *eq = strchr(labels[i], '=');
+        if (!eq)
+            continue;
+        char k[64];
+        snprintf(k, sizeof k, "%.*s", (int)(eq - labels[i]), labels[i]);
+        json_object_set_new(lab, k, json_string(eq + 1));
+        if (n < sizeof key)
+            n += (size_t)snprintf(key + n, sizeof key - n, "%s%s", i ? "," : "{", labels[i]);
+    }
+    if (labels && labels[0] && n < sizeof key)
+        snprintf(key + n, sizeof key - n, "}");
+    static const char *const words[] = {NULL, "lower", "higher"};
+    json_t *row = json_pack("{s:s, s:o, s:s, s:f, s:s, s:s?}", "metric", metric, "labels", lab,
+                            "key", key, "value", value, "unit", unit ? unit : "", "better",
+                            words[b]);
+    if (!row) {
+        r->oom = true;
+        return;
+    }
+    if (json_is_object(stats)) {
+        json_t *st = json_pack("{s:f, s:f, s:f}", "count", num(stats, "count", NULL), "mean",
+                               num(stats, "mean", NULL), "stdev", num(stats, "stdev", NULL));
+        if (st && isfinite(num(stats, "count", NULL)))
+            json_object_set_new(row, "stats", st);
+        else
+            json_decref(st);
+    }
+    if (json_is_object(hist))
+        json_object_set(row, "histogram", (json_t *)hist);
+    if (json_array_append_new(r->a, row) < 0)
+        r->oom = true;
+}
+
+/* A {value, unit} field (or a bare number) of obj as a row; the unit read
+ * before the row is made (an argument list has no order of evaluation). */
+static void field(struct rows *r, const char *metric, const char *const *labels,
+                  const json_t *obj, const char *key, enum better b)
+{
+    const char *unit = NULL;
+    double v = num(obj, key, &unit);
+    add(r, metric, labels, v, unit, b, NULL, NULL);
+}
+
+/* The percentiles of a stats object {count, mean, p50, p99, ...}, named
+ * metric.p50, metric.p99, ... */
+static void stats_rows(struct rows *r, const char *metric, const char *const *labels,
+                       const json_t *st, const json_t *hist, enum better b)
+{
+    static const char *const q[] = {"mean", "p50", "p99", "p99_9", "max"};
+    const char *unit = json_string_value(json_object_get(st, "unit"));
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        char m[128];
+        snprintf(m, sizeof m, "%s.%s", metric, q[i]);
+        add(r, m, labels, num(st, q[i], NULL), unit, b, i == 0 || i == 1 ? st : NULL,
+            i == 1 ? hist : NULL);
+    }
+}
+
+/* net's histograms hold round trips; its rows are one-way (RTT/2) */
+static void halve_histograms(struct rows *r, size_t from)
+{
+    for (size_t i = from; i < json_array_size(r->a); i++) {
+        json_t *row = json_array_get(r->a, i);
+        if (json_object_get(row, "histogram"))
+            json_object_set_new(row, "histogram_scale", json_real(0.5));
+    }
+}
+
+static void lbl_size(char *buf, size_t cap, const json_t *e)
+{
+    snprintf(buf, cap, "size=%.0f", num(e, "size_bytes", NULL));
+}
+
+static void net(struct rows *r, const json_t *doc)
+{
+    const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
+    const char *test = json_string_value(json_object_get(res, "test"));
+    const char *tr = json_string_value(json_object_get(cfg, "transport"));
+    const char *prov = json_string_value(json_object_get(cfg, "provider"));
+    char size[48], transport[96];
+    snprintf(transport, sizeof transport, "transport=%s%s%s", tr ? tr : "tcp", prov ? ":" : "",
+             prov ? prov : "");
+    const char *sections[] = {"sizes", "isolated", "loaded"};
+    for (int s = 0; s < 3; s++) {
+        size_t i;
+        const json_t *e;
+        json_array_foreach(json_object_get(res, sections[s]), i, e) {
+            lbl_size(size, sizeof size, e);
+            const char *labels[] = {size, transport, NULL};
+            char m[64];
+            if (json_object_get(e, "latency")) {
+                /* net.lat.latency; net.loaded.latency under load, and
+                 * net.loaded.isolated.latency for its reference */
+                snprintf(m, sizeof m, "net.%s%s.latency", test ? test : "lat",
+                         s == 1 ? ".isolated" : "");
+                size_t from = json_array_size(r->a);
+                stats_rows(r, m, labels, json_object_get(e, "latency"),
+                           json_object_get(e, "rtt_histogram"), LOWER);
+                halve_histograms(r, from);
+            }
+            if (s > 0)
+                continue;
+            static const char *const bws[] = {"bw", "bibw"};
+            for (int k = 0; k < 2; k++) {
+                const char *unit = NULL;
+                double v = num(e, bws[k], &unit);
+                snprintf(m, sizeof m, "net.%s", bws[k]);
+                add(r, m, labels, v, unit, HIGHER, NULL, NULL);
+            }
+        }
+    }
+}
+
+static void coll(struct rows *r, const json_t *doc)
+{
+    const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
+    char op[48], ranks[32], size[48], algo[64], transport[64];
+    snprintf(op, sizeof op, "op=%s", json_string_value(json_object_get(cfg, "op")) ?: "allreduce");
+    snprintf(ranks, sizeof ranks, "ranks=%.0f", num(cfg, "ranks", NULL));
+    snprintf(transport, sizeof transport, "transport=%s",
+             json_string_value(json_object_get(cfg, "transport")) ?: "tcp");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(res, "sizes"), i, e) {
+        lbl_size(size, sizeof size, e);
+        const char *labels[] = {op, ranks, size, transport, NULL};
+        field(r, "coll.busbw", labels, e, "busbw", HIGHER);
+        field(r, "coll.algbw", labels, e, "algbw", HIGHER);
+        stats_rows(r, "coll.time", labels, json_object_get(e, "time"), NULL, LOWER);
+        add(r, "coll.wrong", labels, num(e, "wrong", NULL), "", LOWER, NULL, NULL);
+        const json_t *sk = json_object_get(e, "arrival_skew");
+        add(r, "coll.skew.p99", labels, num(sk, "p99", NULL), "ns", LOWER, NULL, NULL);
+    }
+    json_array_foreach(json_object_get(res, "fit"), i, e) {
+        snprintf(algo, sizeof algo, "algo=%s",
+                 json_string_value(json_object_get(e, "algo")) ?: "?");
+        const char *labels[] = {algo, op, ranks, transport, NULL};
+        field(r, "coll.fit.alpha", labels, e, "alpha", LOWER);
+        field(r, "coll.fit.beta", labels, e, "beta", LOWER);
+    }
+}
+
+static void io(struct rows *r, const json_t *doc, const char *command)
+{
+    const json_t *res = json_object_get(doc, "results");
+    const char *fs = json_string_value(json_object_get(
+        json_object_get(json_object_get(res, "storage"), "fs"), "type"));
+    char fsl[64];
+    snprintf(fsl, sizeof fsl, "fs=%s", fs ? fs : "?");
+    const char *labels[] = {fsl, NULL};
+    if (strcmp(command, "io checkpoint") == 0) {
+        stats_rows(r, "io.checkpoint.commit", labels, json_object_get(res, "commit"),
+                   json_object_get(res, "commit_histogram"), LOWER);
+        field(r, "io.checkpoint.throughput", labels, res, "throughput", HIGHER);
+    } else if (strcmp(command, "io dataset") == 0) {
+        stats_rows(r, "io.dataset.read", labels, json_object_get(res, "latency"),
+                   json_object_get(res, "latency_histogram"), LOWER);
+        double sum = 0, n = 0;
+        size_t i;
+        const json_t *e;
+        json_array_foreach(json_object_get(res, "epochs"), i, e) {
+            double v = num(e, "samples_per_s", NULL);
+            if (isfinite(v)) {
+                sum += v;
+                n++;
+            }
+        }
+        add(r, "io.dataset.samples_per_s", labels, n ? sum / n : NAN, "1/s", HIGHER, NULL,
+            NULL);
+        const json_t *during = json_object_get(res, "during");
+        add(r, "io.dataset.during.p99_ratio", labels, num(during, "p99_ratio", NULL), "", LOWER,
+            NULL, NULL);
+    } else if (strcmp(command, "io commit") == 0) {
+        stats_rows(r, "io.commit.latency", labels, json_object_get(res, "latency"),
+                   json_object_get(res, "latency_histogram"), LOWER);
+        field(r, "io.commit.per_s", labels, res, "commits_per_s", HIGHER);
+    }
+}
+
+static void step(struct rows *r, const json_t *doc)
+{
+    const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
+    char preset[64], ranks[32];
+    snprintf(preset, sizeof preset, "preset=%s",
+             json_string_value(json_object_get(cfg, "preset")) ?: "none");
+    snprintf(ranks, sizeof ranks, "ranks=%.0f", num(cfg, "ranks", NULL));
+    const char *labels[] = {preset, ranks, NULL};
+    const json_t *run = json_array_get(json_object_get(res, "runs"), 0);
+    const json_t *st = json_object_get(run, "step_time");
+    stats_rows(r, "step.time", labels, st, NULL, LOWER);
+    add(r, "step.cov", labels, num(st, "cv", NULL), "", LOWER, NULL, NULL);
+    const json_t *sum = json_object_get(run, "summary");
+    add(r, "step.amplification", labels, num(sum, "amplification", NULL), "", LOWER, NULL, NULL);
+    add(r, "step.exposed_comm_fraction", labels, num(sum, "exposed_comm_fraction", NULL), "",
+        LOWER, NULL, NULL);
+    add(r, "step.ckpt_overhead_fraction", labels, num(sum, "ckpt_overhead_fraction", NULL), "",
+        LOWER, NULL, NULL);
+    field(r, "step.goodput", labels, sum, "goodput", HIGHER);
+    const json_t *rep = json_object_get(res, "reproducibility");
+    if (json_is_boolean(json_object_get(rep, "identical")))
+        add(r, "step.repro.identical", labels,
+            json_is_true(json_object_get(rep, "identical")) ? 1 : 0, "", HIGHER, NULL, NULL);
+}
+
+static void plan(struct rows *r, const json_t *doc)
+{
+    const json_t *res = json_object_get(doc, "results");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(res, "candidates"), i, c) {
+        char cand[96], gpus[32];
+        snprintf(cand, sizeof cand, "candidate=%s",
+                 json_string_value(json_object_get(c, "name")) ?: "?");
+        snprintf(gpus, sizeof gpus, "gpus=%.0f", num(c, "gpus", NULL));
+        const char *labels[] = {cand, gpus, NULL};
+        field(r, "plan.step", labels, c, "step", LOWER);
+        add(r, "plan.exposed_fraction", labels, num(c, "exposed_fraction", NULL), "", LOWER, NULL,
+            NULL);
+        field(r, "plan.time_to_train", labels, c, "time_to_train", LOWER);
+        field(r, "plan.cost", labels, json_object_get(c, "cost"), "total", LOWER);
+    }
+}
+
+static void check(struct rows *r, const json_t *doc)
+{
+    const json_t *res = json_object_get(doc, "results");
+    const json_t *sum = json_object_get(res, "summary");
+    add(r, "check.fail", NULL, num(sum, "fail", NULL), "", LOWER, NULL, NULL);
+    add(r, "check.warn", NULL, num(sum, "warn", NULL), "", LOWER, NULL, NULL);
+    add(r, "check.nagios", NULL, num(json_object_get(res, "nagios"), "code", NULL), "", LOWER,
+        NULL, NULL);
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(res, "findings"), i, f) {
+        const char *st = json_string_value(json_object_get(f, "status"));
+        if (!st || strcmp(st, "SKIP") == 0)
+            continue;
+        char rule[80];
+        snprintf(rule, sizeof rule, "rule=%s", json_string_value(json_object_get(f, "id")) ?: "?");
+        const char *labels[] = {rule, NULL};
+        add(r, "check.rule.pass", labels, strcmp(st, "PASS") == 0 ? 1 : 0, "", HIGHER, NULL,
+            NULL);
+    }
+}
+
+json_t *tp_report_metrics(const json_t *doc, tp_error *err)
+{
+    struct rows r = {json_array(), false};
+    if (!r.a) {
+        tp_error_set(err, TP_ENOMEM, "out of memory");
+        return NULL;
+    }
+    const char *command = json_string_value(json_object_get(doc, "command"));
+    bool ok = json_is_true(json_object_get(json_object_get(doc, "status"), "ok"));
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "command=%s", command ? command : "?");
+    const char *run_labels[] = {cmd, NULL};
+    add(&r, "run.ok", run_labels, ok ? 1 : 0, "", HIGHER, NULL, NULL);
+    if (ok && command) {
+        if (strncmp(command, "net ", 4) == 0)
+            net(&r, doc);
+        else if (strcmp(command, "coll") == 0)
+            coll(&r, doc);
+        else if (strncmp(command, "io ", 3) == 0)
+            io(&r, doc, command);
+        else if (strcmp(command, "step") == 0)
+            step(&r, doc);
+        else if (strcmp(command, "plan") == 0)
+            plan(&r, doc);
+        else if (strcmp(command, "check") == 0)
+            check(&r, doc);
+    }
+    if (r.oom) {
+        json_decref(r.a);
+        tp_error_set(err, TP_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return r.a;
+}
+
+json_t *tp_report_provenance(const json_t *doc)
+{
+    const json_t *pv = json_object_get(doc, "provenance");
+    char *cfg = json_dumps(json_object_get(doc, "config"), JSON_SORT_KEYS | JSON_COMPACT);
+    /* the configuration's identity, to tell comparable runs apart */
+    unsigned long long h = 1469598103934665603ull;
+    for (const char *p = cfg ? cfg : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    free(cfg);
+    char id[24];
+    snprintf(id, sizeof id, "%016llx", h);
+    return json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s}", "command",
+                     json_string_value(json_object_get(doc, "command")), "host",
+                     json_string_value(json_object_get(pv, "host")), "started_utc",
+                     json_string_value(json_object_get(doc, "started_utc")), "tool_version",
+                     json_string_value(json_object_get(json_object_get(doc, "tool"), "version")),
+                     "kernel", json_string_value(json_object_get(pv, "kernel")), "config_id", id);
+}
+
+int tp_report_load(const char *path, json_t **doc, tp_error *err)
+{
+    json_error_t je;
+    json_t *d = json_load_file(path, 0, &je);
+    if (!d)
+        return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
+                                          je.column, je.text)
+                           : tp_error_set(err, TP_EUSAGE, "%s: %s", path, je.text);
+    const char *schema = json_string_value(json_object_get(d, "schema"));
+    if (!schema || strncmp(schema, "trainpath.result/", 17) != 0 ||
+        !json_is_string(json_object_get(d, "command"))) {
+        json_decref(d);
+        return tp_error_set(err, TP_EUSAGE, "%s: not a trainpath result document", path);
+    }
+    *doc = d;
+    return 0;
+}

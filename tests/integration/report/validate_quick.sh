@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# trainpath validate --profile quick end to end: every test of the profile
+# runs and writes its document into one results folder, with the history
+# database and the HTML report; a second run into the same history makes a
+# trend; the exit code follows the verdicts.
+. "$(dirname "$0")/../lib.sh"
+
+V1=$WORK/v1
+t0=$(date +%s)
+"$TP" validate --profile quick --out "$V1" >"$WORK/v1.out" 2>&1
+rc=$?
+echo "# validate --profile quick: exit $rc in $(( $(date +%s) - t0 )) s"
+sed 's/^/# /' "$WORK/v1.out"
+check "validate ran (exit 0 or 1, not 2)" test "$rc" -le 1
+check "... every test but the audit passed" test "$(grep -cE '^ok ' "$WORK/v1.out")" -eq 7
+check "... the exit code is 1 exactly when the audit found a critical finding" test "$(json_run "$V1/check.json" "
+print(int(r['nagios']['code'] == 2))")" = "$rc"
+for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan; do
+    check "... $d.json: a valid result document" valid_doc "$V1/$d.json"
+done
+check "... the history holds the eight runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 8
+check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
+check "... no scratch folder left behind" test -z "$(find /var/tmp -maxdepth 1 -name 'trainpath-validate.*' -newer "$WORK/v1.out" 2>/dev/null)"
+
+"$TP" validate --profile quick --out "$WORK/v2" --db "$V1/history.sqlite" -q
+check "a second run into the same history: the step time has two points" test "$("$TP" report history step.time.mean --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
+check "--profile nonsense: exit 2" run_rc 2 "$WORK/out" "$TP" validate --profile nonsense --out "$WORK/v3"
+check "... named" grep -q "profile nonsense" "$WORK/out"
+finish
