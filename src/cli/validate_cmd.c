@@ -27,6 +27,7 @@
 #include "tp/clock.h"
 #include "tp/history.h"
 #include "tp/html.h"
+#include "tp/judge.h"
 #include "tp/report.h"
 #include "tp/result.h"
 
@@ -47,7 +48,7 @@ struct test {
 };
 
 struct plan_ctx {
-    const char *profile, *out, *db, *policy, *keep_dir;
+    const char *profile, *out, *db, *policy, *prom;
     bool quiet, tty;
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];
@@ -61,7 +62,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: trainpath validate [--profile quick|standard|extended] [--out DIR] [--db FILE]\n"
-            "                          [--policy FILE] [-q]\n"
+            "                          [--policy FILE] [--prometheus FILE] [-q]\n"
             "\n"
             "The main job: the node audit, point-to-point latency and bandwidth, an allreduce\n"
             "sweep, the storage path (commit latency, checkpoint), training steps and the\n"
@@ -71,6 +72,7 @@ static void usage(FILE *f)
             "  --out DIR     the results folder (default results/validate-UTCSTAMP)\n"
             "  --db FILE     the history database (default DIR/history.sqlite)\n"
             "  --policy FILE the plane policy for the audit (default: node rules only)\n"
+            "  --prometheus FILE  the metrics in node_exporter's textfile format\n"
             "  -q, --quiet   no progress line, no summary\n"
             "Exit: 0 every test ran and none failed, 1 a test failed or the audit found a\n"
             "critical finding, 2 bad input.\n");
@@ -285,6 +287,7 @@ int cmd_validate(int argc, char **argv)
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'}, {"out", required_argument, NULL, 'o'},
         {"db", required_argument, NULL, 'd'},      {"policy", required_argument, NULL, 'P'},
+        {"prometheus", required_argument, NULL, 'm'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -304,6 +307,7 @@ int cmd_validate(int argc, char **argv)
         case 'o': c->out = optarg; break;
         case 'd': c->db = optarg; break;
         case 'P': c->policy = optarg; break;
+        case 'm': c->prom = optarg; break;
         case 'q': c->quiet = true; break;
         case 'h': usage(stdout); free(c); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;
@@ -419,6 +423,21 @@ int cmd_validate(int argc, char **argv)
     }
     if (h)
         tp_history_close(h);
+    /* the Prometheus textfile: every row of every document */
+    tp_error perr = {0};
+    int prc = 0;
+    if (c->prom) {
+        json_t *rows = json_array();
+        for (int i = 0; i < nd && rows; i++) {
+            json_t *r = tp_report_metrics(docs[i], &perr);
+            if (r)
+                json_array_extend(rows, r);
+            json_decref(r);
+        }
+        prc = rows ? tp_prom_write(c->prom, rows, NULL, &perr)
+                   : tp_error_set(&perr, TP_ENOMEM, "out of memory");
+        json_decref(rows);
+    }
     char html[4200];
     snprintf(html, sizeof html, "%s/report.html", c->outdir);
     tp_error rerr = {0};
@@ -446,10 +465,12 @@ int cmd_validate(int argc, char **argv)
             printf("report: %s\n", rerr.msg);
         else
             printf("report: %s\n", html);
+        if (c->prom)
+            printf("prometheus: %s\n", prc ? perr.msg : c->prom);
     }
     rm_tree(c->dir);
     free(c);
-    if (failed || hrc || rrc)
+    if (failed || hrc || rrc || prc)
         return 1;
     return 0;
 }

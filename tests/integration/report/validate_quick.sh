@@ -7,7 +7,7 @@
 
 V1=$WORK/v1
 t0=$(date +%s)
-"$TP" validate --profile quick --out "$V1" >"$WORK/v1.out" 2>&1
+"$TP" validate --profile quick --out "$V1" --prometheus "$WORK/tp.prom" >"$WORK/v1.out" 2>&1
 rc=$?
 echo "# validate --profile quick: exit $rc in $(( $(date +%s) - t0 )) s"
 sed 's/^/# /' "$WORK/v1.out"
@@ -20,6 +20,7 @@ for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan; 
 done
 check "... the history holds the eight runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 8
 check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
+check "... --prometheus: a textfile with the step time and the busbw" eval 'grep -q "^trainpath_step_time_mean_seconds{" "$WORK/tp.prom" && grep -q "^trainpath_coll_busbw_bytes_per_second{" "$WORK/tp.prom"'
 check "... no scratch folder left behind" test -z "$(find /var/tmp -maxdepth 1 -name 'trainpath-validate.*' -newer "$WORK/v1.out" 2>/dev/null)"
 
 "$TP" validate --profile quick --out "$WORK/v2" --db "$V1/history.sqlite" -q
