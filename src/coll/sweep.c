@@ -296,7 +296,10 @@ struct fitpt {
 };
 
 /* Weighted least squares t = alpha + beta * S with weights 1/t^2, so every
- * size counts by its relative error (sizes span eight decades). */
+ * size counts by its relative error (sizes span eight decades); constrained
+ * to alpha >= 0 and beta >= 0 (a negative latency or cost per byte has no
+ * meaning: when the free fit gives one, that term is 0 and the other is
+ * fitted alone). */
 static json_t *fit_json(const struct tp_coll_bench_opts *o, int n, const struct fitpt *pt,
                         size_t npt)
 {
@@ -324,6 +327,14 @@ static json_t *fit_json(const struct tp_coll_bench_opts *o, int n, const struct 
         if (k < 2 || det <= 0)
             continue;
         double beta = (sw * sxy - sx * sy) / det, alpha = (sy - beta * sx) / sw;
+        if (alpha < 0) {
+            alpha = 0;
+            beta = sxy / sxx;
+        }
+        if (beta < 0) {
+            beta = 0;
+            alpha = sy / sw;
+        }
         double maxrel = 0;
         for (size_t j = i; j < npt; j++)
             if (strcmp(pt[j].algo, pt[i].algo) == 0) {

@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "tp/blkpath.h"
+#include "tp_test.h"
 
 #define FIXTURE TP_SOURCE_ROOT "/tests/fixtures/blkpath"
 #define SYS FIXTURE "/sys"
@@ -393,18 +393,10 @@ static int make_root(void **state)
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int remove_root(void **state)
 {
     char *dir = *state;
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tp_test_rmtree(dir);
     free(dir);
     return 0;
 }

@@ -13,7 +13,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tp_test.h"
 #include "tp/check.h"
 
 #define FIXTURES TP_SOURCE_ROOT "/tests/fixtures/check"
@@ -99,13 +99,6 @@ static const char *str_at(const json_t *o, const char *k)
     return s;
 }
 
-#define EQ_STR(a, b)                                                                               \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (!a_ || strcmp(a_, b_) != 0)                                                            \
-            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_ ? a_ : "(null)", b_);                  \
-    } while (0)
-
 static json_t *find_by(const json_t *arr, const char *key, const char *val)
 {
     size_t i;
@@ -131,7 +124,7 @@ static json_t *check_fixture(const char *name)
     snprintf(root, sizeof root, "%s/%s", FIXTURES, name);
     snprintf(want_path, sizeof want_path, "%s/%s.json", FIXTURES, name);
     json_t *f = collect(root);
-    EQ_STR(str_at(f, "root"), root);
+    TP_EQ_STR(str_at(f, "root"), root);
 
     json_t *nft = json_object_get(f, "nftables");
     if (json_is_object(nft)) {
@@ -159,53 +152,53 @@ static void node_rdma(void **state)
 {
     (void)state;
     json_t *f = check_fixture("node-rdma");
-    EQ_STR(str_at(f, "schema"), "trainpath.facts/1");
-    EQ_STR(str_at(f, "host"), "node17");
+    TP_EQ_STR(str_at(f, "schema"), "trainpath.facts/1");
+    TP_EQ_STR(str_at(f, "host"), "node17");
 
     /* the RoCE NIC: netdev eth2 on 0000:17:00.0, NUMA 1, RDMA device mlx5_0 */
     json_t *eth2 = find_by(json_object_get(f, "interfaces"), "name", "eth2");
     assert_non_null(eth2);
-    EQ_STR(str_at(eth2, "driver"), "mlx5_core");
-    EQ_STR(str_at(eth2, "pci"), "0000:17:00.0");
-    EQ_STR(str_at(eth2, "rdma_device"), "mlx5_0");
+    TP_EQ_STR(str_at(eth2, "driver"), "mlx5_core");
+    TP_EQ_STR(str_at(eth2, "pci"), "0000:17:00.0");
+    TP_EQ_STR(str_at(eth2, "rdma_device"), "mlx5_0");
     EQ_U64(json_integer_value(json_object_get(eth2, "numa_node")), 1);
     EQ_U64(json_integer_value(json_object_get(eth2, "mtu")), 9000);
     EQ_U64(json_integer_value(json_object_get(eth2, "speed_mbps")), 100000);
     json_t *vlan =
         json_object_get(find_by(json_object_get(f, "interfaces"), "name", "eth2.42"), "vlan");
     EQ_U64(json_integer_value(json_object_get(vlan, "id")), 42);
-    EQ_STR(str_at(vlan, "parent"), "eth2");
+    TP_EQ_STR(str_at(vlan, "parent"), "eth2");
 
     /* listeners: sshd on the wildcard, slurmd on the data address */
     json_t *ls = json_object_get(f, "listeners");
     json_t *ssh = json_array_get(ls, 0), *slurm = json_array_get(ls, 1);
-    EQ_STR(str_at(ssh, "address"), "0.0.0.0");
+    TP_EQ_STR(str_at(ssh, "address"), "0.0.0.0");
     EQ_U64(json_integer_value(json_object_get(ssh, "port")), 22);
     assert_true(json_is_true(json_object_get(ssh, "wildcard")));
     EQ_U64(json_integer_value(json_object_get(ssh, "pid")), 811); /* lowest of 811 and 1200 */
-    EQ_STR(str_at(ssh, "process"), "sshd");
-    EQ_STR(str_at(slurm, "address"), "10.0.1.5");
+    TP_EQ_STR(str_at(ssh, "process"), "sshd");
+    TP_EQ_STR(str_at(slurm, "address"), "10.0.1.5");
     EQ_U64(json_integer_value(json_object_get(slurm, "port")), 6818);
     assert_true(json_is_false(json_object_get(slurm, "wildcard")));
-    EQ_STR(str_at(slurm, "process"), "slurmd");
+    TP_EQ_STR(str_at(slurm, "process"), "slurmd");
     /* an IPv6 address whose 32-bit words are printed in host order */
-    EQ_STR(str_at(json_array_get(ls, 3), "address"), "fd00:1::5");
+    TP_EQ_STR(str_at(json_array_get(ls, 3), "address"), "fd00:1::5");
 
     /* nftables: the inet filter input chain drops by default */
     json_t *in = json_array_get(json_object_get(json_object_get(f, "nftables"), "input_chains"), 0);
-    EQ_STR(str_at(in, "policy"), "drop");
-    EQ_STR(str_at(in, "family"), "inet");
-    EQ_STR(str_at(in, "table"), "filter");
+    TP_EQ_STR(str_at(in, "policy"), "drop");
+    TP_EQ_STR(str_at(in, "family"), "inet");
+    TP_EQ_STR(str_at(in, "table"), "filter");
 
     /* RDMA: RoCE v2 on port 1 of mlx5_0, exclusive netns mode */
     json_t *rdma = json_object_get(f, "rdma");
-    EQ_STR(str_at(rdma, "netns_mode"), "exclusive");
+    TP_EQ_STR(str_at(rdma, "netns_mode"), "exclusive");
     json_t *port = json_array_get(
         json_object_get(json_array_get(json_object_get(rdma, "devices"), 0), "ports"), 0);
-    EQ_STR(str_at(port, "link_layer"), "Ethernet");
-    EQ_STR(str_at(port, "netdev"), "eth2");
+    TP_EQ_STR(str_at(port, "link_layer"), "Ethernet");
+    TP_EQ_STR(str_at(port, "netdev"), "eth2");
     EQ_U64(json_array_size(json_object_get(port, "gid_types")), 2); /* distinct, non-empty */
-    EQ_STR(json_string_value(json_array_get(json_object_get(port, "gid_types"), 1)), "RoCE v2");
+    TP_EQ_STR(json_string_value(json_array_get(json_object_get(port, "gid_types"), 1)), "RoCE v2");
 
     /* NVMe-oF hosts: tcp with DH-CHAP both ways and TLS; rdma with neither */
     json_t *hosts = json_object_get(f, "nvme_hosts");
@@ -225,8 +218,8 @@ static void node_rdma(void **state)
     assert_null(strstr(all, "2ad1c0b5"));
     free(all);
 
-    EQ_STR(str_at(json_object_get(f, "iommu"), "mode"), "passthrough");
-    EQ_STR(str_at(json_object_get(f, "memory"), "thp"), "madvise");
+    TP_EQ_STR(str_at(json_object_get(f, "iommu"), "mode"), "passthrough");
+    TP_EQ_STR(str_at(json_object_get(f, "memory"), "thp"), "madvise");
     assert_true(json_is_true(json_object_get(json_object_get(f, "time"), "synchronized")));
     assert_false(has_missing(f, "nftables"));
     assert_true(has_missing(f, "nvmet"));
@@ -246,18 +239,18 @@ static void target_open(void **state)
     assert_true(json_is_true(json_object_get(host, "dhchap_key")));
     assert_true(json_is_false(json_object_get(host, "dhchap_ctrl_key")));
     json_t *port = find_by(json_object_get(t, "ports"), "id", "1");
-    EQ_STR(str_at(port, "trtype"), "tcp");
-    EQ_STR(str_at(port, "tsas"), "none");
-    EQ_STR(str_at(port, "treq"), "not specified");
-    EQ_STR(json_string_value(json_array_get(json_object_get(port, "subsystems"), 0)),
-           "nqn.2024-01.io.example:open");
+    TP_EQ_STR(str_at(port, "trtype"), "tcp");
+    TP_EQ_STR(str_at(port, "tsas"), "none");
+    TP_EQ_STR(str_at(port, "treq"), "not specified");
+    TP_EQ_STR(json_string_value(json_array_get(json_object_get(port, "subsystems"), 0)),
+              "nqn.2024-01.io.example:open");
     char *all = json_dumps(f, 0);
     assert_null(strstr(all, "DHHC-1"));
     free(all);
 
     /* a virtio NIC: the PCI function is found above virtio0; NUMA -1 is null */
     json_t *eth0 = find_by(json_object_get(f, "interfaces"), "name", "eth0");
-    EQ_STR(str_at(eth0, "pci"), "0000:00:03.0");
+    TP_EQ_STR(str_at(eth0, "pci"), "0000:00:03.0");
     assert_true(json_is_null(json_object_get(eth0, "numa_node")));
     assert_true(json_is_null(json_object_get(eth0, "speed_mbps")));
     json_decref(f);
@@ -300,7 +293,7 @@ static void live_host(void **state)
     const char *roots[] = {NULL, "/"};
     for (int r = 0; r < 2; r++) {
         json_t *f = collect(roots[r]);
-        EQ_STR(str_at(f, "root"), "/");
+        TP_EQ_STR(str_at(f, "root"), "/");
         json_t *lo = NULL;
         size_t i;
         json_t *it;
@@ -331,41 +324,31 @@ static void live_host(void **state)
 
 /* ---- secrets ---- */
 
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static void secrets_scan(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/tp_facts_secrets_XXXXXX", path[4096];
-    assert_non_null(mkdtemp(dir));
-    put(dir, "ckpt.pem",
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAplanted\n-----END RSA PRIVATE "
-        "KEY-----\n");
+    char dir[64], path[4096];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_facts_secrets"), 0);
+    tp_test_write(dir, "ckpt.pem",
+                  "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAplanted\n-----END RSA PRIVATE "
+                  "KEY-----\n",
+                  path, sizeof path);
     snprintf(path, sizeof path, "%s/run1", dir);
     assert_int_equal(mkdir(path, 0700), 0);
-    put(dir, "run1/nvme-connect.sh",
-        "nvme connect -t tcp --dhchap-secret=DHHC-1:00:cGxhbnRlZC1zZWNyZXQtZm9yLXRlc3Q=:\n");
-    put(dir, "run1/result.json", "{\"lat_ns\": 1200, \"note\": \"PRIVATE KEY is not a key\"}\n");
-    put(dir, "run1/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n");
-    put(dir, "run1/net.key", "q3Jz0n6Yd2Qv0m8wq1cFq7x9eJm4QmJb0oWg0aT2cKc=\n");
-    put(dir, "run1/keys.txt", "the keys are in the vault\n"); /* words, not a key */
-    put(dir, "notes.txt", "nothing secret here\n");
+    tp_test_write(
+        dir, "run1/nvme-connect.sh",
+        "nvme connect -t tcp --dhchap-secret=DHHC-1:00:cGxhbnRlZC1zZWNyZXQtZm9yLXRlc3Q=:\n", path,
+        sizeof path);
+    tp_test_write(dir, "run1/result.json",
+                  "{\"lat_ns\": 1200, \"note\": \"PRIVATE KEY is not a key\"}\n", path,
+                  sizeof path);
+    tp_test_write(dir, "run1/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n",
+                  path, sizeof path);
+    tp_test_write(dir, "run1/net.key", "q3Jz0n6Yd2Qv0m8wq1cFq7x9eJm4QmJb0oWg0aT2cKc=\n", path,
+                  sizeof path);
+    /* words, not a key */
+    tp_test_write(dir, "run1/keys.txt", "the keys are in the vault\n", path, sizeof path);
+    tp_test_write(dir, "notes.txt", "nothing secret here\n", path, sizeof path);
     /* a link to the PEM is not followed (nor reported twice) */
     snprintf(path, sizeof path, "%s/run1/link.pem", dir);
     assert_int_equal(symlink("../ckpt.pem", path), 0);
@@ -376,7 +359,7 @@ static void secrets_scan(void **state)
         strcat(deep, "/d");
         assert_int_equal(mkdir(deep, 0700), 0);
     }
-    put(deep, "deep.pem", "-----BEGIN PRIVATE KEY-----\nx\n");
+    tp_test_write(deep, "deep.pem", "-----BEGIN PRIVATE KEY-----\nx\n", path, sizeof path);
     /* too big: over 1 MiB */
     snprintf(path, sizeof path, "%s/big.log", dir);
     FILE *fp = fopen(path, "w");
@@ -424,7 +407,7 @@ static void secrets_scan(void **state)
     EQ_U64(json_array_size(json_object_get(facts, "secrets")), 0);
     assert_int_equal(tp_check_scan_secrets(NULL, dirs, 1, &err), TP_EUSAGE);
     json_decref(facts);
-    assert_int_equal(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+    assert_int_equal(tp_test_rmtree(dir), 0);
 }
 
 int main(void)

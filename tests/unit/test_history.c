@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include <dirent.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,41 +20,18 @@
 
 #include "tp/history.h"
 #include "tp/report.h"
+#include "tp_test.h"
 
-#define EQ_INT(a, b)                                                                               \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %lld, expected %s = %lld", #a, a_, #b, b_);                             \
-    } while (0)
-
-#define NEAR(a, b)                                                                                 \
-    do {                                                                                           \
-        double a_ = (a), b_ = (b);                                                                 \
-        if (!(fabs(a_ - b_) <= 1e-9 * fmax(1.0, fabs(b_))))                                        \
-            fail_msg("%s = %.17g, expected %s = %.17g", #a, a_, #b, b_);                           \
-    } while (0)
-
-#define CONTAINS(hay, needle)                                                                      \
-    do {                                                                                           \
-        if (!strstr((hay), (needle)))                                                              \
-            fail_msg("\"%s\" does not name \"%s\"", (hay), (needle));                              \
-    } while (0)
+/* within 1e-9 relative, absolute below 1 (b, evaluated twice, is a plain value) */
+#define NEAR(a, b) TP_NEAR(a, b, 1e-9 * fmax(1.0, fabs((double)(b))))
 
 static char dir[64];
 static char db[128];
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    return remove(p);
-}
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/tp_history_XXXXXX");
-    if (!mkdtemp(dir))
+    if (tp_test_mkdtemp(dir, sizeof dir, "tp_history") != 0)
         return -1;
     snprintf(db, sizeof db, "%s/history.sqlite", dir);
     return 0;
@@ -64,7 +40,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    return nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    return tp_test_rmtree(dir);
 }
 
 /* ---- synthetic documents ---- */
@@ -178,15 +154,6 @@ static size_t count_runs(tp_history *h, const char *batch)
     return n;
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fail_msg("cannot create %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Run SQL on a file with SQLite directly: the other applications. */
 static void sql(const char *path, const char *text)
 {
@@ -229,17 +196,17 @@ static void adds_documents_and_groups_batches(void **state)
         size_t want = rows_of(docs[i]);
         struct tp_history_added out = add(h, docs[i], "synthetic.json", "validate-1");
         assert_true(out.added);
-        EQ_INT(out.metrics, want);
+        TP_EQ_INT(out.metrics, want);
         added++;
     }
     /* the failed run is stored, with run.ok = 0 as its only metric */
     json_t *runs = NULL;
     tp_error err = {0};
     assert_int_equal(tp_history_runs(h, "validate-1", &runs, &err), 0);
-    EQ_INT(json_array_size(runs), 4);
+    TP_EQ_INT(json_array_size(runs), 4);
     json_t *last = json_array_get(runs, 3);
     assert_true(json_is_false(json_object_get(last, "ok")));
-    EQ_INT(json_integer_value(json_object_get(last, "metrics")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(last, "metrics")), 1);
     assert_string_equal(json_string_value(json_object_get(last, "file")), "synthetic.json");
     assert_string_equal(json_string_value(json_object_get(last, "batch")), "validate-1");
     assert_string_equal(json_string_value(json_object_get(last, "kernel")), "6.1.0-test");
@@ -263,16 +230,16 @@ static void adds_documents_and_groups_batches(void **state)
         size_t want = rows_of(rd);
         struct tp_history_added out = add(h, rd, path, "validate-2");
         assert_true(out.added);
-        EQ_INT(out.metrics, want);
+        TP_EQ_INT(out.metrics, want);
         demo++;
     }
     if (d)
         closedir(d);
     print_message("added %zu synthetic and %zu demo documents\n", added, demo);
-    EQ_INT(count_runs(h, "validate-1"), 4);
-    EQ_INT(count_runs(h, "validate-2"), demo);
-    EQ_INT(count_runs(h, NULL), 4 + demo);
-    EQ_INT(count_runs(h, "validate-3"), 0);
+    TP_EQ_INT(count_runs(h, "validate-1"), 4);
+    TP_EQ_INT(count_runs(h, "validate-2"), demo);
+    TP_EQ_INT(count_runs(h, NULL), 4 + demo);
+    TP_EQ_INT(count_runs(h, "validate-3"), 0);
     tp_history_close(h);
 }
 
@@ -297,11 +264,11 @@ static void series_is_in_time_order(void **state)
     tp_error err = {0};
     struct tp_history_filter f = {.key = LAT8};
     assert_int_equal(tp_history_series(h, &f, &pts, &err), 0);
-    EQ_INT(json_array_size(pts), 5);
+    TP_EQ_INT(json_array_size(pts), 5);
     for (int t = 0; t < 5; t++) {
         json_t *p = json_array_get(pts, (size_t)t);
         NEAR(json_number_value(json_object_get(p, "value")), 100 + 10 * t);
-        EQ_INT(json_integer_value(json_object_get(p, "run_id")), id[t]);
+        TP_EQ_INT(json_integer_value(json_object_get(p, "run_id")), id[t]);
         assert_string_equal(json_string_value(json_object_get(p, "started_utc")), utc[t]);
         assert_string_equal(json_string_value(json_object_get(p, "host")), t % 2 ? "b" : "a");
         assert_string_equal(json_string_value(json_object_get(p, "unit")), "ns");
@@ -312,7 +279,7 @@ static void series_is_in_time_order(void **state)
     /* the most recent 2, still oldest first */
     f.last = 2;
     assert_int_equal(tp_history_series(h, &f, &pts, &err), 0);
-    EQ_INT(json_array_size(pts), 2);
+    TP_EQ_INT(json_array_size(pts), 2);
     NEAR(json_number_value(json_object_get(json_array_get(pts, 0), "value")), 130);
     NEAR(json_number_value(json_object_get(json_array_get(pts, 1), "value")), 140);
     json_decref(pts);
@@ -320,7 +287,7 @@ static void series_is_in_time_order(void **state)
     /* one host */
     f = (struct tp_history_filter){.key = LAT8, .host = "a"};
     assert_int_equal(tp_history_series(h, &f, &pts, &err), 0);
-    EQ_INT(json_array_size(pts), 3);
+    TP_EQ_INT(json_array_size(pts), 3);
     NEAR(json_number_value(json_object_get(json_array_get(pts, 1), "value")), 120);
     json_decref(pts);
 
@@ -348,14 +315,14 @@ static void series_is_in_time_order(void **state)
     /* a filter with a number, and no key or metric at all, are usage errors */
     json_t *bad = json_pack("{s:i}", "size", 8);
     f = (struct tp_history_filter){.metric = "net.lat.latency.p50", .labels = bad};
-    EQ_INT(tp_history_series(h, &f, &pts, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_history_series(h, &f, &pts, &err), TP_EUSAGE);
     assert_null(pts);
     json_decref(bad);
     f = (struct tp_history_filter){0};
-    EQ_INT(tp_history_series(h, &f, &pts, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_history_series(h, &f, &pts, &err), TP_EUSAGE);
     f = (struct tp_history_filter){.key = "no.such.metric"};
     assert_int_equal(tp_history_series(h, &f, &pts, &err), 0);
-    EQ_INT(json_array_size(pts), 0);
+    TP_EQ_INT(json_array_size(pts), 0);
     json_decref(pts);
     tp_history_close(h);
 }
@@ -366,13 +333,13 @@ static void trim_rule(void **state)
     (void)state;
     struct tp_baseline b;
     tp_history_trim(NULL, 0, &b);
-    EQ_INT(b.samples, 0);
+    TP_EQ_INT(b.samples, 0);
     assert_true(isnan(b.value));
 
     double four[] = {4, 1, 1000, 3}; /* below 5: the plain mean, outlier and all */
     tp_history_trim(four, 4, &b);
     NEAR(b.value, 1008.0 / 4);
-    EQ_INT(b.kept, 4);
+    TP_EQ_INT(b.kept, 4);
     NEAR(b.min, 1);
     NEAR(b.max, 1000);
     assert_string_equal(b.rule, "mean, 4 samples");
@@ -380,7 +347,7 @@ static void trim_rule(void **state)
     double five[] = {50, 1, 20, 10, 30}; /* 5: one dropped each side */
     tp_history_trim(five, 5, &b);
     NEAR(b.value, 20);
-    EQ_INT(b.kept, 3);
+    TP_EQ_INT(b.kept, 3);
     NEAR(b.min, 10);
     NEAR(b.max, 30);
     assert_string_equal(b.rule, "trimmed mean 10 %, 3 of 5 samples");
@@ -392,8 +359,8 @@ static void trim_rule(void **state)
     tp_history_trim(v, 18, &b);
     /* kept: 4 .. 17 */
     NEAR(b.value, (4.0 + 17.0) / 2);
-    EQ_INT(b.samples, 18);
-    EQ_INT(b.kept, 14);
+    TP_EQ_INT(b.samples, 18);
+    TP_EQ_INT(b.kept, 14);
     NEAR(b.min, 4);
     NEAR(b.max, 17);
     assert_string_equal(b.rule, "trimmed mean 10 %, 14 of 18 samples");
@@ -439,8 +406,8 @@ static void baseline_trimmed_mean(void **state)
     struct tp_history_scope s = {.host = "a", .config_id = cfg};
     assert_int_equal(tp_history_baseline(h, LAT8, &s, &b, &err), 0);
     NEAR(b.value, 14.5);
-    EQ_INT(b.samples, 12);
-    EQ_INT(b.kept, 10);
+    TP_EQ_INT(b.samples, 12);
+    TP_EQ_INT(b.kept, 10);
     NEAR(b.min, 10);
     NEAR(b.max, 19);
     assert_string_equal(b.rule, "trimmed mean 10 %, 10 of 12 samples");
@@ -461,17 +428,17 @@ static void baseline_trimmed_mean(void **state)
     s = (struct tp_history_scope){.config_id = cfg};
     assert_int_equal(tp_history_baseline(h, LAT8, &s, &b, &err), 0);
     NEAR(b.value, (135.0 + 1000 + 5000) / 11);
-    EQ_INT(b.samples, 15);
-    EQ_INT(b.kept, 11);
+    TP_EQ_INT(b.samples, 15);
+    TP_EQ_INT(b.kept, 11);
     NEAR(b.max, 5000);
 
     /* no configuration given: the other one joins in (16 samples) */
     assert_int_equal(tp_history_baseline(h, LAT8, NULL, &b, &err), 0);
-    EQ_INT(b.samples, 16);
+    TP_EQ_INT(b.samples, 16);
 
     /* a key never seen */
     assert_int_equal(tp_history_baseline(h, "net.lat.latency.p50{size=9}", &s, &b, &err), 0);
-    EQ_INT(b.samples, 0);
+    TP_EQ_INT(b.samples, 0);
     assert_true(isnan(b.value));
 
     /* all of host a's baselines as JSON: the same figure */
@@ -479,7 +446,7 @@ static void baseline_trimmed_mean(void **state)
     s = (struct tp_history_scope){.host = "a", .config_id = cfg};
     assert_int_equal(tp_history_baselines(h, &s, &all, &err), 0);
     /* mean, p50, p99 at size 8, and run.ok */
-    EQ_INT(json_array_size(all), 4);
+    TP_EQ_INT(json_array_size(all), 4);
     size_t i;
     json_t *e, *p50 = NULL, *ok = NULL;
     json_array_foreach(all, i, e)
@@ -499,8 +466,8 @@ static void baseline_trimmed_mean(void **state)
     assert_string_equal(json_string_value(json_object_get(p50, "unit")), "ns");
     assert_string_equal(json_string_value(json_object_get(p50, "better")), "lower");
     NEAR(json_number_value(json_object_get(p50, "value")), 14.5);
-    EQ_INT(json_integer_value(json_object_get(p50, "samples")), 12);
-    EQ_INT(json_integer_value(json_object_get(p50, "kept")), 10);
+    TP_EQ_INT(json_integer_value(json_object_get(p50, "samples")), 12);
+    TP_EQ_INT(json_integer_value(json_object_get(p50, "kept")), 10);
     assert_string_equal(json_string_value(json_object_get(p50, "rule")),
                         "trimmed mean 10 %, 10 of 12 samples");
     NEAR(json_number_value(json_object_get(ok, "value")), 1);
@@ -510,7 +477,7 @@ static void baseline_trimmed_mean(void **state)
     /* every configuration: one baseline per (config_id, key) */
     s = (struct tp_history_scope){.host = "a"};
     assert_int_equal(tp_history_baselines(h, &s, &all, &err), 0);
-    EQ_INT(json_array_size(all), 8);
+    TP_EQ_INT(json_array_size(all), 8);
     json_decref(all);
     free(cfg);
     free(other_cfg);
@@ -533,8 +500,8 @@ static void baseline_default_last_20(void **state)
     struct tp_history_scope s = {.host = "a"};
     assert_int_equal(tp_history_baseline(h, BUSBW, &s, &b, &err), 0);
     /* 20 samples, drop 2 each side: 102 .. 117 */
-    EQ_INT(b.samples, 20);
-    EQ_INT(b.kept, 16);
+    TP_EQ_INT(b.samples, 20);
+    TP_EQ_INT(b.kept, 16);
     NEAR(b.value, 109.5e9);
     NEAR(b.min, 102e9);
     NEAR(b.max, 117e9);
@@ -555,18 +522,18 @@ static void duplicates_are_ignored(void **state)
     /* the same document again, even from another file and batch */
     struct tp_history_added again = add(h, net_doc("a", t, 999, false), "copy.json", "y");
     assert_false(again.added);
-    EQ_INT(again.run_id, first.run_id);
-    EQ_INT(again.metrics, 0);
+    TP_EQ_INT(again.run_id, first.run_id);
+    TP_EQ_INT(again.metrics, 0);
     tp_error err = {0};
     json_t *d = net_doc("a", t, 999, false);
     assert_int_equal(tp_history_add(h, d, "copy.json", "y", &err), 0);
     json_decref(d);
-    EQ_INT(count_runs(h, NULL), 1);
+    TP_EQ_INT(count_runs(h, NULL), 1);
     /* nothing of the copy went in */
     struct tp_history_filter f = {.key = LAT8};
     json_t *pts = NULL;
     assert_int_equal(tp_history_series(h, &f, &pts, &err), 0);
-    EQ_INT(json_array_size(pts), 1);
+    TP_EQ_INT(json_array_size(pts), 1);
     NEAR(json_number_value(json_object_get(json_array_get(pts, 0), "value")), 100);
     json_decref(pts);
 
@@ -575,7 +542,7 @@ static void duplicates_are_ignored(void **state)
     json_t *other = net_doc("a", t, 100, false);
     json_object_set_new(json_object_get(other, "config"), "window", json_integer(8));
     assert_true(add(h, other, NULL, NULL).added);
-    EQ_INT(count_runs(h, NULL), 3);
+    TP_EQ_INT(count_runs(h, NULL), 3);
     tp_history_close(h);
 }
 
@@ -587,13 +554,13 @@ static void bad_documents_are_refused(void **state)
     tp_error err = {0};
     json_t *d = net_doc("a", "2026-03-01T10:00:00Z", 1, false);
     json_object_del(d, "started_utc");
-    EQ_INT(tp_history_add(h, d, "nostart.json", NULL, &err), TP_EUSAGE);
-    CONTAINS(err.msg, "nostart.json");
+    TP_EQ_INT(tp_history_add(h, d, "nostart.json", NULL, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "nostart.json");
     json_object_set_new(d, "started_utc", json_string("yesterday"));
-    EQ_INT(tp_history_add(h, d, "yesterday.json", NULL, &err), TP_EUSAGE);
-    CONTAINS(err.msg, "yesterday.json");
+    TP_EQ_INT(tp_history_add(h, d, "yesterday.json", NULL, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "yesterday.json");
     json_decref(d);
-    EQ_INT(count_runs(h, NULL), 0);
+    TP_EQ_INT(count_runs(h, NULL), 0);
     tp_history_close(h);
 }
 
@@ -606,17 +573,17 @@ static void reopen_keeps_everything(void **state)
     add(h, step_doc("a", "2026-03-04T10:01:00.000Z"), NULL, NULL);
     tp_history_close(h);
 
-    EQ_INT(sql_int(db, "PRAGMA application_id"), TP_HISTORY_APP_ID);
-    EQ_INT(sql_int(db, "PRAGMA user_version"), TP_HISTORY_SCHEMA);
-    EQ_INT(sql_int(db, "SELECT count(*) FROM runs"), 2);
+    TP_EQ_INT(sql_int(db, "PRAGMA application_id"), TP_HISTORY_APP_ID);
+    TP_EQ_INT(sql_int(db, "PRAGMA user_version"), TP_HISTORY_SCHEMA);
+    TP_EQ_INT(sql_int(db, "SELECT count(*) FROM runs"), 2);
 
     /* two handles on one file, both writing */
     h = open_ok();
     tp_history *h2 = open_ok();
-    EQ_INT(count_runs(h, NULL), 2);
+    TP_EQ_INT(count_runs(h, NULL), 2);
     add(h, net_doc("a", "2026-03-04T10:02:00.000Z", 110, false), NULL, NULL);
     add(h2, net_doc("a", "2026-03-04T10:03:00.000Z", 120, false), NULL, NULL);
-    EQ_INT(count_runs(h, NULL), 4);
+    TP_EQ_INT(count_runs(h, NULL), 4);
     tp_history_close(h2);
     tp_history_close(h);
 
@@ -627,15 +594,15 @@ static void reopen_keeps_everything(void **state)
     struct tp_history_filter f = {.key = LAT8};
     json_t *pts = NULL;
     assert_int_equal(tp_history_series(h, &f, &pts, &err), 0);
-    EQ_INT(json_array_size(pts), 3);
+    TP_EQ_INT(json_array_size(pts), 3);
     NEAR(json_number_value(json_object_get(json_array_get(pts, 2), "value")), 120);
     json_decref(pts);
     json_t *d = net_doc("a", "2026-03-04T10:04:00.000Z", 1, false);
-    EQ_INT(tp_history_add(h, d, NULL, NULL, &err), TP_EUSAGE);
-    CONTAINS(err.msg, db);
+    TP_EQ_INT(tp_history_add(h, d, NULL, NULL, &err), TP_EUSAGE);
+    TP_HAS(err.msg, db);
     json_decref(d);
     tp_history_close(h);
-    EQ_INT(sql_int(db, "SELECT count(*) FROM runs"), 4);
+    TP_EQ_INT(sql_int(db, "SELECT count(*) FROM runs"), 4);
 }
 
 /* A file that is not SQLite at all: refused, named, left as it was. */
@@ -643,25 +610,24 @@ static void not_sqlite_is_refused(void **state)
 {
     (void)state;
     char path[160];
-    snprintf(path, sizeof path, "%s/notes.txt", dir);
     char text[2048];
     memset(text, 'x', sizeof text - 1);
     text[sizeof text - 1] = '\0';
     memcpy(text, "these are not the runs you are looking for\n", 43);
-    write_file(path, text);
+    tp_test_write(dir, "notes.txt", text, path, sizeof path);
     tp_history *h = (tp_history *)1;
     tp_error err = {0};
-    EQ_INT(tp_history_open(path, &h, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_history_open(path, &h, &err), TP_EUSAGE);
     assert_null(h);
-    CONTAINS(err.msg, path);
-    CONTAINS(err.msg, "not a trainpath history");
-    EQ_INT(tp_history_open_readonly(path, &h, &err), TP_EUSAGE);
-    CONTAINS(err.msg, path);
+    TP_HAS(err.msg, path);
+    TP_HAS(err.msg, "not a trainpath history");
+    TP_EQ_INT(tp_history_open_readonly(path, &h, &err), TP_EUSAGE);
+    TP_HAS(err.msg, path);
     /* untouched */
     char back[2048] = {0};
     FILE *f = fopen(path, "r");
     assert_non_null(f);
-    EQ_INT(fread(back, 1, sizeof back, f), sizeof text - 1);
+    TP_EQ_INT(fread(back, 1, sizeof back, f), sizeof text - 1);
     fclose(f);
     assert_string_equal(back, text);
 }
@@ -675,17 +641,17 @@ static void other_database_is_refused(void **state)
     sql(path, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('so what');");
     tp_history *h = NULL;
     tp_error err = {0};
-    EQ_INT(tp_history_open(path, &h, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_history_open(path, &h, &err), TP_EUSAGE);
     assert_null(h);
-    CONTAINS(err.msg, path);
-    CONTAINS(err.msg, "another application");
-    EQ_INT(sql_int(path, "SELECT count(*) FROM sqlite_master"), 1);
+    TP_HAS(err.msg, path);
+    TP_HAS(err.msg, "another application");
+    TP_EQ_INT(sql_int(path, "SELECT count(*) FROM sqlite_master"), 1);
 
     /* another application's id, even with no tables yet */
     snprintf(path, sizeof path, "%s/other-id.db", dir);
     sql(path, "PRAGMA application_id = 1234");
-    EQ_INT(tp_history_open(path, &h, &err), TP_EUSAGE);
-    CONTAINS(err.msg, path);
+    TP_EQ_INT(tp_history_open(path, &h, &err), TP_EUSAGE);
+    TP_HAS(err.msg, path);
 }
 
 /* A history written by a newer trainpath: refused, saying so. */
@@ -696,10 +662,10 @@ static void newer_schema_is_refused(void **state)
     sql(db, "PRAGMA user_version = 99");
     tp_history *h = NULL;
     tp_error err = {0};
-    EQ_INT(tp_history_open(db, &h, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_history_open(db, &h, &err), TP_EUSAGE);
     assert_null(h);
-    CONTAINS(err.msg, db);
-    CONTAINS(err.msg, "newer");
+    TP_HAS(err.msg, db);
+    TP_HAS(err.msg, "newer");
 }
 
 /* Missing files and unwritable places. */
@@ -710,17 +676,17 @@ static void missing_and_unreachable_files(void **state)
     tp_history *h = NULL;
     tp_error err = {0};
     snprintf(path, sizeof path, "%s/missing.sqlite", dir);
-    EQ_INT(tp_history_open_readonly(path, &h, &err), TP_EUSAGE);
-    CONTAINS(err.msg, path);
+    TP_EQ_INT(tp_history_open_readonly(path, &h, &err), TP_EUSAGE);
+    TP_HAS(err.msg, path);
     struct stat sb;
     assert_int_not_equal(stat(path, &sb), 0); /* read-only created nothing */
 
     snprintf(path, sizeof path, "%s/no/such/folder/h.sqlite", dir);
-    EQ_INT(tp_history_open(path, &h, &err), TP_ESYS);
+    TP_EQ_INT(tp_history_open(path, &h, &err), TP_ESYS);
     assert_null(h);
-    CONTAINS(err.msg, path);
+    TP_HAS(err.msg, path);
 
-    EQ_INT(tp_history_open("", &h, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_history_open("", &h, &err), TP_EUSAGE);
     tp_history_close(NULL);
 }
 

@@ -25,71 +25,20 @@
 #include "tp/hist.h"
 #include "tp/judge.h"
 #include "tp/report.h"
+#include "tp_test.h"
 
 static char dir[64];
-
-#define EQ_STR(a, b)                                                                               \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (!a_ || strcmp(a_, b_) != 0)                                                            \
-            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_ ? a_ : "(null)", b_);                  \
-    } while (0)
-
-#define EQ_INT(a, b)                                                                               \
-    do {                                                                                           \
-        long long a_ = (a), b_ = (b);                                                              \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %lld, expected %s = %lld", #a, a_, #b, b_);                             \
-    } while (0)
-
-#define HAS(s, part)                                                                               \
-    do {                                                                                           \
-        const char *s_ = (s), *p_ = (part);                                                        \
-        if (!s_ || !strstr(s_, p_))                                                                \
-            fail_msg("%s = \"%s\" does not contain \"%s\"", #s, s_ ? s_ : "(null)", p_);           \
-    } while (0)
-
-#define NEAR(a, b, tol)                                                                            \
-    do {                                                                                           \
-        double a_ = (a), b_ = (b), t_ = (tol);                                                     \
-        if (!(fabs(a_ - b_) <= t_))                                                                \
-            fail_msg("%s = %.17g, expected %s = %.17g (within %g)", #a, a_, #b, b_, t_);           \
-    } while (0)
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/tp_judge_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return tp_test_mkdtemp(dir, sizeof dir, "tp_judge");
 }
 
-/* Remove every file the tests left, then the folder. */
 static int teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[400];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    return rmdir(dir);
-}
-
-static void write_file(const char *name, const char *text, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fail_msg("cannot create %s", path);
-    fputs(text, f);
-    fclose(f);
+    return tp_test_rmtree(dir);
 }
 
 /* ---- random numbers (splitmix64) ---- */
@@ -221,7 +170,7 @@ static json_t *example_rows(double busbw, bool with_cov)
 static tp_gate *load_gate(const char *text)
 {
     char path[256];
-    write_file("gate.yaml", text, path, sizeof path);
+    tp_test_write(dir, "gate.yaml", text, path, sizeof path);
     tp_gate *g = NULL;
     tp_error err = {0};
     int rc = tp_gate_load(path, &g, &err);
@@ -246,40 +195,42 @@ static void gate_example(void **state)
 {
     (void)state;
     tp_gate *g = load_gate(example);
-    EQ_INT(tp_gate_size(g), 3);
+    TP_EQ_INT(tp_gate_size(g), 3);
     tp_error err = {0};
 
     /* busbw 8.1 GB/s under 10 GB/s: critical */
     json_t *rows = example_rows(8.1e9, true);
     json_t *rep = tp_gate_eval(g, rows, &err);
     assert_non_null(rep);
-    EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
-    EQ_STR(sv(rep, "status"), "CRITICAL");
-    EQ_INT(json_integer_value(json_object_get(rep, "fail")), 1);
-    EQ_INT(json_integer_value(json_object_get(rep, "pass")), 2);
-    EQ_INT(json_integer_value(json_object_get(rep, "missing")), 0);
-    EQ_INT(json_array_size(json_object_get(rep, "results")), 3); /* allgather, 4096 not matched */
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
+    TP_EQ_STR(sv(rep, "status"), "CRITICAL");
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "fail")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "pass")), 2);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "missing")), 0);
+    /* allgather, 4096 not matched */
+    TP_EQ_INT(json_array_size(json_object_get(rep, "results")), 3);
     const json_t *r = result_of(rep, 0, 0);
-    EQ_STR(sv(r, "status"), "FAIL");
-    EQ_STR(sv(r, "severity"), "critical");
-    EQ_INT(json_integer_value(json_object_get(r, "line")), 2);
-    EQ_STR(sv(r, "says"),
-           "coll.busbw{op=allreduce,ranks=8,size=67108864,transport=tcp} 8.1 GB/s < 10 GB/s (min)");
-    NEAR(nv(r, "min"), 1e10, 1e-3);
+    TP_EQ_STR(sv(r, "status"), "FAIL");
+    TP_EQ_STR(sv(r, "severity"), "critical");
+    TP_EQ_INT(json_integer_value(json_object_get(r, "line")), 2);
+    TP_EQ_STR(
+        sv(r, "says"),
+        "coll.busbw{op=allreduce,ranks=8,size=67108864,transport=tcp} 8.1 GB/s < 10 GB/s (min)");
+    TP_NEAR(nv(r, "min"), 1e10, 1e-3);
     r = result_of(rep, 1, 0);
-    EQ_STR(sv(r, "status"), "PASS");
-    NEAR(nv(r, "max"), 50000, 1e-9); /* 50us in the row's ns */
-    EQ_STR(sv(r, "says"), "net.lat.latency.p99{size=8,transport=tcp} 41.6 us <= 50 us (max)");
+    TP_EQ_STR(sv(r, "status"), "PASS");
+    TP_NEAR(nv(r, "max"), 50000, 1e-9); /* 50us in the row's ns */
+    TP_EQ_STR(sv(r, "says"), "net.lat.latency.p99{size=8,transport=tcp} 41.6 us <= 50 us (max)");
     r = result_of(rep, 2, 0);
-    EQ_STR(sv(r, "says"), "step.cov{preset=resnet50,ranks=8} 0.05 <= 0.1 (max)");
+    TP_EQ_STR(sv(r, "says"), "step.cov{preset=resnet50,ranks=8} 0.05 <= 0.1 (max)");
 
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     tp_gate_print(f, rep, false);
     fclose(f);
-    HAS(text, "GATE CRITICAL: 1 of 3 thresholds fails\n");
-    HAS(text, "FAIL     critical line 2: coll.busbw{");
+    TP_HAS(text, "GATE CRITICAL: 1 of 3 thresholds fails\n");
+    TP_HAS(text, "FAIL     critical line 2: coll.busbw{");
     if (strstr(text, "PASS"))
         fail_msg("PASS printed without all: %s", text);
     free(text);
@@ -289,22 +240,22 @@ static void gate_example(void **state)
     /* all pass */
     rows = example_rows(12.5e9, true);
     rep = tp_gate_eval(g, rows, &err);
-    EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_OK);
-    EQ_STR(sv(result_of(rep, 0, 0), "says"),
-           "coll.busbw{op=allreduce,ranks=8,size=67108864,transport=tcp} 12.5 GB/s >= 10 GB/s "
-           "(min)");
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_OK);
+    TP_EQ_STR(sv(result_of(rep, 0, 0), "says"),
+              "coll.busbw{op=allreduce,ranks=8,size=67108864,transport=tcp} 12.5 GB/s >= 10 GB/s "
+              "(min)");
     json_decref(rep);
     json_decref(rows);
 
     /* step.cov did not run: missing counts as a critical failure */
     rows = example_rows(12.5e9, false);
     rep = tp_gate_eval(g, rows, &err);
-    EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
-    EQ_INT(json_integer_value(json_object_get(rep, "missing")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "missing")), 1);
     r = result_of(rep, 2, 0);
-    EQ_STR(sv(r, "status"), "MISSING");
-    HAS(sv(r, "says"), "step.cov: no row matches (no step.cov in the documents");
-    HAS(sv(r, "says"), "a missing metric fails the gate");
+    TP_EQ_STR(sv(r, "status"), "MISSING");
+    TP_HAS(sv(r, "says"), "step.cov: no row matches (no step.cov in the documents");
+    TP_HAS(sv(r, "says"), "a missing metric fails the gate");
     json_decref(rep);
     json_decref(rows);
 
@@ -312,10 +263,10 @@ static void gate_example(void **state)
     rows = json_array();
     json_array_append_new(rows, row("coll.busbw", "op=allgather,size=8", 1e9, "B/s", "higher"));
     rep = tp_gate_eval(g, rows, &err);
-    HAS(sv(result_of(rep, 0, 0), "says"),
-        "coll.busbw{op=allreduce,size=67108864}: no row matches (1 row of coll.busbw, none with "
-        "these labels)");
-    EQ_INT(json_integer_value(json_object_get(rep, "missing")), 3);
+    TP_HAS(sv(result_of(rep, 0, 0), "says"),
+           "coll.busbw{op=allreduce,size=67108864}: no row matches (1 row of coll.busbw, none with "
+           "these labels)");
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "missing")), 3);
     json_decref(rep);
     json_decref(rows);
     tp_gate_free(g);
@@ -349,26 +300,26 @@ static void gate_warning_units_hosts(void **state)
     json_array_append_new(rows, row("step.cov", "preset=x,ranks=2", 0.125, "", "lower"));
     json_t *rep = tp_gate_eval(g, rows, &err);
     /* only warnings fail */
-    EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
-    EQ_STR(sv(result_of(rep, 0, 0), "status"), "PASS");
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
+    TP_EQ_STR(sv(result_of(rep, 0, 0), "status"), "PASS");
     const json_t *r = result_of(rep, 0, 1);
-    EQ_STR(sv(r, "status"), "FAIL");
-    EQ_STR(sv(r, "says"), "plan.step{candidate=b,gpus=8} on node3 3 ms > 2 ms (max)");
-    EQ_STR(sv(r, "host"), "node3");
+    TP_EQ_STR(sv(r, "status"), "FAIL");
+    TP_EQ_STR(sv(r, "says"), "plan.step{candidate=b,gpus=8} on node3 3 ms > 2 ms (max)");
+    TP_EQ_STR(sv(r, "host"), "node3");
     r = result_of(rep, 1, 0); /* 64M = 67108864, tc* = tcp; 80Gb/s = 10 GB/s */
-    EQ_STR(sv(r, "status"), "PASS");
-    EQ_STR(sv(r, "says"), "coll.busbw{op=allreduce,size=67108864,transport=tcp} 10 GB/s <= 11 "
-                          "GB/s <= 100 GB/s");
-    EQ_INT(json_array_size(json_object_get(rep, "results")), 4); /* the ofi row is not matched */
+    TP_EQ_STR(sv(r, "status"), "PASS");
+    TP_EQ_STR(sv(r, "says"), "coll.busbw{op=allreduce,size=67108864,transport=tcp} 10 GB/s <= 11 "
+                             "GB/s <= 100 GB/s");
+    TP_EQ_INT(json_array_size(json_object_get(rep, "results")), 4); /* the ofi row is not matched */
     r = result_of(rep, 2, 0);
-    EQ_STR(sv(r, "status"), "FAIL");
-    EQ_STR(sv(r, "says"), "step.cov{preset=x,ranks=2} 0.125 > 0.1 (max)");
+    TP_EQ_STR(sv(r, "status"), "FAIL");
+    TP_EQ_STR(sv(r, "says"), "step.cov{preset=x,ranks=2} 0.125 > 0.1 (max)");
     json_decref(rep);
     /* the critical one fixed: WARNING */
     json_real_set(json_object_get(json_array_get(rows, 4), "value"), 0.09);
     rep = tp_gate_eval(g, rows, &err);
-    EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_WARNING);
-    EQ_STR(sv(rep, "status"), "WARNING");
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_WARNING);
+    TP_EQ_STR(sv(rep, "status"), "WARNING");
     json_decref(rep);
     json_decref(rows);
     tp_gate_free(g);
@@ -378,22 +329,23 @@ static void gate_warning_units_hosts(void **state)
     rows = json_array();
     json_array_append_new(rows, row("coll.busbw", "op=allreduce", 1e10, "B/s", "higher"));
     rep = tp_gate_eval(g, rows, &err);
-    EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_UNKNOWN);
-    EQ_INT(json_integer_value(json_object_get(rep, "unusable")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_UNKNOWN);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "unusable")), 1);
     r = result_of(rep, 0, 0);
-    EQ_STR(sv(r, "status"), "UNUSABLE");
-    EQ_STR(sv(r, "says"), "coll.busbw{op=allreduce}: the limit 50us is a duration, which does not "
-                          "compare with a value in 'B/s'");
+    TP_EQ_STR(sv(r, "status"), "UNUSABLE");
+    TP_EQ_STR(sv(r, "says"),
+              "coll.busbw{op=allreduce}: the limit 50us is a duration, which does not "
+              "compare with a value in 'B/s'");
     json_decref(rep);
     json_decref(rows);
     tp_gate_free(g);
 
     /* digits enough to tell the value from the limit */
     char a[64], b[64];
-    EQ_STR(tp_gate_fmt(9.999e9, "B/s", 3, a, sizeof a), "10 GB/s");
-    EQ_STR(tp_gate_fmt(9.999e9, "B/s", 4, b, sizeof b), "9.999 GB/s");
-    EQ_STR(tp_gate_fmt(1.5e-3, "s", 3, a, sizeof a), "1.5 ms");
-    EQ_STR(tp_gate_fmt(12, "$", 3, a, sizeof a), "12 $");
+    TP_EQ_STR(tp_gate_fmt(9.999e9, "B/s", 3, a, sizeof a), "10 GB/s");
+    TP_EQ_STR(tp_gate_fmt(9.999e9, "B/s", 4, b, sizeof b), "9.999 GB/s");
+    TP_EQ_STR(tp_gate_fmt(1.5e-3, "s", 3, a, sizeof a), "1.5 ms");
+    TP_EQ_STR(tp_gate_fmt(12, "$", 3, a, sizeof a), "12 $");
 }
 
 static void gate_errors(void **state)
@@ -429,7 +381,7 @@ static void gate_errors(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256], want[512];
-        write_file("bad.yaml", cases[i].text, path, sizeof path);
+        tp_test_write(dir, "bad.yaml", cases[i].text, path, sizeof path);
         tp_gate *g = (tp_gate *)1;
         tp_error err = {0};
         int rc = tp_gate_load(path, &g, &err);
@@ -442,8 +394,8 @@ static void gate_errors(void **state)
     }
     tp_gate *g = NULL;
     tp_error err = {0};
-    EQ_INT(tp_gate_load("/nonexistent/t.yaml", &g, &err), TP_EUSAGE);
-    HAS(err.msg, "/nonexistent/t.yaml");
+    TP_EQ_INT(tp_gate_load("/nonexistent/t.yaml", &g, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "/nonexistent/t.yaml");
 }
 
 /* ================= diff: the tests ================= */
@@ -460,8 +412,8 @@ static void diff_mann_whitney_exact(void **state)
         tp_hist_record(b, (uint64_t)i + 5);
     }
     assert_int_equal(tp_diff_mann_whitney(a, b, &st, &err), 0);
-    NEAR(st.p, 0.012185780355344818, 1e-12);
-    NEAR(st.p_b_gt, 1, 0);
+    TP_NEAR(st.p, 0.012185780355344818, 1e-12);
+    TP_NEAR(st.p_b_gt, 1, 0);
     if (!(st.stat > 0))
         fail_msg("stat %g: B is above A, expected > 0", st.stat);
     tp_hist_free(a);
@@ -500,9 +452,9 @@ static void diff_mann_whitney_exact(void **state)
         double var = NA * NB / 12.0 * ((n + 1) - tie / (n * (n - 1)));
         double z = fmax(fabs(ua - mu) - 0.5, 0) / sqrt(var);
         assert_int_equal(tp_diff_mann_whitney(a, b, &st, &err), 0);
-        NEAR(st.p, erfc(z / sqrt(2)), 1e-12);
-        NEAR(fabs(st.stat), z, 1e-9);
-        NEAR(st.p_b_gt, 1 - ua / (NA * NB), 1e-12);
+        TP_NEAR(st.p, erfc(z / sqrt(2)), 1e-12);
+        TP_NEAR(fabs(st.stat), z, 1e-9);
+        TP_NEAR(st.p_b_gt, 1 - ua / (NA * NB), 1e-12);
         tp_hist_free(a);
         tp_hist_free(b);
     }
@@ -513,9 +465,9 @@ static void diff_mann_whitney_exact(void **state)
     tp_hist_record_n(a, 7, 100);
     tp_hist_record_n(b, 7, 50);
     assert_int_equal(tp_diff_mann_whitney(a, b, &st, &err), 0);
-    NEAR(st.p, 1, 0);
+    TP_NEAR(st.p, 1, 0);
     tp_hist_reset(b);
-    EQ_INT(tp_diff_mann_whitney(a, b, &st, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_diff_mann_whitney(a, b, &st, &err), TP_EUSAGE);
     tp_hist_free(a);
     tp_hist_free(b);
 }
@@ -527,27 +479,27 @@ static void diff_welch_closed_forms(void **state)
     struct tp_diff_stat st;
     /* n = 2 a side, equal stdevs: df = 2, p = 1 - |t| / sqrt(t^2 + 2) */
     assert_int_equal(tp_diff_welch(2, 10, 1, 2, 13, 1, &st, &err), 0);
-    NEAR(st.df, 2, 1e-12);
-    NEAR(st.stat, 3, 1e-12);
-    NEAR(st.p, 0.09546596626670911, 1e-12);
+    TP_NEAR(st.df, 2, 1e-12);
+    TP_NEAR(st.stat, 3, 1e-12);
+    TP_NEAR(st.p, 0.09546596626670911, 1e-12);
     /* one side constant: df = 1 (Cauchy), p = 1 - 2/pi atan(|t|) */
     assert_int_equal(tp_diff_welch(2, 0, 1, 2, 2, 0, &st, &err), 0);
-    NEAR(st.df, 1, 1e-12);
-    NEAR(st.p, 0.21634689593878542, 1e-12);
+    TP_NEAR(st.df, 1, 1e-12);
+    TP_NEAR(st.p, 0.21634689593878542, 1e-12);
     /* large samples: the normal distribution */
     assert_int_equal(tp_diff_welch(1e6, 100, 10, 1e6, 100.05, 10, &st, &err), 0);
-    NEAR(st.p, erfc(fabs(st.stat) / sqrt(2)), 1e-6);
+    TP_NEAR(st.p, erfc(fabs(st.stat) / sqrt(2)), 1e-6);
     /* tiny p stays accurate (no 1 - (1 - p)) */
     assert_int_equal(tp_diff_welch(1000, 100, 10, 1000, 110, 10, &st, &err), 0);
     if (!(st.p > 0 && st.p < 1e-80))
         fail_msg("p = %g for t = %g, expected between 0 and 1e-80", st.p, st.stat);
     /* degenerate */
     assert_int_equal(tp_diff_welch(5, 1, 0, 5, 1, 0, &st, &err), 0);
-    NEAR(st.p, 1, 0);
+    TP_NEAR(st.p, 1, 0);
     assert_int_equal(tp_diff_welch(5, 1, 0, 5, 2, 0, &st, &err), 0);
-    NEAR(st.p, 0, 0);
-    EQ_INT(tp_diff_welch(1, 1, 0, 5, 2, 1, &st, &err), TP_EUSAGE);
-    EQ_INT(tp_diff_welch(5, NAN, 0, 5, 2, 1, &st, &err), TP_EUSAGE);
+    TP_NEAR(st.p, 0, 0);
+    TP_EQ_INT(tp_diff_welch(1, 1, 0, 5, 2, 1, &st, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_diff_welch(5, NAN, 0, 5, 2, 1, &st, &err), TP_EUSAGE);
 }
 
 /* ================= diff: documents ================= */
@@ -578,39 +530,39 @@ static void diff_planted_regression(void **state)
     (void)state;
     json_t *d = diff_of(lat_doc(1, 5000, 1.0, "n1"), lat_doc(2, 5000, 1.2, "n1"), NULL);
     const json_t *r = diff_row(d, P99);
-    EQ_STR(sv(r, "verdict"), "regression");
-    EQ_STR(sv(r, "test"), "mann-whitney");
+    TP_EQ_STR(sv(r, "verdict"), "regression");
+    TP_EQ_STR(sv(r, "test"), "mann-whitney");
     if (!(nv(r, "p") < 1e-12))
         fail_msg("p = %g, expected < 1e-12", nv(r, "p"));
-    NEAR(nv(r, "relative"), 0.2, 0.06);
-    NEAR(nv(r, "n_a"), 5000, 0);
+    TP_NEAR(nv(r, "relative"), 0.2, 0.06);
+    TP_NEAR(nv(r, "n_a"), 5000, 0);
     if (!(nv(r, "p_b_gt") > 0.65))
         fail_msg("P(B > A) = %g for a +20 %% shift", nv(r, "p_b_gt"));
     char want[128];
     snprintf(want, sizeof want, "%s +", P99);
-    HAS(sv(r, "says"), want);
-    HAS(sv(r, "says"), " us → ");
-    HAS(sv(r, "says"), "), p ");
+    TP_HAS(sv(r, "says"), want);
+    TP_HAS(sv(r, "says"), " us → ");
+    TP_HAS(sv(r, "says"), "), p ");
     r = diff_row(d, P50);
-    EQ_STR(sv(r, "verdict"), "regression");
-    NEAR(nv(r, "relative"), 0.2, 0.02);
+    TP_EQ_STR(sv(r, "verdict"), "regression");
+    TP_NEAR(nv(r, "relative"), 0.2, 0.02);
     r = diff_row(d, MEAN);
-    EQ_STR(sv(r, "test"), "welch");
-    EQ_STR(sv(r, "verdict"), "regression");
-    HAS(sv(r, "says"), "(Welch, means)");
+    TP_EQ_STR(sv(r, "test"), "welch");
+    TP_EQ_STR(sv(r, "verdict"), "regression");
+    TP_HAS(sv(r, "says"), "(Welch, means)");
     r = diff_row(d, MAX);
-    EQ_STR(sv(r, "verdict"), "no samples");
-    HAS(sv(r, "why"), "the maximum is one sample");
+    TP_EQ_STR(sv(r, "verdict"), "no samples");
+    TP_HAS(sv(r, "why"), "the maximum is one sample");
     if (json_integer_value(json_object_get(d, "regressions")) < 4)
         fail_msg("%lld regressions, expected mean, p50, p99, p99_9",
                  (long long)json_integer_value(json_object_get(d, "regressions")));
-    EQ_INT(json_integer_value(json_object_get(d, "improvements")), 0);
+    TP_EQ_INT(json_integer_value(json_object_get(d, "improvements")), 0);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     tp_diff_print(f, d, false);
     fclose(f);
-    HAS(text, "REGRESSION   net.lat.latency.p99{size=8,transport=tcp} +");
+    TP_HAS(text, "REGRESSION   net.lat.latency.p99{size=8,transport=tcp} +");
     free(text);
     json_decref(d);
 }
@@ -641,23 +593,23 @@ static void diff_small_shift_and_improvement(void **state)
     const json_t *r = diff_row(d, P50);
     if (!(nv(r, "p") < 0.01))
         fail_msg("p = %g: 1 %% on 50000 samples should be significant", nv(r, "p"));
-    EQ_STR(sv(r, "verdict"), "unchanged");
-    HAS(sv(r, "why"), "below the minimum effect of 2 %");
-    EQ_INT(json_integer_value(json_object_get(d, "regressions")), 0);
+    TP_EQ_STR(sv(r, "verdict"), "unchanged");
+    TP_HAS(sv(r, "why"), "below the minimum effect of 2 %");
+    TP_EQ_INT(json_integer_value(json_object_get(d, "regressions")), 0);
     json_decref(d);
 
     /* the same with no minimum effect: now it is a regression */
     struct tp_diff_opts o = {.min_effect = -1};
     d = diff_of(lat_doc(3, 50000, 1.0, "n1"), lat_doc(4, 50000, 1.01, "n1"), &o);
-    EQ_STR(sv(diff_row(d, P50), "verdict"), "regression");
+    TP_EQ_STR(sv(diff_row(d, P50), "verdict"), "regression");
     json_decref(d);
 
     /* 20 % faster: an improvement, never a regression */
     d = diff_of(lat_doc(5, 5000, 1.0, "n1"), lat_doc(6, 5000, 0.8, "n1"), NULL);
-    EQ_STR(sv(diff_row(d, P99), "verdict"), "improvement");
-    EQ_STR(sv(diff_row(d, P50), "verdict"), "improvement");
-    EQ_INT(json_integer_value(json_object_get(d, "regressions")), 0);
-    HAS(sv(diff_row(d, P50), "says"), " -");
+    TP_EQ_STR(sv(diff_row(d, P99), "verdict"), "improvement");
+    TP_EQ_STR(sv(diff_row(d, P50), "verdict"), "improvement");
+    TP_EQ_INT(json_integer_value(json_object_get(d, "regressions")), 0);
+    TP_HAS(sv(diff_row(d, P50), "says"), " -");
     json_decref(d);
 }
 
@@ -709,28 +661,29 @@ static void diff_rows_without_histograms(void **state)
     json_t *d = tp_diff_rows(a, b, NULL, &err);
     assert_non_null(d);
     const json_t *x = diff_row(d, "coll.time.mean{op=allreduce,size=8}");
-    EQ_STR(sv(x, "test"), "welch");
-    EQ_STR(sv(x, "verdict"), "regression");
-    EQ_STR(sv(x, "says"), "coll.time.mean{op=allreduce,size=8} +10.0 % (100 ns → 110 ns), p = "
-                          "5e-99 (Welch, means)");
+    TP_EQ_STR(sv(x, "test"), "welch");
+    TP_EQ_STR(sv(x, "verdict"), "regression");
+    TP_EQ_STR(sv(x, "says"), "coll.time.mean{op=allreduce,size=8} +10.0 % (100 ns → 110 ns), p = "
+                             "5e-99 (Welch, means)");
     x = diff_row(d, "coll.time.p50{op=allreduce,size=8}");
-    EQ_STR(sv(x, "test"), "welch");
-    EQ_STR(sv(x, "verdict"), "unchanged"); /* +1 %: under the minimum effect */
+    TP_EQ_STR(sv(x, "test"), "welch");
+    TP_EQ_STR(sv(x, "verdict"), "unchanged"); /* +1 %: under the minimum effect */
     x = diff_row(d, "coll.busbw{op=allreduce,size=8}");
-    EQ_STR(sv(x, "verdict"), "no samples");
-    EQ_STR(sv(x, "says"), "coll.busbw{op=allreduce,size=8} -50.0 % (2 GB/s → 1 GB/s), not tested "
-                          "(no samples: one number a side)");
-    EQ_STR(sv(diff_row(d, "x.p50"), "verdict"), "changed");
-    EQ_STR(sv(diff_row(d, "y"), "verdict"), "incomparable");
-    EQ_INT(json_integer_value(json_object_get(d, "regressions")), 1);
-    EQ_INT(json_integer_value(json_object_get(d, "compared")), 6);
-    EQ_INT(json_array_size(json_object_get(d, "only_a")), 2); /* only.a, h@n1 */
-    EQ_STR(json_string_value(json_array_get(json_object_get(d, "only_a"), 1)), "h@n1");
-    EQ_STR(json_string_value(json_array_get(json_object_get(d, "only_b"), 0)), "only.b");
-    EQ_STR(sv(diff_row(d, "h"), "host"), "n2");
+    TP_EQ_STR(sv(x, "verdict"), "no samples");
+    TP_EQ_STR(sv(x, "says"),
+              "coll.busbw{op=allreduce,size=8} -50.0 % (2 GB/s → 1 GB/s), not tested "
+              "(no samples: one number a side)");
+    TP_EQ_STR(sv(diff_row(d, "x.p50"), "verdict"), "changed");
+    TP_EQ_STR(sv(diff_row(d, "y"), "verdict"), "incomparable");
+    TP_EQ_INT(json_integer_value(json_object_get(d, "regressions")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(d, "compared")), 6);
+    TP_EQ_INT(json_array_size(json_object_get(d, "only_a")), 2); /* only.a, h@n1 */
+    TP_EQ_STR(json_string_value(json_array_get(json_object_get(d, "only_a"), 1)), "h@n1");
+    TP_EQ_STR(json_string_value(json_array_get(json_object_get(d, "only_b"), 0)), "only.b");
+    TP_EQ_STR(sv(diff_row(d, "h"), "host"), "n2");
     json_decref(d);
     assert_null(tp_diff_rows(a, json_null(), NULL, &err));
-    EQ_INT(err.code, TP_EUSAGE);
+    TP_EQ_INT(err.code, TP_EUSAGE);
     json_decref(a);
     json_decref(b);
 }
@@ -783,44 +736,44 @@ static void fleet_host_outliers(void **state)
                  h == 5 ? 100 : 10 + h % 3);
     }
     json_t *j = fleet_judge(data);
-    EQ_INT(json_integer_value(json_object_get(j, "outliers")), 4);
-    EQ_INT(json_integer_value(json_object_get(j, "worse")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "outliers")), 4);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "worse")), 1);
     const json_t *m = json_array_get(json_object_get(j, "metrics"), 0);
-    EQ_STR(sv(m, "key"), "net.lat.latency.p99{size=8}");
-    EQ_STR(sv(m, "rule"), "robust z");
+    TP_EQ_STR(sv(m, "key"), "net.lat.latency.p99{size=8}");
+    TP_EQ_STR(sv(m, "rule"), "robust z");
     const json_t *o = json_array_get(json_object_get(m, "outliers"), 0);
-    EQ_STR(sv(o, "host"), "node07");
-    EQ_STR(sv(o, "direction"), "high");
+    TP_EQ_STR(sv(o, "host"), "node07");
+    TP_EQ_STR(sv(o, "direction"), "high");
     assert_true(json_is_true(json_object_get(o, "worse")));
     if (!(nv(o, "z") > 3.5))
         fail_msg("z = %g", nv(o, "z"));
-    HAS(sv(o, "says"), "net.lat.latency.p99{size=8} on node07: ");
-    HAS(sv(o, "says"), " us over 16 hosts (robust z = +");
-    HAS(sv(o, "says"), "high: worse (lower is better)");
+    TP_HAS(sv(o, "says"), "net.lat.latency.p99{size=8} on node07: ");
+    TP_HAS(sv(o, "says"), " us over 16 hosts (robust z = +");
+    TP_HAS(sv(o, "says"), "high: worse (lower is better)");
     o = json_array_get(
         json_object_get(json_array_get(json_object_get(j, "metrics"), 1), "outliers"), 0);
-    EQ_STR(sv(o, "host"), "node11");
+    TP_EQ_STR(sv(o, "host"), "node11");
     assert_true(json_is_false(json_object_get(o, "worse")));
-    HAS(sv(o, "says"), "high: better (higher is better)");
+    TP_HAS(sv(o, "says"), "high: better (higher is better)");
     m = json_array_get(json_object_get(j, "metrics"), 2);
-    EQ_STR(sv(m, "key"), "check.fail");
-    EQ_STR(sv(m, "rule"), "relative");
-    HAS(sv(m, "note"), "MAD is 0");
+    TP_EQ_STR(sv(m, "key"), "check.fail");
+    TP_EQ_STR(sv(m, "rule"), "relative");
+    TP_HAS(sv(m, "note"), "MAD is 0");
     o = json_array_get(json_object_get(m, "outliers"), 0);
-    EQ_STR(sv(o, "host"), "node03");
+    TP_EQ_STR(sv(o, "host"), "node03");
     assert_true(json_is_null(json_object_get(o, "z")));
     assert_true(json_is_null(json_object_get(o, "worse"))); /* a plain line: no direction */
     m = json_array_get(json_object_get(j, "metrics"), 3);
     o = json_array_get(json_object_get(m, "outliers"), 0);
-    EQ_STR(sv(o, "host"), "node05");
+    TP_EQ_STR(sv(o, "host"), "node05");
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     tp_fleet_print(f, j);
     fclose(f);
-    HAS(text, "FLEET: 4 outliers (1 the worse way), 0 slow nodes, 0 slow links\n");
-    HAS(text, "WORSE    net.lat.latency.p99{size=8} on node07");
-    HAS(text, "note: check.fail: MAD is 0");
+    TP_HAS(text, "FLEET: 4 outliers (1 the worse way), 0 slow nodes, 0 slow links\n");
+    TP_HAS(text, "WORSE    net.lat.latency.p99{size=8} on node07");
+    TP_HAS(text, "note: check.fail: MAD is 0");
     free(text);
     json_decref(j);
     json_decref(data);
@@ -837,8 +790,8 @@ static void fleet_host_outliers(void **state)
         add_line(data, "{\"host\": \"n1\", \"metric\": \"two\", \"value\": 1}");
         add_line(data, "{\"host\": \"n2\", \"metric\": \"two\", \"value\": 100}");
         j = fleet_judge(data);
-        EQ_INT(json_integer_value(json_object_get(j, "outliers")), 0);
-        EQ_INT(json_integer_value(json_object_get(j, "too_few_hosts")), 1);
+        TP_EQ_INT(json_integer_value(json_object_get(j, "outliers")), 0);
+        TP_EQ_INT(json_integer_value(json_object_get(j, "too_few_hosts")), 1);
         json_decref(j);
         json_decref(data);
     }
@@ -873,7 +826,7 @@ static void fleet_lines_and_docs(void **state)
         const json_t *o = json_array_get(json_object_get(m, "outliers"), 0);
         found += strcmp(sv(o, "host"), "gpu2") == 0 && json_is_true(json_object_get(o, "worse"));
         if (strcmp(sv(m, "key"), P50) == 0)
-            EQ_STR(sv(m, "unit"), "ns");
+            TP_EQ_STR(sv(m, "unit"), "ns");
     }
     if (found < 3)
         fail_msg("gpu2 worse in %zu metrics, expected p50, p99, mean at least", found);
@@ -898,7 +851,7 @@ static void fleet_lines_and_docs(void **state)
          "f.jsonl:7: rows[0] is not a metric row"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        EQ_INT(tp_fleet_add_line(data, bad[k].line, "f.jsonl", 7, &err), TP_EUSAGE);
+        TP_EQ_INT(tp_fleet_add_line(data, bad[k].line, "f.jsonl", 7, &err), TP_EUSAGE);
         if (strncmp(err.msg, bad[k].want, strlen(bad[k].want)) != 0)
             fail_msg("line %zu: \"%s\", expected it to start \"%s\"", k, err.msg, bad[k].want);
     }
@@ -906,28 +859,28 @@ static void fleet_lines_and_docs(void **state)
 
     /* from a file */
     char path[256];
-    write_file("fleet.jsonl",
-               "{\"host\": \"a\", \"metric\": \"m\", \"value\": 1}\n"
-               "\n"
-               "{\"a\": \"a\", \"b\": \"b\", \"metric\": \"net.bw\", \"value\": 5}\n"
-               "{\"host\": \"b\", \"metric\": \"m\", \"value\": 2}\n",
-               path, sizeof path);
+    tp_test_write(dir, "fleet.jsonl",
+                  "{\"host\": \"a\", \"metric\": \"m\", \"value\": 1}\n"
+                  "\n"
+                  "{\"a\": \"a\", \"b\": \"b\", \"metric\": \"net.bw\", \"value\": 5}\n"
+                  "{\"host\": \"b\", \"metric\": \"m\", \"value\": 2}\n",
+                  path, sizeof path);
     data = tp_fleet_new();
     assert_int_equal(tp_fleet_load(data, path, &err), 0);
-    EQ_INT(json_array_size(json_object_get(data, "rows")), 2);
-    EQ_INT(json_array_size(json_object_get(data, "pairs")), 1);
-    EQ_STR(sv(json_array_get(json_object_get(data, "pairs"), 0), "unit"), "");
+    TP_EQ_INT(json_array_size(json_object_get(data, "rows")), 2);
+    TP_EQ_INT(json_array_size(json_object_get(data, "pairs")), 1);
+    TP_EQ_STR(sv(json_array_get(json_object_get(data, "pairs"), 0), "unit"), "");
     json_decref(data);
-    write_file("bad.jsonl", "{\"host\": \"a\", \"metric\": \"m\", \"value\": 1}\n\n{}\n", path,
-               sizeof path);
+    tp_test_write(dir, "bad.jsonl", "{\"host\": \"a\", \"metric\": \"m\", \"value\": 1}\n\n{}\n",
+                  path, sizeof path);
     data = tp_fleet_new();
-    EQ_INT(tp_fleet_load(data, path, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_fleet_load(data, path, &err), TP_EUSAGE);
     char want[300];
     snprintf(want, sizeof want, "%s:3: not a fleet line", path);
-    HAS(err.msg, want);
+    TP_HAS(err.msg, want);
     json_decref(data);
     data = tp_fleet_new();
-    EQ_INT(tp_fleet_load(data, "/nonexistent/f.jsonl", &err), TP_EUSAGE);
+    TP_EQ_INT(tp_fleet_load(data, "/nonexistent/f.jsonl", &err), TP_EUSAGE);
     json_decref(data);
 }
 
@@ -959,16 +912,17 @@ static void fleet_pairs(void **state)
     /* a slow node, direction unknown (no "better" on the lines) */
     json_t *data = mesh(1, 5, -1, -1, false);
     json_t *j = fleet_judge(data);
-    EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 1);
-    EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 0);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 0);
     const json_t *p = json_array_get(json_object_get(j, "pairs"), 0);
-    EQ_STR(sv(p, "metric"), "net.bw");
-    HAS(sv(p, "direction"), "not known");
+    TP_EQ_STR(sv(p, "metric"), "net.bw");
+    TP_HAS(sv(p, "direction"), "not known");
     const json_t *n = json_array_get(json_object_get(p, "slow_nodes"), 0);
-    EQ_STR(sv(n, "node"), "n05");
-    EQ_INT(json_integer_value(json_object_get(n, "slow")), 15);
-    EQ_INT(json_integer_value(json_object_get(n, "of")), 15);
-    HAS(sv(n, "says"), "net.bw: node n05 is slow: 15 of its 15 pairs are outliers the worse way");
+    TP_EQ_STR(sv(n, "node"), "n05");
+    TP_EQ_INT(json_integer_value(json_object_get(n, "slow")), 15);
+    TP_EQ_INT(json_integer_value(json_object_get(n, "of")), 15);
+    TP_HAS(sv(n, "says"),
+           "net.bw: node n05 is slow: 15 of its 15 pairs are outliers the worse way");
     json_decref(j);
     json_decref(data);
 
@@ -978,29 +932,29 @@ static void fleet_pairs(void **state)
                    "\"higher\"}");
     j = fleet_judge(data);
     p = json_array_get(json_object_get(j, "pairs"), 0);
-    EQ_STR(sv(p, "better"), "higher");
-    EQ_STR(sv(json_array_get(json_object_get(p, "slow_nodes"), 0), "node"), "n12");
+    TP_EQ_STR(sv(p, "better"), "higher");
+    TP_EQ_STR(sv(json_array_get(json_object_get(p, "slow_nodes"), 0), "node"), "n12");
     json_decref(j);
     json_decref(data);
 
     /* a single bad link: named as the link, not as a node */
     data = mesh(3, -1, 2, 9, true);
     j = fleet_judge(data);
-    EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 0);
-    EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 0);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 1);
     p = json_array_get(json_object_get(j, "pairs"), 0);
     const json_t *l = json_array_get(json_object_get(p, "slow_links"), 0);
-    EQ_STR(sv(l, "a"), "n02");
-    EQ_STR(sv(l, "b"), "n09");
-    HAS(sv(l, "says"), "net.bw: link n02 - n09 is slow: 3 GB/s against a median of 10 GB/s over "
-                       "120 pairs");
-    HAS(sv(l, "says"), "both ends are otherwise normal");
+    TP_EQ_STR(sv(l, "a"), "n02");
+    TP_EQ_STR(sv(l, "b"), "n09");
+    TP_HAS(sv(l, "says"), "net.bw: link n02 - n09 is slow: 3 GB/s against a median of 10 GB/s over "
+                          "120 pairs");
+    TP_HAS(sv(l, "says"), "both ends are otherwise normal");
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     tp_fleet_print(f, j);
     fclose(f);
-    HAS(text, "LINK     net.bw: link n02 - n09");
+    TP_HAS(text, "LINK     net.bw: link n02 - n09");
     free(text);
     json_decref(j);
     json_decref(data);
@@ -1008,8 +962,8 @@ static void fleet_pairs(void **state)
     /* a slow node and a bad link elsewhere: both, each as what it is */
     data = mesh(4, 14, 0, 1, true);
     j = fleet_judge(data);
-    EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 1);
-    EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 1);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 1);
     json_decref(j);
     json_decref(data);
 
@@ -1017,9 +971,9 @@ static void fleet_pairs(void **state)
     for (uint64_t seed = 10; seed < 16; seed++) {
         data = mesh(seed, -1, -1, -1, seed % 2);
         j = fleet_judge(data);
-        EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 0);
-        EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 0);
-        EQ_INT(json_array_size(json_object_get(j, "pairs")), 0);
+        TP_EQ_INT(json_integer_value(json_object_get(j, "slow_nodes")), 0);
+        TP_EQ_INT(json_integer_value(json_object_get(j, "slow_links")), 0);
+        TP_EQ_INT(json_array_size(json_object_get(j, "pairs")), 0);
         json_decref(j);
         json_decref(data);
     }
@@ -1211,52 +1165,55 @@ static void prom_format(void **state)
     size_t len = 0;
     tp_error err = {0};
     assert_int_equal(tp_prom_render(rows, "node1", &text, &len, &err), 0);
-    EQ_INT(len, strlen(text));
+    TP_EQ_INT(len, strlen(text));
     struct seen_label got[16];
     int ngot = 0;
-    EQ_INT(check_exposition(text, "trainpath_odd_labels", got, &ngot), 11);
+    TP_EQ_INT(check_exposition(text, "trainpath_odd_labels", got, &ngot), 11);
     /* units: seconds, bytes per second, none for ratios */
-    HAS(text, "# TYPE trainpath_net_lat_latency_p99_seconds gauge\n");
-    HAS(text,
-        "\ntrainpath_net_lat_latency_p99_seconds{size=\"8\",transport=\"tcp\",host=\"node1\"} "
-        "4.15995e-05\n");
-    HAS(text, "trainpath_net_lat_latency_p99_seconds{size=\"65536\",transport=\"tcp\",host="
-              "\"node1\"} 9e-05\n");
-    HAS(text, "\ntrainpath_coll_busbw_bytes_per_second{op=\"allreduce\",size=\"8\",host=\"node1\"} "
-              "12500000000\n");
-    HAS(text, "\ntrainpath_step_cov{preset=\"resnet50\",ranks=\"8\",host=\"node1\"} 0.05\n");
-    HAS(text, "\ntrainpath_io_commit_per_second{fs=\"ext4\",host=\"node1\"} 5496.5\n");
-    HAS(text, "\ntrainpath_coll_fit_beta_seconds_per_byte{algo=\"ring\",host=\"node1\"} 5e-10\n");
-    HAS(text, "\ntrainpath_plan_cost_dollars{candidate=\"a\",host=\"node1\"} 1234.5\n");
-    HAS(text, "\ntrainpath_plan_step_seconds{candidate=\"a\",host=\"node1\"} 1.5\n");
-    HAS(text, "\ntrainpath_run_ok{host=\"node1\"} 1\n");
-    HAS(text, "# HELP trainpath_net_lat_latency_p99_seconds trainpath net.lat.latency.p99, in ns "
-              "converted to seconds; better: lower\n");
+    TP_HAS(text, "# TYPE trainpath_net_lat_latency_p99_seconds gauge\n");
+    TP_HAS(text,
+           "\ntrainpath_net_lat_latency_p99_seconds{size=\"8\",transport=\"tcp\",host=\"node1\"} "
+           "4.15995e-05\n");
+    TP_HAS(text, "trainpath_net_lat_latency_p99_seconds{size=\"65536\",transport=\"tcp\",host="
+                 "\"node1\"} 9e-05\n");
+    TP_HAS(text,
+           "\ntrainpath_coll_busbw_bytes_per_second{op=\"allreduce\",size=\"8\",host=\"node1\"} "
+           "12500000000\n");
+    TP_HAS(text, "\ntrainpath_step_cov{preset=\"resnet50\",ranks=\"8\",host=\"node1\"} 0.05\n");
+    TP_HAS(text, "\ntrainpath_io_commit_per_second{fs=\"ext4\",host=\"node1\"} 5496.5\n");
+    TP_HAS(text,
+           "\ntrainpath_coll_fit_beta_seconds_per_byte{algo=\"ring\",host=\"node1\"} 5e-10\n");
+    TP_HAS(text, "\ntrainpath_plan_cost_dollars{candidate=\"a\",host=\"node1\"} 1234.5\n");
+    TP_HAS(text, "\ntrainpath_plan_step_seconds{candidate=\"a\",host=\"node1\"} 1.5\n");
+    TP_HAS(text, "\ntrainpath_run_ok{host=\"node1\"} 1\n");
+    TP_HAS(text,
+           "# HELP trainpath_net_lat_latency_p99_seconds trainpath net.lat.latency.p99, in ns "
+           "converted to seconds; better: lower\n");
     /* escaping: the parser got back what went in; a row's host wins */
     int found = 0;
     for (int i = 0; i < ngot; i++) {
         if (strcmp(got[i].name, "path") == 0) {
-            EQ_STR(got[i].value, "a\\b\"c\nd");
+            TP_EQ_STR(got[i].value, "a\\b\"c\nd");
             found++;
         }
         if (strcmp(got[i].name, "_9bad_name") == 0) {
-            EQ_STR(got[i].value, "x");
+            TP_EQ_STR(got[i].value, "x");
             found++;
         }
         if (strcmp(got[i].name, "host") == 0) {
-            EQ_STR(got[i].value, "row\"host");
+            TP_EQ_STR(got[i].value, "row\"host");
             found++;
         }
     }
-    EQ_INT(found, 3);
-    HAS(text, "path=\"a\\\\b\\\"c\\nd\"");
+    TP_EQ_INT(found, 3);
+    TP_HAS(text, "path=\"a\\\\b\\\"c\\nd\"");
     free(text);
 
     /* without a host; a series twice keeps the last */
     json_array_append_new(rows, row("run.ok", "", 0, "", "higher"));
     assert_int_equal(tp_prom_render(rows, NULL, &text, &len, &err), 0);
     check_exposition(text, NULL, NULL, NULL);
-    HAS(text, "\ntrainpath_run_ok 0\n");
+    TP_HAS(text, "\ntrainpath_run_ok 0\n");
     if (strstr(text, "trainpath_run_ok 1"))
         fail_msg("the first run.ok stayed: %s", text);
     free(text);
@@ -1264,9 +1221,9 @@ static void prom_format(void **state)
     json_t *none = json_array();
     assert_int_equal(tp_prom_render(none, NULL, &text, &len, &err), 0);
     json_decref(none);
-    EQ_INT(len, 0);
+    TP_EQ_INT(len, 0);
     free(text);
-    EQ_INT(tp_prom_render(json_null(), NULL, &text, &len, &err), TP_EUSAGE);
+    TP_EQ_INT(tp_prom_render(json_null(), NULL, &text, &len, &err), TP_EUSAGE);
 }
 
 static void prom_write_atomic(void **state)
@@ -1276,7 +1233,7 @@ static void prom_write_atomic(void **state)
     char path[256];
     snprintf(path, sizeof path, "%s/trainpath.prom", dir);
     tp_error err = {0};
-    write_file("trainpath.prom", "old\n", path, sizeof path);
+    tp_test_write(dir, "trainpath.prom", "old\n", path, sizeof path);
     assert_int_equal(tp_prom_write(path, rows, "node1", &err), 0);
     char *want = NULL;
     size_t len = 0;
@@ -1286,8 +1243,8 @@ static void prom_write_atomic(void **state)
     char *got = calloc(1, len + 16);
     size_t n = fread(got, 1, len + 8, f);
     fclose(f);
-    EQ_INT(n, len);
-    EQ_STR(got, want);
+    TP_EQ_INT(n, len);
+    TP_EQ_STR(got, want);
     free(got);
     free(want);
     /* no temporary file left beside it */
@@ -1298,8 +1255,8 @@ static void prom_write_atomic(void **state)
             fail_msg("temporary file %s left", e->d_name);
     closedir(d);
     /* a folder that does not exist: usage, naming it */
-    EQ_INT(tp_prom_write("/nonexistent/x.prom", rows, NULL, &err), TP_EUSAGE);
-    HAS(err.msg, "/nonexistent/x.prom");
+    TP_EQ_INT(tp_prom_write("/nonexistent/x.prom", rows, NULL, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "/nonexistent/x.prom");
     json_decref(rows);
 }
 

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tp/report.h"
+#include "tp_test.h"
 
 static json_t *doc(const char *command, json_t *config, json_t *results, bool ok)
 {
@@ -204,14 +204,11 @@ static void provenance_and_load(void **state)
     json_decref(p2);
     json_decref(d2);
 
-    char dir[] = "/tmp/tp_metrics_XXXXXX", path[64], bad[64];
-    assert_non_null(mkdtemp(dir));
+    char dir[64], path[96], bad[96];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_metrics"), 0);
     snprintf(path, sizeof path, "%s/doc.json", dir);
-    snprintf(bad, sizeof bad, "%s/bad.json", dir);
     assert_int_equal(json_dump_file(d, path, 0), 0);
-    FILE *f = fopen(bad, "w");
-    fputs("{\"x\": 1}", f);
-    fclose(f);
+    tp_test_write(dir, "bad.json", "{\"x\": 1}", bad, sizeof bad);
     json_t *back = NULL;
     tp_error err;
     assert_int_equal(tp_report_load(path, &back, &err), 0);
@@ -219,9 +216,7 @@ static void provenance_and_load(void **state)
     assert_int_equal(tp_report_load(bad, &back, &err), TP_EUSAGE);
     assert_non_null(strstr(err.msg, "bad.json: not a trainpath result document"));
     assert_int_equal(tp_report_load("/nonexistent/x.json", &back, &err), TP_EUSAGE);
-    unlink(path);
-    unlink(bad);
-    rmdir(dir);
+    assert_int_equal(tp_test_rmtree(dir), 0);
     json_decref(d);
 }
 

@@ -17,19 +17,11 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "tp_test.h"
 #include "tp/model.h"
 #include "tp/pattern.h"
 
 #define HDR 20 /* magic, dim, index, label: the layout documented in model.c */
-
-/* |a - b| <= tol, absolute */
-#define NEAR_ABS(a, b, tol)                                                                        \
-    do {                                                                                           \
-        double a_ = (a), b_ = (b);                                                                 \
-        if (!(fabs(a_ - b_) <= (tol)))                                                             \
-            fail_msg("%s = %.9g, expected %s = %.9g (tolerance %g)", #a, a_, #b, b_,               \
-                     (double)(tol));                                                               \
-    } while (0)
 
 static float f32_at(const unsigned char *p)
 {
@@ -102,7 +94,7 @@ static void record_layout(void **state)
             double p, u;
             ref_label(seed, big, dim, &p, &u);
             if (fabs(u - p) > 1e-5) /* f32 and double agree away from the edge */
-                NEAR_ABS(label, u < p ? 1.0 : 0.0, 0);
+                TP_NEAR(label, u < p ? 1.0 : 0.0, 0);
             else
                 assert_true(label == 0.0f || label == 1.0f);
             size_t bad;
@@ -204,15 +196,15 @@ static void gradient_by_hand(void **state)
     const double p = 0.6224593312018546;
     float g[4];
     tp_model_sample_grad(w, 2, x, 1.0f, g);
-    NEAR_ABS(g[0], (p - 1) * 1.0, 1e-6);
-    NEAR_ABS(g[1], (p - 1) * 0.5, 1e-6);
-    NEAR_ABS(g[2], p - 1, 1e-6);
-    NEAR_ABS(g[3], 0.47407698418010663, 1e-6); /* -log p */
+    TP_NEAR(g[0], (p - 1) * 1.0, 1e-6);
+    TP_NEAR(g[1], (p - 1) * 0.5, 1e-6);
+    TP_NEAR(g[2], p - 1, 1e-6);
+    TP_NEAR(g[3], 0.47407698418010663, 1e-6); /* -log p */
     tp_model_sample_grad(w, 2, x, 0.0f, g);
-    NEAR_ABS(g[0], p * 1.0, 1e-6);
-    NEAR_ABS(g[1], p * 0.5, 1e-6);
-    NEAR_ABS(g[2], p, 1e-6);
-    NEAR_ABS(g[3], 0.9740769841801068, 1e-6); /* -log(1 - p) */
+    TP_NEAR(g[0], p * 1.0, 1e-6);
+    TP_NEAR(g[1], p * 0.5, 1e-6);
+    TP_NEAR(g[2], p, 1e-6);
+    TP_NEAR(g[3], 0.9740769841801068, 1e-6); /* -log(1 - p) */
 }
 
 static void gradient_large_logits(void **state)
@@ -224,16 +216,16 @@ static void gradient_large_logits(void **state)
     const float wpos[2] = {100.0f, 0.0f}, wneg[2] = {-100.0f, 0.0f};
     float g[3];
     tp_model_sample_grad(wpos, 1, x, 0.0f, g);
-    NEAR_ABS(g[0], 1.0, 1e-6);
-    NEAR_ABS(g[2], 100.0, 1e-5);
+    TP_NEAR(g[0], 1.0, 1e-6);
+    TP_NEAR(g[2], 100.0, 1e-5);
     tp_model_sample_grad(wpos, 1, x, 1.0f, g);
-    NEAR_ABS(g[0], 0.0, 1e-6);
+    TP_NEAR(g[0], 0.0, 1e-6);
     assert_true(g[2] >= 0.0f && g[2] < 1e-30f);
     tp_model_sample_grad(wneg, 1, x, 1.0f, g);
-    NEAR_ABS(g[0], -1.0, 1e-6);
-    NEAR_ABS(g[2], 100.0, 1e-5);
+    TP_NEAR(g[0], -1.0, 1e-6);
+    TP_NEAR(g[2], 100.0, 1e-5);
     tp_model_sample_grad(wneg, 1, x, 0.0f, g);
-    NEAR_ABS(g[0], 0.0, 1e-6);
+    TP_NEAR(g[0], 0.0, 1e-6);
     assert_true(g[2] >= 0.0f && g[2] < 1e-30f);
 }
 

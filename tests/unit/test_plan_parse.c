@@ -13,61 +13,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tp/plan.h"
 #include "testutil.h"
+#include "tp_test.h"
 
 static char dir[64];
 
 #define EXACT(a, b) NEAR(a, b, 0)
 
-#define EQ_STR(a, b)                                                                               \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (strcmp(a_, b_) != 0)                                                                   \
-            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_, b_);                                  \
-    } while (0)
-
-#define EQ_INT(a, b)                                                                               \
-    do {                                                                                           \
-        long long a_ = (a), b_ = (b);                                                              \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %lld, expected %s = %lld", #a, a_, #b, b_);                             \
-    } while (0)
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/tp_plan_parse_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return tp_test_mkdtemp(dir, sizeof dir, "tp_plan_parse");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char p[128];
-    snprintf(p, sizeof p, "%s/plan.yaml", dir); /* the only file the tests write */
-    unlink(p);
-    return rmdir(dir);
-}
-
-/* Write text to dir/name; path gets its full name. */
-static void write_file(const char *name, const char *text, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fail_msg("cannot create %s", path);
-    fputs(text, f);
-    fclose(f);
+    return tp_test_rmtree(dir);
 }
 
 /* Parse text as dir/plan.yaml; a failure prints the message. */
 static void parse_ok(const char *text, struct tp_plan_spec *spec, char *path, size_t cap)
 {
     tp_error err = {0};
-    write_file("plan.yaml", text, path, cap);
+    tp_test_write(dir, "plan.yaml", text, path, cap);
     int rc = tp_plan_parse(path, spec, &err);
     if (rc != 0)
         fail_msg("parse failed (%d): %s", rc, err.msg);
@@ -138,10 +109,10 @@ static void full_file(void **state)
     struct tp_plan_spec s;
     char path[128];
     parse_ok(full_plan, &s, path, sizeof path);
-    EQ_STR(s.file, path);
+    TP_EQ_STR(s.file, path);
     const struct tp_plan_workload *w = &s.w;
-    EQ_STR(w->name, "llm-7b");
-    EQ_STR(w->unit, "tokens");
+    TP_EQ_STR(w->name, "llm-7b");
+    TP_EQ_STR(w->unit, "tokens");
     EXACT(w->params, 7e9);
     EXACT(w->grad_bytes_per_param, 4);
     EXACT(w->samples_per_gpu, 16);
@@ -168,20 +139,20 @@ static void full_file(void **state)
     EXACT(s.p.amortization_s, 4 * 365 * 86400.0);
     EXACT(s.p.checkpoints_kept, 3);
 
-    EQ_INT(s.ncand, 2);
+    TP_EQ_INT(s.ncand, 2);
     const struct tp_plan_candidate *a = &s.cand[0], *b = &s.cand[1];
-    EQ_STR(a->name, "tcp-100g-nfs");
-    EQ_STR(a->net_kind, "tcp");
+    TP_EQ_STR(a->name, "tcp-100g-nfs");
+    TP_EQ_STR(a->net_kind, "tcp");
     EXACT(a->link_bps, 1e11);
     EXACT(a->nics_per_node, 2);
     EXACT(a->efficiency, 0.75);
     EXACT(a->net_lat_s, 20e-6);
     EXACT(a->net_bw_Bps, 9e10);
-    EQ_INT(a->topology, TP_PLAN_RAIL);
+    TP_EQ_INT(a->topology, TP_PLAN_RAIL);
     EXACT(a->oversubscription, 2);
-    EQ_INT(a->algo, TP_PLAN_HIER);
+    TP_EQ_INT(a->algo, TP_PLAN_HIER);
     EXACT(a->node_cost, 2500);
-    EQ_STR(a->storage_kind, "nfs");
+    TP_EQ_STR(a->storage_kind, "nfs");
     EXACT(a->write_Bps, 2e10);
     EXACT(a->read_Bps, 40.0 * 1024 * 1024 * 1024);
     EXACT(a->commit_lat_s, 0.005);
@@ -189,25 +160,25 @@ static void full_file(void **state)
     assert_true(a->async_ckpt);
     EXACT(a->snapshot_Bps, 12.5e9);
 
-    EQ_STR(b->name, "ib-400g");
-    EQ_STR(b->net_kind, "");
+    TP_EQ_STR(b->name, "ib-400g");
+    TP_EQ_STR(b->net_kind, "");
     EXACT(b->link_bps, 4e11);
     EXACT(b->nics_per_node, 1);
     EXACT(b->net_bw_Bps, 0);
-    EQ_INT(b->algo, TP_PLAN_RING);
-    EQ_INT(b->topology, TP_PLAN_FAT_TREE);
+    TP_EQ_INT(b->algo, TP_PLAN_RING);
+    TP_EQ_INT(b->topology, TP_PLAN_FAT_TREE);
     EXACT(b->write_Bps, 1.5e12);
     assert_false(b->async_ckpt);
     EXACT(b->snapshot_Bps, 25e9);
 
-    EQ_INT(s.nsweep, 4);
+    TP_EQ_INT(s.nsweep, 4);
     EXACT(s.sweep_gpus[0], 8);
     EXACT(s.sweep_gpus[1], 64);
     EXACT(s.sweep_gpus[2], 512);
     EXACT(s.sweep_gpus[3], 1000);
-    EQ_INT(s.sim_steps, 5000);
+    TP_EQ_INT(s.sim_steps, 5000);
     EQ_U64(s.seed, UINT64_MAX);
-    EQ_INT(s.nrefs, 0);
+    TP_EQ_INT(s.nrefs, 0);
     assert_null(s.refs);
     tp_plan_spec_free(&s);
 }
@@ -234,8 +205,8 @@ static void defaults(void **state)
     struct tp_plan_spec s;
     char path[128];
     parse_ok(minimal_plan, &s, path, sizeof path);
-    EQ_STR(s.w.name, "workload");
-    EQ_STR(s.w.unit, "samples");
+    TP_EQ_STR(s.w.name, "workload");
+    TP_EQ_STR(s.w.unit, "samples");
     EXACT(s.w.params, 1.3e9);
     EXACT(s.w.grad_bytes_per_param, 2);
     EXACT(s.w.compute_s, 0.5);
@@ -253,27 +224,27 @@ static void defaults(void **state)
     EXACT(s.p.gpu_hour, 2);
     EXACT(s.p.amortization_s, 3 * 365 * 86400.0);
     EXACT(s.p.checkpoints_kept, 2);
-    EQ_INT(s.ncand, 1);
+    TP_EQ_INT(s.ncand, 1);
     const struct tp_plan_candidate *a = &s.cand[0];
-    EQ_STR(a->net_kind, "");
+    TP_EQ_STR(a->net_kind, "");
     EXACT(a->link_bps, 0);
     EXACT(a->net_bw_Bps, 12e9);
     EXACT(a->nics_per_node, 1);
     EXACT(a->efficiency, 0.8);
-    EQ_INT(a->topology, TP_PLAN_FAT_TREE);
+    TP_EQ_INT(a->topology, TP_PLAN_FAT_TREE);
     EXACT(a->oversubscription, 1);
-    EQ_INT(a->algo, TP_PLAN_AUTO);
+    TP_EQ_INT(a->algo, TP_PLAN_AUTO);
     EXACT(a->node_cost, 0);
-    EQ_STR(a->storage_kind, "");
+    TP_EQ_STR(a->storage_kind, "");
     EXACT(a->read_Bps, 0);
     EXACT(a->commit_lat_s, 0);
     EXACT(a->tb_month, 0);
     assert_false(a->async_ckpt);
     EXACT(a->snapshot_Bps, 25e9);
-    EQ_INT(s.nsweep, 0);
-    EQ_INT(s.sim_steps, 1000);
+    TP_EQ_INT(s.nsweep, 0);
+    TP_EQ_INT(s.sim_steps, 1000);
     EQ_U64(s.seed, 1);
-    EQ_INT(s.nrefs, 0);
+    TP_EQ_INT(s.nrefs, 0);
     tp_plan_spec_free(&s);
     tp_plan_spec_free(&s); /* twice: harmless */
 }
@@ -322,7 +293,7 @@ static void measured_refs(void **state)
         {TP_FIG_COMMIT_LAT, 1, "io.json", "22:23: candidates[1].storage.commit_latency"},
     };
     size_t n = sizeof want / sizeof want[0];
-    EQ_INT(s.nrefs, n);
+    TP_EQ_INT(s.nrefs, n);
     for (size_t i = 0; i < n; i++) {
         const struct tp_plan_ref *r = &s.refs[i];
         char file[256], where[256];
@@ -331,10 +302,10 @@ static void measured_refs(void **state)
         else
             snprintf(file, sizeof file, "%s/%s", dir, want[i].file);
         snprintf(where, sizeof where, "%s:%s", path, want[i].where);
-        EQ_INT(r->fig, want[i].fig);
-        EQ_INT(r->cand, want[i].cand);
-        EQ_STR(r->file, file);
-        EQ_STR(r->where, where);
+        TP_EQ_INT(r->fig, want[i].fig);
+        TP_EQ_INT(r->cand, want[i].cand);
+        TP_EQ_STR(r->file, file);
+        TP_EQ_STR(r->where, where);
     }
     assert_true(isnan(s.w.compute_s));
     assert_true(isnan(s.c.intra_bw_Bps));
@@ -346,7 +317,7 @@ static void measured_refs(void **state)
     EXACT(s.cand[1].read_Bps, 0);
     EXACT(s.cand[0].net_lat_s, 1e-5);
     tp_plan_spec_free(&s);
-    EQ_INT(s.nrefs, 0);
+    TP_EQ_INT(s.nrefs, 0);
     assert_null(s.refs);
 }
 
@@ -446,7 +417,7 @@ static void value_spellings(void **state)
         struct tp_plan_spec s;
         tp_error err = {0};
         value_plan(text, sizeof text, rows[i].slot, rows[i].text);
-        write_file("plan.yaml", text, path, sizeof path);
+        tp_test_write(dir, "plan.yaml", text, path, sizeof path);
         int rc = tp_plan_parse(path, &s, &err);
         if (rc != 0)
             fail_msg("'%s': parse failed (%d): %s", rows[i].text, rc, err.msg);
@@ -580,17 +551,11 @@ static const struct bad bads[] = {
 static void bad_input(void **state)
 {
     const struct bad *b = *state;
-    char path[128], want[256];
+    char path[128], at[256];
     if (b->yaml)
-        write_file("plan.yaml", b->yaml, path, sizeof path);
+        tp_test_write(dir, "plan.yaml", b->yaml, path, sizeof path);
     else
         snprintf(path, sizeof path, "%s/no-such-plan.yaml", dir);
-    if (*b->where && *b->path)
-        snprintf(want, sizeof want, "%s:%s: %s: ", path, b->where, b->path);
-    else if (*b->where)
-        snprintf(want, sizeof want, "%s:%s: ", path, b->where);
-    else
-        snprintf(want, sizeof want, "%s: ", path);
     struct tp_plan_spec s;
     tp_error err = {0};
     int rc = tp_plan_parse(path, &s, &err);
@@ -598,20 +563,19 @@ static void bad_input(void **state)
     if (rc != TP_EUSAGE || err.code != TP_EUSAGE)
         fail_msg("%s: rc %d, code %d, expected TP_EUSAGE (%d); message: %s", b->name, rc, err.code,
                  TP_EUSAGE, err.msg);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, b->says))
-        fail_msg("%s:\n  message \"%s\"\n  expected to start \"%s\"\n  and to hold \"%s\"", b->name,
-                 err.msg, want, b->says);
+    TP_EXPECT_ERR(b->name, err.msg, path, tp_test_err_at(at, sizeof at, b->where, b->path),
+                  b->says);
 }
 
 static void names(void **state)
 {
     (void)state;
-    EQ_STR(tp_plan_algo_name(TP_PLAN_AUTO), "auto");
-    EQ_STR(tp_plan_algo_name(TP_PLAN_RING), "ring");
-    EQ_STR(tp_plan_algo_name(TP_PLAN_TREE), "tree");
-    EQ_STR(tp_plan_algo_name(TP_PLAN_HIER), "hierarchical");
-    EQ_STR(tp_plan_topo_name(TP_PLAN_FAT_TREE), "fat-tree");
-    EQ_STR(tp_plan_topo_name(TP_PLAN_RAIL), "rail-optimised");
+    TP_EQ_STR(tp_plan_algo_name(TP_PLAN_AUTO), "auto");
+    TP_EQ_STR(tp_plan_algo_name(TP_PLAN_RING), "ring");
+    TP_EQ_STR(tp_plan_algo_name(TP_PLAN_TREE), "tree");
+    TP_EQ_STR(tp_plan_algo_name(TP_PLAN_HIER), "hierarchical");
+    TP_EQ_STR(tp_plan_topo_name(TP_PLAN_FAT_TREE), "fat-tree");
+    TP_EQ_STR(tp_plan_topo_name(TP_PLAN_RAIL), "rail-optimised");
     struct tp_plan_spec s;
     memset(&s, 0, sizeof s);
     tp_plan_spec_free(&s); /* a zeroed spec */

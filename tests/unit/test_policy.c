@@ -14,56 +14,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "tp/check.h"
+#include "tp_test.h"
 
 static char dir[64];
-
-#define EQ_STR(a, b)                                                                               \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (strcmp(a_, b_) != 0)                                                                   \
-            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_, b_);                                  \
-    } while (0)
-
-#define EQ_INT(a, b)                                                                               \
-    do {                                                                                           \
-        long long a_ = (a), b_ = (b);                                                              \
-        if (a_ != b_)                                                                              \
-            fail_msg("%s = %lld, expected %s = %lld", #a, a_, #b, b_);                             \
-    } while (0)
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/tp_policy_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return tp_test_mkdtemp(dir, sizeof dir, "tp_policy");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char p[128];
-    snprintf(p, sizeof p, "%s/policy.yaml", dir); /* the only file the tests write */
-    unlink(p);
-    return rmdir(dir);
-}
-
-static void write_policy(const char *text, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/policy.yaml", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fail_msg("cannot create %s", path);
-    fputs(text, f);
-    fclose(f);
+    return tp_test_rmtree(dir);
 }
 
 static void parse_ok(const char *text, struct tp_policy *p, char *path, size_t cap)
 {
     tp_error err = {0};
-    write_policy(text, path, cap);
+    tp_test_write(dir, "policy.yaml", text, path, cap);
     int rc = tp_policy_parse(path, p, &err);
     if (rc != 0)
         fail_msg("parse failed (%d): %s", rc, err.msg);
@@ -79,16 +51,16 @@ static void eq_cidr(const struct tp_cidr *c, int family, const char *net, unsign
                  net, prefix, family);
     if (family == AF_INET)
         for (int i = 4; i < 16; i++)
-            EQ_INT(c->addr[i], 0);
+            TP_EQ_INT(c->addr[i], 0);
 }
 
 static void eq_service(const struct tp_service *s, const char *name, const char *proto, unsigned lo,
                        unsigned hi)
 {
-    EQ_STR(s->name, name);
-    EQ_STR(s->proto, proto);
-    EQ_INT(s->port_lo, lo);
-    EQ_INT(s->port_hi, hi);
+    TP_EQ_STR(s->name, name);
+    TP_EQ_STR(s->proto, proto);
+    TP_EQ_INT(s->port_lo, lo);
+    TP_EQ_INT(s->port_hi, hi);
 }
 
 static const char full_policy[] =
@@ -128,61 +100,61 @@ static void full_file(void **state)
     struct tp_policy p;
     char path[128];
     parse_ok(full_policy, &p, path, sizeof path);
-    EQ_STR(p.file, path);
-    EQ_INT(p.role, TP_ROLE_KUBERNETES);
+    TP_EQ_STR(p.file, path);
+    TP_EQ_INT(p.role, TP_ROLE_KUBERNETES);
     assert_true(p.multi_tenant);
-    EQ_INT(p.nresults_dirs, 2);
-    EQ_STR(p.results_dirs[0], "/var/lib/trainpath/results");
-    EQ_STR(p.results_dirs[1], "/srv/tp results");
+    TP_EQ_INT(p.nresults_dirs, 2);
+    TP_EQ_STR(p.results_dirs[0], "/var/lib/trainpath/results");
+    TP_EQ_STR(p.results_dirs[1], "/srv/tp results");
 
     const struct tp_policy_plane *m = &p.planes[TP_PLANE_MGMT];
     assert_true(m->present);
-    EQ_INT(m->ncidrs, 3);
+    TP_EQ_INT(m->ncidrs, 3);
     eq_cidr(&m->cidrs[0], AF_INET, "10.0.0.0", 24);
     eq_cidr(&m->cidrs[1], AF_INET6, "fd00:0:0:1::", 64);
     eq_cidr(&m->cidrs[2], AF_INET, "192.168.7.128", 25);
-    EQ_INT(m->nifaces, 2);
-    EQ_STR(m->ifaces[0], "eno1");
-    EQ_STR(m->ifaces[1], "mgmt*");
-    EQ_INT(m->nservices, 3);
+    TP_EQ_INT(m->nifaces, 2);
+    TP_EQ_STR(m->ifaces[0], "eno1");
+    TP_EQ_STR(m->ifaces[1], "mgmt*");
+    TP_EQ_INT(m->nservices, 3);
     eq_service(&m->services[0], "sshd", "tcp", 22, 22);
     eq_service(&m->services[1], "node-exporter", "tcp", 9100, 9100);
     eq_service(&m->services[2], "slurm-srun", "tcp", 60001, 63000);
-    EQ_INT(m->mtu_min, 1500);
+    TP_EQ_INT(m->mtu_min, 1500);
     assert_false(m->rdma);
 
     const struct tp_policy_plane *c = &p.planes[TP_PLANE_CONTROL];
     assert_true(c->present);
-    EQ_INT(c->ncidrs, 0);
-    EQ_INT(c->nifaces, 1);
-    EQ_STR(c->ifaces[0], "eno2");
-    EQ_INT(c->nservices, 3);
+    TP_EQ_INT(c->ncidrs, 0);
+    TP_EQ_INT(c->nifaces, 1);
+    TP_EQ_STR(c->ifaces[0], "eno2");
+    TP_EQ_INT(c->nservices, 3);
     eq_service(&c->services[0], "kubelet", "tcp", 10250, 10250);
     eq_service(&c->services[1], "coredns", "udp", 53, 53);
     eq_service(&c->services[2], "single", "tcp", 8080, 8080);
-    EQ_INT(c->mtu_min, 0);
+    TP_EQ_INT(c->mtu_min, 0);
     assert_false(c->rdma);
 
     const struct tp_policy_plane *d = &p.planes[TP_PLANE_DATA];
     assert_true(d->present);
-    EQ_INT(d->ncidrs, 2);
+    TP_EQ_INT(d->ncidrs, 2);
     eq_cidr(&d->cidrs[0], AF_INET, "10.1.0.0", 16);
     eq_cidr(&d->cidrs[1], AF_INET6, "fd00:0:0:2::", 64);
-    EQ_INT(d->nifaces, 2);
-    EQ_STR(d->ifaces[0], "ens*np0");
-    EQ_STR(d->ifaces[1], "ens*np1");
-    EQ_INT(d->nservices, 0);
-    EQ_INT(d->mtu_min, 9000);
+    TP_EQ_INT(d->nifaces, 2);
+    TP_EQ_STR(d->ifaces[0], "ens*np0");
+    TP_EQ_STR(d->ifaces[1], "ens*np1");
+    TP_EQ_INT(d->nservices, 0);
+    TP_EQ_INT(d->mtu_min, 9000);
     assert_true(d->rdma);
 
     const struct tp_policy_plane *s = &p.planes[TP_PLANE_STORAGE];
     assert_true(s->present);
-    EQ_INT(s->ncidrs, 2);
+    TP_EQ_INT(s->ncidrs, 2);
     eq_cidr(&s->cidrs[0], AF_INET, "10.2.0.0", 24);
     eq_cidr(&s->cidrs[1], AF_INET, "0.0.0.0", 32);
-    EQ_INT(s->nifaces, 0);
-    EQ_INT(s->nservices, 0);
-    EQ_INT(s->mtu_min, 4200);
+    TP_EQ_INT(s->nifaces, 0);
+    TP_EQ_INT(s->nservices, 0);
+    TP_EQ_INT(s->mtu_min, 4200);
     assert_false(s->rdma);
 }
 
@@ -193,19 +165,19 @@ static void defaults(void **state)
     char path[128];
     memset(&p, 0x5a, sizeof p); /* parse starts from zero */
     parse_ok("role: login\nplanes:\n  management: {interfaces: [eth0]}\n", &p, path, sizeof path);
-    EQ_INT(p.role, TP_ROLE_LOGIN);
+    TP_EQ_INT(p.role, TP_ROLE_LOGIN);
     assert_false(p.multi_tenant);
-    EQ_INT(p.nresults_dirs, 0);
+    TP_EQ_INT(p.nresults_dirs, 0);
     assert_true(p.planes[TP_PLANE_MGMT].present);
-    EQ_INT(p.planes[TP_PLANE_MGMT].mtu_min, 0);
-    EQ_INT(p.planes[TP_PLANE_MGMT].nservices, 0);
-    EQ_INT(p.planes[TP_PLANE_MGMT].ncidrs, 0);
+    TP_EQ_INT(p.planes[TP_PLANE_MGMT].mtu_min, 0);
+    TP_EQ_INT(p.planes[TP_PLANE_MGMT].nservices, 0);
+    TP_EQ_INT(p.planes[TP_PLANE_MGMT].ncidrs, 0);
     for (int i = TP_PLANE_CONTROL; i < TP_PLANES; i++) {
         const struct tp_policy_plane *pl = &p.planes[i];
         assert_false(pl->present);
-        EQ_INT(pl->ncidrs + pl->nifaces + pl->nservices, 0);
+        TP_EQ_INT(pl->ncidrs + pl->nifaces + pl->nservices, 0);
         assert_false(pl->rdma);
-        EQ_INT(pl->mtu_min, i == TP_PLANE_DATA || i == TP_PLANE_STORAGE ? 9000 : 0);
+        TP_EQ_INT(pl->mtu_min, i == TP_PLANE_DATA || i == TP_PLANE_STORAGE ? 9000 : 0);
     }
 }
 
@@ -218,24 +190,24 @@ static void example(void **state)
     int rc = tp_policy_parse(path, &p, &err);
     if (rc != 0)
         fail_msg("%s: %s", path, err.msg);
-    EQ_INT(p.role, TP_ROLE_COMPUTE);
+    TP_EQ_INT(p.role, TP_ROLE_COMPUTE);
     assert_false(p.multi_tenant);
-    EQ_INT(p.nresults_dirs, 1);
+    TP_EQ_INT(p.nresults_dirs, 1);
     for (int i = 0; i < TP_PLANES; i++)
         assert_true(p.planes[i].present);
     const struct tp_policy_plane *m = &p.planes[TP_PLANE_MGMT], *c = &p.planes[TP_PLANE_CONTROL],
                                  *d = &p.planes[TP_PLANE_DATA], *s = &p.planes[TP_PLANE_STORAGE];
-    EQ_INT(m->nservices, 2);
+    TP_EQ_INT(m->nservices, 2);
     eq_service(&m->services[0], "sshd", "tcp", 22, 22);
-    EQ_INT(m->mtu_min, 1500);
-    EQ_INT(c->nservices, 2);
+    TP_EQ_INT(m->mtu_min, 1500);
+    TP_EQ_INT(c->nservices, 2);
     eq_service(&c->services[0], "slurmd", "tcp", 6818, 6818);
     eq_service(&c->services[1], "slurm-srun", "tcp", 60001, 63000);
     assert_true(d->rdma);
-    EQ_INT(d->nservices, 0);
-    EQ_INT(d->mtu_min, 9000);
-    EQ_INT(s->nservices, 0);
-    EQ_INT(s->mtu_min, 9000);
+    TP_EQ_INT(d->nservices, 0);
+    TP_EQ_INT(d->mtu_min, 9000);
+    TP_EQ_INT(s->nservices, 0);
+    TP_EQ_INT(s->mtu_min, 9000);
     assert_false(s->rdma);
 }
 
@@ -372,26 +344,19 @@ static const struct bad bads[] = {
 static void bad_input(void **state)
 {
     const struct bad *b = *state;
-    char path[128], want[256];
+    char path[128], at[256];
     if (b->yaml)
-        write_policy(b->yaml, path, sizeof path);
+        tp_test_write(dir, "policy.yaml", b->yaml, path, sizeof path);
     else
         snprintf(path, sizeof path, "%s/no-such-policy.yaml", dir);
-    if (*b->where && *b->path)
-        snprintf(want, sizeof want, "%s:%s: %s: ", path, b->where, b->path);
-    else if (*b->where)
-        snprintf(want, sizeof want, "%s:%s: ", path, b->where);
-    else
-        snprintf(want, sizeof want, "%s: ", path);
     struct tp_policy p;
     tp_error err = {0};
     int rc = tp_policy_parse(path, &p, &err);
     if (rc != TP_EUSAGE || err.code != TP_EUSAGE)
         fail_msg("%s: rc %d, code %d, expected TP_EUSAGE (%d); message: %s", b->name, rc, err.code,
                  TP_EUSAGE, err.msg);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, b->says))
-        fail_msg("%s:\n  message \"%s\"\n  expected to start \"%s\"\n  and to hold \"%s\"", b->name,
-                 err.msg, want, b->says);
+    TP_EXPECT_ERR(b->name, err.msg, path, tp_test_err_at(at, sizeof at, b->where, b->path),
+                  b->says);
 }
 
 static void no_path(void **state)
@@ -399,8 +364,8 @@ static void no_path(void **state)
     (void)state;
     struct tp_policy p;
     tp_error err = {0};
-    EQ_INT(tp_policy_parse("", &p, &err), TP_EUSAGE);
-    EQ_STR(err.msg, "policy file: no path given");
+    TP_EQ_INT(tp_policy_parse("", &p, &err), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "policy file: no path given");
 }
 
 #define NBAD (sizeof bads / sizeof bads[0])

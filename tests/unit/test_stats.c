@@ -15,15 +15,7 @@
 
 #include "tp/stats.h"
 #include "testutil.h"
-
-/* |a - b| <= tol, absolute */
-#define NEAR_ABS(a, b, tol)                                                                        \
-    do {                                                                                           \
-        double a_ = (a), b_ = (b);                                                                 \
-        if (!(fabs(a_ - b_) <= (tol)))                                                             \
-            fail_msg("%s = %.17g, expected %s = %.17g (tolerance %g)", #a, a_, #b, b_,             \
-                     (double)(tol));                                                               \
-    } while (0)
+#include "tp_test.h"
 
 /* Both paths over the same small sample: below 256 the histogram is exact,
  * so every field must agree exactly. */
@@ -67,21 +59,21 @@ static void test_one_to_ten(void **state)
     tp_stats s, h;
     both(v, 10, &s, &h);
     EQ_U64(s.count, 10);
-    NEAR_ABS(s.min, 1, 0);
-    NEAR_ABS(s.max, 10, 0);
-    NEAR_ABS(s.mean, 5.5, 1e-15);
+    TP_NEAR(s.min, 1, 0);
+    TP_NEAR(s.max, 10, 0);
+    TP_NEAR(s.mean, 5.5, 1e-15);
     NEAR(s.stdev, 3.0276503540974917, 1e-15); /* sqrt(82.5 / 9) */
-    NEAR_ABS(s.p50, 5, 0);                    /* nearest rank: ceil(5) = 5th value */
-    NEAR_ABS(s.p90, 9, 0);                    /* ceil(9) = 9th */
-    NEAR_ABS(s.p99, 10, 0);
-    NEAR_ABS(s.p999, 10, 0);
-    NEAR_ABS(s.p9999, 10, 0);
+    TP_NEAR(s.p50, 5, 0);                     /* nearest rank: ceil(5) = 5th value */
+    TP_NEAR(s.p90, 9, 0);                     /* ceil(9) = 9th */
+    TP_NEAR(s.p99, 10, 0);
+    TP_NEAR(s.p999, 10, 0);
+    TP_NEAR(s.p9999, 10, 0);
     /* |x - 5| sorted: 0 1 1 2 2 3 3 4 4 5; 5th is 2 */
-    NEAR_ABS(s.mad, 2, 0);
+    TP_NEAR(s.mad, 2, 0);
     NEAR(s.cv, 3.0276503540974917 / 5.5, 1e-15);
     double half = 2.2622 * 3.0276503540974917 / sqrt(10);
-    NEAR_ABS(s.ci95_lo, 5.5 - half, 1e-3);
-    NEAR_ABS(s.ci95_hi, 5.5 + half, 1e-3);
+    TP_NEAR(s.ci95_lo, 5.5 - half, 1e-3);
+    TP_NEAR(s.ci95_hi, 5.5 + half, 1e-3);
     same_stats(&h, &s, 0);
 }
 
@@ -92,38 +84,38 @@ static void test_small_samples(void **state)
     /* mean 5, sum of squares 32; median (4th of 8) 4; |x-4|: 0 0 0 1 1 2 3 5 -> 1 */
     const uint64_t a[] = {2, 4, 4, 4, 5, 5, 7, 9};
     both(a, 8, &s, &h);
-    NEAR_ABS(s.mean, 5, 1e-15);
+    TP_NEAR(s.mean, 5, 1e-15);
     NEAR(s.stdev, sqrt(32.0 / 7), 1e-15);
-    NEAR_ABS(s.p50, 4, 0);
-    NEAR_ABS(s.mad, 1, 0);
-    NEAR_ABS(s.p90, 9, 0);
+    TP_NEAR(s.p50, 4, 0);
+    TP_NEAR(s.mad, 1, 0);
+    TP_NEAR(s.p90, 9, 0);
     same_stats(&h, &s, 0);
 
     /* outlier: median 3, |x-3|: 0 1 1 2 997 -> 1; the mean moves, the MAD does not */
     const uint64_t b[] = {1, 2, 3, 4, 1000};
     both(b, 5, &s, &h);
-    NEAR_ABS(s.mean, 202, 1e-15);
-    NEAR_ABS(s.p50, 3, 0);
-    NEAR_ABS(s.mad, 1, 0);
-    NEAR_ABS(s.p90, 1000, 0);
-    NEAR_ABS(h.mad, 1, 0);
-    NEAR_ABS(h.p50, 3, 0);
+    TP_NEAR(s.mean, 202, 1e-15);
+    TP_NEAR(s.p50, 3, 0);
+    TP_NEAR(s.mad, 1, 0);
+    TP_NEAR(s.p90, 1000, 0);
+    TP_NEAR(h.mad, 1, 0);
+    TP_NEAR(h.p50, 3, 0);
 
     /* all equal: no spread at all */
     const uint64_t c[] = {42, 42, 42, 42};
     both(c, 4, &s, &h);
-    NEAR_ABS(s.stdev, 0, 0);
-    NEAR_ABS(s.mad, 0, 0);
-    NEAR_ABS(s.cv, 0, 0);
-    NEAR_ABS(s.ci95_lo, 42, 0);
-    NEAR_ABS(s.ci95_hi, 42, 0);
+    TP_NEAR(s.stdev, 0, 0);
+    TP_NEAR(s.mad, 0, 0);
+    TP_NEAR(s.cv, 0, 0);
+    TP_NEAR(s.ci95_lo, 42, 0);
+    TP_NEAR(s.ci95_hi, 42, 0);
     same_stats(&h, &s, 0);
 
     /* zeros: mean 0 gives cv 0, not NaN */
     const uint64_t z[] = {0, 0, 0};
     both(z, 3, &s, &h);
-    NEAR_ABS(s.cv, 0, 0);
-    NEAR_ABS(h.cv, 0, 0);
+    TP_NEAR(s.cv, 0, 0);
+    TP_NEAR(h.cv, 0, 0);
 }
 
 static void test_empty_and_single(void **state)
@@ -141,34 +133,34 @@ static void test_empty_and_single(void **state)
     const uint64_t one[] = {1234};
     both(one, 1, &s, &h);
     EQ_U64(s.count, 1);
-    NEAR_ABS(s.mean, 1234, 0);
-    NEAR_ABS(s.min, 1234, 0);
-    NEAR_ABS(s.max, 1234, 0);
-    NEAR_ABS(s.p50, 1234, 0);
-    NEAR_ABS(s.p9999, 1234, 0);
-    NEAR_ABS(s.stdev, 0, 0);
-    NEAR_ABS(s.mad, 0, 0);
-    NEAR_ABS(s.ci95_lo, 1234, 0);
-    NEAR_ABS(s.ci95_hi, 1234, 0);
+    TP_NEAR(s.mean, 1234, 0);
+    TP_NEAR(s.min, 1234, 0);
+    TP_NEAR(s.max, 1234, 0);
+    TP_NEAR(s.p50, 1234, 0);
+    TP_NEAR(s.p9999, 1234, 0);
+    TP_NEAR(s.stdev, 0, 0);
+    TP_NEAR(s.mad, 0, 0);
+    TP_NEAR(s.ci95_lo, 1234, 0);
+    TP_NEAR(s.ci95_hi, 1234, 0);
     same_stats(&h, &s, 0); /* min and max clamp the bucket midpoint */
 }
 
 static void test_t_table(void **state)
 {
     (void)state;
-    NEAR_ABS(tp_t975(1), 12.706, 1e-3);
-    NEAR_ABS(tp_t975(2), 4.303, 1e-3);
-    NEAR_ABS(tp_t975(5), 2.571, 1e-3);
-    NEAR_ABS(tp_t975(10), 2.228, 1e-3);
-    NEAR_ABS(tp_t975(30), 2.042, 1e-3);
-    NEAR_ABS(tp_t975(40), 2.021, 1e-3);
-    NEAR_ABS(tp_t975(50), 2.0086, 1e-3); /* interpolated */
-    NEAR_ABS(tp_t975(60), 2.000, 1e-3);
-    NEAR_ABS(tp_t975(100), 1.9840, 1e-3);
-    NEAR_ABS(tp_t975(120), 1.980, 1e-3);
-    NEAR_ABS(tp_t975(200), 1.9719, 1e-3);
-    NEAR_ABS(tp_t975(1000), 1.9623, 1e-3);
-    NEAR_ABS(tp_t975(UINT64_MAX), 1.960, 1e-3);
+    TP_NEAR(tp_t975(1), 12.706, 1e-3);
+    TP_NEAR(tp_t975(2), 4.303, 1e-3);
+    TP_NEAR(tp_t975(5), 2.571, 1e-3);
+    TP_NEAR(tp_t975(10), 2.228, 1e-3);
+    TP_NEAR(tp_t975(30), 2.042, 1e-3);
+    TP_NEAR(tp_t975(40), 2.021, 1e-3);
+    TP_NEAR(tp_t975(50), 2.0086, 1e-3); /* interpolated */
+    TP_NEAR(tp_t975(60), 2.000, 1e-3);
+    TP_NEAR(tp_t975(100), 1.9840, 1e-3);
+    TP_NEAR(tp_t975(120), 1.980, 1e-3);
+    TP_NEAR(tp_t975(200), 1.9719, 1e-3);
+    TP_NEAR(tp_t975(1000), 1.9623, 1e-3);
+    TP_NEAR(tp_t975(UINT64_MAX), 1.960, 1e-3);
     assert_true(isinf(tp_t975(0)));
     for (uint64_t df = 1; df < 2000; df++)
         if (!(tp_t975(df + 1) <= tp_t975(df)))
@@ -189,7 +181,7 @@ static void test_ci(void **state)
     double half = tp_t975(99) * s.stdev / 10;
     NEAR(s.ci95_lo, s.mean - half, 1e-12);
     NEAR(s.ci95_hi, s.mean + half, 1e-12);
-    NEAR_ABS(tp_t975(99), 1.9842, 1e-3);
+    TP_NEAR(tp_t975(99), 1.9842, 1e-3);
     assert_true(s.ci95_lo < s.mean && s.mean < s.ci95_hi);
 }
 
@@ -268,24 +260,24 @@ static void test_json(void **state)
     assert_true(json_is_integer(json_object_get(j, "count")));
     EQ_U64(json_integer_value(json_object_get(j, "count")), 10);
     assert_string_equal(json_string_value(json_object_get(j, "unit")), "us");
-    NEAR_ABS(field(j, "min"), 1, 1e-12);
-    NEAR_ABS(field(j, "max"), 10, 1e-12);
-    NEAR_ABS(field(j, "mean"), 5.5, 1e-12);
-    NEAR_ABS(field(j, "stdev"), 3.0276503540974917, 1e-12);
-    NEAR_ABS(field(j, "p50"), 5, 1e-12);
-    NEAR_ABS(field(j, "p90"), 9, 1e-12);
-    NEAR_ABS(field(j, "p99"), 10, 1e-12);
-    NEAR_ABS(field(j, "p99_9"), 10, 1e-12);
-    NEAR_ABS(field(j, "p99_99"), 10, 1e-12);
-    NEAR_ABS(field(j, "mad"), 2, 1e-12);
-    NEAR_ABS(field(j, "cv"), s.cv, 0); /* unitless: not scaled */
-    NEAR_ABS(field(j, "ci95_lo"), s.ci95_lo / 1000, 1e-12);
-    NEAR_ABS(field(j, "ci95_hi"), s.ci95_hi / 1000, 1e-12);
+    TP_NEAR(field(j, "min"), 1, 1e-12);
+    TP_NEAR(field(j, "max"), 10, 1e-12);
+    TP_NEAR(field(j, "mean"), 5.5, 1e-12);
+    TP_NEAR(field(j, "stdev"), 3.0276503540974917, 1e-12);
+    TP_NEAR(field(j, "p50"), 5, 1e-12);
+    TP_NEAR(field(j, "p90"), 9, 1e-12);
+    TP_NEAR(field(j, "p99"), 10, 1e-12);
+    TP_NEAR(field(j, "p99_9"), 10, 1e-12);
+    TP_NEAR(field(j, "p99_99"), 10, 1e-12);
+    TP_NEAR(field(j, "mad"), 2, 1e-12);
+    TP_NEAR(field(j, "cv"), s.cv, 0); /* unitless: not scaled */
+    TP_NEAR(field(j, "ci95_lo"), s.ci95_lo / 1000, 1e-12);
+    TP_NEAR(field(j, "ci95_hi"), s.ci95_hi / 1000, 1e-12);
     json_decref(j);
 
     j = tp_stats_to_json(&s, 1, "ns");
     assert_non_null(j);
-    NEAR_ABS(field(j, "mean"), 5500, 1e-9);
+    TP_NEAR(field(j, "mean"), 5500, 1e-9);
     json_decref(j);
 
     assert_null(tp_stats_to_json(&s, 0, "ns"));

@@ -20,8 +20,9 @@
 
 #include "tp/pattern.h"
 #include "tp/storage.h"
+#include "tp_test.h"
 
-static char dir[] = "/tmp/tp-storage.XXXXXX";
+static char dir[64];
 static const char *engine_names[] = {"io_uring", "psync"};
 
 static int file_in_dir(const char *name, int flags)
@@ -250,15 +251,13 @@ static void residency(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(dir) ? 0 : -1;
+    return tp_test_mkdtemp(dir, sizeof dir, "tp_storage");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tp_test_rmtree(dir);
 }
 
 int main(void)

@@ -20,6 +20,7 @@
 #include "tp/atomicfile.h"
 #include "tp/log.h"
 #include "tp/sysinfo.h"
+#include "tp_test.h"
 
 #define FIXTURE TP_SOURCE_ROOT "/tests/fixtures/sysinfo"
 
@@ -162,18 +163,7 @@ static int make_dir(void **state)
 static int remove_dir(void **state)
 {
     char *dir = *state;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[4096];
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
+    tp_test_rmtree(dir);
     free(dir);
     return 0;
 }

@@ -14,13 +14,7 @@
 
 #include "tp/units.h"
 #include "testutil.h"
-
-#define EQ_STR(a, b)                                                                               \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (strcmp(a_, b_) != 0)                                                                   \
-            fail_msg("%s = \"%s\", expected \"%s\"", #a, a_, b_);                                  \
-    } while (0)
+#include "tp_test.h"
 
 /* err must be a usage error whose message names what, quotes quoted and
  * contains phrase. */
@@ -105,9 +99,9 @@ static void test_sizes(void **state)
     tp_error err = {0};
     uint64_t v;
     tp_parse_size("12X", "--sizes", &v, &err);
-    EQ_STR(err.msg, "--sizes: cannot parse '12X' as a size (use e.g. 64, 4K, 1M)");
+    TP_EQ_STR(err.msg, "--sizes: cannot parse '12X' as a size (use e.g. 64, 4K, 1M)");
     tp_parse_size("4KB", "--block", &v, &err);
-    EQ_STR(err.msg, "--block: '4KB' is ambiguous (use 4K or 4KiB; 1K = 1024)");
+    TP_EQ_STR(err.msg, "--block: '4KB' is ambiguous (use 4K or 4KiB; 1K = 1024)");
 }
 
 static void check_list(const char *in, const uint64_t *want, size_t nwant)
@@ -235,7 +229,7 @@ static void test_durations(void **state)
     tp_error err = {0};
     uint64_t v;
     tp_parse_duration("5x", "--warmup", &v, &err);
-    EQ_STR(err.msg, "--warmup: cannot parse '5x' as a duration (use e.g. 10, 10s, 500ms, 2m)");
+    TP_EQ_STR(err.msg, "--warmup: cannot parse '5x' as a duration (use e.g. 10, 10s, 500ms, 2m)");
 }
 
 static void test_u64(void **state)
@@ -319,7 +313,7 @@ static void test_formatters(void **state)
         {UINT64_MAX, "18446744073709551615"},
     };
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
-        EQ_STR(tp_fmt_size(sizes[k].v, buf, sizeof buf), sizes[k].want);
+        TP_EQ_STR(tp_fmt_size(sizes[k].v, buf, sizeof buf), sizes[k].want);
     /* what tp_fmt_size prints parses back to the same value */
     for (size_t k = 1; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint64_t v = 0;
@@ -337,7 +331,7 @@ static void test_formatters(void **state)
         {2e9, "2.00 s"},   {3.6e12, "3600 s"},
     };
     for (size_t k = 0; k < sizeof lat / sizeof lat[0]; k++)
-        EQ_STR(tp_fmt_ns(lat[k].v, buf, sizeof buf), lat[k].want);
+        TP_EQ_STR(tp_fmt_ns(lat[k].v, buf, sizeof buf), lat[k].want);
 
     static const struct {
         double v;
@@ -348,12 +342,12 @@ static void test_formatters(void **state)
         {2.5e12, "2500 GB/s"},
     };
     for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++)
-        EQ_STR(tp_fmt_rate(rate[k].v, buf, sizeof buf), rate[k].want);
+        TP_EQ_STR(tp_fmt_rate(rate[k].v, buf, sizeof buf), rate[k].want);
 
     /* a short buffer truncates and stays terminated */
     char small[3];
-    EQ_STR(tp_fmt_size(UINT64_C(1) << 20, small, sizeof small), "1M");
-    EQ_STR(tp_fmt_ns(812, small, sizeof small), "81");
+    TP_EQ_STR(tp_fmt_size(UINT64_C(1) << 20, small, sizeof small), "1M");
+    TP_EQ_STR(tp_fmt_ns(812, small, sizeof small), "81");
 }
 
 int main(void)

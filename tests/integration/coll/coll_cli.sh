@@ -15,7 +15,7 @@ check "... busbw = algbw for 2 ranks (factor 2(n-1)/n)" test "$(json_get "$J" "a
 check "... time stats with p50/p99/max/mean, ns" test "$(json_get "$J" "all(k in e['time'] for k in ('p50','p99','max','mean')) and e['time']['unit']")" = ns
 check "... the algorithm chosen is recorded" test "$(json_get "$J" "all(x['algo'] in ('ring','rabenseifner','recdoubling','dbtree','binomial') for x in r['sizes'])")" = True
 check "... arrival skew reported" test "$(json_get "$J" "'p99' in e['arrival_skew']")" = True
-check "... alpha-beta fit stored" test "$(json_get "$J" "len(r['fit'])>=1 and all(f['alpha']['unit']=='ns' and f['beta']['unit']=='ns/B' for f in r['fit'])")" = True
+check "... alpha-beta fit stored, alpha and beta never negative" test "$(json_get "$J" "len(r['fit'])>=1 and all(f['alpha']['unit']=='ns' and f['beta']['unit']=='ns/B' and f['alpha']['value'] >= 0 and f['beta']['value'] >= 0 for f in r['fit'])")" = True
 check "... table printed with #wrong column" grep -q "#wrong" "$WORK/ar.out"
 check "... provenance names the channels" test "$(json_get "$J" "d['provenance']['comm']['channels']['shm']")" = 1
 
