@@ -333,11 +333,15 @@ int cmd_validate(int argc, char **argv)
                             c->outdir);
     if (rc == 0) {
         snprintf(c->dir, sizeof c->dir, "/var/tmp/trainpath-validate.XXXXXX");
-        if (!mkdtemp(c->dir))
+        if (!mkdtemp(c->dir)) {
             rc = tp_error_errno(&err, TP_ESYS, errno, "scratch folder under /var/tmp");
+            c->dir[0] = 0;
+        }
     }
     if (rc == 0)
         rc = build(c, &err);
+    if (rc && c->dir[0])
+        rm_tree(c->dir);
     if (rc) {
         free(c);
         return cli_fail(&err);

@@ -6,6 +6,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 V1=$WORK/v1
+scratch() { find /var/tmp -maxdepth 1 -name 'trainpath-validate.*' 2>/dev/null | sort; }
+before=$(scratch)
 t0=$(date +%s)
 "$TP" validate --profile quick --out "$V1" --prometheus "$WORK/tp.prom" >"$WORK/v1.out" 2>&1
 rc=$?
@@ -21,10 +23,11 @@ done
 check "... the history holds the eight runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 8
 check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
 check "... --prometheus: a textfile with the step time and the busbw" eval 'grep -q "^trainpath_step_time_mean_seconds{" "$WORK/tp.prom" && grep -q "^trainpath_coll_busbw_bytes_per_second{" "$WORK/tp.prom"'
-check "... no scratch folder left behind" test -z "$(find /var/tmp -maxdepth 1 -name 'trainpath-validate.*' -newer "$WORK/v1.out" 2>/dev/null)"
+check "... no scratch folder left behind" test "$(scratch)" = "$before"
 
 "$TP" validate --profile quick --out "$WORK/v2" --db "$V1/history.sqlite" -q
 check "a second run into the same history: the step time has two points" test "$("$TP" report history step.time.mean --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
 check "--profile nonsense: exit 2" run_rc 2 "$WORK/out" "$TP" validate --profile nonsense --out "$WORK/v3"
 check "... named" grep -q "profile nonsense" "$WORK/out"
+check "... and no scratch folder left behind" test "$(scratch)" = "$before"
 finish
