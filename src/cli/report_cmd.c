@@ -227,6 +227,12 @@ static int emit(const struct opts *o, json_t *out, tp_error *err)
     return rc;
 }
 
+/* Where the text goes: stderr when the JSON takes stdout. */
+static FILE *text_out(const struct opts *o)
+{
+    return o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
+}
+
 static const char *db_path(const struct opts *o)
 {
     return o->db ? o->db : "results/history.sqlite";
@@ -289,7 +295,8 @@ static int sub_history(struct opts *o)
     if (rc)
         return cli_fail(&err);
     if (!o->quiet) {
-        printf("# %s in %s: %zu points\n", o->args[0], db_path(o), json_array_size(pts));
+        FILE *out = text_out(o);
+        fprintf(out, "# %s in %s: %zu points\n", o->args[0], db_path(o), json_array_size(pts));
         size_t i;
         json_t *p;
         double first = NAN;
@@ -298,13 +305,13 @@ static int sub_history(struct opts *o)
             if (i == 0)
                 first = v;
             char buf[48];
-            printf("%-24s %-12s %14s  %+7.1f %%  %s\n",
-                   json_string_value(json_object_get(p, "started_utc")),
-                   json_string_value(json_object_get(p, "host")),
-                   tp_gate_fmt(v, json_string_value(json_object_get(p, "unit")), 4, buf,
-                               sizeof buf),
-                   first != 0 ? 100 * (v - first) / fabs(first) : 0.0,
-                   json_string_value(json_object_get(p, "key")));
+            fprintf(out, "%-24s %-12s %14s  %+7.1f %%  %s\n",
+                    json_string_value(json_object_get(p, "started_utc")),
+                    json_string_value(json_object_get(p, "host")),
+                    tp_gate_fmt(v, json_string_value(json_object_get(p, "unit")), 4, buf,
+                                sizeof buf),
+                    first != 0 ? 100 * (v - first) / fabs(first) : 0.0,
+                    json_string_value(json_object_get(p, "key")));
         }
     }
     return emit(o, pts, &err) ? cli_fail(&err) : 0;
@@ -327,10 +334,10 @@ static int sub_baseline(struct opts *o)
         json_t *x;
         json_array_foreach(b, i, x) {
             char buf[48];
-            printf("%-60s %14s  %s\n", json_string_value(json_object_get(x, "key")),
-                   tp_gate_fmt(json_number_value(json_object_get(x, "value")),
-                               json_string_value(json_object_get(x, "unit")), 4, buf, sizeof buf),
-                   json_string_value(json_object_get(x, "rule")));
+            fprintf(text_out(o), "%-60s %14s  %s\n", json_string_value(json_object_get(x, "key")),
+                    tp_gate_fmt(json_number_value(json_object_get(x, "value")),
+                                json_string_value(json_object_get(x, "unit")), 4, buf, sizeof buf),
+                    json_string_value(json_object_get(x, "rule")));
         }
     }
     return emit(o, b, &err) ? cli_fail(&err) : 0;
@@ -361,7 +368,7 @@ static int sub_gate(struct opts *o)
     }
     int code = (int)json_integer_value(json_object_get(rep, "code"));
     if (!o->quiet)
-        tp_gate_print(stdout, rep, o->all);
+        tp_gate_print(text_out(o), rep, o->all);
     if (emit(o, rep, &err)) {
         cli_fail(&err);
         return TP_GATE_UNKNOWN;
@@ -393,7 +400,7 @@ static int sub_diff(struct opts *o)
         return cli_fail(&err);
     int regress = (int)json_integer_value(json_object_get(d, "regressions"));
     if (!o->quiet)
-        tp_diff_print(stdout, d, o->all);
+        tp_diff_print(text_out(o), d, o->all);
     if (emit(o, d, &err))
         return cli_fail(&err);
     return regress ? 1 : 0;
@@ -419,7 +426,7 @@ static int sub_fleet(struct opts *o)
                       json_integer_value(json_object_get(j, "slow_nodes")) +
                       json_integer_value(json_object_get(j, "slow_links")));
     if (!o->quiet)
-        tp_fleet_print(stdout, j);
+        tp_fleet_print(text_out(o), j);
     if (emit(o, j, &err))
         return cli_fail(&err);
     return out ? 1 : 0;
