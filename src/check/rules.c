@@ -763,18 +763,28 @@ static void net_iface_plane(const json_t *facts, const struct tp_policy *p,
 
 /* ---- rules: listeners ---- */
 
-static void sec_listen_plane(const json_t *facts, const struct tp_policy *p,
-                             struct tp_check_result *r)
+/* The listeners, when the facts also have the interfaces that place them
+ * in planes; else NULL, with r skipped saying which part is missing. */
+static const json_t *placed_listeners(const json_t *facts, struct tp_check_result *r)
 {
     const json_t *ls = get(facts, "listeners");
     if (!json_is_array(ls)) {
         skip(r, "no listener facts");
-        return;
+        return NULL;
     }
     if (!json_is_array(get(facts, "interfaces"))) {
         skip(r, "no interface facts to place the listeners in planes");
-        return;
+        return NULL;
     }
+    return ls;
+}
+
+static void sec_listen_plane(const json_t *facts, const struct tp_policy *p,
+                             struct tp_check_result *r)
+{
+    const json_t *ls = placed_listeners(facts, r);
+    if (!ls)
+        return;
     struct finding f = {0};
     size_t i;
     json_t *l;
@@ -855,15 +865,9 @@ static bool sshd(const json_t *l)
 
 static void sec_sshd_mgmt(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r)
 {
-    const json_t *ls = get(facts, "listeners");
-    if (!json_is_array(ls)) {
-        skip(r, "no listener facts");
+    const json_t *ls = placed_listeners(facts, r);
+    if (!ls)
         return;
-    }
-    if (!json_is_array(get(facts, "interfaces"))) {
-        skip(r, "no interface facts to place the listeners in planes");
-        return;
-    }
     struct finding f = {0};
     size_t i;
     json_t *l;
