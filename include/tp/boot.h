@@ -64,6 +64,12 @@ uint64_t tp_boot_clock_rtt_ns(const struct tp_boot *b, int r);
 int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error *err);
 void tp_boot_free_strings(char **all, int n);
 
+/* Every rank contributes a string of any length (valid UTF-8); rank 0
+ * gets all of them, *all as tp_boot_allgather's, the other ranks *all =
+ * NULL. For results too large to allgather: the data crosses once, to rank
+ * 0. On error rank 0's err names the rank lost. */
+int tp_boot_gather(struct tp_boot *b, const char *mine, char ***all, tp_error *err);
+
 /* Wait until every rank has arrived. */
 int tp_boot_barrier(struct tp_boot *b, tp_error *err);
 

@@ -594,6 +594,41 @@ static int mpi_allgather(struct tp_boot *b, const char *mine, char **res, tp_err
     free(offs);
     return mrc ? mpi_fail(mrc, "allgather", err) : 0;
 }
+
+static int mpi_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+{
+    int len = (int)strlen(mine), *lens = NULL, *offs = NULL, mrc;
+    char *buf = NULL;
+    /* a failure on rank 0 alone leaves the others in the collective: rank
+     * 0 exits non-zero and the launcher ends the job */
+    if (b->rank == 0 && (!(lens = calloc((size_t)b->size, sizeof *lens)) ||
+                         !(offs = calloc((size_t)b->size, sizeof *offs)))) {
+        free(lens);
+        return tp_error_set(err, TP_ENOMEM, "gather");
+    }
+    if ((mrc = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD)) == 0) {
+        long long total = 0;
+        for (int r = 0; b->rank == 0 && r < b->size; r++) {
+            offs[r] = (int)total;
+            total += lens[r];
+        }
+        if (total > INT32_MAX || (b->rank == 0 && !(buf = malloc((size_t)total + 1)))) {
+            free(lens);
+            free(offs);
+            return tp_error_set(err, TP_ENOMEM, "gather of %lld bytes", total);
+        }
+        mrc = MPI_Gatherv(mine, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+        for (int r = 0; buf && !mrc && r < b->size; r++)
+            if (!(res[r] = strndup(buf + offs[r], (size_t)lens[r])))
+                mrc = -1;
+    }
+    free(buf);
+    free(lens);
+    free(offs);
+    if (mrc == -1)
+        return tp_error_set(err, TP_ENOMEM, "gather");
+    return mrc ? mpi_fail(mrc, "gather", err) : 0;
+}
 #endif
 
 /* Started by an MPI launcher? Open MPI, MPICH/PMI and PMIx set these. */
@@ -722,6 +757,94 @@ int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error
         json_decref(arr);
     }
     json_decref(j);
+    if (rc) {
+        tp_boot_free_strings(res, b->size);
+        return rc;
+    }
+    *all = res;
+    return 0;
+}
+
+/* The wire path of a gather: a string of any length crosses as frames of
+ * at most GATHER_PART bytes (cut between UTF-8 characters, so each part is a
+ * valid JSON string; escaping grows a part at most sixfold, within
+ * TP_WIRE_MAX_PAYLOAD), "more" on all but the last. */
+#define GATHER_PART 8192
+
+static int send_parts(struct tp_boot *b, const char *mine, tp_error *err)
+{
+    size_t len = strlen(mine), at = 0;
+    do {
+        size_t n = len - at < GATHER_PART ? len - at : GATHER_PART;
+        while (at + n < len && n > 0 && ((unsigned char)mine[at + n] & 0xC0) == 0x80)
+            n--; /* do not split a character */
+        json_t *m = json_pack("{s:s%, s:b}", "data", mine + at, n, "more", at + n < len);
+        if (!m)
+            return tp_error_set(err, TP_EUSAGE, "gather: the data is not valid UTF-8");
+        int rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
+        json_decref(m);
+        if (rc)
+            return rc;
+        at += n;
+    } while (at < len);
+    return 0;
+}
+
+static int recv_parts(struct tp_boot *b, int r, char **out, tp_error *err)
+{
+    char *acc = NULL;
+    size_t len = 0;
+    bool more = true;
+    int rc = 0;
+    while (more && !rc) {
+        json_t *m = NULL;
+        const char *s;
+        if (!(rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) &&
+            !(rc = tp_wire_str(&b->conn[r], m, "data", GATHER_PART, &s, err)) &&
+            !(rc = tp_wire_bool(&b->conn[r], m, "more", &more, err))) {
+            size_t n = strlen(s);
+            char *grown = realloc(acc, len + n + 1);
+            if (!grown) {
+                rc = tp_error_set(err, TP_ENOMEM, "gather");
+            } else {
+                acc = grown;
+                memcpy(acc + len, s, n + 1);
+                len += n;
+            }
+        }
+        json_decref(m);
+    }
+    if (rc) {
+        free(acc);
+        return rc;
+    }
+    *out = acc ? acc : strdup("");
+    return *out ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
+}
+
+int tp_boot_gather(struct tp_boot *b, const char *mine, char ***all, tp_error *err)
+{
+    *all = NULL;
+    char **res = NULL;
+    if (b->rank == 0 && !(res = calloc((size_t)b->size, sizeof *res)))
+        return tp_error_set(err, TP_ENOMEM, "gather");
+    int rc = 0;
+#ifdef TP_HAVE_MPI
+    if (b->mpi) {
+        rc = mpi_gather(b, mine, res, err);
+    } else
+#endif
+        if (b->rank != 0) {
+        if ((rc = send_parts(b, mine, err)))
+            tp_error_prefix(err, "rank %d: gather to rank 0 on %s", b->rank, tp_boot_host(b, 0));
+    } else {
+        rc = (res[0] = strdup(mine)) ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
+        for (int r = 1; r < b->size && !rc; r++)
+            if ((rc = recv_parts(b, r, &res[r], err)))
+                lost(b, r, err);
+        if (rc)
+            tell_all(b, err);
+    }
     if (rc) {
         tp_boot_free_strings(res, b->size);
         return rc;

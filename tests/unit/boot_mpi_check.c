@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tp/boot.h"
+#include "boot_gather.h"
 #include "tp/clock.h"
 
 int main(void)
@@ -82,6 +83,8 @@ int main(void)
         return 1;
     }
     tp_boot_free_strings(all, size);
+    if (gather_check(b))
+        return 1;
     printf("ok rank %d of %d on %s\n", rank, size, tp_boot_host(b, rank));
     return tp_boot_fini(b);
 }

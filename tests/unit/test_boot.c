@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tp/boot.h"
+#include "boot_gather.h"
 #include "tp/clock.h"
 
 #define SEC 1000000000ull
@@ -76,6 +77,9 @@ static int group_work(struct tp_boot *b)
         }
     }
     tp_boot_free_strings(all, size);
+    int grc = gather_check(b);
+    if (grc)
+        return grc;
     if (size > 1 && getenv("TP_TEST_SKEWED") &&
         llabs(tp_boot_clock_offset_ns(b, 1) - 3000000000ll) > 100000000ll) {
         fprintf(stderr, "rank %d: rank 1's offset %lld ns misses its 3 s skew\n", rank,
