@@ -150,10 +150,12 @@ void tp_diff_print(FILE *f, const json_t *diff, bool all);
 #define TP_FLEET_Z 3.5       /* |robust z| above this is an outlier (Iglewicz and Hoaglin) */
 #define TP_FLEET_REL 0.10    /* MAD = 0: a value this far from the median, relatively */
 #define TP_FLEET_MIN_HOSTS 3 /* fewer hosts (pairs) for a metric: not judged */
+#define TP_FLEET_PAIR_REL 0.20 /* a slow pair is also this far off the median */
 
 struct tp_fleet_opts {
-    double z;   /* 0: TP_FLEET_Z */
-    double rel; /* 0: TP_FLEET_REL */
+    double z;        /* 0: TP_FLEET_Z */
+    double rel;      /* 0: TP_FLEET_REL */
+    double pair_rel; /* 0: TP_FLEET_PAIR_REL */
 };
 
 /* An empty fleet data set: {"rows": [], "pairs": []}. NULL when out of
@@ -187,9 +189,13 @@ int tp_fleet_load(json_t *data, const char *path, tp_error *err);
  * difference when the median is 0), and the result says so. Per pair
  * metric: a pair is slow when it is such an outlier in the worse direction
  * (either, when "better" is unknown); a node is slow when at least two of
- * its pairs, and more than half, are slow; a slow pair between two nodes
+ * its pairs, and more than half, are slow (a pair counts as slow only when
+ * also more than opts->pair_rel, 20 %, off the median: in a tight fleet a
+ * pair 5 % off can be many MADs off, and is not a defect); a slow pair
+ * between two nodes
  * that are not slow is a slow link. Returns a new
- *   {"outliers": n, "worse": n, "slow_nodes": n, "slow_links": n,
+ *   {"outliers": n, "worse": n, "slow_nodes": n, "slow_links": n (distinct
+ *    nodes and links, whichever metrics name them),
  *    "too_few_hosts": n (keys and pair metrics seen on fewer than
  *                        TP_FLEET_MIN_HOSTS hosts or pairs: not judged),
  *    "metrics": [{"key", "metric", "unit", "better", "hosts", "median",
@@ -205,6 +211,14 @@ int tp_fleet_load(json_t *data, const char *path, tp_error *err);
  * metric is the lines' own, else that of rows of the same metric name.
  * opts NULL: the defaults. NULL on error (TP_ENOMEM). */
 json_t *tp_fleet_judge(const json_t *data, const struct tp_fleet_opts *opts, tp_error *err);
+
+/* The pairs of n nodes by the circle method (round-robin): every pair once
+ * in tp_fleet_rounds(n) rounds (n - 1; n for an odd n, each node sitting
+ * out one), each node in at most one pair per round, so a round's
+ * measurements do not share a node. tp_fleet_partner: node's partner in
+ * round (0-based), or -1 when it sits out or an argument is out of range. */
+int tp_fleet_rounds(int n);
+int tp_fleet_partner(int n, int round, int node);
 
 /* Print a judgement to f: a summary line, then what each outlier says. */
 void tp_fleet_print(FILE *f, const json_t *judgement);

@@ -293,9 +293,10 @@ static json_t *relative_note(double rel)
 }
 
 struct ctx {
-    double z, rel;
-    size_t outliers, worse, nodes, links, few;
+    double z, rel, pair_rel;
+    size_t outliers, worse, few;
     json_t *metrics, *pairs;
+    json_t *seen_nodes, *seen_links; /* distinct, whatever the metrics */
 };
 
 /* One key: hosts is {host: [values]}. */
@@ -405,7 +406,11 @@ static int judge_pairs(struct ctx *c, const char *metric, const json_t *list, co
     /* per node: [slow pairs, pairs] */
     json_array_foreach(list, i, p) {
         struct verdict d = judge(json_number_value(json_object_get(p, "value")), s, c->z, c->rel);
-        bad[i] = d.out && worse_of(better, d.high) != 0;
+        /* an outlier the worse way, and far enough off to be a defect: with
+         * a tight fleet a pair 3 % off can be 4 MADs off */
+        double x = json_number_value(json_object_get(p, "value"));
+        bad[i] = d.out && worse_of(better, d.high) != 0 &&
+                 fabs(x - s.med) > c->pair_rel * fabs(s.med);
         for (int e = 0; e < 2; e++) {
             const char *node = json_string_value(json_object_get(p, e ? "b" : "a"));
             json_t *cnt = json_object_get(nodes, node);
@@ -451,31 +456,48 @@ static int judge_pairs(struct ctx *c, const char *metric, const json_t *list, co
                               "median", nmed, "says", says);
         if (!o || json_array_append_new(slow_nodes, o))
             goto fail;
-        c->nodes++;
+        json_object_set_new(c->seen_nodes, node, json_true());
     }
+    /* the links against the pairs of the nodes that are not slow: a slow
+     * node's pairs are not the healthy fleet, and would widen the MAD */
+    size_t m2 = 0;
     json_array_foreach(list, i, p) {
-        if (!bad[i])
-            continue;
+        if (json_array_size(json_object_get(nodes, json_string_value(json_object_get(p, "a")))) !=
+                3 &&
+            json_array_size(json_object_get(nodes, json_string_value(json_object_get(p, "b")))) !=
+                3)
+            v[m2++] = json_number_value(json_object_get(p, "value"));
+    }
+    struct spread s2 = m2 >= TP_FLEET_MIN_HOSTS && m2 < n ? spread_of(v, m2, tmp) : s;
+    json_array_foreach(list, i, p) {
         const char *a = json_string_value(json_object_get(p, "a"));
         const char *b = json_string_value(json_object_get(p, "b"));
         if (json_array_size(json_object_get(nodes, a)) == 3 ||
             json_array_size(json_object_get(nodes, b)) == 3)
             continue; /* explained by a slow node */
         double x = json_number_value(json_object_get(p, "value"));
-        struct verdict d = judge(x, s, c->z, c->rel);
+        struct verdict d = judge(x, s2, c->z, c->rel);
+        if (!(d.out && worse_of(better, d.high) != 0 &&
+              fabs(x - s2.med) > c->pair_rel * fabs(s2.med)))
+            continue;
         char xs[64], ms[64], dw[200], says[800];
         tp_gate_fmt(x, unit, 3, xs, sizeof xs);
-        tp_gate_fmt(s.med, unit, 3, ms, sizeof ms);
+        tp_gate_fmt(s2.med, unit, 3, ms, sizeof ms);
         dev_words(d, better, dw, sizeof dw);
         snprintf(says, sizeof says,
-                 "%s: link %s - %s is slow: %s against a median of %s over %zu pairs (%s); both "
-                 "ends are otherwise normal",
-                 metric, a, b, xs, ms, n, dw);
+                 "%s: link %s - %s is slow: %s against a median of %s over %zu pairs%s (%s); "
+                 "both ends are otherwise normal",
+                 metric, a, b, xs, ms, m2 < n ? m2 : n,
+                 m2 < n ? " of the nodes not slow" : "", dw);
         json_t *o = json_pack("{s:s, s:s, s:f, s:o, s:s}", "a", a, "b", b, "value", x, "z",
                               isfinite(d.z) ? json_real(d.z) : json_null(), "says", says);
         if (!o || json_array_append_new(slow_links, o))
             goto fail;
-        c->links++;
+        char lk[600];
+        /* a link is a cable: both ways are one */
+        bool ab = strcmp(a, b) < 0;
+        snprintf(lk, sizeof lk, "%s\n%s", ab ? a : b, ab ? b : a);
+        json_object_set_new(c->seen_links, lk, json_true());
     }
     if (json_array_size(slow_nodes) || json_array_size(slow_links)) {
         json_t *m = json_pack("{s:s, s:s, s:o, s:i, s:f, s:f, s:s, s:O, s:O}", "metric", metric,
@@ -506,11 +528,14 @@ done:
 
 json_t *tp_fleet_judge(const json_t *data, const struct tp_fleet_opts *opts, tp_error *err)
 {
-    struct ctx c = {TP_FLEET_Z, TP_FLEET_REL, 0, 0, 0, 0, 0, json_array(), json_array()};
+    struct ctx c = {TP_FLEET_Z, TP_FLEET_REL, TP_FLEET_PAIR_REL, 0, 0, 0,
+                    json_array(), json_array(), json_object(), json_object()};
     if (opts && opts->z > 0)
         c.z = opts->z;
     if (opts && opts->rel > 0)
         c.rel = opts->rel;
+    if (opts && opts->pair_rel > 0)
+        c.pair_rel = opts->pair_rel;
     json_t *keys = json_object(), *bet = json_object(), *pm = json_object(), *out = NULL;
     if (!keys || !bet || !pm || !c.metrics || !c.pairs)
         goto fail;
@@ -567,8 +592,9 @@ json_t *tp_fleet_judge(const json_t *data, const struct tp_fleet_opts *opts, tp_
             goto fail_set;
     }
     out = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O, s:O}", "outliers", (json_int_t)c.outliers,
-                    "worse", (json_int_t)c.worse, "slow_nodes", (json_int_t)c.nodes, "slow_links",
-                    (json_int_t)c.links, "too_few_hosts", (json_int_t)c.few, "metrics", c.metrics,
+                    "worse", (json_int_t)c.worse, "slow_nodes",
+                    (json_int_t)json_object_size(c.seen_nodes), "slow_links",
+                    (json_int_t)json_object_size(c.seen_links), "too_few_hosts", (json_int_t)c.few, "metrics", c.metrics,
                     "pairs", c.pairs);
     if (!out)
         goto fail;
@@ -583,6 +609,8 @@ done:
     json_decref(pm);
     json_decref(c.metrics);
     json_decref(c.pairs);
+    json_decref(c.seen_nodes);
+    json_decref(c.seen_links);
     return out;
 }
 
@@ -620,4 +648,20 @@ void tp_fleet_print(FILE *f, const json_t *j)
         json_array_foreach(json_object_get(m, "slow_links"), k, o)
             fprintf(f, "%-8s %s\n", "LINK", json_string_value(json_object_get(o, "says")));
     }
+}
+
+int tp_fleet_rounds(int n)
+{
+    return n < 2 ? 0 : n % 2 ? n : n - 1;
+}
+
+int tp_fleet_partner(int n, int round, int node)
+{
+    int m = n + n % 2; /* with a bye for an odd count: the node n */
+    if (n < 2 || round < 0 || round >= m - 1 || node < 0 || node >= n)
+        return -1;
+    /* node m-1 stays put, the others turn around it: in round r it meets
+     * r, and every other i meets the node opposite, 2r - i mod (m-1) */
+    int p = node == m - 1 ? round : node == round ? m - 1 : ((2 * round - node) % (m - 1) + (m - 1)) % (m - 1);
+    return p >= n ? -1 : p;
 }

@@ -977,6 +977,54 @@ static void fleet_pairs(void **state)
         json_decref(j);
         json_decref(data);
     }
+
+    /* a tight fleet (values 1000 +- 1) and a link 3 % low: many MADs off
+     * but not a defect; 30 % low is (the floor: 20 %) */
+    for (int drop = 3; drop <= 30; drop += 27) {
+        data = tp_fleet_new();
+        for (int a = 0; a < 6; a++)
+            for (int b = a + 1; b < 6; b++)
+                add_line(data, "{\"a\": \"n%d\", \"b\": \"n%d\", \"metric\": \"net.bw\", "
+                               "\"value\": %d, \"better\": \"higher\"}",
+                         a, b, a == 1 && b == 4 ? 1000 - 10 * drop : 999 + (a + b) % 3);
+        j = fleet_judge(data);
+        TP_EQ_INT(json_integer_value(json_object_get(j, "slow_links")), drop == 30);
+        json_decref(j);
+        json_decref(data);
+    }
+}
+
+/* The circle method: every pair once, no node twice in a round. */
+static void fleet_rounds(void **state)
+{
+    (void)state;
+    TP_EQ_INT(tp_fleet_rounds(1), 0);
+    TP_EQ_INT(tp_fleet_partner(1, 0, 0), -1);
+    for (int n = 2; n <= 17; n++) {
+        int rounds = tp_fleet_rounds(n);
+        TP_EQ_INT(rounds, n % 2 ? n : n - 1);
+        int *met = calloc((size_t)(n * n), sizeof *met);
+        for (int r = 0; r < rounds; r++) {
+            int byes = 0;
+            for (int i = 0; i < n; i++) {
+                int p = tp_fleet_partner(n, r, i);
+                if (p < 0) {
+                    byes++;
+                    continue;
+                }
+                assert_true(p != i && p < n);
+                TP_EQ_INT(tp_fleet_partner(n, r, p), i); /* symmetric: one pair */
+                met[i * n + p]++;
+            }
+            TP_EQ_INT(byes, n % 2); /* an odd count: one node sits out */
+        }
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < n; k++)
+                TP_EQ_INT(met[i * n + k], i != k); /* every pair exactly once */
+        free(met);
+        TP_EQ_INT(tp_fleet_partner(n, rounds, 0), -1);
+        TP_EQ_INT(tp_fleet_partner(n, 0, n), -1);
+    }
 }
 
 /* ================= Prometheus ================= */
@@ -1275,6 +1323,7 @@ int main(void)
         cmocka_unit_test(fleet_host_outliers),
         cmocka_unit_test(fleet_lines_and_docs),
         cmocka_unit_test(fleet_pairs),
+        cmocka_unit_test(fleet_rounds),
         cmocka_unit_test(prom_format),
         cmocka_unit_test(prom_write_atomic),
     };
