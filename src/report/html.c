@@ -740,6 +740,11 @@ static void key_figure(const json_t *d, char *out, size_t cap)
         const json_t *sm = get(res, "summary");
         snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip", num(sm, "fail"),
                  num(sm, "warn"), num(sm, "pass"), num(sm, "skip"));
+    } else if (strcmp(c, "fleet") == 0) {
+        const json_t *j = get(res, "judgement");
+        snprintf(out, cap, "%.0f nodes: %.0f slow nodes, %.0f slow links, %.0f failed tests",
+                 num(res, "node_count"), num(j, "slow_nodes"), num(j, "slow_links"),
+                 num(res, "failed_tests"));
     }
 }
 
@@ -815,6 +820,214 @@ static void section_verdicts(struct buf *b, const json_t *const *docs, size_t n,
                 "check shows its Nagios status; INFO is a measurement without a threshold.</p>\n");
     }
     emit(b, "</section>\n");
+}
+
+/* ---- fleet (validate across an allocation) ---- */
+
+/* A value's colour against the median: green at the median or better, amber
+ * 20 % worse, red 50 % worse or more. */
+static void heat(double v, double med, const char *better, char *buf, size_t cap)
+{
+    double worse = 0;
+    if (med > 0 && v > 0 && better)
+        worse = strcmp(better, "higher") == 0 ? (med - v) / med : (v - med) / med;
+    double t = worse <= 0 ? 0 : worse >= 0.5 ? 1 : worse / 0.5;
+    /* #2e7d32 -> #f0b400 -> #c62828 */
+    static const double c[3][3] = {{46, 125, 50}, {240, 180, 0}, {198, 40, 40}};
+    int k = t < 0.4 ? 0 : 1;
+    double u = k == 0 ? t / 0.4 : (t - 0.4) / 0.6;
+    snprintf(buf, cap, "#%02x%02x%02x", (int)(c[k][0] + u * (c[k + 1][0] - c[k][0])),
+             (int)(c[k][1] + u * (c[k + 1][1] - c[k][1])),
+             (int)(c[k][2] + u * (c[k + 1][2] - c[k][2])));
+}
+
+static const char *fmt_unit(double v, const char *unit, char *buf, size_t cap)
+{
+    if (unit && strcmp(unit, "ns") == 0)
+        return fmt_ns(v, buf, cap);
+    if (unit && strcmp(unit, "B/s") == 0)
+        return fmt_rate(v, buf, cap);
+    snprintf(buf, cap, "%.3g %s", v, unit ? unit : "");
+    return buf;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define MATRIX_MAX 48 /* nodes drawn in a matrix; the JSON has them all */
+
+/* The pairwise matrix of one metric: row = the node that measured (client),
+ * column = the node measured against (server). */
+static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, const json_t *nodes)
+{
+    size_t n = json_array_size(nodes), nv = json_array_size(get(m, "values"));
+    if (!n || !nv)
+        return;
+    size_t shown = n < MATRIX_MAX ? n : MATRIX_MAX;
+    const char *unit = str(m, "unit"), *better = str(m, "better");
+    double *vals = calloc(nv, sizeof *vals);
+    if (!vals) {
+        b->oom = true;
+        return;
+    }
+    size_t i;
+    const json_t *e;
+    json_array_foreach(get(m, "values"), i, e)
+        vals[i] = json_number_value(json_array_get(e, 2));
+    qsort(vals, nv, sizeof *vals, cmp_dbl);
+    double med = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
+    double lo = vals[0], hi = vals[nv - 1];
+    free(vals);
+    char size[32], ms[48], los[48], his[48];
+    fmt_bytes(num(m, "size"), size, sizeof size);
+    int cell = shown <= 8 ? 56 : shown <= 16 ? 34 : 14, left = 150, top = 110;
+    int W = left + (int)shown * cell + 20, H = top + (int)shown * cell + 56;
+    pf(b, "<figure><figcaption>");
+    esc(b, metric);
+    pf(b, " at %s between every two nodes (%s; green at the median %s or better, amber 20 %% "
+          "worse, red 50 %% worse)</figcaption>\n",
+       size, unit && *unit ? unit : "no unit", fmt_unit(med, unit, ms, sizeof ms));
+    /* drawn at its own size: a small matrix is not blown up to the page */
+    pf(b, "<svg class=\"plot\" data-kind=\"matrix\" viewBox=\"0 0 %d %d\" role=\"img\" "
+          "style=\"max-width:%dpx\">\n", W, H, W);
+    pf(b, "<text class=\"at\" x=\"%d\" y=\"14\" text-anchor=\"middle\">server (measured against)"
+          "</text>\n", left + (int)shown * cell / 2);
+    pf(b, "<text class=\"at\" x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" "
+          "text-anchor=\"middle\">client (measured from)</text>\n",
+       top + (int)shown * cell / 2, top + (int)shown * cell / 2);
+    for (size_t k = 0; k < shown; k++) {
+        const char *label = str(json_array_get(nodes, k), "label");
+        pf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 4,
+           top + (int)k * cell + cell / 2 + 4);
+        esc(b, label);
+        pf(b, "</text>\n<text x=\"%d\" y=\"%d\" transform=\"rotate(-50 %d %d)\">",
+           left + (int)k * cell + cell / 2, top - 4, left + (int)k * cell + cell / 2, top - 4);
+        esc(b, label);
+        emit(b, "</text>\n");
+    }
+    /* a latency is a round trip, measured once per pair: both cells */
+    bool both = strstr(metric, ".lat") != NULL;
+    for (size_t q = 0; q < (both ? 2 * nv : nv); q++) {
+        e = json_array_get(get(m, "values"), q % nv);
+        json_int_t a = json_integer_value(json_array_get(e, q < nv ? 0 : 1));
+        json_int_t c = json_integer_value(json_array_get(e, q < nv ? 1 : 0));
+        double v = json_number_value(json_array_get(e, 2));
+        if (a < 0 || c < 0 || (size_t)a >= shown || (size_t)c >= shown)
+            continue;
+        char col[16], vs[48];
+        heat(v, med, better, col, sizeof col);
+        fmt_unit(v, unit, vs, sizeof vs);
+        pf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#fff\">"
+              "<title>", left + (int)c * cell, top + (int)a * cell, cell, cell, col);
+        esc(b, str(json_array_get(nodes, (size_t)a), "label"));
+        emit(b, " &#8594; ");
+        esc(b, str(json_array_get(nodes, (size_t)c), "label"));
+        pf(b, ": %s</title></rect>\n", vs);
+        if (cell >= 34) {
+            /* the number in the cell, without its unit (the caption has it) */
+            char num_only[48];
+            snprintf(num_only, sizeof num_only, "%s", vs);
+            num_only[strcspn(num_only, " ")] = 0;
+            pf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" style=\"fill:#fff;"
+                  "font-size:10.5px\">%s</text>\n",
+               left + (int)c * cell + cell / 2, top + (int)a * cell + cell / 2 + 4, num_only);
+        }
+    }
+    for (size_t k = 0; k < shown; k++)
+        pf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#e3e5e9\"/>\n",
+           left + (int)k * cell, top + (int)k * cell, cell, cell);
+    pf(b, "<text x=\"%d\" y=\"%d\">lowest %s, median %s, highest %s", left,
+       top + (int)shown * cell + 22, fmt_unit(lo, unit, los, sizeof los), ms,
+       fmt_unit(hi, unit, his, sizeof his));
+    if (shown < n)
+        pf(b, "; the first %zu of %zu nodes", shown, n);
+    emit(b, "</text>\n</svg></figure>\n");
+}
+
+static void fleet_doc(struct buf *b, const json_t *d)
+{
+    const json_t *res = get(d, "results"), *j = get(res, "judgement");
+    const json_t *nodes = get(res, "nodes");
+    pf(b, "<p class=\"small\">%.0f nodes; %.0f rounds of pairs (the circle method: each node in "
+          "one pair per round, bandwidth both ways); %.0f outliers (%.0f the worse way), "
+          "%.0f slow nodes, %.0f slow links.</p>\n",
+       num(res, "node_count"), num(res, "rounds"), num(j, "outliers"), num(j, "worse"),
+       num(j, "slow_nodes"), num(j, "slow_links"));
+    /* what the judgement says: slow nodes and links first */
+    json_t *words = json_array();
+    size_t i, k;
+    const json_t *e, *o;
+    json_array_foreach(get(j, "pairs"), i, e) {
+        json_array_foreach(get(e, "slow_nodes"), k, o)
+            json_array_append(words, (json_t *)get(o, "says"));
+        json_array_foreach(get(e, "slow_links"), k, o)
+            json_array_append(words, (json_t *)get(o, "says"));
+    }
+    json_array_foreach(get(j, "metrics"), i, e) {
+        json_array_foreach(get(e, "outliers"), k, o)
+            if (json_is_true(get(o, "worse")))
+                json_array_append(words, (json_t *)get(o, "says"));
+    }
+    if (json_array_size(words)) {
+        emit(b, "<ul class=\"words\">\n");
+        json_array_foreach(words, i, e) {
+            if (i == 40) {
+                pf(b, "<li>... and %zu more (fleet.json)</li>\n", json_array_size(words) - 40);
+                break;
+            }
+            emit(b, "<li>");
+            esc(b, json_string_value(e));
+            emit(b, "</li>\n");
+        }
+        emit(b, "</ul>\n");
+    }
+    json_decref(words);
+    /* each node's tests */
+    const json_t *first = get(json_array_get(nodes, 0), "tests");
+    if (json_array_size(first)) {
+        emit(b, "<table>\n<tr><th>node</th>");
+        json_array_foreach(first, i, e) {
+            emit(b, "<th>");
+            esc(b, str(e, "test"));
+            emit(b, "</th>");
+        }
+        emit(b, "</tr>\n");
+        json_array_foreach(nodes, i, o) {
+            emit(b, "<tr><td>");
+            esc(b, str(o, "label"));
+            emit(b, "</td>");
+            json_array_foreach(get(o, "tests"), k, e) {
+                const char *st = str(e, "status") ?: "?";
+                pf(b, "<td><span class=\"st %s\">", st);
+                esc(b, st);
+                emit(b, "</span><span class=\"small\">");
+                if (strcmp(st, "PASS") != 0)
+                    esc(b, str(e, "summary"));
+                emit(b, "</span></td>");
+            }
+            emit(b, "</tr>\n");
+        }
+        emit(b, "</table>\n");
+    }
+    const char *metric;
+    const json_t *m;
+    json_object_foreach((json_t *)get(res, "matrix"), metric, m)
+        fleet_matrix(b, metric, m, nodes);
+}
+
+static void section_fleet(struct buf *b, const json_t *const *docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!is_cmd(docs[i], "fleet") || !doc_ok(docs[i]))
+            continue;
+        emit(b, "<section id=\"fleet\">\n<h2>Fleet</h2>\n");
+        fleet_doc(b, docs[i]);
+        emit(b, "</section>\n");
+        return;
+    }
 }
 
 /* ---- latency ---- */
@@ -1612,6 +1825,7 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
     }
     emit(&b, "</p>\n</header>\n");
     section_verdicts(&b, docs, n, verdicts);
+    section_fleet(&b, docs, n);
     section_latency(&b, docs, n);
     section_busbw(&b, docs, n);
     section_step(&b, docs, n);

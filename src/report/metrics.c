@@ -284,6 +284,20 @@ static void check(struct rows *r, const json_t *doc)
     }
 }
 
+/* validate's fleet document: the judgement of the allocation */
+static void fleet(struct rows *r, const json_t *doc)
+{
+    const json_t *res = json_object_get(doc, "results"), *j = json_object_get(res, "judgement");
+    static const char *const k[] = {"slow_nodes", "slow_links", "worse", "outliers"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char m[64];
+        snprintf(m, sizeof m, "fleet.%s", k[i]);
+        add(r, m, NULL, num(j, k[i], NULL), "", LOWER, NULL, NULL);
+    }
+    add(r, "fleet.failed_tests", NULL, num(res, "failed_tests", NULL), "", LOWER, NULL, NULL);
+    add(r, "fleet.nodes", NULL, num(res, "node_count", NULL), "", NONE, NULL, NULL);
+}
+
 json_t *tp_report_metrics(const json_t *doc, tp_error *err)
 {
     struct rows r = {json_array(), false};
@@ -310,6 +324,8 @@ json_t *tp_report_metrics(const json_t *doc, tp_error *err)
             plan(&r, doc);
         else if (strcmp(command, "check") == 0)
             check(&r, doc);
+        else if (strcmp(command, "fleet") == 0)
+            fleet(&r, doc);
     }
     if (r.oom) {
         json_decref(r.a);

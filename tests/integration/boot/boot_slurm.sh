@@ -3,7 +3,8 @@
 # Slurm cluster of one node on localhost (munged, slurmctld and slurmd from
 # Debian's packages, state in a temporary folder, free ports), then runs the
 # group check with `srun --mpi=pmix -n 2` (and -n 3, overcommitted), with
-# ranks started with different options, and `trainpath coll` under srun.
+# ranks started with different options, `trainpath coll` and `trainpath
+# validate` under srun.
 # Everything it started is stopped on exit.
 . "$(dirname "$0")/../lib.sh"
 CHECK=${BOOT_MPI_CHECK:?}
@@ -87,6 +88,14 @@ check "srun -n 2 trainpath coll: runs" test $? -eq 0
 check "... launcher mpi, 2 ranks, 0 wrong" test "$(json_get "$WORK/coll.json" "d['config']['launcher'], d['config']['ranks'], sum(x['wrong'] for x in r['sizes'])")" = "mpi 2 0"
 run_rc 0 "$WORK/collm.out" timeout 120 srun --mpi=pmix -n 2 "$TP" coll --backend mpi --op alltoall --sizes 8-64K --iters 3 --json "$WORK/collm.json"
 check "srun -n 2 trainpath coll --backend mpi --op alltoall: 0 wrong" test $? -eq 0 -a "$(json_get "$WORK/collm.json" "sum(x['wrong'] for x in r['sizes'])")" = 0
+
+# trainpath validate across the allocation srun made: 3 ranks, each a node
+timeout 300 srun --mpi=pmix --overcommit -n 3 "$TP" validate --only io,net --out "$WORK/val" -q \
+    >"$WORK/val.out" 2>&1
+rc=$?
+check "srun -n 3 trainpath validate --only io,net: exit 0 or 1 (exit $rc)" test $rc -le 1
+check "... 3 nodes, 3 rounds (one node sits out each), 3 pairs" test "$(json_get "$WORK/val/fleet.json" "r['node_count'], r['rounds'], len([p for p in r['pairs'] if p['test'] == 'net-lat'])")" = "3 3 3"
+check "... each node's io documents in the one results folder" test "$(ls "$WORK"/val/nodes/*/io-commit.json | wc -l)" -eq 3
 
 # stop the daemons gently, so slurmctld reaps its own helpers
 kill -TERM "${PIDS[@]}" 2>/dev/null

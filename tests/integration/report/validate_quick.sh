@@ -2,7 +2,7 @@
 # trainpath validate --profile quick end to end: every test of the profile
 # runs and writes its document into one results folder, with the history
 # database and the HTML report; a second run into the same history makes a
-# trend; the exit code follows the verdicts.
+# trend; the exit code follows the verdicts; --only picks groups.
 . "$(dirname "$0")/../lib.sh"
 
 V1=$WORK/v1
@@ -27,6 +27,13 @@ check "... no scratch folder left behind" test "$(scratch)" = "$before"
 
 "$TP" validate --profile quick --out "$WORK/v2" --db "$V1/history.sqlite" -q
 check "a second run into the same history: the step time has two points" test "$("$TP" report history step.time.mean --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
+"$TP" validate --only io,step --out "$WORK/only" >"$WORK/only.out" 2>&1
+check "--only io,step: exit 0, three tests" test $? -eq 0 -a "$(grep -cE '^ok ' "$WORK/only.out")" -eq 3
+check "... and only their documents" test "$(cd "$WORK/only" && ls *.json | tr '\n' ' ')" = "io-checkpoint.json io-commit.json step.json "
+check "--only plan without net, coll and io: exit 2" run_rc 2 "$WORK/out" "$TP" validate --only plan,io --out "$WORK/v4"
+check "... saying what plan needs" grep -q "plan is fed by the net, coll and io results" "$WORK/out"
+check "--only disk: exit 2, naming it" eval 'run_rc 2 "$WORK/out" "$TP" validate --only io,disk --out "$WORK/v5" && grep -q "'"'"'disk'"'"' is not a group" "$WORK/out"'
+check "--pairs-at-once 0: exit 2" run_rc 2 "$WORK/out" "$TP" validate --pairs-at-once 0 --out "$WORK/v6"
 check "--profile nonsense: exit 2" run_rc 2 "$WORK/out" "$TP" validate --profile nonsense --out "$WORK/v3"
 check "... named" grep -q "profile nonsense" "$WORK/out"
 check "... and no scratch folder left behind" test "$(scratch)" = "$before"
