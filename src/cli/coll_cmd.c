@@ -318,6 +318,8 @@ int cmd_coll(int argc, char **argv)
     }
     if (rc == 0 && !p.sizes)
         rc = tp_parse_size_list("8-256M", "--sizes", &p.sizes, &p.b.nsizes, &err);
+    if (rc == 0 && p.json && cli_rank0(cli_launcher(p.launcher)))
+        rc = cli_json_path_ok(p.json, &err);
     if (rc < 0) {
         free(p.sizes);
         return cli_fail(&err);
@@ -400,7 +402,7 @@ int cmd_coll(int argc, char **argv)
                               "a rank exited with status %d", worst);
         tp_result_finish(doc, rc, rc ? err.msg : "");
         tp_error werr;
-        if (p.json && tp_result_write(doc, p.json, &werr) < 0 && rc == 0) {
+        if (p.json && cli_write_result(doc, p.json, &werr) < 0 && rc == 0) {
             err = werr;
             rc = werr.code;
         }

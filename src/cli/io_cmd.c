@@ -450,6 +450,8 @@ int cmd_io(int argc, char **argv)
     int rc = parse(argc, argv, &p, &err);
     if (rc == 1)
         return 0;
+    if (rc == 0 && p.json)
+        rc = cli_json_path_ok(p.json, &err);
     if (rc < 0)
         return cli_fail(&err);
     p.c.progress = !p.quiet;
@@ -487,7 +489,7 @@ int cmd_io(int argc, char **argv)
         print_results(&p, results);
     tp_result_finish(doc, rc, rc ? err.msg : "");
     tp_error werr;
-    if (p.json && tp_result_write(doc, p.json, &werr) < 0 && rc == 0) {
+    if (p.json && cli_write_result(doc, p.json, &werr) < 0 && rc == 0) {
         err = werr;
         rc = werr.code;
     }

@@ -1,13 +1,17 @@
 /* trainpath: one binary, one subcommand per capability. main() only
  * dispatches; each command parses its own options (src/cli/<cmd>_cmd.c) and
  * calls into libtrainpath. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tp/log.h"
+#include "tp/result.h"
 
 static const struct {
     const char *name;
@@ -42,10 +46,57 @@ const char *cli_launcher(const char *given)
     return getenv("RANK") ? "env" : "local";
 }
 
+bool cli_rank0(const char *launcher)
+{
+    static const char *const mpi_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    const char *v = NULL;
+    if (strcmp(launcher, "env") == 0)
+        v = getenv("RANK");
+    else if (strcmp(launcher, "mpi") == 0)
+        for (size_t i = 0; i < sizeof mpi_vars / sizeof mpi_vars[0] && !v; i++)
+            v = getenv(mpi_vars[i]);
+    return !v || !*v || strcmp(v, "0") == 0;
+}
+
 int cli_fail(const tp_error *err)
 {
     tp_log(TP_LOG_ERROR, "%s", err->msg[0] ? err->msg : tp_code_name(err->code));
     return tp_exit_code(err->code);
+}
+
+int cli_json_path_ok(const char *path, tp_error *err)
+{
+    if (strcmp(path, "-") == 0)
+        return 0;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    struct stat st;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
+        (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return tp_error_set(err, TP_EUSAGE, "--json %s: names a folder, not a file", path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0)
+        return tp_error_errno(err, TP_EUSAGE, errno, "--json %s: folder %s is not writable", path,
+                              dir);
+    return 0;
+}
+
+int cli_write_result(const json_t *doc, const char *path, tp_error *err)
+{
+    int rc = tp_result_write(doc, path, err);
+    if (rc == TP_EUSAGE) {
+        rc = TP_ESYS;
+        if (err)
+            err->code = rc;
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -216,27 +216,6 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
     return 0;
 }
 
-/* The folder of --json must exist and be writable before the run starts, so
- * a long measurement is never lost to a typo in the output path. */
-static int json_path_ok(const char *path, tp_error *err)
-{
-    if (strcmp(path, "-") == 0)
-        return 0;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    if (access(dir, W_OK) != 0)
-        return tp_error_errno(err, TP_EUSAGE, errno, "--json %s: folder %s is not writable", path,
-                              dir);
-    return 0;
-}
-
 /* Cross-option rules, after every option is known. */
 static int validate(struct parsed *p, int argc, char **argv, tp_error *err)
 {
@@ -281,7 +260,7 @@ static int validate(struct parsed *p, int argc, char **argv, tp_error *err)
             return rc;
     }
     c->sizes = p->sizes;
-    if (p->json && (rc = json_path_ok(p->json, err)))
+    if (p->json && (rc = cli_json_path_ok(p->json, err)))
         return rc;
     if (c->provider && strcmp(c->transport, "ofi") == 0)
         return tp_ofi_provider_check(c->provider, err);
@@ -358,7 +337,7 @@ int cmd_net(int argc, char **argv)
         json_object_set_new(cfg, "cpu", p.cpu ? json_string(p.cpu) : json_null());
         doc = tp_result_new(command, cfg);
         rc = tp_net_run(&p.c, doc, &err);
-    } else if (p.json && (rc == TP_EUSAGE && json_path_ok(p.json, NULL) == 0)) {
+    } else if (p.json && (rc == TP_EUSAGE && cli_json_path_ok(p.json, NULL) == 0)) {
         /* bad input: still leave a document that says why */
         doc = tp_result_new(command, json_pack("{s:s}", "test", tests[p.c.test]));
     }
@@ -369,7 +348,7 @@ int cmd_net(int argc, char **argv)
             tp_net_print(p.json && strcmp(p.json, "-") == 0 ? stderr : stdout, doc);
         if (p.json) {
             tp_error werr;
-            if (tp_result_write(doc, p.json, &werr) != 0)
+            if (cli_write_result(doc, p.json, &werr) != 0)
                 code = code ? code : cli_fail(&werr);
         }
         json_decref(doc);

@@ -85,6 +85,8 @@ static int interval(int argc, char **argv)
         rc = tp_error_set(&err, TP_EUSAGE, "--checkpoint-cost: needed, and more than 0");
     if (rc == 0 && (!have_m || mtbf == 0))
         rc = tp_error_set(&err, TP_EUSAGE, "--mtbf: needed, and more than 0");
+    if (rc == 0 && json)
+        rc = cli_json_path_ok(json, &err);
     if (rc)
         return cli_fail(&err);
     double d = (double)delta / 1e9, m = (double)mtbf / 1e9, r = (double)restart / 1e9;
@@ -107,7 +109,7 @@ static int interval(int argc, char **argv)
                       "waste_fraction", wd, "young", "interval", tp_metric(ty, "s"),
                       "waste_fraction", wy));
         tp_result_finish(doc, 0, "");
-        rc = tp_result_write(doc, json, &err);
+        rc = cli_write_result(doc, json, &err);
         json_decref(doc);
         if (rc)
             return cli_fail(&err);
@@ -377,6 +379,8 @@ static int plan_file(int argc, char **argv)
         rc = tp_error_set(&err, TP_EUSAGE, optind < argc ? "%s: one plan file, please"
                                                          : "a plan file is needed%s",
                           optind < argc ? argv[argc - 1] : "");
+    if (rc == 0 && json)
+        rc = cli_json_path_ok(json, &err);
     if (rc)
         return cli_fail(&err);
     path = argv[optind];
@@ -536,7 +540,7 @@ out:
         json_object_set(doc, "results", results);
         tp_result_finish(doc, rc, rc ? err.msg : "");
         tp_error werr;
-        if (json && tp_result_write(doc, json, &werr) < 0 && rc == 0) {
+        if (json && cli_write_result(doc, json, &werr) < 0 && rc == 0) {
             err = werr;
             rc = werr.code;
         }

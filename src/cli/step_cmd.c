@@ -442,6 +442,8 @@ int cmd_step(int argc, char **argv)
         rc = tp_error_errno(&err, TP_EUSAGE, errno, "--dir %s", p.s.dir);
     if (rc == 0 && access(p.s.dir, W_OK | X_OK) != 0)
         rc = tp_error_errno(&err, TP_EUSAGE, errno, "--dir %s: not writable", p.s.dir);
+    if (rc == 0 && p.json && cli_rank0(launcher))
+        rc = cli_json_path_ok(p.json, &err);
     if (rc < 0)
         return cli_fail(&err);
     json_t *options = config_json(&p, local ? (int)p.nranks : 0);
@@ -514,7 +516,7 @@ int cmd_step(int argc, char **argv)
             print_summary(&p.s, results);
         tp_result_finish(doc, rc, rc ? err.msg : "");
         tp_error werr;
-        if (p.json && tp_result_write(doc, p.json, &werr) < 0 && rc == 0) {
+        if (p.json && cli_write_result(doc, p.json, &werr) < 0 && rc == 0) {
             err = werr;
             rc = werr.code;
         }

@@ -668,6 +668,8 @@ int cmd_validate(int argc, char **argv)
     if (rc == 0 && validate_mkdirs(c->outdir) < 0)
         rc = tp_error_errno(&err, TP_EUSAGE, errno, "--out %s: cannot create the folder",
                             c->outdir);
+    if (rc == 0 && access(c->outdir, W_OK | X_OK) != 0)
+        rc = tp_error_errno(&err, TP_EUSAGE, errno, "--out %s: not writable", c->outdir);
     if (rc == 0) {
         snprintf(c->dir, sizeof c->dir, "/var/tmp/trainpath-validate.XXXXXX");
         if (!mkdtemp(c->dir)) {

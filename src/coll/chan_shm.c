@@ -165,12 +165,25 @@ static int pollfd_of(struct chan *ch, short *events)
     return -1;
 }
 
+static const struct chan_ops shm_ops;
+
 static int alive(struct chan *ch, tp_error *err)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
     const char *host = tp_boot_host(s->comm->boot, ch->peer);
-    if (__atomic_load_n(&s->peer_hdr->aborted, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&s->peer_hdr->aborted, __ATOMIC_ACQUIRE)) {
+        /* a peer gives up when it lost another rank: name the rank lost,
+         * not the messenger, when it is one of this host's */
+        struct tp_comm *c = s->comm;
+        for (int r = 0; r < c->size; r++) {
+            struct shm_chan *o = (struct shm_chan *)c->ch[r];
+            if (r != ch->peer && o && o->base.ops == &shm_ops && coll_pid_gone(o->peer_hdr->pid))
+                return tp_error_set(err, TP_EPEER,
+                                    "rank %d on %s (pid %d) is gone (rank %d on %s gave up)", r,
+                                    tp_boot_host(c->boot, r), o->peer_hdr->pid, ch->peer, host);
+        }
         return tp_error_set(err, TP_EPEER, "rank %d on %s failed", ch->peer, host);
+    }
     if (coll_pid_gone(s->peer_hdr->pid))
         return tp_error_set(err, TP_EPEER, "rank %d on %s (pid %d) is gone", ch->peer, host,
                             s->peer_hdr->pid);

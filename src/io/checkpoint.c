@@ -104,7 +104,10 @@ static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsign
         free_buf[i] = i;
     unsigned si = 0;
     uint64_t b = 0;
-    while (!atomic_load(&x->failed)) {
+    /* after a failure (this job's or another's) nothing more is pushed, but
+     * what is in flight is still reaped: a write the storage accepted counts
+     * in bytes_written, and the first error is the one reported */
+    for (;;) {
         while (nfree > 0 && si < nmine && !atomic_load(&x->failed)) {
             unsigned k = mine[si];
             unsigned buf = free_buf[--nfree];
@@ -155,19 +158,23 @@ static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsign
             if (done[i].end_ns > jb->write_end_ns)
                 jb->write_end_ns = done[i].end_ns;
             if (done[i].res < 0) {
-                fail(x, jb,
-                     tp_error_errno(&jb->err, TP_ESYS, (int)-done[i].res,
-                                    "%s: %s at offset %" PRIu64 " after %" PRIu64
-                                    " bytes of the shard were %s",
-                                    x->files[k].path, x->reading ? "read" : "write", blk * x->bs,
-                                    x->written[k], x->reading ? "read" : "written"));
+                if (!jb->rc)
+                    fail(x, jb,
+                         tp_error_errno(&jb->err, TP_ESYS, (int)-done[i].res,
+                                        "%s: %s at offset %" PRIu64 " after %" PRIu64
+                                        " bytes of the shard were %s",
+                                        x->files[k].path, x->reading ? "read" : "write",
+                                        blk * x->bs, x->written[k],
+                                        x->reading ? "read" : "written"));
                 continue;
             }
             if ((uint64_t)done[i].res != len) {
-                fail(x, jb,
-                     tp_error_set(&jb->err, TP_ECHECK, "%s: short read at offset %" PRIu64
-                                  " (%" PRId64 " of %" PRIu64 " bytes): the shard is truncated",
-                                  x->files[k].path, blk * x->bs, done[i].res, len));
+                if (!jb->rc)
+                    fail(x, jb,
+                         tp_error_set(&jb->err, TP_ECHECK,
+                                      "%s: short read at offset %" PRIu64 " (%" PRId64
+                                      " of %" PRIu64 " bytes): the shard is truncated",
+                                      x->files[k].path, blk * x->bs, done[i].res, len));
                 continue;
             }
             x->written[k] += len;
@@ -250,6 +257,8 @@ static void *job_main(void *arg)
             int rc = tp_ioq_submit(q, &jb->err);
             int n = rc ? rc : tp_ioq_reap(q, done, 64, 1, &jb->err);
             if (n < 0) {
+                /* a timeout: which shard's sync is stuck is not known */
+                tp_error_prefix(&jb->err, "%s/%s: fdatasync of the shards", x->t->path, x->step);
                 fail(x, jb, n);
                 break;
             }

@@ -146,6 +146,13 @@ static int u_reap(struct tp_ioq *q, unsigned *slot, int64_t *res, uint64_t *star
 static void u_fini(struct tp_ioq *q)
 {
     struct uring *u = q->priv;
+    /* the ring's own references to registered files go only when its
+     * teardown ends, after this returns: drop them now, so a caller that
+     * closes and unlinks its files right after (a failed checkpoint) does
+     * not unlink files still open (NFS and FUSE keep those as hidden
+     * files, and the folder cannot be removed) */
+    if (q->fixed_files)
+        io_uring_unregister_files(&u->ring);
     io_uring_queue_exit(&u->ring);
     free(u);
 }
