@@ -7,10 +7,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "tp/clock.h"
+#include "tp/log.h"
 #include "tp/wire.h"
 
 #define CLOCK_PROBES 16
@@ -116,27 +120,59 @@ static bool options_differ(const json_t *ours, const json_t *theirs, char *what,
     return false;
 }
 
-/* Accept one rank: authenticate, read JOIN, check it. Returns the rank's
- * index (> 0), or a negative code; *bad is set (not returned) when the rank
- * joined but must be told the group failed (its options differ). */
-static int accept_rank(struct tp_boot *b, int fd, const json_t *options, tp_error *bad,
-                       tp_error *err)
-{
+/* A connection that has not yet proved it is one of the group's ranks. Its
+ * handshake (HELLO, AUTH, JOIN) runs on a thread of its own, so a stranger
+ * that connects and stays silent, sends half a frame or the wrong key holds
+ * up nobody: the ranks behind it handshake beside it, and every handshake
+ * ends by the group's deadline (gather_ranks shuts the socket down). */
+struct joiner {
+    struct tp_boot *b;
     struct tp_conn c;
-    tp_conn_from_fd(&c, fd, b->timeout_ns);
-    int rc = tp_auth_server(&c, &b->key, err);
-    json_t *j = NULL;
-    if (rc || (rc = tp_wire_expect(&c, TP_F_JOIN, &j, err))) {
-        tp_conn_close(&c);
-        return rc;
-    }
+    pthread_t tid;
+    uint64_t t0_ns; /* when it was accepted */
+    int wake;       /* write end of gather_ranks' wake-up pipe */
+    int rc;         /* the handshake's result ... */
+    tp_error err;   /* ... and why it failed */
+    json_t *join;   /* the JOIN body on success */
+    atomic_bool done;
+};
+
+/* At most MAX_PENDING handshakes at once. When all are taken, a further
+ * connection waits in the listen backlog, and evicts the oldest handshake
+ * once that has gone on for EVICT_GRACE_NS: a rank answers within a round
+ * trip, so a burst of real ranks (thousands at the start of a large job)
+ * never loses one, while silent strangers cannot fill the places for long. */
+#define MAX_PENDING 256
+#define HANDSHAKE_STACK (256 * 1024) /* a handshake needs a few KiB; 256 threads */
+#define EVICT_GRACE_NS 2000000000ull
+
+static void *handshake_main(void *arg)
+{
+    struct joiner *j = arg;
+    j->rc = tp_auth_server(&j->c, &j->b->key, &j->err);
+    if (!j->rc)
+        j->rc = tp_wire_expect(&j->c, TP_F_JOIN, &j->join, &j->err);
+    atomic_store(&j->done, true);
+    ssize_t w = write(j->wake, "", 1);
+    (void)w; /* a full pipe already says "look" */
+    return NULL;
+}
+
+/* Seat a handshaken connection as the rank its JOIN names. Returns the
+ * rank's index (> 0), or a negative code; *bad is set (not returned) when
+ * the rank joined but must be told the group failed (its options differ).
+ * Takes the connection and j. */
+static int admit_rank(struct tp_boot *b, struct tp_conn *c, json_t *j, const json_t *options,
+                      tp_error *bad, tp_error *err)
+{
+    int rc;
     uint64_t rank, size;
     const char *host;
-    if ((rc = tp_wire_u64(&c, j, "rank", 1, (uint64_t)b->size - 1, &rank, err)) ||
-        (rc = tp_wire_u64(&c, j, "size", 1, MAX_RANKS, &size, err)) ||
-        (rc = tp_wire_str(&c, j, "host", 255, &host, err))) {
+    if ((rc = tp_wire_u64(c, j, "rank", 1, (uint64_t)b->size - 1, &rank, err)) ||
+        (rc = tp_wire_u64(c, j, "size", 1, MAX_RANKS, &size, err)) ||
+        (rc = tp_wire_str(c, j, "host", 255, &host, err))) {
         json_decref(j);
-        tp_conn_close(&c);
+        tp_conn_close(c);
         return rc;
     }
     if (size != (uint64_t)b->size) {
@@ -148,13 +184,13 @@ static int accept_rank(struct tp_boot *b, int fd, const json_t *options, tp_erro
                           (unsigned long long)rank, host);
     }
     if (rc) {
-        tp_wire_send_error(&c, err);
+        tp_wire_send_error(c, err);
         json_decref(j);
-        tp_conn_close(&c);
+        tp_conn_close(c);
         return rc;
     }
     b->hosts[rank] = strdup(host);
-    b->conn[rank] = c;
+    b->conn[rank] = *c;
     char what[200];
     if (!bad->code && options_differ(options, json_object_get(j, "options"), what, sizeof what))
         tp_error_set(bad, TP_EUSAGE, "rank %llu on %s was started with a different %s",
@@ -170,38 +206,122 @@ static void tell_all(struct tp_boot *b, const tp_error *e)
             tp_wire_send_error(&b->conn[r], e);
 }
 
+/* What gather_ranks saw of the connections that did not become ranks. */
+struct strangers {
+    int n;
+    char first[200], last[200];
+};
+
+/* End a joiner's handshake and seat it, or count it as a stranger. cut, when
+ * not NULL, says why rank 0 cuts a handshake still going short. Returns
+ * admit_rank's result, or the handshake's error. */
+static int reap(struct tp_boot *b, struct joiner *j, const char *cut, const json_t *options,
+                tp_error *bad, struct strangers *st)
+{
+    bool cutting = cut && !atomic_load(&j->done);
+    if (cutting)
+        shutdown(j->c.fd, SHUT_RDWR); /* wakes the thread's poll at once */
+    pthread_join(j->tid, NULL);
+    tp_error e = j->err;
+    if (cutting && j->rc)
+        tp_error_set(&e, j->rc, "peer %s had not finished its handshake when %s", j->c.peer, cut);
+    int rc = j->rc ? j->rc : admit_rank(b, &j->c, j->join, options, bad, &e);
+    if (j->rc)
+        tp_conn_close(&j->c);
+    if (rc == TP_EUSAGE && !bad->code)
+        *bad = e; /* a rank that cannot join spoils the group: say why to all */
+    else if (rc < 0)
+        snprintf(st->n++ ? st->last : st->first, sizeof st->first, "%.199s", e.msg);
+    free(j);
+    return rc;
+}
+
 static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_error *err)
 {
     uint64_t deadline = tp_now_ns() + b->timeout_ns;
-    int joined = 1;
+    int joined = 1, wake[2], left;
     tp_error bad = {0};
-    while (joined < b->size) {
-        int left = tp_deadline_left_ms(deadline);
-        struct pollfd p = {.fd = lfd, .events = POLLIN};
-        int n = left ? poll(&p, 1, left) : 0;
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            char missing[256] = "";
-            size_t used = 0;
-            for (int r = 1; r < b->size && used + 16 < sizeof missing; r++)
-                if (b->conn[r].fd < 0)
-                    used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%d",
-                                             used ? ", " : "", r);
-            tp_error_set(err, TP_ETIMEOUT, "rank(s) %s did not join rank 0 on %s within %.1f s",
-                         missing, my_host(), (double)b->timeout_ns / 1e9);
-            tell_all(b, err);
-            return err->code;
+    struct strangers st = {0};
+    struct joiner *pend[MAX_PENDING];
+    size_t npend = 0;
+    pthread_attr_t attr;
+    if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        return tp_error_errno(err, TP_ESYS, errno, "rank 0: wake-up pipe");
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, HANDSHAKE_STACK);
+    while (joined < b->size && (left = tp_deadline_left_ms(deadline)) > 0) {
+        /* all places taken by handshakes younger than the grace: leave the
+         * next connection in the backlog until one ends or ages */
+        bool full = npend == MAX_PENDING;
+        int wait_ms = full ? tp_deadline_left_ms(pend[0]->t0_ns + EVICT_GRACE_NS) : left;
+        bool hold = full && wait_ms > 0;
+        struct pollfd p[2] = {{.fd = hold ? -1 : lfd, .events = POLLIN},
+                              {.fd = wake[0], .events = POLLIN}};
+        int n = poll(p, 2, hold && wait_ms < left ? wait_ms : left);
+        if (n < 0 && errno != EINTR)
+            break;
+        char drain[64];
+        while (read(wake[0], drain, sizeof drain) > 0) {
         }
+        for (size_t i = 0; i < npend;)
+            if (atomic_load(&pend[i]->done)) {
+                joined += reap(b, pend[i], NULL, options, &bad, &st) > 0;
+                memmove(&pend[i], &pend[i + 1], (--npend - i) * sizeof *pend);
+            } else {
+                i++;
+            }
+        if (n <= 0 || !(p[0].revents & POLLIN))
+            continue;
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0)
             continue;
-        tp_error e;
-        if (accept_rank(b, fd, options, &bad, &e) > 0)
-            joined++;
-        else if (e.code == TP_EUSAGE && !bad.code)
-            bad = e; /* a rank that cannot join spoils the group: say why to all */
+        if (npend == MAX_PENDING) {
+            joined += reap(b, pend[0], "rank 0 needed its place for a newer connection", options,
+                           &bad, &st) > 0;
+            memmove(&pend[0], &pend[1], --npend * sizeof *pend);
+        }
+        struct joiner *j = calloc(1, sizeof *j);
+        if (!j) {
+            close(fd);
+            continue;
+        }
+        j->b = b;
+        j->wake = wake[1];
+        j->t0_ns = tp_now_ns();
+        uint64_t left_ns = deadline > j->t0_ns ? deadline - j->t0_ns : 0;
+        tp_conn_from_fd(&j->c, fd, left_ns < b->timeout_ns ? left_ns : b->timeout_ns);
+        if (pthread_create(&j->tid, &attr, handshake_main, j) != 0) {
+            tp_conn_close(&j->c);
+            free(j);
+            continue;
+        }
+        pend[npend++] = j;
     }
+    /* the group is complete or out of time: end the handshakes still going
+     * (a rank that completes one now is seated only to be told why not) */
+    bool complete = joined == b->size;
+    char missing[256] = "";
+    size_t used = 0;
+    for (int r = 1; r < b->size && used + 16 < sizeof missing; r++)
+        if (b->conn[r].fd < 0)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%d",
+                                     used ? ", " : "", r);
+    while (npend > 0)
+        reap(b, pend[--npend], complete ? "the group was complete" : "rank 0 stopped waiting",
+             options, &bad, &st);
+    close(wake[0]);
+    close(wake[1]);
+    pthread_attr_destroy(&attr);
+    char others[480] = "";
+    if (st.n)
+        snprintf(others, sizeof others,
+                 "turned away %d connection(s) that did not join as ranks: %.200s%s%.200s", st.n,
+                 st.first, st.n > 1 ? " ... " : "", st.n > 1 ? st.last : "");
+    if (st.n && complete && !bad.code)
+        tp_log(TP_LOG_WARN, "rank 0 %s", others);
+    if (!bad.code && !complete)
+        tp_error_set(&bad, TP_ETIMEOUT, "rank(s) %s did not join rank 0 on %s within %.1f s%s%s",
+                     missing, my_host(), (double)b->timeout_ns / 1e9, st.n ? "; " : "", others);
     if (bad.code) {
         *err = bad;
         tell_all(b, err);

@@ -1,13 +1,34 @@
 /* trainpath net serve: accept control connections, authenticate, and execute
- * the phases a client asks for on the data endpoints it negotiated. One test
- * at a time: while a session runs, the accept loop answers every further
- * client BUSY at once (iperf3's rule), so nobody hangs. A client that fails
- * authentication or sends a bad frame is logged and dropped; the server goes
- * on serving. */
+ * the phases a client asks for on the data endpoints it negotiated.
+ *
+ * One test at a time (iperf3's rule), and only for a client that has
+ * authenticated: each accepted connection runs its handshake on a thread of
+ * its own, under a deadline of min(--timeout, 5 s) in all, and only then
+ * competes for the one test slot (busy, taken 0 -> 1 by compare-and-swap).
+ * The winner runs its test on the same thread, with --timeout again; a
+ * client that authenticated while another test started is answered BUSY
+ * after WELCOME. So a silent or slow connection holds its own handshake and
+ * nothing more, and a good client is served beside it. While a test runs,
+ * and when CONN_MAX connection threads are alive, the accept loop answers
+ * BUSY at once, so nobody hangs and the threads stay bounded. A client that
+ * fails authentication or sends a bad frame is logged and dropped; the
+ * server goes on serving.
+ *
+ * Ownership: tp_net_serve owns srv and its table of connection threads; it
+ * alone starts and joins them, and srv outlives every one it joins. Each
+ * thread owns its connection and session (closes and frees them) and takes
+ * its socket out of the table before closing it, so the accept loop, which
+ * cuts a handshake at its deadline or on shutdown with shutdown(2) (that
+ * wakes the thread's poll), never touches a descriptor number since reused.
+ * Every thread ends on its own: a handshake within its deadline, a test
+ * within its timeouts. On a signal the handshakes are cut and joined, and a
+ * running test gets a second to end; one that has not is abandoned with srv,
+ * which it still uses. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,15 +45,7 @@
 #include "tp/transport.h"
 #include "tp/wire.h"
 
-struct server {
-    const struct tp_net_server_opts *o;
-    struct tp_key key;
-    atomic_int busy;
-    atomic_int sessions_done;
-};
-
 struct session {
-    struct server *srv;
     struct tp_conn c;
     const struct tp_transport_ops *ops;
     struct tp_ep_config cfg;
@@ -362,16 +375,118 @@ static void end_session(struct session *s)
     free(s);
 }
 
-static void *session_main(void *arg)
+/* A BUSY answer costs a client nothing, so a flood of connections must not
+ * become a flood of log lines: the first answer of each second is logged
+ * with its peer and why, the others are counted into one line once that
+ * second is over (or, final, at once). peer NULL only writes a count that is
+ * due. */
+struct busy_log {
+    uint64_t since_ns;
+    unsigned quiet;
+};
+
+static void log_busy(struct busy_log *bl, const char *peer, const char *why, bool final)
 {
-    struct session *s = arg;
-    struct server *srv = s->srv;
+    uint64_t now = tp_now_ns();
+    if (bl->since_ns && now - bl->since_ns < 1000000000ull && !final) {
+        bl->quiet += peer != NULL;
+        return;
+    }
+    if (bl->quiet)
+        tp_log(TP_LOG_INFO, "answered %u more client(s) busy in the %.1f s after that", bl->quiet,
+               (double)(now - bl->since_ns) / 1e9);
+    bl->quiet = 0;
+    if (peer) {
+        tp_log(TP_LOG_INFO, "client %s: busy, %s", peer, why);
+        bl->since_ns = now;
+    }
+}
+
+#define CONN_MAX 65 /* connection threads at once: 64 handshakes and the test */
+#define HANDSHAKE_MAX_NS 5000000000ull
+#define BUSY_LINGER_NS 1000000000ull
+
+enum cut { CUT_NONE, CUT_DEADLINE, CUT_STOP };
+
+/* One connection thread: a handshake, then the test if it wins the slot.
+ * The fields marked mu are shared with the accept loop under server.mu. */
+struct conn {
+    struct server *srv;
+    struct session *s; /* the thread's own: it closes and frees it */
+    pthread_t thread;
+    bool used;            /* accept loop only: a thread to join */
+    atomic_bool done;     /* the thread is finished with srv and s */
+    int fd;               /* mu: the socket, -1 once the thread is about to close it */
+    uint64_t deadline_ns; /* accept loop only: it cuts the handshake then */
+    enum cut cut;         /* mu: why the accept loop shut the socket down */
+    bool session;         /* mu: this thread holds the test slot */
+};
+
+struct server {
+    struct tp_key key;
+    uint64_t timeout_ns;   /* --timeout: a test's, copied (an abandoned test outlives o) */
+    uint64_t handshake_ns; /* min(--timeout, HANDSHAKE_MAX_NS) */
+    bool corrupt;          /* TP_FAULT_CORRUPT */
+    atomic_int busy;       /* the test slot: 0 -> 1 by compare-and-swap under mu */
+    atomic_int sessions_done;
+    pthread_mutex_t mu;
+    bool closing;             /* mu: shutting down; no handshake may take the slot */
+    struct busy_log busy_log; /* mu */
+    struct conn conn[CONN_MAX];
+};
+
+/* After a BUSY frame behind WELCOME: the client has likely sent its REQUEST
+ * already, and closing over unread bytes would reset the connection, which
+ * some stacks let overtake the frame. So stop writing and read until the
+ * client closes, for a second at most. */
+static void linger_close(struct tp_conn *c)
+{
+    shutdown(c->fd, SHUT_WR);
+    uint64_t deadline = tp_now_ns() + BUSY_LINGER_NS;
+    char sink[512];
+    for (;;) {
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int n = poll(&pfd, 1, tp_deadline_left_ms(deadline));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || recv(c->fd, sink, sizeof sink, 0) <= 0)
+            return;
+    }
+}
+
+static void *conn_main(void *arg)
+{
+    struct conn *cn = arg;
+    struct server *srv = cn->srv;
+    struct session *s = cn->s;
     tp_error err;
     tp_error_clear(&err);
     int rc = tp_auth_server(&s->c, &srv->key, &err);
-    if (rc) {
+    bool won = false;
+    pthread_mutex_lock(&srv->mu);
+    enum cut cut = srv->closing && !cn->cut ? CUT_STOP : cn->cut;
+    if (!rc && !cut) {
+        int idle = 0;
+        won = cn->session = atomic_compare_exchange_strong(&srv->busy, &idle, 1);
+        if (!won)
+            log_busy(&srv->busy_log, s->c.peer, "another test started while it authenticated",
+                     false);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    if (cut == CUT_DEADLINE) {
+        tp_log(TP_LOG_WARN, "peer %s did not answer with a whole handshake within %.1f s; closing",
+               s->c.peer, (double)srv->handshake_ns / 1e9);
+    } else if (cut == CUT_STOP) {
+        tp_log(TP_LOG_INFO, "client %s: closed in its handshake, the server is shutting down",
+               s->c.peer);
+    } else if (rc) {
         tp_log(TP_LOG_WARN, "%s", err.msg);
+    } else if (!won) {
+        tp_error ignored;
+        if (tp_wire_send(&s->c, TP_F_BUSY, NULL, &ignored) == 0)
+            linger_close(&s->c);
     } else {
+        s->c.timeout_ns = s->timeout_ns = srv->timeout_ns;
         tp_log(TP_LOG_INFO, "client %s: authenticated%s", s->c.peer,
                srv->key.set ? "" : " (no key)");
         rc = run_session(s, &err);
@@ -384,9 +499,115 @@ static void *session_main(void *arg)
         }
         atomic_fetch_add(&srv->sessions_done, 1);
     }
+    /* out of the table before the close: the accept loop must never shut
+     * down a descriptor number that has since been reused */
+    pthread_mutex_lock(&srv->mu);
+    cn->fd = -1;
+    pthread_mutex_unlock(&srv->mu);
     end_session(s);
-    atomic_store(&srv->busy, 0);
+    if (won)
+        atomic_store(&srv->busy, 0);
+    atomic_store(&cn->done, true);
     return NULL;
+}
+
+/* Shut down the sockets of handshakes past their deadline, or (stop) of
+ * every handshake: shutdown(2) wakes the thread's poll, and the thread ends
+ * on its own. Called with mu held. */
+static void cut_handshakes(struct server *srv, bool stop)
+{
+    uint64_t now = tp_now_ns();
+    for (struct conn *cn = srv->conn; cn < srv->conn + CONN_MAX; cn++)
+        if (cn->used && cn->fd >= 0 && !cn->session && !cn->cut &&
+            (stop || now >= cn->deadline_ns)) {
+            shutdown(cn->fd, SHUT_RDWR);
+            cn->cut = stop ? CUT_STOP : CUT_DEADLINE;
+        }
+}
+
+/* Join the threads that have ended; a free entry, or NULL when all are in
+ * use. */
+static struct conn *reap(struct server *srv)
+{
+    struct conn *free_cn = NULL;
+    for (struct conn *cn = srv->conn; cn < srv->conn + CONN_MAX; cn++) {
+        if (cn->used && atomic_load(&cn->done)) {
+            pthread_join(cn->thread, NULL);
+            cn->used = false;
+        }
+        if (!cn->used && !free_cn)
+            free_cn = cn;
+    }
+    return free_cn;
+}
+
+/* Answer BUSY on the accept loop's thread: a frame this small fits in any
+ * socket buffer, so nobody waits. */
+static void answer_busy(struct server *srv, struct tp_conn *c, const char *why)
+{
+    tp_error ignored;
+    tp_wire_send(c, TP_F_BUSY, NULL, &ignored);
+    pthread_mutex_lock(&srv->mu);
+    log_busy(&srv->busy_log, c->peer, why, false);
+    pthread_mutex_unlock(&srv->mu);
+    tp_conn_close(c);
+}
+
+/* Start the handshake of an accepted connection on a thread of its own. */
+static void start_conn(struct server *srv, struct conn *cn, struct tp_conn *c)
+{
+    tp_log(TP_LOG_INFO, "client %s: connected", c->peer);
+    struct session *s = calloc(1, sizeof *s);
+    if (!s) {
+        tp_conn_close(c);
+        return;
+    }
+    s->c = *c;
+    s->corrupt = srv->corrupt;
+    s->timeout_ns = srv->handshake_ns;
+    /* the entry is free: nobody reads it until the thread starts */
+    *cn = (struct conn){
+        .srv = srv, .s = s, .fd = c->fd, .deadline_ns = tp_now_ns() + srv->handshake_ns};
+    if (pthread_create(&cn->thread, NULL, conn_main, cn) != 0) {
+        tp_log(TP_LOG_WARN, "client %s: cannot start a thread for it; closing", c->peer);
+        end_session(s);
+        return;
+    }
+    cn->used = true;
+}
+
+/* Shut down: no handshake may take the slot any more and each is cut; a
+ * running test (on a signal) gets a second to end. Joins every thread but an
+ * abandoned test's; returns whether one was abandoned (it still uses srv). */
+static bool stop_all(struct server *srv, bool interrupted)
+{
+    pthread_mutex_lock(&srv->mu);
+    srv->closing = true;
+    cut_handshakes(srv, true);
+    log_busy(&srv->busy_log, NULL, NULL, true);
+    pthread_mutex_unlock(&srv->mu);
+    bool abandon = false;
+    if (interrupted) {
+        /* give a running test a second to end, then abandon it rather than
+         * make the operator wait for its timeout */
+        for (int i = 0; i < 100 && atomic_load(&srv->busy); i++)
+            usleep(10000);
+        abandon = atomic_load(&srv->busy);
+        if (abandon)
+            tp_log(TP_LOG_WARN, "interrupted while a test was running; abandoning it");
+    }
+    for (struct conn *cn = srv->conn; cn < srv->conn + CONN_MAX; cn++) {
+        if (!cn->used)
+            continue;
+        pthread_mutex_lock(&srv->mu);
+        bool running = cn->session && !atomic_load(&cn->done);
+        pthread_mutex_unlock(&srv->mu);
+        if (abandon && running)
+            continue;
+        pthread_join(cn->thread, NULL);
+        cn->used = false;
+    }
+    return abandon;
 }
 
 int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
@@ -395,7 +616,10 @@ int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
     struct server *srv = calloc(1, sizeof *srv);
     if (!srv)
         return tp_error_set(err, TP_ENOMEM, "server state");
-    srv->o = o;
+    srv->timeout_ns = o->timeout_ns;
+    srv->handshake_ns = o->timeout_ns < HANDSHAKE_MAX_NS ? o->timeout_ns : HANDSHAKE_MAX_NS;
+    srv->corrupt = getenv("TP_FAULT_CORRUPT") != NULL;
+    pthread_mutex_init(&srv->mu, NULL);
     int rc = 0, lfd = -1;
     if (o->key_file && (rc = tp_key_load(&srv->key, o->key_file, err)))
         goto out;
@@ -413,67 +637,42 @@ int tp_net_serve(const struct tp_net_server_opts *o, tp_error *err)
     }
     tp_log(TP_LOG_INFO, "listening on %s port %d (auth: %s)", o->bind, port,
            srv->key.set ? "hmac-sha256 pre-shared key" : "none");
-    bool corrupt = getenv("TP_FAULT_CORRUPT") != NULL;
-    pthread_t worker;
-    bool have_worker = false;
     while (!(o->stop && *o->stop)) {
-        if (o->one_off && atomic_load(&srv->sessions_done) > 0 && !atomic_load(&srv->busy))
+        struct conn *cn = reap(srv);
+        pthread_mutex_lock(&srv->mu);
+        cut_handshakes(srv, false);
+        log_busy(&srv->busy_log, NULL, NULL, false);
+        /* under mu, where the slot is taken: no second test slips in */
+        bool over = o->one_off && atomic_load(&srv->sessions_done) > 0 && !atomic_load(&srv->busy);
+        srv->closing = over;
+        pthread_mutex_unlock(&srv->mu);
+        if (over)
             break;
         struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-        int n = poll(&pfd, 1, 200);
-        if (n <= 0)
+        if (poll(&pfd, 1, 200) <= 0)
             continue;
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0)
             continue;
         struct tp_conn c;
-        tp_conn_from_fd(&c, fd, o->timeout_ns);
-        if (atomic_load(&srv->busy)) {
-            tp_error e2;
-            tp_wire_send(&c, TP_F_BUSY, NULL, &e2);
-            tp_log(TP_LOG_INFO, "client %s: busy, another test is running", c.peer);
-            tp_conn_close(&c);
-            continue;
-        }
-        tp_log(TP_LOG_INFO, "client %s: connected", c.peer);
-        struct session *s = calloc(1, sizeof *s);
-        if (!s) {
-            tp_conn_close(&c);
-            continue;
-        }
-        s->srv = srv;
-        s->c = c;
-        s->corrupt = corrupt;
-        s->timeout_ns = o->timeout_ns;
-        if (have_worker)
-            pthread_join(worker, NULL);
-        atomic_store(&srv->busy, 1);
-        if (pthread_create(&worker, NULL, session_main, s) != 0) {
-            atomic_store(&srv->busy, 0);
-            end_session(s);
-            have_worker = false;
-            continue;
-        }
-        have_worker = true;
+        tp_conn_from_fd(&c, fd, srv->handshake_ns);
+        if (atomic_load(&srv->busy))
+            answer_busy(srv, &c, "another test is running");
+        else if (!cn)
+            answer_busy(srv, &c, "too many clients are authenticating at once");
+        else
+            start_conn(srv, cn, &c);
     }
-    if (have_worker && o->stop && *o->stop) {
-        /* a signal: give a running test a second to end, then abandon it
-         * rather than make the operator wait for its timeout */
-        for (int i = 0; i < 100 && atomic_load(&srv->busy); i++)
-            usleep(10000);
-        if (atomic_load(&srv->busy)) {
-            tp_log(TP_LOG_WARN, "interrupted while a test was running; abandoning it");
-            close(lfd);
-            return 0; /* srv stays allocated: the abandoned worker still uses it */
-        }
+    if (stop_all(srv, o->stop && *o->stop)) {
+        close(lfd);
+        return 0; /* srv stays allocated: the abandoned test still uses it */
     }
-    if (have_worker)
-        pthread_join(worker, NULL);
     tp_log(TP_LOG_INFO, "server on port %d shutting down", port);
 out:
     if (lfd >= 0)
         close(lfd);
     sodium_memzero(&srv->key, sizeof srv->key);
+    pthread_mutex_destroy(&srv->mu);
     free(srv);
     return rc;
 }

@@ -279,6 +279,9 @@ int tp_wire_recv(struct tp_conn *c, enum tp_frame *type, json_t **body, tp_error
     free(buf);
     if (!j || !json_is_object(j)) {
         json_decref(j);
+        for (char *q = je.text; *q; q++) /* jansson quotes the peer's bytes: keep logs plain */
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                *q = '?';
         return tp_error_set(err, TP_EPROTO, "peer %s sent a frame that is not a JSON object: %s",
                             c->peer, j ? "wrong type" : je.text);
     }
