@@ -10,7 +10,9 @@
 
 /* Replace path with len bytes of data atomically. On error path is unchanged,
  * no temporary file is left, and err names path (TP_EUSAGE when the folder
- * does not exist or is not writable, TP_ESYS otherwise). */
+ * does not exist or is not writable, TP_ESYS otherwise). A path that exists
+ * and is neither a regular file nor a folder (/dev/null, /dev/stdout, a
+ * FIFO) is written in place, never replaced. */
 int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *err);
 
 #endif

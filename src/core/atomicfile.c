@@ -90,10 +90,27 @@ static int sync_dir(const char *dir)
     return 0;
 }
 
+/* A target that is not a regular file (/dev/null, /dev/stdout, a FIFO)
+ * cannot be replaced, and must not be: renaming over /dev/null would make
+ * it a plain file for every program on the machine. Such a target is
+ * written in place; "atomic" has no meaning for a stream. */
+static int write_in_place(const char *path, const void *data, size_t len, tp_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return tp_error_errno(err, classify(errno), errno, "%s", path);
+    int rc = write_all(fd, data, len) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", path) : 0;
+    close(fd);
+    return rc;
+}
+
 int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *err)
 {
     if (!path || !*path)
         return tp_error_set(err, TP_EUSAGE, "empty output path");
+    struct stat old;
+    if (stat(path, &old) == 0 && !S_ISREG(old.st_mode) && !S_ISDIR(old.st_mode))
+        return write_in_place(path, data, len, err);
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)

@@ -220,6 +220,24 @@ static void atomic_writes_and_replaces(void **state)
     assert_string_equal(buf, "");
 }
 
+/* /dev/null is written into, not replaced: a rename over it would turn it
+ * into a plain file for the whole machine (a bench once did). */
+static void atomic_device_in_place(void **state)
+{
+    (void)state;
+    tp_error err = {0};
+    assert_int_equal(tp_write_atomic("/dev/null", "{}", 2, &err), TP_OK);
+    struct stat st;
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    DIR *d = opendir("/dev");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        assert_null(strstr(e->d_name, ".null.tmp."));
+    if (d)
+        closedir(d);
+}
+
 static void atomic_relative_name(void **state)
 {
     const char *dir = *state;
@@ -363,6 +381,7 @@ int main(void)
         cmocka_unit_test(live_system),
         cmocka_unit_test_setup_teardown(atomic_writes_and_replaces, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(atomic_relative_name, make_dir, remove_dir),
+        cmocka_unit_test(atomic_device_in_place),
         cmocka_unit_test_setup_teardown(atomic_keeps_mode, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(atomic_missing_folder, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(atomic_failure_leaves_target, make_dir, remove_dir),
