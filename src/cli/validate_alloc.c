@@ -412,9 +412,26 @@ static const json_t *retest_of(const json_t *retests, const json_t *e)
 
 #define RETEST_MAX 32
 
+/* One line of a retest plan, unless planned or measured again already, or
+ * RETEST_MAX reached. */
+static void plan_add(FILE *f, json_t *seen, const json_t *retests, const struct node *nodes,
+                     int n, const char *a_label, const char *b_label, const char *test)
+{
+    int a = node_index(nodes, n, a_label), b = node_index(nodes, n, b_label);
+    char key[64], done[1000];
+    snprintf(key, sizeof key, "%d %d %s", a, b, test);
+    snprintf(done, sizeof done, "%s|%s|%s", a_label, b_label, test);
+    if (a < 0 || b < 0 || json_object_get(seen, key) || json_object_get(retests, done) ||
+        json_object_size(seen) + json_object_size(retests) >= RETEST_MAX)
+        return;
+    json_object_set_new(seen, key, json_true());
+    fprintf(f, "%s\n", key);
+}
+
 /* The links the measurements so far find slow (a second measurement in
- * place of the first) and that were not measured again yet: lines "A B
- * TEST" (node indices), RETEST_MAX in all. A round runs n/2 pairs at once
+ * place of the first), and the pairs of the nodes they find slow, that were
+ * not measured again yet: lines "A B TEST" (node indices), RETEST_MAX in
+ * all. A round runs n/2 pairs at once
  * and a link can share a switch, or here the CPUs, with the others: a link
  * is slow only when it is slow again by itself. */
 static char *retest_plan(const json_t *gathered, const json_t *retests, const struct node *nodes,
@@ -448,18 +465,21 @@ static char *retest_plan(const json_t *gathered, const json_t *retests, const st
         /* "net.bw{...}" was measured by net-bw, "net.lat.latency..." by net-lat */
         char test[32];
         snprintf(test, sizeof test, "net-%.*s", (int)strcspn(metric + 4, ".{"), metric + 4);
-        json_array_foreach(json_object_get(m, "slow_links"), k, l) {
-            int a = node_index(nodes, n, json_string_value(json_object_get(l, "a")));
-            int b = node_index(nodes, n, json_string_value(json_object_get(l, "b")));
-            char key[64], done[1000];
-            snprintf(key, sizeof key, "%d %d %s", a, b, test);
-            snprintf(done, sizeof done, "%s|%s|%s", nodes[a < 0 ? 0 : a].label,
-                     nodes[b < 0 ? 0 : b].label, test);
-            if (a < 0 || b < 0 || json_object_get(seen, key) || json_object_get(retests, done) ||
-                json_object_size(seen) + json_object_size(retests) >= RETEST_MAX)
-                continue;
-            json_object_set_new(seen, key, json_true());
-            fprintf(f, "%s\n", key);
+        json_array_foreach(json_object_get(m, "slow_links"), k, l)
+            plan_add(f, seen, retests, nodes, n, json_string_value(json_object_get(l, "a")),
+                     json_string_value(json_object_get(l, "b")), test);
+        /* a slow node: its pairs of that test, measured again alone too */
+        json_array_foreach(json_object_get(m, "slow_nodes"), k, l) {
+            const char *node = json_string_value(json_object_get(l, "node"));
+            size_t q, w;
+            json_array_foreach(gathered, q, g)
+                json_array_foreach(json_object_get(g, "pairs"), w, e) {
+                    const char *a = json_string_value(json_object_get(e, "a"));
+                    const char *b = json_string_value(json_object_get(e, "b"));
+                    if (strcmp(json_string_value(json_object_get(e, "test")), test) == 0 &&
+                        (strcmp(a, node) == 0 || strcmp(b, node) == 0))
+                        plan_add(f, seen, retests, nodes, n, a, b, test);
+                }
         }
     }
     fclose(f);
@@ -654,7 +674,8 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
                            "%d measurements between %d nodes in %d rounds", npairs, n, rounds);
         if (retested && len < (int)sizeof summary)
             len += snprintf(summary + len, sizeof summary - (size_t)len,
-                            "; %d found slow measured again alone", retested);
+                            "; %d found slow measured again alone (their links, or a slow node's pairs)",
+                            retested);
         if (pair_fail && len < (int)sizeof summary)
             snprintf(summary + len, sizeof summary - (size_t)len,
                      "; %d did not run or failed (see fleet.json)", pair_fail);

@@ -112,16 +112,19 @@ check "... the pairs went over the nodes' own addresses" test "$(json_run "$D/fl
 print(sorted(n['addr'] for n in r['nodes']) == ['10.232.0.%d' % (k + 1) for k in range($N)])")" = True
 check "... 5 rounds, 15 pairs, 30 bandwidth measurements" test "$(json_run "$D/fleet.json" "
 print(r['rounds'], len([p for p in r['pairs'] if p['test'] == 'net-lat']), len([p for p in r['pairs'] if p['test'] == 'net-bw']))")" = "5 15 30"
-check "... node 4 named a slow node by its bandwidth" test "$(json_run "$D/fleet.json" "
-print(any(m['metric'].startswith('net.bw') and any(s['node'] == 'vm#4' for s in m['slow_nodes']) for m in r['judgement']['pairs']))")" = True
-check "... the link vm#1 - vm#2 named a slow link by its bandwidth, not a node" test "$(json_run "$D/fleet.json" "
+# by the bandwidth or by the latency of 64 KiB messages (1 ms a message at
+# 500 Mbit/s): under a loaded CPU (the sanitizer build, other work) the
+# healthy bandwidths spread wide, the shaper's delays do not
+check "... node 4 named a slow node" test "$(json_run "$D/fleet.json" "
+print(any(s['node'] == 'vm#4' for m in r['judgement']['pairs'] for s in m['slow_nodes']))")" = True
+check "... the link vm#1 - vm#2 named a slow link, not a node" test "$(json_run "$D/fleet.json" "
 j = r['judgement']['pairs']
-link = any(m['metric'].startswith('net.bw') and any((l['a'], l['b']) == ('vm#1', 'vm#2') for l in m['slow_links']) for m in j)
+link = any({l['a'], l['b']} == {'vm#1', 'vm#2'} for m in j for l in m['slow_links'])
 nodes = {s['node'] for m in j for s in m['slow_nodes']}
 print(link, 'vm#1' not in nodes and 'vm#2' not in nodes)")" = "True True"
 check "... measured again alone before it was named" test "$(json_run "$D/fleet.json" "
-print(any(p['a'] == 'vm#1' and p['b'] == 'vm#2' and p['test'] == 'net-bw' and p.get('retest', {}).get('status') == 'PASS' for p in r['pairs']))")" = True
-check "... its second measurement kept" valid_doc "$D/pairs/vm#1--vm#2/retest/net-bw.json"
+print(any(p['a'] == 'vm#1' and p['b'] == 'vm#2' and p.get('retest', {}).get('status') == 'PASS' for p in r['pairs']))")" = True
+check "... its second measurement kept" eval 'valid_doc "$D"/pairs/vm#1--vm#2/retest/*.json'
 check "... the summary says so" grep -q "slow node\|slow link" "$WORK/ns0.out"
 check "... every node exited with rank 0's verdict ($rcs)" test "$rcs" = " 1 1 1 1 1 1"
 finish
