@@ -2,6 +2,7 @@
 # fresh Debian 12 machine as root: both install what is missing first.
 BUILD ?= build
 ASAN ?= build-asan
+FUZZ ?= build-fuzz
 
 .PHONY: all deps build demo check bench clean
 
@@ -18,7 +19,7 @@ demo: build
 	@scripts/demo.sh $(BUILD)/trainpath
 
 check: deps
-	@scripts/check.sh $(BUILD) $(ASAN)
+	@scripts/check.sh $(BUILD) $(ASAN) $(FUZZ)
 
 bench: build
 	@bench/net-vs-peers.sh $(BUILD)/trainpath
@@ -29,4 +30,4 @@ bench: build
 	@$(BUILD)/exact_sum
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)

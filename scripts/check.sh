@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # make check: build twice (optimised, and with AddressSanitizer +
 # UndefinedBehaviorSanitizer), run every test in the first and the unit and
-# integration tests in the second, then print the one summary line CI reads:
-# "N passed, N failed".
+# integration tests in the second; then build the libFuzzer harnesses (clang,
+# the third folder) and run each a few seconds on its committed corpus
+# (fuzz/); then print the one summary line CI reads: "N passed, N failed".
 set -uo pipefail
 BUILD=${1:-build}
 ASAN=${2:-build-asan}
+FUZZ=${3:-build-fuzz}
 cd "$(dirname "$0")/.."
 
 fail_setup() { echo "check: $1" >&2; echo "0 passed, 1 failed"; exit 1; }
@@ -22,7 +24,27 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 meson test -C "$BUILD" --print-errorlogs --num-processes 1
 meson test -C "$ASAN" --print-errorlogs --num-processes 1 --suite unit --suite integration
 
-/usr/bin/python3 - "$BUILD" "$ASAN" <<'PY'
+# The fuzz suite: only the library and the harnesses are built (target
+# fuzzers), so the tests are run without meson's rebuild of everything. A
+# missing clang fails here, loudly: scripts/install-deps.sh installs it.
+fuzz_ok=1
+if ! command -v clang >/dev/null; then
+    echo "check: clang is missing: the fuzz suite cannot be built (scripts/install-deps.sh installs clang and libclang-rt-14-dev)" >&2
+    fuzz_ok=0
+elif ! { [ -f "$FUZZ/build.ninja" ] || CC=clang meson setup "$FUZZ" -Dfuzz=true \
+        -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized >/dev/null; }; then
+    echo "check: meson setup $FUZZ failed" >&2
+    fuzz_ok=0
+elif ! meson compile -C "$FUZZ" fuzzers; then
+    echo "check: fuzz build failed" >&2
+    fuzz_ok=0
+else
+    meson test -C "$FUZZ" --print-errorlogs --num-processes 1 --no-rebuild --suite fuzz
+fi
+# a fuzz part that could not run counts as one failure
+[ "$fuzz_ok" -eq 1 ] || rm -f "$FUZZ/meson-logs/testlog.json"
+
+/usr/bin/python3 - "$BUILD" "$ASAN" "$FUZZ" <<'PY'
 import json, sys
 passed = failed = skipped = 0
 for d in sys.argv[1:]:

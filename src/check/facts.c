@@ -278,6 +278,18 @@ static json_t *oom_check(struct fx *c, json_t *v)
     return v;
 }
 
+/* A copy of s with every byte outside ASCII made '?' (NULL when out of
+ * memory): what the node says that is not UTF-8 (an odd interface alias, a
+ * binary sysfs value) is kept that way rather than lost. */
+static char *ascii_copy(const char *s)
+{
+    char *copy = strdup(s);
+    for (char *p = copy; p && *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            *p = '?';
+    return copy;
+}
+
 json_t *fx_str(struct fx *c, const char *s)
 {
     if (!s)
@@ -285,14 +297,9 @@ json_t *fx_str(struct fx *c, const char *s)
     json_t *j = json_string(s);
     if (j)
         return j;
-    /* not UTF-8 (an odd interface alias, a binary sysfs value): keep the
-     * ASCII and mark the rest, rather than lose the field */
-    char *copy = strdup(s);
+    char *copy = ascii_copy(s);
     if (!copy)
         return oom_check(c, NULL);
-    for (char *p = copy; *p; p++)
-        if ((unsigned char)*p >= 0x80)
-            *p = '?';
     j = json_string(copy);
     free(copy);
     return oom_check(c, j);
@@ -328,8 +335,19 @@ void fx_set(struct fx *c, json_t *obj, const char *key, json_t *v)
             c->oom = true;
         return;
     }
-    if (json_object_set_new(obj, key, v) < 0)
+    if (json_object_set(obj, key, v) == 0) {
+        json_decref(v);
+        return;
+    }
+    /* A key can be what the node says (a CPU's governor, a folder's name in
+     * a sysctl's): one that is not UTF-8 made jansson refuse it, and the
+     * whole collection end as "out of memory" (found by fuzz/fuzz_facts).
+     * Keep it as fx_str keeps such a value. */
+    char *copy = ascii_copy(key);
+    if (!copy || json_object_set(obj, copy, v) < 0)
         c->oom = true;
+    free(copy);
+    json_decref(v);
 }
 
 void fx_push(struct fx *c, json_t *arr, json_t *v)

@@ -65,10 +65,39 @@ uint16_t tp_f32_to_bf16(float f)
 
 uint16_t tp_f32_to_f16(float f)
 {
+#ifdef __FLT16_MAX__
     _Float16 h = (_Float16)f; /* the compiler's conversion rounds to nearest-even */
     uint16_t u;
     memcpy(&u, &h, sizeof u);
     return u;
+#else
+    /* No _Float16 on this compiler and target (clang before 15 on x86-64):
+     * the same round-to-nearest-even in integers (F. Giesen's
+     * float_to_half_fast3_rtne), NaN quieted with its top payload bits and
+     * sign kept, as the hardware conversion does. */
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    x &= 0x7fffffffu;
+    if (x > 0x7f800000u)
+        return (uint16_t)(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
+    if (x >= 0x47800000u) /* 2^16 and above, infinity included */
+        return (uint16_t)(sign | 0x7c00u);
+    if (x < 0x38800000u) { /* below 2^-14: a subnormal or zero */
+        /* adding 0.5 puts the 10 subnormal bits at the bottom of the float's
+         * mantissa, and the float addition rounds them to nearest-even */
+        const uint32_t magic_bits = 0x3f000000u;
+        float magic, sum;
+        memcpy(&magic, &magic_bits, sizeof magic);
+        memcpy(&sum, &x, sizeof sum);
+        sum += magic;
+        uint32_t s;
+        memcpy(&s, &sum, sizeof s);
+        return (uint16_t)(sign | (s - magic_bits));
+    }
+    x += (uint32_t)(15 - 127) * (1u << 23) + 0xfffu + ((x >> 13) & 1u); /* rebias and round */
+    return (uint16_t)(sign | (x >> 13));
+#endif
 }
 
 /* f16 -> f32 through a table: the conversion sits in the inner loop of every

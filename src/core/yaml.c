@@ -269,6 +269,85 @@ static int slurp(const struct tp_yaml *y, char **out, size_t *len)
     return 0;
 }
 
+/* The offset of the first byte of buf that is not YAML text, or len when
+ * all of it is: well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF) without the control characters YAML's
+ * printable set leaves out (all of C0 but tab, line feed and carriage
+ * return; DEL). *why says which it was. */
+static size_t text_end(const char *buf, size_t len, const char **why)
+{
+    const unsigned char *s = (const unsigned char *)buf;
+    size_t i = 0;
+    *why = "a control character";
+    while (i < len) {
+        unsigned c = s[i], n, min;
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+                return i;
+            i++;
+            continue;
+        }
+        *why = "not UTF-8";
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1, min = 0x80;
+        else if (c >= 0xe0 && c <= 0xef)
+            n = 2, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4)
+            n = 3, min = 0x10000;
+        else
+            return i;
+        if (len - i <= n)
+            return i;
+        unsigned cp = c & (0x3fu >> n);
+        for (unsigned k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return i;
+        *why = "a control character";
+        i += n + 1;
+    }
+    return len;
+}
+
+/* The offset of the first explicit-key indicator ("? ", YAML's complex
+ * keys) that begins a line's content, after the indentation and any "- "
+ * before it, or len when there is none. */
+static size_t explicit_key(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        for (;;) {
+            while (j < len && (buf[j] == ' ' || buf[j] == '\t'))
+                j++;
+            bool sep = j + 1 >= len || strchr(" \t\r\n", buf[j + 1]);
+            if (j < len && buf[j] == '?' && sep)
+                return j;
+            if (!(j < len && buf[j] == '-' && sep))
+                break;
+            j++;
+        }
+        const char *nl = memchr(buf + i, '\n', len - i);
+        if (!nl)
+            break;
+        i = (size_t)(nl - buf) + 1;
+    }
+    return len;
+}
+
+/* "FILE:LINE:COL: " of offset at in buf, and what is wrong there. */
+static int refuse_at(const struct tp_yaml *y, const char *buf, size_t at, const char *what)
+{
+    int line = 1;
+    size_t bol = 0;
+    for (size_t i = 0; i < at; i++)
+        if (buf[i] == '\n')
+            line++, bol = i + 1;
+    return tp_error_set(y->err, TP_EUSAGE, "%s:%d:%zu: %s", y->file, line, at - bol + 1, what);
+}
+
 int tp_yaml_open(struct tp_yaml *y, const char *path, const char *what, tp_error *err)
 {
     memset(y, 0, sizeof *y);
@@ -284,6 +363,28 @@ int tp_yaml_open(struct tp_yaml *y, const char *path, const char *what, tp_error
     int rc = slurp(y, &buf, &len);
     if (rc)
         return rc;
+    /* libfyaml 0.7 (Debian 12) does not survive all input, and fuzz/ found
+     * two ways in: a byte that is not UTF-8 in a directive ("%\xff") makes
+     * it loop forever, and a complex key followed by a tab ("? a:\t:")
+     * corrupts its memory on the error (reported upstream as libfyaml #57).
+     * YAML is printable Unicode text, and no trainpath file needs a complex
+     * key: a file with either is refused before libfyaml sees it. */
+    const char *why;
+    size_t bad = text_end(buf, len, &why);
+    char msg[96];
+    if (bad < len) {
+        snprintf(msg, sizeof msg, "not YAML text: %s (byte 0x%02x)", why,
+                 (unsigned char)buf[bad]);
+        rc = refuse_at(y, buf, bad, msg);
+    } else if ((bad = explicit_key(buf, len)) < len) {
+        snprintf(msg, sizeof msg, "explicit keys ('? ') are not supported in a %s file",
+                 y->what);
+        rc = refuse_at(y, buf, bad, msg);
+    }
+    if (rc) {
+        free(buf);
+        return rc;
+    }
     rc = load(y, buf, len);
     free(buf);
     if (rc || (y->root && y->root->type == TP_YAML_N_SCALAR && y->root->null)) {
@@ -407,7 +508,7 @@ static bool with_unit(const char *s, double bare_mult, const struct unit *units,
     }
     for (; units->name; units++) {
         if (nocase ? strcasecmp(p, units->name) == 0 : strcmp(p, units->name) == 0) {
-            *v = n * units->mult / (units->div ? units->div : 1);
+            *v = n * units->mult / (units->div != 0 ? units->div : 1);
             return isfinite(*v);
         }
     }

@@ -887,9 +887,14 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
     int W = left + (int)shown * cell + 20, H = top + (int)shown * cell + 56;
     pf(b, "<figure><figcaption>");
     esc(b, metric);
-    pf(b, " at %s between every two nodes (%s; green at the median %s or better, amber 20 %% "
-          "worse, red 50 %% worse)</figcaption>\n",
-       size, unit && *unit ? unit : "no unit", fmt_unit(med, unit, ms, sizeof ms));
+    /* the unit is the document's word: escaped here and in every value
+     * written with it (it went into the page raw; caught with
+     * fuzz/fuzz_report) */
+    pf(b, " at %s between every two nodes (", size);
+    esc(b, unit && *unit ? unit : "no unit");
+    emit(b, "; green at the median ");
+    esc(b, fmt_unit(med, unit, ms, sizeof ms));
+    emit(b, " or better, amber 20 % worse, red 50 % worse)</figcaption>\n");
     /* drawn at its own size: a small matrix is not blown up to the page */
     pf(b, "<svg class=\"plot\" data-kind=\"matrix\" viewBox=\"0 0 %d %d\" role=\"img\" "
           "style=\"max-width:%dpx\">\n", W, H, W);
@@ -925,7 +930,9 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
         esc(b, str(json_array_get(nodes, (size_t)a), "label"));
         emit(b, " &#8594; ");
         esc(b, str(json_array_get(nodes, (size_t)c), "label"));
-        pf(b, ": %s</title></rect>\n", vs);
+        emit(b, ": ");
+        esc(b, vs);
+        emit(b, "</title></rect>\n");
         if (cell >= 34) {
             /* the number in the cell, without its unit (the caption has it) */
             char num_only[48];
@@ -939,13 +946,18 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
     for (size_t k = 0; k < shown; k++)
         pf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#e3e5e9\"/>\n",
            left + (int)k * cell, top + (int)k * cell, cell, cell);
-    pf(b, "<text x=\"%d\" y=\"%d\">lowest %s, median %s, highest %s", left,
-       top + (int)shown * cell + 22, fmt_unit(lo, unit, los, sizeof los), ms,
-       fmt_unit(hi, unit, his, sizeof his));
+    pf(b, "<text x=\"%d\" y=\"%d\">lowest ", left, top + (int)shown * cell + 22);
+    esc(b, fmt_unit(lo, unit, los, sizeof los));
+    emit(b, ", median ");
+    esc(b, ms);
+    emit(b, ", highest ");
+    esc(b, fmt_unit(hi, unit, his, sizeof his));
     if (shown < n)
         pf(b, "; the first %zu of %zu nodes", shown, n);
     emit(b, "</text>\n</svg></figure>\n");
 }
+
+static int status_order(const char *s);
 
 static void fleet_doc(struct buf *b, const json_t *d)
 {
@@ -1001,7 +1013,10 @@ static void fleet_doc(struct buf *b, const json_t *d)
             emit(b, "</td>");
             json_array_foreach(get(o, "tests"), k, e) {
                 const char *st = str(e, "status") ?: "?";
-                pf(b, "<td><span class=\"st %s\">", st);
+                /* the class only when it is one of ours: the document's word
+                 * went into the attribute unescaped, a way to put markup into
+                 * the page (caught with fuzz/fuzz_report) */
+                pf(b, "<td><span class=\"st %s\">", status_order(st) < 4 ? st : "");
                 esc(b, st);
                 emit(b, "</span><span class=\"small\">");
                 if (strcmp(st, "PASS") != 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tp/report.h"
+#include "tp/units.h"
 
 enum better { NONE, LOWER, HIGHER };
 
@@ -42,14 +43,21 @@ static void add(struct rows *r, const char *metric, const char *const *labels, d
         const char *eq = strchr(labels[i], '=');
         if (!eq)
             continue;
-        char k[64];
+        char k[64], v[256];
         snprintf(k, sizeof k, "%.*s", (int)(eq - labels[i]), labels[i]);
-        json_object_set_new(lab, k, json_string(eq + 1));
+        /* the caller's buffer may have cut a long value (a transport, a
+         * candidate's name) inside a UTF-8 character: JSON refuses that,
+         * and the document lost all its rows as "out of memory" (caught with
+         * fuzz/fuzz_report) */
+        snprintf(v, sizeof v, "%s", eq + 1);
+        tp_utf8_trim(v);
+        json_object_set_new(lab, k, json_string(v));
         if (n < sizeof key)
-            n += (size_t)snprintf(key + n, sizeof key - n, "%s%s", i ? "," : "{", labels[i]);
+            n += (size_t)snprintf(key + n, sizeof key - n, "%s%s=%s", i ? "," : "{", k, v);
     }
     if (labels && labels[0] && n < sizeof key)
         snprintf(key + n, sizeof key - n, "}");
+    tp_utf8_trim(key);
     static const char *const words[] = {NULL, "lower", "higher"};
     json_t *row = json_pack("{s:s, s:o, s:s, s:f, s:s, s:s?}", "metric", metric, "labels", lab,
                             "key", key, "value", value, "unit", unit ? unit : "", "better",
@@ -206,7 +214,7 @@ static void io(struct rows *r, const json_t *doc, const char *command)
                 n++;
             }
         }
-        add(r, "io.dataset.samples_per_s", labels, n ? sum / n : NAN, "1/s", HIGHER, NULL,
+        add(r, "io.dataset.samples_per_s", labels, n > 0 ? sum / n : NAN, "1/s", HIGHER, NULL,
             NULL);
         const json_t *during = json_object_get(res, "during");
         add(r, "io.dataset.during.p99_ratio", labels, num(during, "p99_ratio", NULL), "", LOWER,

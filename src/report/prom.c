@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tp/atomicfile.h"
+#include "tp/units.h"
 
 /* ---- names ---- */
 
@@ -215,6 +216,13 @@ int tp_prom_render(const json_t *rows, const char *host, char **text, size_t *le
         double mult, div;
         unit_suffix(unit, suffix, sizeof suffix, &mult, &div);
         bool scaled = mult != 1 || div != 1;
+        /* a finite value can overflow on the way to the base unit (1e300
+         * GB/s): JSON holds no infinity, and the whole render failed as
+         * "out of memory" (caught with fuzz/fuzz_report). Rows carry finite
+         * values only; such a sample is left out as well. */
+        double v = json_number_value(value) * mult / div;
+        if (!isfinite(v))
+            continue;
         prom_name(metric, suffix, name, sizeof name);
         json_t *f = json_object_get(fam, name);
         if (!f) {
@@ -223,13 +231,13 @@ int tp_prom_render(const json_t *rows, const char *host, char **text, size_t *le
             snprintf(help, sizeof help, "trainpath %s%s%s%s%s%s%s", metric, *unit ? ", in " : "",
                      *unit ? unit : "", scaled ? " converted to " : "", scaled ? suffix : "",
                      better ? "; better: " : "", better ? better : "");
+            tp_utf8_trim(help); /* a long unit cut inside a character */
             f = json_pack("{s:s, s:{}}", "help", help, "series");
             if (!f || json_object_set_new(fam, name, f))
                 goto oom;
         }
         char *labels = label_text(row, host);
-        if (!labels || json_object_set_new(json_object_get(f, "series"), labels,
-                                           json_real(json_number_value(value) * mult / div))) {
+        if (!labels || json_object_set_new(json_object_get(f, "series"), labels, json_real(v))) {
             free(labels);
             goto oom;
         }

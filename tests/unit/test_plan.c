@@ -357,7 +357,7 @@ static void break_even(void **state)
     double at = tp_plan_break_even(s, &s->cand[0], &s->cand[1], 8, 8192);
     assert_true(at > 8);
     double first = 0;
-    for (double m = 1; m <= 1024 && !first; m++) {
+    for (double m = 1; m <= 1024 && first == 0; m++) {
         struct tp_plan_point a, b;
         tp_plan_eval(s, &s->cand[0], m * 8, &a);
         tp_plan_eval(s, &s->cand[1], m * 8, &b);
