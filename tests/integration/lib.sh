@@ -35,7 +35,9 @@ check() { # check DESC COND-COMMAND...
     if "$@"; then ok "$desc"; else not_ok "$desc"; fi
 }
 finish() { echo "1..$n"; [ "$fails" -eq 0 ]; exit $?; }
-skip_all() { echo "1..0 # SKIP $*"; exit 77; }
+# meson's TAP reader takes any non-zero exit as an error, even after
+# "1..0 # SKIP" (exit 77 is the convention of its exitcode protocol only)
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 
 # start_server NAME [PREFIX-COMMAND...] -- SERVER-ARGS...: starts
 # `PREFIX trainpath net serve --port 0 ARGS` in the background, waits up to 10 s
