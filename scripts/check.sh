@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make check: build twice (optimised, and with AddressSanitizer +
-# UndefinedBehaviorSanitizer), run every test in the first and the unit and
+# make check: build twice (optimised, with the GPU path where CUDA is
+# installed, and with AddressSanitizer + UndefinedBehaviorSanitizer, without
+# it), run every test in the first and the unit and
 # integration tests in the second; then build the libFuzzer harnesses (clang,
 # the third folder) and run each a few seconds on its committed corpus
 # (fuzz/); then print the one summary line CI reads: "N passed, N failed".
@@ -14,7 +15,10 @@ fail_setup() { echo "check: $1" >&2; echo "0 passed, 1 failed"; exit 1; }
 
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" --buildtype=debugoptimized >/dev/null || fail_setup "meson setup $BUILD failed"
 ninja -C "$BUILD" || fail_setup "build failed"
-[ -f "$ASAN/build.ninja" ] || meson setup "$ASAN" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || fail_setup "meson setup $ASAN failed"
+# The sanitizer build is also the build without the GPU path (-Dgpu=disabled):
+# the first one has it wherever the CUDA toolkit is installed, so every
+# test runs both with the path built (refusing without a device) and without.
+[ -f "$ASAN/build.ninja" ] || meson setup "$ASAN" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled >/dev/null || fail_setup "meson setup $ASAN failed"
 ninja -C "$ASAN" || fail_setup "sanitizer build failed"
 
 # UBSan findings fail the test; LeakSanitizer is on for our unit tests.
@@ -31,7 +35,7 @@ fuzz_ok=1
 if ! command -v clang >/dev/null; then
     echo "check: clang is missing: the fuzz suite cannot be built (scripts/install-deps.sh installs clang and libclang-rt-14-dev)" >&2
     fuzz_ok=0
-elif ! { [ -f "$FUZZ/build.ninja" ] || CC=clang meson setup "$FUZZ" -Dfuzz=true \
+elif ! { [ -f "$FUZZ/build.ninja" ] || CC=clang meson setup "$FUZZ" -Dfuzz=true -Dgpu=disabled \
         -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized >/dev/null; }; then
     echo "check: meson setup $FUZZ failed" >&2
     fuzz_ok=0

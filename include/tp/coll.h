@@ -25,6 +25,7 @@
 #include "tp/boot.h"
 #include "tp/dtype.h"
 #include "tp/error.h"
+#include "tp/gpu.h"
 
 enum tp_coll_kind {
     TP_ALLREDUCE,
@@ -142,7 +143,10 @@ struct tp_coll_bench_opts {
     uint64_t time_ns;  /* per size when iters is 0 */
     uint64_t inject_delay_ns; /* each rank sleeps up to this, at random, before
                                  each iteration (jitter / arrival-order tests) */
-    const char *backend; /* "trainpath" or "mpi" */
+    const char *backend; /* "trainpath", "mpi" or "nccl" (needs gpu) */
+    bool mem_cuda;       /* --mem cuda: the buffers live on gpu (trainpath and mpi
+                            stage them through host memory each iteration) */
+    struct tp_gpu *gpu;  /* this rank's GPU, opened by the caller (mem_cuda, nccl) */
     void (*progress)(void *arg, size_t i, size_t n); /* rank 0, after each size */
     void *progress_arg;
 };
@@ -165,6 +169,11 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
  * launcher or the build has no MPI. */
 int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err);
 bool tp_coll_mpi_available(void);
+
+/* The same collective through NCCL (--backend nccl) on device buffers of
+ * g, whose NCCL communicator the caller has set up (tp_gpu_nccl_init)
+ * with the same ranks as the communicator. Blocks until it is done. */
+int tp_coll_nccl_run(struct tp_gpu *g, const struct tp_coll_args *a, tp_error *err);
 
 /* Allreduce of accumulators that are already wide fixed-point words
  * (include/tp/fixed.h; count elements of tp_fx_words(dtype) words, buffers

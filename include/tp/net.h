@@ -26,6 +26,10 @@ struct tp_net_server_opts {
     const volatile int *stop; /* set (by a signal handler) to shut down */
 };
 
+/* A server opens its GPU (device 0) the first time a client asks for
+ * --mem cuda, and keeps it; a server without one refuses such a request
+ * (TP_EUSAGE, the client reports it). */
+
 /* Serve tests until *stop is set (or after one test with one_off). Refuses
  * (TP_EUSAGE) to listen on a non-loopback address without a key unless
  * insecure. Per-client failures are logged and do not end the server. */
@@ -51,6 +55,8 @@ struct tp_net_client_opts {
     bool busy_poll;
     const char *key_file;
     uint64_t timeout_ns;
+    bool mem_cuda; /* both ends' buffers in GPU memory (perftest's --use_cuda) */
+    int gpu;       /* the client's device index (-1: 0) */
 };
 
 /* The effective configuration as the result document's "config". */

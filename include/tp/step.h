@@ -8,7 +8,9 @@
  * CPU work up to compute_ms); synchronise G bytes of gradient by allreduce
  * in buckets, overlapped with compute as PyTorch DDP does or after it;
  * apply the update; every K steps a checkpoint, synchronous or in a
- * background writer. The model (tp/model.h) is small and real, so the
+ * background writer. On the GPU path the compute is cuBLAS matrix products
+ * on the rank's GPU, the buckets live in GPU memory and synchronise through
+ * NCCL, or through trainpath staged via host memory. The model (tp/model.h) is small and real, so the
  * weights' hash after training tells whether the run was reproducible. */
 #ifndef TP_STEP_H
 #define TP_STEP_H
@@ -20,6 +22,7 @@
 #include "tp/boot.h"
 #include "tp/coll.h"
 #include "tp/error.h"
+#include "tp/gpu.h"
 
 enum tp_step_reduce {
     TP_STEP_PLAIN,   /* f32 allreduce, deterministic for one configuration */
@@ -72,6 +75,14 @@ struct tp_step_opts {
     uint64_t seed;
     unsigned runs;        /* --verify-repro N: train N times with different timing */
     bool pin;             /* each rank on its own core */
+    /* the GPU path (tp/gpu.h) */
+    bool compute_gpu;     /* compute_ms of cuBLAS matrix products, not CPU work */
+    bool grad_cuda;       /* the gradient buckets live in GPU memory */
+    bool nccl;            /* buckets allreduced by NCCL (needs grad_cuda); else by
+                             trainpath, staged through host memory when grad_cuda */
+    unsigned gemm_n;      /* matrix side of the compute kernel (0: calibrated) */
+    struct tp_gpu *gpu;   /* this rank's GPU, opened by the caller (TP_GPU_CUBLAS
+                             for compute_gpu, TP_GPU_NCCL for nccl) */
 };
 
 /* Fill the shape of a named workload (resnet50, llm-1.3b, unet3d) scaled

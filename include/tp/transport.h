@@ -22,6 +22,8 @@
 
 #include "tp/error.h"
 
+struct tp_gpu;
+
 enum tp_xfer_mode {
     TP_XFER_MSG, /* two-sided send/receive */
     TP_XFER_RMA, /* one-sided RMA write carrying remote CQ data; the target is
@@ -41,6 +43,12 @@ struct tp_ep_config {
     bool busy_poll; /* tcp: SO_BUSY_POLL and spinning reads; ofi spins always */
     bool check;     /* the receiver keeps one buffer per window slot so
                        on_msg sees every payload before it is reused */
+    struct tp_gpu *gpu; /* --mem cuda (tp/gpu.h): ofi asks the provider for
+                           FI_HMEM and, where it is offered, puts tx_buf and
+                           the receive buffers in this GPU's memory (the NIC
+                           or the provider moves them: GPUDirect where the
+                           hardware has it); tcp ignores it (the caller
+                           stages through host memory). NULL: host memory */
 };
 
 /* Facts about an open endpoint, for the result document's provenance. */
@@ -53,6 +61,7 @@ struct tp_ep_info {
     unsigned long long mr_mode; /* ofi: FI_MR_* bits in force */
     bool rma;                   /* RMA writes with remote CQ data are available */
     size_t max_msg_bytes;       /* largest message the provider allows */
+    bool hmem;                  /* tx_buf and received data are GPU memory (FI_HMEM) */
 };
 
 /* Called for each received message in recv_stream: data points at the payload
@@ -66,6 +75,10 @@ struct tp_stream_ctl {
     const volatile int *stop; /* optional: non-zero stops the stream early; the
                                  call then returns 0 with *done set */
     tp_msg_fn on_msg;         /* optional, receiver only */
+    tp_msg_fn before_send;    /* optional, sender only: called with tx_buf before
+                                 each message is handed over (staging from the
+                                 GPU); may run while earlier messages from the
+                                 same buffer are still in flight */
     void *arg;
     uint64_t *done; /* optional: messages completed so far, updated as
                        the stream runs (read by other threads) */
@@ -128,5 +141,10 @@ const char *tp_ofi_version(void);
 /* Check that provider can open an RDM endpoint on this host; TP_EUSAGE
  * naming the provider and listing the available ones when it cannot. */
 int tp_ofi_provider_check(const char *provider, tp_error *err);
+
+/* Whether provider offers FI_HMEM (device memory registered and moved by
+ * the provider) for RDM endpoints on this host: what decides between the
+ * GPU's own memory on the wire and staging through host memory. */
+bool tp_ofi_hmem_offered(const char *provider);
 
 #endif

@@ -48,8 +48,13 @@ static void usage(FILE *f)
             "                        any rank count, algorithm, chunking and timing)\n"
             "      --repro-check     inputs that show it: each element sums the same 840\n"
             "                        random floats, shared among the ranks (result_sha256)\n"
-            "      --backend B       trainpath (default) or mpi (MPI_Allreduce and siblings;\n"
-            "                        needs mpirun or srun)\n"
+            "      --backend B       trainpath (default), mpi (MPI_Allreduce and siblings;\n"
+            "                        needs mpirun or srun) or nccl (GPU memory, one rank\n"
+            "                        per GPU)\n"
+            "      --mem M           host (default) or cuda: buffers in GPU memory (trainpath\n"
+            "                        and mpi stage them through host memory; the result's\n"
+            "                        data_path says which path the bytes took)\n"
+            "      --gpu N           device index (default: the rank's index on its host)\n"
             "      --launcher L      local, mpi or env (default: detected)\n"
             "      --transport T     tcp (default: kernel sockets) or ofi (libfabric)\n"
             "  -P, --provider NAME   libfabric provider as fi_info prints it: shm,\n"
@@ -83,6 +88,8 @@ enum {
     OPT_BUSY,
     OPT_DELAY,
     OPT_JSON,
+    OPT_MEM,
+    OPT_GPU,
 };
 
 static const struct option long_opts[] = {
@@ -110,6 +117,8 @@ static const struct option long_opts[] = {
     {"busy-poll", no_argument, NULL, OPT_BUSY},
     {"inject-delay", required_argument, NULL, OPT_DELAY},
     {"json", required_argument, NULL, OPT_JSON},
+    {"mem", required_argument, NULL, OPT_MEM},
+    {"gpu", required_argument, NULL, OPT_GPU},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -122,6 +131,7 @@ struct parsed {
     uint64_t nranks, timeout_ns;
     const char *launcher, *key_file, *json, *repro;
     bool quiet, have_ranks;
+    int gpu; /* --gpu, or -1 */
 };
 
 static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
@@ -195,8 +205,18 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         case OPT_REPRO_CHECK: b->repro_check = true; break;
         case OPT_BACKEND:
             b->backend = optarg;
-            if (strcmp(optarg, "trainpath") != 0 && strcmp(optarg, "mpi") != 0)
-                rc = tp_error_set(err, TP_EUSAGE, "--backend %s: trainpath or mpi", optarg);
+            if (strcmp(optarg, "trainpath") != 0 && strcmp(optarg, "mpi") != 0 &&
+                strcmp(optarg, "nccl") != 0)
+                rc = tp_error_set(err, TP_EUSAGE, "--backend %s: trainpath, mpi or nccl", optarg);
+            break;
+        case OPT_MEM:
+            if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda") != 0)
+                rc = tp_error_set(err, TP_EUSAGE, "--mem %s: host or cuda", optarg);
+            b->mem_cuda = strcmp(optarg, "cuda") == 0;
+            break;
+        case OPT_GPU:
+            rc = tp_parse_u64(optarg, "--gpu", 0, 1023, &v, err);
+            p->gpu = (int)v;
             break;
         case OPT_LAUNCHER: p->launcher = optarg; break;
         case OPT_TRANSPORT: p->c.transport = optarg; break;
@@ -229,12 +249,30 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         (b->kind != TP_ALLREDUCE || !tp_dtype_is_float(b->dtype) || b->op != TP_SUM))
         rc = tp_error_set(err, TP_EUSAGE,
                           "--repro-check: allreduce with --redop sum of a float --dtype only");
-    if (rc == 0 && b->repro_check && b->backend && strcmp(b->backend, "mpi") == 0)
+    bool nccl = b->backend && strcmp(b->backend, "nccl") == 0;
+    if (rc == 0 && b->repro_check && b->backend && strcmp(b->backend, "trainpath") != 0)
         rc = tp_error_set(err, TP_EUSAGE, "--repro-check: runs on --backend trainpath");
-    if (rc == 0 && b->backend && strcmp(b->backend, "mpi") == 0 && b->algo &&
+    if (rc == 0 && b->repro_check && b->mem_cuda)
+        rc = tp_error_set(err, TP_EUSAGE, "--repro-check: runs with --mem host");
+    if (rc == 0 && b->backend && strcmp(b->backend, "trainpath") != 0 && b->algo &&
         strcmp(b->algo, "auto") != 0)
         rc = tp_error_set(err, TP_EUSAGE,
-                          "--algo %s with --backend mpi: MPI chooses its own algorithm", b->algo);
+                          "--algo %s with --backend %s: %s chooses its own algorithm", b->algo,
+                          b->backend, nccl ? "NCCL" : "MPI");
+    if (rc == 0 && nccl && b->exact)
+        rc = tp_error_set(err, TP_EUSAGE, "--repro exact: runs on --backend trainpath (NCCL's "
+                          "sums keep no exact accumulator)");
+    if (rc == 0 && nccl && p->c.transport)
+        rc = tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its own "
+                          "transport (NCCL_NET, NCCL_IB_HCA, ...)");
+    if (rc == 0 && b->mem_cuda && b->backend && strcmp(b->backend, "mpi") == 0)
+        rc = tp_error_set(err, TP_EUSAGE, "--mem cuda with --backend mpi: not supported "
+                          "(trainpath does not assume a CUDA-aware MPI); use trainpath or nccl");
+    if (rc == 0 && p->gpu >= 0 && !b->mem_cuda && !nccl)
+        rc = tp_error_set(err, TP_EUSAGE, "--gpu: only with --mem cuda or --backend nccl");
+    if (rc == 0 && (b->mem_cuda || nccl) && !tp_gpu_built())
+        rc = tp_error_set(err, TP_EUSAGE, "%s: %s", nccl ? "--backend nccl" : "--mem cuda",
+                          tp_gpu_build_line());
     if (rc == 0 && b->chunk_bytes && b->chunk_bytes < 64)
         rc = tp_error_set(err, TP_EUSAGE, "--chunk: at least 64 bytes");
     if (rc == 0 && p->c.intra && strcmp(p->c.intra, "shm") != 0 && strcmp(p->c.intra, "fabric") != 0)
@@ -260,7 +298,7 @@ static json_t *config_json(const struct parsed *p)
     for (size_t i = 0; i < b->nsizes; i++)
         json_array_append_new(sizes, json_integer((json_int_t)p->sizes[i]));
     return json_pack("{s:s, s:o, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:s, s:b, s:s, s:s, "
-                     "s:s, s:s, s:I, s:I}",
+                     "s:s, s:s, s:I, s:I, s:s}",
                      "op", tp_coll_name(b->kind), "sizes", sizes, "dtype",
                      tp_dtype_name(b->dtype), "redop", tp_redop_name(b->op), "algo",
                      b->algo ? b->algo : "auto", "root", b->root, "iters", (json_int_t)b->iters,
@@ -271,7 +309,9 @@ static json_t *config_json(const struct parsed *p)
                      p->c.transport ? p->c.transport : "tcp", "provider",
                      p->c.provider ? p->c.provider : "", "intra",
                      p->c.intra ? p->c.intra : "shm", "timeout_ns", (json_int_t)p->timeout_ns,
-                     "inject_delay_ns", (json_int_t)b->inject_delay_ns);
+                     "inject_delay_ns", (json_int_t)b->inject_delay_ns, "mem",
+                     b->mem_cuda || (b->backend && strcmp(b->backend, "nccl") == 0) ? "cuda"
+                                                                                   : "host");
 }
 
 struct printer {
@@ -307,7 +347,7 @@ static void print_row(void *arg, size_t i, size_t n)
 
 int cmd_coll(int argc, char **argv)
 {
-    struct parsed p = {.nranks = 2, .timeout_ns = 30000000000ull};
+    struct parsed p = {.nranks = 2, .timeout_ns = 30000000000ull, .gpu = -1};
     p.b.warmup = 5;
     p.b.time_ns = 200000000ull;
     tp_error err = {0};
@@ -363,6 +403,15 @@ int cmd_coll(int argc, char **argv)
     if (rc == 0 && p.b.backend && strcmp(p.b.backend, "mpi") == 0 && !tp_coll_mpi_available())
         rc = tp_error_set(&err, TP_EUSAGE,
                           "--backend mpi: the ranks were not started by mpirun or srun");
+    struct tp_gpu *gpu = NULL;
+    bool nccl = p.b.backend && strcmp(p.b.backend, "nccl") == 0;
+    if (rc == 0 && (p.b.mem_cuda || nccl)) {
+        rc = cli_gpu_open(boot, nccl ? "--backend nccl" : "--mem cuda", nccl ? TP_GPU_NCCL : 0,
+                          p.gpu, p.timeout_ns, &gpu, &err);
+        p.b.gpu = gpu;
+        if (rc == 0 && me == 0)
+            json_object_set_new(json_object_get(doc, "provenance"), "gpu", tp_gpu_info(gpu));
+    }
     if (rc == 0) {
         if (me == 0) {
             json_object_set_new(json_object_get(doc, "provenance"), "comm", tp_comm_info(comm));
@@ -388,6 +437,7 @@ int cmd_coll(int argc, char **argv)
     }
     if (rc < 0)
         tp_comm_abort(comm);
+    tp_gpu_close(gpu);
     if (comm)
         tp_comm_fini(comm);
     if (rc == 0 && wrong > 0)

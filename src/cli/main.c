@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tp/gpu.h"
 #include "tp/log.h"
 #include "tp/result.h"
 
@@ -107,7 +108,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("trainpath %s\n", TP_VERSION);
+        printf("trainpath %s\n%s\n", TP_VERSION, tp_gpu_build_line());
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -17,6 +17,7 @@
 #include "tp/net.h"
 #include "tp/result.h"
 #include "tp/transport.h"
+#include "tp/gpu.h"
 #include "tp/units.h"
 #include "tp/wire.h"
 
@@ -65,6 +66,12 @@ static void usage(FILE *f)
             "      --json FILE       write the result document (atomically; - for stdout)\n"
             "      --cpu LIST        run on these CPUs (e.g. 2 or 0-3), as taskset would;\n"
             "                        the document records the affinity either way\n"
+            "      --mem M           host (default) or cuda: messages start and end in GPU\n"
+            "                        memory on both ends (perftest's --use_cuda); with an ofi\n"
+            "                        provider that offers FI_HMEM the provider moves GPU\n"
+            "                        memory itself, else each message is staged through host\n"
+            "                        memory inside the timing (the result's mem_path says which)\n"
+            "      --gpu N           the client's device index (default 0; the server uses 0)\n"
             "\n"
             "server options:\n"
             "      --bind ADDR       listen address (default 0.0.0.0)\n"
@@ -88,6 +95,8 @@ enum {
     OPT_INSECURE,
     OPT_ONE_OFF,
     OPT_CPU,
+    OPT_MEM,
+    OPT_GPU,
 };
 
 static const struct option long_opts[] = {
@@ -112,11 +121,14 @@ static const struct option long_opts[] = {
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"one-off", no_argument, NULL, OPT_ONE_OFF},
     {"cpu", required_argument, NULL, OPT_CPU},
+    {"mem", required_argument, NULL, OPT_MEM},
+    {"gpu", required_argument, NULL, OPT_GPU},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 struct parsed {
+    bool have_gpu;
     struct tp_net_client_opts c;
     struct tp_net_server_opts s;
     uint64_t *sizes;
@@ -203,6 +215,18 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             p->cpu = optarg;
             break;
         }
+        case OPT_MEM:
+            if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda") != 0)
+                rc = tp_error_set(err, TP_EUSAGE, "--mem %s: host or cuda", optarg);
+            c->mem_cuda = strcmp(optarg, "cuda") == 0;
+            break;
+        case OPT_GPU: {
+            uint64_t g;
+            rc = tp_parse_u64(optarg, "--gpu", 0, 1023, &g, err);
+            c->gpu = (int)g;
+            p->have_gpu = true;
+            break;
+        }
         case 'h': usage(stdout); return 1;
         case ':':
             return tp_error_set(err, TP_EUSAGE, "option '%s' needs a value", argv[optind - 1]);
@@ -230,6 +254,10 @@ static int validate(struct parsed *p, int argc, char **argv, tp_error *err)
     }
     if (server_only)
         return tp_error_set(err, TP_EUSAGE, "--bind, --insecure and --one-off are for net serve");
+    if (p->have_gpu && !c->mem_cuda)
+        return tp_error_set(err, TP_EUSAGE, "--gpu: only with --mem cuda");
+    if (c->mem_cuda && !tp_gpu_built())
+        return tp_error_set(err, TP_EUSAGE, "--mem cuda: %s", tp_gpu_build_line());
     if (optind >= argc)
         return tp_error_set(err, TP_EUSAGE, "net %s needs the server's HOST", argv[0]);
     if (optind + 1 < argc)
@@ -288,6 +316,7 @@ int cmd_net(int argc, char **argv)
     }
     struct parsed p = {0};
     p.c.port = p.s.port = TP_WIRE_DEFAULT_PORT;
+    p.c.gpu = -1;
     p.c.duration_ns = 1000000000ull;
     p.c.warmup_ns = 100000000ull;
     p.c.window = 64;

@@ -65,6 +65,15 @@ static void usage(FILE *f)
             "      --no-io            generate the samples in memory instead of reading them\n"
             "      --seed N           data, model and timing seed (default 1)\n"
             "      --no-pin           leave the compute threads unpinned\n"
+            "      --compute WHERE    cpu (default: calibrated CPU work) or gpu (cuBLAS bf16\n"
+            "                         matrix products sized by --compute-ms; the gradient then\n"
+            "                         lives on the GPU)\n"
+            "      --mem M            host or cuda: where the gradient buckets live (default:\n"
+            "                         cuda with --compute gpu, else host)\n"
+            "      --backend B        trainpath (default; from GPU memory it stages through\n"
+            "                         host memory) or nccl (needs the gradient on the GPU)\n"
+            "      --gemm-size N      matrix side of the GPU compute (default: calibrated)\n"
+            "      --gpu N            device index (default: the rank's index on its host)\n"
             "      --launcher L, --key-file F, --transport T, -P/--provider NAME, --intra M,\n"
             "      --bind ADDR, --timeout DUR   as for trainpath coll\n"
             "      --json FILE        write the result document (atomically; - for stdout)\n"
@@ -76,7 +85,7 @@ enum {
     OPT_BUCKETS, OPT_NOOVERLAP, OPT_COMPUTE, OPT_DIM, OPT_LR, OPT_REDUCE, OPT_ALGO, OPT_VERIFY,
     OPT_DELAY, OPT_CKEVERY, OPT_CKSIZE, OPT_CKASYNC, OPT_DIR, OPT_PREFETCH, OPT_QD, OPT_ENGINE,
     OPT_DIRECT, OPT_NOIO, OPT_SEED, OPT_NOPIN, OPT_LAUNCHER, OPT_KEY, OPT_TRANSPORT, OPT_INTRA, OPT_BIND,
-    OPT_TIMEOUT, OPT_JSON,
+    OPT_TIMEOUT, OPT_JSON, OPT_COMPUTE_WHERE, OPT_MEM, OPT_BACKEND, OPT_GEMM, OPT_GPU,
 };
 
 static const struct option long_opts[] = {
@@ -117,6 +126,11 @@ static const struct option long_opts[] = {
     {"bind", required_argument, NULL, OPT_BIND},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"json", required_argument, NULL, OPT_JSON},
+    {"compute", required_argument, NULL, OPT_COMPUTE_WHERE},
+    {"mem", required_argument, NULL, OPT_MEM},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"gemm-size", required_argument, NULL, OPT_GEMM},
+    {"gpu", required_argument, NULL, OPT_GPU},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -134,6 +148,8 @@ struct parsed {
     bool have_grad, have_sample, have_compute;
     uint64_t grad, sample, ckpt;
     double compute;
+    const char *mem; /* --mem */
+    int gpu;         /* --gpu, or -1 */
 };
 
 static int parse_double(const char *s, const char *what, double lo, double hi, double *out,
@@ -268,6 +284,29 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         case OPT_BIND: p->c.bind_addr = optarg; break;
         case OPT_TIMEOUT: rc = tp_parse_duration(optarg, "--timeout", &p->timeout_ns, err); break;
         case OPT_JSON: p->json = optarg; break;
+        case OPT_COMPUTE_WHERE:
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "gpu"))
+                rc = tp_error_set(err, TP_EUSAGE, "--compute %s: cpu or gpu", optarg);
+            s->compute_gpu = strcmp(optarg, "gpu") == 0;
+            break;
+        case OPT_MEM:
+            if (strcmp(optarg, "host") && strcmp(optarg, "cuda"))
+                rc = tp_error_set(err, TP_EUSAGE, "--mem %s: host or cuda", optarg);
+            p->mem = optarg;
+            break;
+        case OPT_BACKEND:
+            if (strcmp(optarg, "trainpath") && strcmp(optarg, "nccl"))
+                rc = tp_error_set(err, TP_EUSAGE, "--backend %s: trainpath or nccl", optarg);
+            s->nccl = strcmp(optarg, "nccl") == 0;
+            break;
+        case OPT_GEMM:
+            rc = tp_parse_u64(optarg, "--gemm-size", 16, 16384, &v, err);
+            s->gemm_n = (unsigned)v;
+            break;
+        case OPT_GPU:
+            rc = tp_parse_u64(optarg, "--gpu", 0, 1023, &v, err);
+            p->gpu = (int)v;
+            break;
         case 'q': p->quiet = true; break;
         case 'h': usage(stdout); return 1;
         case ':': return tp_error_set(err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]);
@@ -282,6 +321,15 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         return tp_error_set(err, TP_EUSAGE, "%s: unexpected argument", argv[optind]);
     if (s->ckpt_async && !s->ckpt_every)
         return tp_error_set(err, TP_EUSAGE, "--ckpt-async: needs --ckpt-every");
+    s->grad_cuda = p->mem ? strcmp(p->mem, "cuda") == 0 : s->compute_gpu || s->nccl;
+    if (s->nccl && p->c.transport)
+        return tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its "
+                            "own transport");
+    if (s->gemm_n && !s->compute_gpu)
+        return tp_error_set(err, TP_EUSAGE, "--gemm-size: only with --compute gpu");
+    if (p->gpu >= 0 && !s->compute_gpu && !s->grad_cuda)
+        return tp_error_set(err, TP_EUSAGE, "--gpu: only with --compute gpu, --mem cuda or "
+                            "--backend nccl");
     return 0;
 }
 
@@ -360,6 +408,10 @@ static json_t *config_json(const struct parsed *p, int n)
                      (json_int_t)s->ckpt_every, "ckpt_bytes", (json_int_t)s->ckpt_bytes,
                      "ckpt_async", s->ckpt_async, "inject_delay", delays, "seed",
                      (json_int_t)s->seed, "runs", (json_int_t)s->runs, "pin", s->pin));
+    json_object_update_new(
+        j, json_pack("{s:s, s:s, s:s, s:I}", "compute", s->compute_gpu ? "gpu" : "cpu", "mem",
+                     s->grad_cuda ? "cuda" : "host", "backend", s->nccl ? "nccl" : "trainpath",
+                     "gemm_size", (json_int_t)s->gemm_n));
     return j;
 }
 
@@ -412,7 +464,7 @@ static void print_summary(const struct tp_step_opts *s, json_t *results)
 
 int cmd_step(int argc, char **argv)
 {
-    struct parsed p = {.nranks = 2, .timeout_ns = 30000000000ull, .scale = 0.1};
+    struct parsed p = {.nranks = 2, .timeout_ns = 30000000000ull, .scale = 0.1, .gpu = -1};
     p.s.steps = 50;
     p.s.overlap = true;
     p.s.lr = 0.5f;
@@ -484,6 +536,18 @@ int cmd_step(int argc, char **argv)
     struct tp_comm *comm = NULL;
     if (rc == 0)
         rc = tp_comm_init(boot, &p.c, &comm, &err);
+    struct tp_gpu *gpu = NULL;
+    if (rc == 0 && (p.s.compute_gpu || p.s.grad_cuda)) {
+        rc = cli_gpu_open(boot,
+                          p.s.compute_gpu ? "--compute gpu"
+                          : p.s.nccl      ? "--backend nccl"
+                                          : "--mem cuda",
+                          (p.s.compute_gpu ? TP_GPU_CUBLAS : 0) | (p.s.nccl ? TP_GPU_NCCL : 0),
+                          p.gpu, p.timeout_ns, &gpu, &err);
+        p.s.gpu = gpu;
+        if (rc == 0 && me == 0)
+            json_object_set_new(json_object_get(doc, "provenance"), "gpu", tp_gpu_info(gpu));
+    }
     if (rc == 0) {
         if (me == 0 && !p.quiet) {
             char a[32], b[32];
@@ -503,6 +567,7 @@ int cmd_step(int argc, char **argv)
     }
     if (rc < 0 && rc != TP_ECHECK && comm)
         tp_comm_abort(comm);
+    tp_gpu_close(gpu);
     if (comm)
         tp_comm_fini(comm);
     if (rc < 0 && me != 0 && rc != TP_ECHECK)

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tp/gpu.h"
 #include "tp/check.h"
 #include "tp/clock.h"
 #include "tp/history.h"
@@ -130,9 +132,23 @@ static int check_only(const char *only, tp_error *err)
     return 0;
 }
 
+/* GPUs the NVIDIA driver exposes here (/dev/nvidia0, 1, ...), without
+ * touching CUDA in this process: the tests run as children. */
+static int gpu_count(void)
+{
+    glob_t g;
+    if (glob("/dev/nvidia[0-9]*", 0, NULL, &g) != 0)
+        return 0;
+    int n = (int)g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
 /* The profiles: the same tests, longer and larger as the profile grows;
  * standard and extended add the loaded latency, both directions at once
- * and two more collectives. */
+ * and two more collectives. Where the GPU path is built and the driver
+ * shows GPUs, NCCL's allreduce (one rank per GPU) and a GPU-compute step
+ * join the coll and step groups. */
 static int build(struct vt_ctx *c, tp_error *err)
 {
     int q = strcmp(c->profile, "quick") == 0, s = strcmp(c->profile, "standard") == 0;
@@ -169,6 +185,13 @@ static int build(struct vt_ctx *c, tp_error *err)
             "coll", "-n", "2", "--launcher", "local", "--op", "reduce-scatter", "--sizes", "8-64M",
             "--time", s ? "300ms" : "2s", "-q", NULL);
     }
+    static char ngpu_s[16];
+    int ngpu = tp_gpu_built() ? gpu_count() : 0;
+    snprintf(ngpu_s, sizeof ngpu_s, "%d", ngpu);
+    if (ngpu > 0)
+        add(c, "coll-nccl", "coll", "coll allreduce through NCCL, one rank per GPU",
+            q ? 3 : s ? 25 : 90, "coll", "-n", ngpu_s, "--launcher", "local", "--backend", "nccl", "--sizes",
+            q ? "8-64M" : "8-1G", "--time", q ? "20ms" : s ? "300ms" : "2s", "-q", NULL);
     add(c, "io-commit", "io", "io commit", q ? 1 : s ? 10 : 40, "io", "commit", c->dir,
         "--count", q ? "200" : s ? "5000" : "20000", "-q", NULL);
     add(c, "io-checkpoint", "io", "io checkpoint", q ? 3 : s ? 25 : 90, "io", "checkpoint", c->dir,
@@ -178,6 +201,12 @@ static int build(struct vt_ctx *c, tp_error *err)
         "2", "--launcher", "local", "--preset", "resnet50", "--scale", q ? "0.05" : "0.1",
         "--steps", q ? "30" : s ? "1000" : "5000", "--ckpt-every", q ? "10" : "100", "--dir",
         c->dir, "-q", NULL);
+    if (ngpu > 0)
+        add(c, "step-gpu", "step", "step, GPU compute and NCCL, one rank per GPU",
+            q ? 5 : s ? 30 : 120, "step", "-n", ngpu_s, "--launcher", "local", "--compute", "gpu",
+            "--backend", "nccl", "--preset", "llm-1.3b", "--scale", q ? "0.05" : "0.2", "--steps",
+            q ? "30" : s ? "500" : "2000", "--no-io", "--verify-repro", "2", "--dir", c->dir, "-q",
+            NULL);
     add(c, "plan", "plan", "plan of this machine", 1, "plan", "PLAN", NULL);
     /* --only: keep the groups picked, in order */
     int k = 0;

@@ -181,16 +181,45 @@ struct sweep {
     uint64_t *tim, *all;  /* per-iteration records, and all ranks' */
     uint64_t *ctl;        /* 1 element for the iteration count broadcast */
     bool mpi;             /* --backend mpi */
+    bool nccl;            /* --backend nccl: runs on dsend/drecv */
+    bool cuda;            /* --mem cuda: the data live in dsend/drecv */
+    void *dsend, *drecv;  /* device buffers (cuda) */
+    size_t in_bytes, out_bytes; /* of the current size, for the staging copies */
 };
 
+/* One collective call as the user's training would make it. With --mem
+ * cuda and a host backend (trainpath, mpi) the bytes are staged: the input
+ * copied from the GPU, the collective run on host memory, the output copied
+ * back, all inside the timed call (what a host-staged GPU collective
+ * costs); NCCL works on the device buffers themselves. */
 static int run_once(struct sweep *s, const struct tp_coll_args *a, tp_error *err)
 {
+    if (s->nccl) {
+        struct tp_coll_args d = *a;
+        d.sendbuf = s->dsend;
+        d.recvbuf = s->drecv;
+        return tp_coll_nccl_run(s->o->gpu, &d, err);
+    }
+    int rc;
+    if (s->cuda && (rc = tp_gpu_d2h(s->o->gpu, s->send, s->dsend, s->in_bytes, err)) < 0)
+        return rc;
     if (s->o->repro_check && s->o->exact)
-        return tp_coll_allreduce_fx(s->c, a->dtype, s->fxs, s->fxr, a->count, a->algo,
-                                    a->chunk_bytes, err);
-    if (s->mpi)
-        return tp_coll_mpi_run(s->c, a, err);
-    return tp_coll_run(s->c, a, err);
+        rc = tp_coll_allreduce_fx(s->c, a->dtype, s->fxs, s->fxr, a->count, a->algo,
+                                  a->chunk_bytes, err);
+    else if (s->mpi)
+        rc = tp_coll_mpi_run(s->c, a, err);
+    else
+        rc = tp_coll_run(s->c, a, err);
+    if (rc == 0 && s->cuda)
+        rc = tp_gpu_h2d(s->o->gpu, s->drecv, s->recv, s->out_bytes, err);
+    return rc;
+}
+
+/* Host and device copies of the output set to byte v. */
+static int poison(struct sweep *s, int v, tp_error *err)
+{
+    memset(s->recv, v, s->out_bytes);
+    return s->cuda ? tp_gpu_memset(s->o->gpu, s->drecv, v, s->out_bytes, err) : 0;
 }
 
 static int internal(struct sweep *s, enum tp_coll_kind k, void *send, void *recv, size_t count,
@@ -379,8 +408,13 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
                              .root = o->root, .algo = o->algo, .exact = o->exact,
                              .chunk_bytes = o->chunk_bytes};
     tp_error e2;
-    const char *algo = s->mpi ? "mpi" : tp_coll_algo(s->c, &a, &e2);
-    memset(s->recv, 0, nout * es);
+    const char *algo = s->mpi ? "mpi" : s->nccl ? "nccl" : tp_coll_algo(s->c, &a, &e2);
+    s->in_bytes = nin * es;
+    s->out_bytes = nout * es;
+    if (s->cuda && (rc = tp_gpu_h2d(o->gpu, s->dsend, s->send, s->in_bytes, err)) < 0)
+        return rc;
+    if ((rc = poison(s, 0, err)) < 0)
+        return rc;
     uint64_t rng = tp_splitmix64((uint64_t)s->me * 1000003u + size);
     uint64_t t0 = tp_now_ns();
     for (uint64_t w = 0; w < o->warmup; w++)
@@ -406,10 +440,14 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
         s->tim[2 * i + 1] = tp_now_ns() - b0;
     }
     /* check: poison, run once more, compare bit for bit */
-    memset(s->recv, 0xa5, nout * es);
+    if ((rc = poison(s, 0xa5, err)) < 0)
+        return rc;
     if (o->repro_check && o->exact)
         memset(s->fxr, 0xa5, count * tp_fx_words(o->dtype) * 8);
     if ((rc = run_once(s, &a, err)) < 0)
+        return rc;
+    /* the check reads what landed in GPU memory */
+    if (s->cuda && (rc = tp_gpu_d2h(o->gpu, s->recv, s->drecv, s->out_bytes, err)) < 0)
         return rc;
     if (o->repro_check && o->exact)
         tp_fx_store(o->dtype, s->recv, s->fxr, count, 1);
@@ -500,6 +538,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
             checked || o->kind == TP_REDUCE, "arrival_skew", tp_stats_to_json(&ss, 1, "ns"),
             "last_rank", lastr, "last_rank_share", (double)last[lastr] / (double)iters,
             "result_sha256", digs[0], 64);
+        json_object_set_new(e, "mem", json_string(s->cuda ? "cuda" : "host"));
         if (o->kind == TP_ALLREDUCE)
             json_object_set_new(e, "ranks_agree", json_boolean(agree));
         json_array_append_new(sizes, e);
@@ -519,8 +558,15 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
                   uint64_t *wrong_total, tp_error *err)
 {
     struct sweep s = {.c = c, .o = o, .n = c->size, .me = c->rank,
-                      .mpi = o->backend && strcmp(o->backend, "mpi") == 0};
+                      .mpi = o->backend && strcmp(o->backend, "mpi") == 0,
+                      .nccl = o->backend && strcmp(o->backend, "nccl") == 0};
+    s.cuda = s.nccl || o->mem_cuda;
     int n = s.n;
+    if (s.cuda && !o->gpu)
+        return tp_error_set(err, TP_EUSAGE, "%s: no GPU opened",
+                            s.nccl ? "--backend nccl" : "--mem cuda");
+    if (s.cuda && o->repro_check)
+        return tp_error_set(err, TP_EUSAGE, "--repro-check: runs with --mem host");
     if (o->repro_check && (o->kind != TP_ALLREDUCE || !tp_dtype_is_float(o->dtype) ||
                            o->op != TP_SUM))
         return tp_error_set(err, TP_EUSAGE, "--repro-check: allreduce sum of a float dtype only");
@@ -545,9 +591,33 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
         (o->repro_check && o->exact && (!s.fxs || !s.fxr)))
         return tp_error_set(err, TP_ENOMEM, "collective buffers: arena of %zu bytes too small",
                             c->arena_bytes);
+    bool pinned = false;
+    if (s.cuda) {
+        int r = tp_gpu_alloc(o->gpu, buf, &s.dsend, err);
+        if (r == 0 && (r = tp_gpu_alloc(o->gpu, buf, &s.drecv, err)) < 0)
+            tp_gpu_free(o->gpu, s.dsend);
+        if (r < 0)
+            return r;
+        /* staging copies from page-locked memory run at DMA speed */
+        pinned = !s.nccl && tp_gpu_pin(o->gpu, s.send, buf);
+        if (pinned && !tp_gpu_pin(o->gpu, s.recv, buf)) {
+            tp_gpu_unpin(o->gpu, s.send);
+            pinned = false;
+        }
+    }
     json_t *sizes = results ? json_array() : NULL;
-    if (results)
+    if (results) {
         json_object_set_new(results, "sizes", sizes);
+        json_object_set_new(results, "data_path",
+                            json_pack("{s:s, s:s, s:b, s:s}", "mem", s.cuda ? "cuda" : "host",
+                                      "path", !s.cuda ? "host" : s.nccl ? "device" : "staged",
+                                      "staging_pinned", pinned, "why",
+                                      !s.cuda  ? "host buffers"
+                                      : s.nccl ? "NCCL reads and writes GPU memory itself"
+                                               : "the backend reduces in host memory: each call "
+                                                 "copies its input from the GPU and its output "
+                                                 "back, inside the timed call"));
+    }
     struct fitpt *pt = calloc(o->nsizes + 1, sizeof *pt);
     size_t npt = 0;
     int rc = pt ? 0 : tp_error_set(err, TP_ENOMEM, "fit");
@@ -560,6 +630,14 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
     if (results)
         json_object_set_new(results, "fit", fit_json(o, n, pt, npt));
     free(pt);
+    if (s.cuda) {
+        if (pinned) {
+            tp_gpu_unpin(o->gpu, s.send);
+            tp_gpu_unpin(o->gpu, s.recv);
+        }
+        tp_gpu_free(o->gpu, s.dsend);
+        tp_gpu_free(o->gpu, s.drecv);
+    }
     tp_comm_reset_alloc(c);
     return rc;
 }

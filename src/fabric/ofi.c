@@ -46,6 +46,7 @@
 #include <rdma/fi_rma.h>
 
 #include "tp/clock.h"
+#include "tp/gpu.h"
 
 #define OFI_API FI_VERSION(1, 9)
 #define CTRL_BYTES 64 /* credit buffers, and the smallest rx slot */
@@ -68,6 +69,7 @@ struct op {
 
 struct mem {
     void *buf;
+    bool dev; /* GPU memory (FI_HMEM), from tp_gpu_alloc */
     size_t bytes;
     struct fid_mr *mr;
     void *desc; /* fi_mr_desc() where FI_MR_LOCAL requires it, else NULL */
@@ -84,6 +86,8 @@ struct tp_ep {
     bool connected;
     bool broken;     /* a stream stopped or failed midway */
     bool rma;        /* TP_XFER_RMA */
+    bool hmem;       /* tx and rx buffers in GPU memory, registered as FI_HMEM_CUDA */
+    struct tp_gpu *gpu;
     bool rx_cq_data; /* FI_RX_CQ_DATA: each remote write consumes a posted receive */
     bool rx_ahead;   /* rx_ops[0] is posted into slot 0 */
     bool check;
@@ -113,15 +117,15 @@ extern const struct tp_transport_ops tp_ofi_ops;
 
 /* ---- provider selection ---- */
 
-static struct fi_info *make_hints(const char *provider, bool rma)
+static struct fi_info *make_hints(const char *provider, bool rma, bool hmem)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_MSG | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0);
+    h->caps = FI_MSG | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0) | (hmem ? FI_HMEM : 0);
     h->mode = MODE_WANTED;
-    h->domain_attr->mr_mode = MR_WANTED;
+    h->domain_attr->mr_mode = MR_WANTED | (hmem ? FI_MR_HMEM : 0);
     h->domain_attr->threading = FI_THREAD_DOMAIN;
     /* streams map message n to the n-th posted receive */
     h->tx_attr->msg_order = FI_ORDER_SAS;
@@ -135,12 +139,15 @@ static struct fi_info *make_hints(const char *provider, bool rma)
 
 /* fi_getinfo for provider; prefers the entry whose name is exactly provider
  * ("tcp" also matches "tcp;ofi_rxm"). Returns 0 or a negative FI code. */
-static int get_info(const char *provider, const char *node, bool rma, struct fi_info **out)
+static int get_info(const char *provider, const char *node, bool rma, bool hmem,
+                    struct fi_info **out)
 {
-    struct fi_info *hints = make_hints(provider, rma), *list = NULL;
+    struct fi_info *hints = make_hints(provider, rma, hmem), *list = NULL;
     if (!hints)
         return -FI_ENOMEM;
-    int rc = fi_getinfo(OFI_API, node, NULL, node ? FI_SOURCE : 0, hints, &list);
+    /* FI_HMEM and fi_mr_attr's iface came with API 1.10 */
+    int rc = fi_getinfo(hmem ? FI_VERSION(1, 10) : OFI_API, node, NULL, node ? FI_SOURCE : 0,
+                        hints, &list);
     fi_freeinfo(hints);
     if (rc)
         return rc;
@@ -158,7 +165,7 @@ static int get_info(const char *provider, const char *node, bool rma, struct fi_
 /* ", "-separated names of the providers that offer RDM endpoints here. */
 static void list_providers(char *buf, size_t cap)
 {
-    struct fi_info *hints = make_hints(NULL, false), *list = NULL;
+    struct fi_info *hints = make_hints(NULL, false, false), *list = NULL;
     buf[0] = '\0';
     if (!hints || fi_getinfo(OFI_API, NULL, NULL, 0, hints, &list) != 0) {
         snprintf(buf, cap, "(none)");
@@ -197,9 +204,19 @@ int tp_ofi_provider_check(const char *provider, tp_error *err)
     if (!provider || !provider[0])
         return tp_error_set(err, TP_EUSAGE, "no libfabric provider named");
     struct fi_info *info = NULL;
-    int rc = get_info(provider, NULL, false, &info);
+    int rc = get_info(provider, NULL, false, false, &info);
     fi_freeinfo(info);
     return rc ? unknown_provider(provider, NULL, rc, err) : 0;
+}
+
+bool tp_ofi_hmem_offered(const char *provider)
+{
+    struct fi_info *info = NULL;
+    if (!provider || !provider[0] || get_info(provider, NULL, false, true, &info) != 0)
+        return false;
+    bool yes = (info->caps & FI_HMEM) != 0;
+    fi_freeinfo(info);
+    return yes;
 }
 
 static char version_str[32];
@@ -488,19 +505,39 @@ static int send_credit(struct tp_ep *ep, uint64_t value, struct waiter *w, tp_er
 
 /* ---- set-up and tear-down ---- */
 
-static int reg(struct tp_ep *ep, struct mem *m, size_t bytes, uint64_t access, tp_error *err)
+/* Allocate, touch and register a buffer: host memory, or with dev GPU
+ * memory registered as FI_HMEM_CUDA (the provider or NIC reads and writes it
+ * itself: GPUDirect RDMA where the NIC and driver have it). */
+static int reg(struct tp_ep *ep, struct mem *m, size_t bytes, uint64_t access, bool dev,
+               tp_error *err)
 {
-    if (posix_memalign(&m->buf, 4096, bytes) != 0) {
+    int rc;
+    m->dev = dev;
+    if (dev) {
+        if ((rc = tp_gpu_alloc(ep->gpu, bytes, &m->buf, err)) ||
+            (rc = tp_gpu_memset(ep->gpu, m->buf, 0, bytes, err)))
+            return rc;
+    } else if (posix_memalign(&m->buf, 4096, bytes) != 0) {
         m->buf = NULL;
         return tp_error_set(err, TP_ENOMEM, "cannot allocate %zu bytes for %s", bytes, ep->prov);
+    } else {
+        memset(m->buf, 0, bytes); /* touch every page before registration and timing */
     }
-    memset(m->buf, 0, bytes); /* touch every page before registration and timing */
     m->bytes = bytes;
     uint64_t key = ep->mr_mode & FI_MR_PROV_KEY ? 0 : ep->next_key++;
-    int rc = fi_mr_reg(ep->domain, m->buf, bytes, access, 0, key, 0, &m->mr, NULL);
+    if (dev) {
+        struct iovec iov = {.iov_base = m->buf, .iov_len = bytes};
+        struct fi_mr_attr attr = {.mr_iov = &iov, .iov_count = 1, .access = access,
+                                  .requested_key = key, .iface = FI_HMEM_CUDA};
+        attr.device.cuda = tp_gpu_device(ep->gpu);
+        rc = fi_mr_regattr(ep->domain, &attr, 0, &m->mr);
+    } else {
+        rc = fi_mr_reg(ep->domain, m->buf, bytes, access, 0, key, 0, &m->mr, NULL);
+    }
     if (rc) {
         m->mr = NULL;
-        return tp_error_set(err, TP_ESYS, "fi_mr_reg of %zu bytes on %s: %s", bytes, ep->prov,
+        return tp_error_set(err, TP_ESYS, "fi_mr_reg of %zu bytes%s on %s: %s", bytes,
+                            dev ? " of GPU memory (FI_HMEM_CUDA)" : "", ep->prov,
                             fi_strerror(-rc));
     }
     if (ep->mr_mode & FI_MR_ENDPOINT) {
@@ -531,9 +568,13 @@ static void ofi_close(struct tp_ep *ep)
     TP_OFI_CLOSE(ep->domain);
     TP_OFI_CLOSE(ep->fabric);
     fi_freeinfo(ep->info);
-    free(ep->tx.buf);
-    free(ep->rx.buf);
-    free(ep->ctrl.buf);
+    struct mem *ms[3] = {&ep->tx, &ep->rx, &ep->ctrl};
+    for (int i = 0; i < 3; i++) {
+        if (ms[i]->dev)
+            tp_gpu_free(ep->gpu, ms[i]->buf);
+        else
+            free(ms[i]->buf);
+    }
     free(ep->tx_ops);
     free(ep->rx_ops);
     free(ep->addr);
@@ -544,10 +585,16 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
 {
     const char *node =
         cfg->local_ip && cfg->local_ip[0] && tp_ofi_takes_ip(cfg->provider) ? cfg->local_ip : NULL;
-    int rc = get_info(cfg->provider, node, ep->rma, &ep->info);
+    int rc = -FI_ENODATA;
+    /* GPU memory on the wire where the provider takes it, else (rc still
+     * set) host buffers the caller stages through */
+    if (cfg->gpu && (rc = get_info(cfg->provider, node, ep->rma, true, &ep->info)) == 0)
+        ep->hmem = true;
+    if (rc)
+        rc = get_info(cfg->provider, node, ep->rma, false, &ep->info);
     if (rc && ep->rma) {
         struct fi_info *plain = NULL;
-        if (get_info(cfg->provider, node, false, &plain) == 0) {
+        if (get_info(cfg->provider, node, false, false, &plain) == 0) {
             fi_freeinfo(plain);
             return tp_error_set(err, TP_EUNSUP,
                                 "libfabric provider '%s' offers no RMA writes (FI_RMA with "
@@ -578,7 +625,8 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
     }
     ep->mr_mode = fi->domain_attr->mr_mode;
     ep->rx_cq_data = (fi->mode & FI_RX_CQ_DATA) != 0;
-    ep->inject = fi->tx_attr->inject_size;
+    /* no inject from GPU memory: the provider would have to copy it out */
+    ep->inject = ep->hmem ? 0 : fi->tx_attr->inject_size;
     return 0;
 }
 
@@ -632,6 +680,7 @@ static int ofi_open(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error
     snprintf(ep->prov, sizeof ep->prov, "%s", cfg->provider);
     ep->rma = cfg->mode == TP_XFER_RMA;
     ep->check = cfg->check;
+    ep->gpu = cfg->gpu;
     ep->window = cfg->window;
     ep->nslots = cfg->check ? cfg->window : 1;
     ep->max_msg = cfg->max_msg_bytes;
@@ -647,11 +696,11 @@ static int ofi_open(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error
         rc = tp_error_set(err, TP_ENOMEM, "out of memory for %u-deep window", ep->window);
     uint64_t rma_tx = ep->rma ? FI_WRITE : 0, rma_rx = ep->rma ? FI_REMOTE_WRITE : 0;
     if (!rc)
-        rc = reg(ep, &ep->tx, ep->max_msg, FI_SEND | rma_tx, err);
+        rc = reg(ep, &ep->tx, ep->max_msg, FI_SEND | rma_tx, ep->hmem, err);
     if (!rc)
-        rc = reg(ep, &ep->rx, ep->stride * ep->nslots, FI_RECV | rma_rx, err);
+        rc = reg(ep, &ep->rx, ep->stride * ep->nslots, FI_RECV | rma_rx, ep->hmem, err);
     if (!rc)
-        rc = reg(ep, &ep->ctrl, 2 * CTRL_BYTES, FI_SEND | FI_RECV, err);
+        rc = reg(ep, &ep->ctrl, 2 * CTRL_BYTES, FI_SEND | FI_RECV, false, err);
     if (!rc)
         rc = make_address(ep, err);
     if (rc) {
@@ -828,6 +877,9 @@ static int ofi_send_stream(struct tp_ep *ep, size_t len, uint64_t count,
         }
         for (unsigned s = 0; s < n; s++) {
             struct op *o = inject ? NULL : &ep->tx_ops[s];
+            if (ctl->before_send &&
+                (rc = ctl->before_send(ctl->arg, ep->tx.buf, len, first + s)) != 0)
+                return stream_end(ep, rc < 0 ? rc : TP_EPROTO);
             if ((o && (rc = wait_idle(ep, o, &w, err)) <= 0) ||
                 (rc = post_send(ep, o, len, s, &w, err)) <= 0)
                 return stream_end(ep, rc);
@@ -916,6 +968,7 @@ static void ofi_info(struct tp_ep *ep, struct tp_ep_info *out)
     out->mr_mode = (unsigned long long)ep->mr_mode;
     out->rma = ep->rma;
     out->max_msg_bytes = fi->ep_attr->max_msg_size;
+    out->hmem = ep->hmem;
 }
 
 const struct tp_transport_ops tp_ofi_ops = {

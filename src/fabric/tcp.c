@@ -667,6 +667,11 @@ static int tcp_send_stream(struct tp_ep *ep, size_t len, uint64_t count,
         return rc;
     for (uint64_t i = 0; i < count; i++) {
         int more = i + 1 < count ? MSG_MORE : 0;
+        if (ctl->before_send && !stopped(ctl) &&
+            (rc = ctl->before_send(ctl->arg, ep->tx, len, i)) != 0) {
+            ep->broken = true;
+            return rc < 0 ? rc : TP_EPROTO;
+        }
         rc = stopped(ctl) ? 0 : write_all(ep, ep->tx, len, ctl->timeout_ns, ctl, more, err);
         if (rc <= 0) {
             ep->broken = true;

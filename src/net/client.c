@@ -34,6 +34,9 @@ struct client {
     bool abandoned;       /* a flow thread is stuck: leak its phase and endpoints */
     volatile int bg_stop; /* stops the loaded test's background streams */
     json_t *results;      /* borrowed: doc["results"] */
+    struct tp_gpu *gpu;   /* --mem cuda */
+    bool dev;             /* the endpoints' buffers are GPU memory (FI_HMEM) */
+    void *dbuf[NET_MAX_FLOWS], *hbuf[NET_MAX_FLOWS];
     json_t *prov;         /* borrowed: doc["provenance"] */
 };
 
@@ -50,6 +53,7 @@ json_t *tp_net_config_json(const struct tp_net_client_opts *o)
         (json_int_t)o->warmup, "warmup_s", (double)o->warmup_ns / 1e9, "window",
         o->test == TP_NET_LAT ? 1 : (int)o->window, "check", o->check, "busy_poll", o->busy_poll,
         "authenticated", o->key_file != NULL, "timeout_s", (double)o->timeout_ns / 1e9);
+    json_object_set_new(cfg, "mem", json_string(o->mem_cuda ? "cuda" : "host"));
     if (o->test == TP_NET_LOADED) {
         json_object_set_new(cfg, "streams", json_integer(o->streams));
         json_object_set_new(cfg, "load_size_bytes", json_integer((json_int_t)o->load_size));
@@ -79,6 +83,8 @@ static int request(struct client *cl, tp_error *err)
                   "check", o->check, "flows", flows);
     if (o->provider)
         json_object_set_new(req, "provider", json_string(o->provider));
+    if (o->mem_cuda) /* absent means host, as from clients before --mem */
+        json_object_set_new(req, "mem", json_string("cuda"));
     int rc = tp_wire_send(&cl->c, TP_F_REQUEST, req, err);
     json_decref(req);
     if (rc)
@@ -110,12 +116,20 @@ static int request(struct client *cl, tp_error *err)
         .mode = o->rma ? TP_XFER_RMA : TP_XFER_MSG,
         .busy_poll = o->busy_poll,
         .check = o->check,
+        .gpu = cl->gpu,
     };
     json_t *mine = json_array();
     for (size_t i = 0; i < cl->nflows && !rc; i++) {
         rc = cl->ops->open(&cl->cfg, &cl->ep[i], err);
         if (!rc)
             json_array_append_new(mine, json_string(cl->ops->address(cl->ep[i])));
+        if (!rc && cl->gpu) {
+            struct tp_ep_info ei;
+            cl->ops->info(cl->ep[i], &ei);
+            cl->dev = ei.hmem;
+            rc = flow_mem_alloc(cl->gpu, cl->dev, (size_t)max_msg, &cl->dbuf[i], &cl->hbuf[i],
+                                err);
+        }
     }
     if (!rc) {
         json_t *con = json_pack("{s:O}", "flows", mine);
@@ -140,6 +154,8 @@ static int request(struct client *cl, tp_error *err)
                                       info.api_version, "libfabric_runtime", tp_ofi_version(),
                                       "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
                                       "max_msg_bytes", (json_int_t)info.max_msg_bytes));
+        json_object_set_new(json_object_get(cl->prov, "transport"), "mem_path",
+                            json_string(flow_mem_path(cl->gpu, cl->dev, o->transport)));
     }
     json_decref(done);
     return rc;
@@ -177,6 +193,10 @@ static void setup_jobs(struct client *cl, struct phase *p, const volatile int *s
             .timeout_ns = cl->o->timeout_ns,
             .rtt = cl->kind[f] == FLOW_PINGPONG ? p->rtt : NULL,
             .peer = cl->peer_data,
+            .gpu = cl->gpu,
+            .dev = cl->dev,
+            .dbuf = cl->dbuf[f],
+            .hbuf = cl->hbuf[f],
         };
     }
 }
@@ -634,6 +654,12 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
         goto out;
     if (o->key_file && (rc = tp_key_load(&cl->key, o->key_file, err)))
         goto out;
+    if (o->mem_cuda) {
+        struct tp_gpu_opts go = {.what = "--mem cuda", .device = o->gpu, .timeout_ns = o->timeout_ns};
+        if ((rc = tp_gpu_open(&go, &cl->gpu, err)))
+            goto out;
+        json_object_set_new(cl->prov, "gpu", tp_gpu_info(cl->gpu));
+    }
     switch (o->test) {
     case TP_NET_LAT:
         cl->nflows = 1;
@@ -687,6 +713,9 @@ out:
     if (n && !flow_close_eps(cl->ops, cl->ep, n))
         tp_log(TP_LOG_WARN, "closing the data endpoints to %s did not finish; leaving them",
                cl->c.peer);
+    for (size_t i = 0; i < NET_MAX_FLOWS; i++)
+        flow_mem_free(cl->gpu, cl->dbuf[i], cl->hbuf[i]);
+    tp_gpu_close(cl->gpu);
     free(cl);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "tp/clock.h"
+#include "tp/gpu.h"
 #include "tp/pattern.h"
 
 uint64_t flow_seed(uint64_t size)
@@ -19,20 +20,56 @@ uint64_t flow_seed(uint64_t size)
     return 0x7472616e70617468ull ^ (size * 0x100000001b3ull);
 }
 
-static void prepare_tx(struct flow_job *j)
+static bool staged(const struct flow_job *j)
+{
+    return j->gpu && !j->dev;
+}
+
+/* The message's bytes start in GPU memory (staged: copied out of dbuf into
+ * the host tx buffer before each send) and end there (copied from the
+ * received data into dbuf). Both copies are inside the timed loops: they
+ * are what a host-staged GPU transfer costs. */
+static int stage_out(struct flow_job *j, void *tx)
+{
+    return tp_gpu_d2h(j->gpu, tx, j->dbuf, j->size, &j->err);
+}
+
+static int stage_in(struct flow_job *j, const void *data)
+{
+    return tp_gpu_h2d(j->gpu, j->dbuf, data, j->size, &j->err);
+}
+
+static int before_send(void *arg, const void *tx, size_t len, uint64_t index)
+{
+    (void)len, (void)index;
+    return stage_out(arg, (void *)tx);
+}
+
+static int prepare_tx(struct flow_job *j)
 {
     void *tx = j->ops->tx_buf(j->ep);
-    if (!j->check && !j->corrupt)
-        return;
-    tp_pattern_fill(tx, j->size, flow_seed(j->size));
-    if (j->corrupt)
-        ((unsigned char *)tx)[j->size / 2] ^= 0x20;
+    if (j->check || j->corrupt) {
+        void *fill = j->dev ? j->hbuf : tx; /* GPU memory is filled through the host */
+        tp_pattern_fill(fill, j->size, flow_seed(j->size));
+        if (j->corrupt)
+            ((unsigned char *)fill)[j->size / 2] ^= 0x20;
+        if (j->dev)
+            return tp_gpu_h2d(j->gpu, tx, fill, j->size, &j->err);
+    }
+    /* staged: the message lives in dbuf */
+    return staged(j) ? tp_gpu_h2d(j->gpu, j->dbuf, tx, j->size, &j->err) : 0;
 }
 
 static int verify(struct flow_job *j, const void *data, uint64_t index)
 {
     size_t off;
     uint8_t want, got;
+    if (j->dev) { /* the payload is in GPU memory: read it back first */
+        int rc = tp_gpu_d2h(j->gpu, j->hbuf, data, j->size, &j->err);
+        if (rc)
+            return rc;
+        data = j->hbuf;
+    }
     if (tp_pattern_check(data, j->size, flow_seed(j->size), &off, &want, &got) == 0)
         return 0;
     return tp_error_set(&j->err, TP_ECHECK,
@@ -47,11 +84,15 @@ static int ping(struct flow_job *j)
     struct tp_ep *ep = j->ep;
     const void *data;
     int rc;
+    void *tx = ops->tx_buf(ep);
+    bool st = staged(j);
     j->start_ns = tp_now_ns();
     for (uint64_t i = 0; i < j->count; i++) {
         uint64_t t0 = tp_now_ns();
-        if ((rc = ops->send(ep, j->size, j->timeout_ns, &j->err)) ||
-            (rc = ops->recv(ep, j->size, &data, j->timeout_ns, &j->err)))
+        if ((st && (rc = stage_out(j, tx))) ||
+            (rc = ops->send(ep, j->size, j->timeout_ns, &j->err)) ||
+            (rc = ops->recv(ep, j->size, &data, j->timeout_ns, &j->err)) ||
+            (st && (rc = stage_in(j, data))))
             return rc;
         uint64_t t1 = tp_now_ns();
         if (j->rtt)
@@ -70,11 +111,15 @@ static int pong(struct flow_job *j)
     struct tp_ep *ep = j->ep;
     const void *data;
     int rc;
+    void *tx = ops->tx_buf(ep);
+    bool st = staged(j);
     for (uint64_t i = 0; i < j->count; i++) {
         if ((rc = ops->recv(ep, j->size, &data, j->timeout_ns, &j->err)))
             return rc;
         int bad = j->check ? verify(j, data, i) : 0;
-        if ((rc = ops->send(ep, j->size, j->timeout_ns, &j->err)))
+        /* staged: the echo goes through the GPU, in and out again */
+        if ((st && ((rc = stage_in(j, data)) || (rc = stage_out(j, tx)))) ||
+            (rc = ops->send(ep, j->size, j->timeout_ns, &j->err)))
             return rc;
         __atomic_store_n(&j->done, i + 1, __ATOMIC_RELAXED);
         if (bad)
@@ -88,7 +133,8 @@ static int pong(struct flow_job *j)
 static int send_stream(struct flow_job *j)
 {
     const void *data;
-    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns, .stop = j->stop, .done = &j->done};
+    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns, .stop = j->stop, .done = &j->done,
+                                .before_send = staged(j) ? before_send : NULL, .arg = j};
     j->start_ns = tp_now_ns();
     int rc = j->ops->send_stream(j->ep, j->size, j->count, &ctl, &j->err);
     if (rc)
@@ -105,6 +151,9 @@ static int on_msg(void *arg, const void *data, size_t len, uint64_t index)
 {
     struct flow_job *j = arg;
     struct rx_stats *rx = &j->rx;
+    int rc;
+    if (staged(j) && (rc = stage_in(j, data)) != 0)
+        return rc;
     /* read the clock on every large message but only every 64th small one:
      * 100 ms intervals do not need more, and tiny messages arrive at
      * millions per second */
@@ -165,7 +214,8 @@ int flow_run(struct flow_job *j)
             pause();
     tp_error_clear(&j->err);
     j->done = 0;
-    prepare_tx(j);
+    if ((j->rc = prepare_tx(j)) != 0)
+        return j->rc;
     j->start_ns = tp_now_ns();
     switch (j->role) {
     case ROLE_PING: j->rc = ping(j); break;
@@ -327,4 +377,37 @@ void rx_free(struct rx_stats *rx)
 {
     free(rx->intervals);
     memset(rx, 0, sizeof *rx);
+}
+
+int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
+                   tp_error *err)
+{
+    *dbuf = *hbuf = NULL;
+    if (!g)
+        return 0;
+    if (dev) {
+        if (!(*hbuf = malloc(bytes ? bytes : 1)))
+            return tp_error_set(err, TP_ENOMEM, "host scratch of %zu bytes", bytes);
+        memset(*hbuf, 0, bytes);
+        return 0;
+    }
+    int rc = tp_gpu_alloc(g, bytes, dbuf, err);
+    return rc ? rc : tp_gpu_memset(g, *dbuf, 0, bytes, err);
+}
+
+void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf)
+{
+    tp_gpu_free(g, dbuf);
+    free(hbuf);
+}
+
+const char *flow_mem_path(const struct tp_gpu *g, bool dev, const char *transport)
+{
+    if (!g)
+        return "host";
+    if (dev)
+        return "device: the provider moves GPU memory itself (FI_HMEM)";
+    return strcmp(transport, "ofi") == 0
+               ? "staged through host memory: the provider offers no FI_HMEM here"
+               : "staged through host memory: kernel TCP cannot read GPU memory";
 }

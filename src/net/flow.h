@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "tp/error.h"
+#include "tp/gpu.h"
 #include "tp/hist.h"
 #include "tp/transport.h"
 
@@ -41,6 +42,13 @@ struct flow_job {
     uint64_t timeout_ns;
     tp_hist *rtt;     /* ROLE_PING: round trips recorded here (NULL: don't) */
     const char *peer; /* names the peer in errors */
+    /* --mem cuda (NULL gpu: host memory). dev: the endpoint's buffers are GPU
+     * memory (FI_HMEM), hbuf a host scratch of size bytes for the pattern
+     * and its check. Otherwise staged: dbuf holds the message in GPU memory
+     * and every message is copied between it and the host buffers. */
+    struct tp_gpu *gpu;
+    bool dev;
+    void *dbuf, *hbuf;
     /* out */
     uint64_t start_ns, end_ns; /* ROLE_PING/SEND: first send to last completion */
     uint64_t done;             /* messages completed */
@@ -85,6 +93,15 @@ void rx_free(struct rx_stats *rx);
 
 /* Seed of the payload pattern for a message size, the same on both ends. */
 uint64_t flow_seed(uint64_t size);
+
+/* --mem cuda buffers of one flow (nothing when g is NULL): with dev a host
+ * scratch (hbuf), else the message's home in GPU memory (dbuf). */
+int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
+                   tp_error *err);
+void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf);
+
+/* What the result says about the path the bytes took. Static string. */
+const char *flow_mem_path(const struct tp_gpu *g, bool dev, const char *transport);
 
 #endif
 

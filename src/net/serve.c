@@ -62,7 +62,30 @@ struct session {
     volatile int bg_stop;
     double bg_u0, bg_s0; /* CPU seconds when the background flows started */
     bool abandoned;      /* a flow thread is stuck: leak its jobs and endpoints */
+    struct tp_gpu *gpu;  /* --mem cuda: the server's GPU (shared, never closed) */
+    bool dev;            /* the endpoints' buffers are GPU memory (FI_HMEM) */
+    void *dbuf[NET_MAX_FLOWS], *hbuf[NET_MAX_FLOWS];
 };
+
+/* The server's GPU, opened at the first --mem cuda request and kept for the
+ * life of the process (a CUDA context costs a second to make); sessions on
+ * several threads share it (the CUDA runtime is thread-safe). */
+static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tp_gpu *server_gpu;
+
+static int get_gpu(struct tp_gpu **out, uint64_t timeout_ns, tp_error *err)
+{
+    pthread_mutex_lock(&gpu_mu);
+    int rc = 0;
+    if (!server_gpu) {
+        struct tp_gpu_opts go = {.what = "--mem cuda (server)", .device = -1,
+                                 .timeout_ns = timeout_ns};
+        rc = tp_gpu_open(&go, &server_gpu, err);
+    }
+    *out = server_gpu;
+    pthread_mutex_unlock(&gpu_mu);
+    return rc;
+}
 
 void cpu_seconds(double *user_s, double *sys_s)
 {
@@ -109,6 +132,13 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
     if (json_object_get(req, "provider") &&
         (rc = tp_wire_str(c, req, "provider", 64, &provider, err)))
         return rc;
+    const char *mem = "host";
+    if (json_object_get(req, "mem") && (rc = tp_wire_str(c, req, "mem", 8, &mem, err)))
+        return rc;
+    if (strcmp(mem, "host") != 0 && strcmp(mem, "cuda") != 0)
+        return tp_error_set(err, TP_EPROTO, "peer %s: mem '%s' is not host or cuda", c->peer, mem);
+    if (strcmp(mem, "cuda") == 0 && (rc = get_gpu(&s->gpu, timeout_ms * 1000000ull, err)))
+        return rc;
     json_t *flows = json_object_get(req, "flows");
     if (!json_is_array(flows) || json_array_size(flows) < 1 ||
         json_array_size(flows) > NET_MAX_FLOWS)
@@ -150,6 +180,7 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
         .mode = strcmp(mode, "rma") == 0 ? TP_XFER_RMA : TP_XFER_MSG,
         .busy_poll = busy_poll,
         .check = s->check,
+        .gpu = s->gpu,
     };
     json_t *addrs = json_array();
     for (size_t i = 0; i < json_array_size(flows); i++) {
@@ -164,14 +195,27 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
         }
         s->nflows = i + 1;
         json_array_append_new(addrs, json_string(s->ops->address(s->ep[i])));
+        if (s->gpu) {
+            struct tp_ep_info ei;
+            s->ops->info(s->ep[i], &ei);
+            s->dev = ei.hmem;
+            if ((rc = flow_mem_alloc(s->gpu, s->dev, (size_t)max_msg, &s->dbuf[i], &s->hbuf[i],
+                                     err))) {
+                json_decref(addrs);
+                return rc;
+            }
+        }
     }
     struct tp_ep_info info;
     s->ops->info(s->ep[0], &info);
     json_t *host = tp_sysinfo_json(NULL);
     json_object_del(host, "nics");
     json_object_set_new(host, "process", tp_process_json());
-    json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s}}", "flows", addrs, "host", host, "endpoint",
-                            "provider", info.provider, "domain", info.domain);
+    json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s, s:s}}", "flows", addrs, "host", host,
+                            "endpoint", "provider", info.provider, "domain", info.domain,
+                            "mem_path", flow_mem_path(s->gpu, s->dev, transport));
+    if (s->gpu)
+        json_object_set_new(json_object_get(acc, "endpoint"), "gpu", tp_gpu_info(s->gpu));
     rc = tp_wire_send(c, TP_F_ACCEPT, acc, err);
     json_decref(acc);
     return rc;
@@ -281,6 +325,10 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
             .stop = count ? NULL : &s->bg_stop,
             .timeout_ns = s->timeout_ns,
             .peer = s->peer_data,
+            .gpu = s->gpu,
+            .dev = s->dev,
+            .dbuf = s->dbuf[f],
+            .hbuf = s->hbuf[f],
         };
     }
     double u0, s0;
@@ -371,6 +419,8 @@ static void end_session(struct session *s)
     if (s->nflows && !flow_close_eps(s->ops, s->ep, s->nflows))
         tp_log(TP_LOG_WARN, "client %s: closing the data endpoints did not finish; leaving them",
                s->c.peer);
+    for (size_t i = 0; i < NET_MAX_FLOWS; i++)
+        flow_mem_free(s->gpu, s->dbuf[i], s->hbuf[i]);
     tp_conn_close(&s->c);
     free(s);
 }

@@ -102,6 +102,11 @@ struct rank {
     /* compute */
     double work_ns_per_iter;
     volatile double sink;
+    /* the GPU path */
+    float *dgrad, *dgsum;  /* the buckets in GPU memory (grad_cuda) */
+    unsigned gemm_n;       /* compute_gpu: the matrix side, */
+    double gemm_ns;        /* one product's time, */
+    uint64_t gemm_reps;    /* and the products in compute_ms */
     /* checkpoints */
     struct tp_io_ckpt *ckpt;
     pthread_t writer;
@@ -442,6 +447,38 @@ static int reduce_real(struct rank *r, tp_error *err)
     return 0; /* plain: bucket 0's allreduce carries it */
 }
 
+/* Bucket k of a gradient that lives in GPU memory: through NCCL on the
+ * device buffers, or through trainpath staged via host memory (copied out,
+ * allreduced, copied back, all counted as comm). The model's own gradient
+ * is computed on the host (it is tiny), so bucket 0 first lands it on the
+ * GPU as a backward pass would leave it, and its sum comes back for the
+ * update. */
+static int allreduce_bucket_gpu(struct rank *r, int k, size_t lo, size_t hi, tp_error *err)
+{
+    const struct tp_step_opts *o = r->o;
+    size_t gl = tp_model_grad_len(o->dim), bytes = (hi - lo) * 4;
+    int rc = 0;
+    if (k == 0)
+        rc = tp_gpu_h2d(o->gpu, r->dgrad, r->grad, gl * 4, err);
+    struct tp_coll_args a = {.kind = TP_ALLREDUCE, .dtype = TP_F32, .op = TP_SUM,
+                             .sendbuf = r->dgrad + lo, .recvbuf = r->dgsum + lo,
+                             .count = hi - lo, .algo = o->algo};
+    if (rc == 0 && o->nccl) {
+        rc = tp_coll_nccl_run(o->gpu, &a, err);
+    } else if (rc == 0) {
+        a.sendbuf = r->grad + lo;
+        a.recvbuf = r->gsum + lo;
+        rc = tp_gpu_d2h(o->gpu, r->grad + lo, r->dgrad + lo, bytes, err);
+        if (rc == 0)
+            rc = tp_coll_run(r->c, &a, err);
+        if (rc == 0)
+            rc = tp_gpu_h2d(o->gpu, r->dgsum + lo, r->gsum + lo, bytes, err);
+    }
+    if (rc == 0 && k == 0)
+        rc = tp_gpu_d2h(o->gpu, r->gsum, r->dgsum, gl * 4, err);
+    return rc;
+}
+
 static int allreduce_bucket(struct rank *r, int k, tp_error *err)
 {
     size_t lo = (size_t)k * r->bucket_elems;
@@ -451,10 +488,14 @@ static int allreduce_bucket(struct rank *r, int k, tp_error *err)
         if (rc)
             return rc;
     }
+    if (hi <= lo)
+        return 0;
+    if (r->o->grad_cuda)
+        return allreduce_bucket_gpu(r, k, lo, hi, err);
     struct tp_coll_args a = {.kind = TP_ALLREDUCE, .dtype = TP_F32, .op = TP_SUM,
                              .sendbuf = r->grad + lo, .recvbuf = r->gsum + lo, .count = hi - lo,
                              .algo = r->o->algo};
-    return hi > lo ? tp_coll_run(r->c, &a, err) : 0;
+    return tp_coll_run(r->c, &a, err);
 }
 
 static void *comm_main(void *arg)
@@ -527,6 +568,39 @@ static void calibrate(struct rank *r)
         best = t < best ? t : best;
     }
     r->work_ns_per_iter = (double)best / (double)n;
+}
+
+/* --compute gpu: time the matrix product at a side where one product is
+ * a small slice of a bucket's share of compute_ms (at least 8 per slice, so
+ * the count rounds finely), then count the products that fill compute_ms. */
+static int calibrate_gpu(struct rank *r, tp_error *err)
+{
+    const struct tp_step_opts *o = r->o;
+    unsigned n = o->gemm_n ? o->gemm_n : 4096;
+    double want = o->compute_ms * 1e6 / ((double)o->buckets * 8);
+    for (int pass = 0; pass < 3; pass++) {
+        int rc = tp_gpu_gemm_init(o->gpu, n, err);
+        if (rc == 0)
+            rc = tp_gpu_gemm(o->gpu, 3, err); /* warm-up: cuBLAS picks its kernel */
+        uint64_t best = UINT64_MAX;
+        for (int i = 0; rc == 0 && i < 5; i++) {
+            uint64_t t0 = tp_now_ns();
+            rc = tp_gpu_gemm(o->gpu, 4, err);
+            uint64_t t = tp_now_ns() - t0;
+            best = t < best ? t : best;
+        }
+        if (rc)
+            return rc;
+        r->gemm_n = n;
+        r->gemm_ns = (double)best / 4;
+        unsigned n2 = tp_gpu_gemm_side(n, r->gemm_ns, want);
+        if (o->gemm_n || !(want > 0) || n2 == n ||
+            (r->gemm_ns > want / 4 && r->gemm_ns < want * 2))
+            break;
+        n = n2;
+    }
+    r->gemm_reps = tp_gpu_gemm_reps(o->compute_ms * 1e6, r->gemm_ns);
+    return 0;
 }
 
 /* The model's forward and backward on this rank's share of the batch:
@@ -710,7 +784,14 @@ static int train(struct rank *r, tp_error *err)
         uint64_t cdelay = draw_delay(r, &r->rng, TP_DELAY_COMPUTE), t2 = 0;
         f[F_DELAY_COMPUTE] = cdelay;
         for (int k = 0; k < B; k++) {
-            r->sink = work(iters / (uint64_t)B + (k == 0 ? iters % (uint64_t)B : 0), r->sink);
+            if (o->compute_gpu) {
+                uint64_t reps = r->gemm_reps;
+                rc = tp_gpu_gemm(o->gpu, reps / (uint64_t)B + (k == 0 ? reps % (uint64_t)B : 0),
+                                 err);
+                if (rc)
+                    break;
+            } else
+                r->sink = work(iters / (uint64_t)B + (k == 0 ? iters % (uint64_t)B : 0), r->sink);
             if (k == B - 1) {
                 if (cdelay)
                     sleep_ns(cdelay);
@@ -971,6 +1052,13 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
                           " bytes; the comm arena may be too small)", o->grad_bytes);
     if (ok)
         memset(r->grad, 0, r->count * 4);
+    if (rc == 0 && o->grad_cuda) {
+        rc = tp_gpu_alloc(o->gpu, r->count * 4, (void **)&r->dgrad, err);
+        if (rc == 0)
+            rc = tp_gpu_alloc(o->gpu, r->count * 4, (void **)&r->dgsum, err);
+        if (rc == 0)
+            rc = tp_gpu_memset(o->gpu, r->dgrad, 0, r->count * 4, err);
+    }
     bool created = false;
     if (rc == 0 && !o->no_io)
         rc = ds_open(r, &created, err);
@@ -1007,6 +1095,8 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     if (o->pin)
         pin(r);
     calibrate(r);
+    if (rc == 0 && o->compute_gpu)
+        rc = calibrate_gpu(r, err);
     json_t *runs = json_array();
     char first_hash[65] = "";
     float *w0 = calloc(tp_model_params(o->dim), sizeof *w0);
@@ -1083,6 +1173,23 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
                             json_pack("{s:f, s:I}", "work_ns_per_iter", r->work_ns_per_iter,
                                       "iters_per_step",
                                       (json_int_t)(o->compute_ms * 1e6 / r->work_ns_per_iter)));
+        if (o->compute_gpu)
+            json_object_set_new(
+                json_object_get(results, "calibration"), "gpu",
+                json_pack("{s:i, s:o, s:I, s:o}", "gemm_side", (int)r->gemm_n, "gemm_time",
+                          tp_metric(r->gemm_ns, "ns"), "products_per_step",
+                          (json_int_t)r->gemm_reps, "throughput",
+                          tp_metric(r->gemm_ns > 0 ? tp_gpu_gemm_flops(r->gemm_n) / r->gemm_ns * 1e9
+                                                   : 0,
+                                    "FLOP/s")));
+        json_object_set_new(
+            results, "data_path",
+            json_pack("{s:s, s:s, s:s}", "compute",
+                      o->compute_gpu ? "gpu (cuBLAS bf16 matrix products)" : "cpu", "gradients",
+                      o->grad_cuda ? "cuda" : "host", "sync",
+                      o->nccl          ? "nccl"
+                      : o->grad_cuda ? "trainpath, staged through host memory"
+                                     : "trainpath"));
         json_object_set_new(results, "runs", runs);
         const char *mode = o->reduce == TP_STEP_EXACT ? "exact"
                            : o->reduce == TP_STEP_ARRIVAL ? "arrival" : "plain";
@@ -1121,6 +1228,10 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     free(r->rec);
     free(r->w);
     free(r->fx_tmp);
+    if (o->gpu) {
+        tp_gpu_free(o->gpu, r->dgrad);
+        tp_gpu_free(o->gpu, r->dgsum);
+    }
     free(w0);
     free(all);
     pthread_mutex_destroy(&r->mu);

@@ -162,6 +162,17 @@ int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *er
         return tp_error_set(err, TP_EUSAGE, "--prefetch %u: 1..64", o->prefetch);
     if (o->runs < 1 || o->runs > 100)
         return tp_error_set(err, TP_EUSAGE, "--verify-repro %u: 1..100", o->runs);
+    if (o->nccl && !o->grad_cuda)
+        return tp_error_set(err, TP_EUSAGE, "--backend nccl: the gradient must live on the "
+                            "GPU (--mem cuda)");
+    if ((o->compute_gpu || o->grad_cuda || o->nccl) && !tp_gpu_built())
+        return tp_error_set(err, TP_EUSAGE, "%s: %s",
+                            o->compute_gpu ? "--compute gpu"
+                            : o->nccl      ? "--backend nccl"
+                                           : "--mem cuda",
+                            tp_gpu_build_line());
+    if (o->gemm_n && (o->gemm_n < 16 || o->gemm_n > 16384))
+        return tp_error_set(err, TP_EUSAGE, "--gemm-size %u: 16..16384", o->gemm_n);
     /* what one rank holds: gradient in and out, exact accumulators, the
      * loader's batches, the async checkpoint's snapshot and its writer */
     uint64_t local_batch = o->batch;

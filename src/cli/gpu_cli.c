@@ -1,0 +1,69 @@
+/* The GPU of each rank, for the commands' --mem cuda, --backend nccl and
+ * --compute gpu: every rank opens its own (the index of the rank among the
+ * ranks of its host), the ranks agree on the outcome so that one rank's
+ * refusal stops them all with the same message instead of leaving the
+ * others waiting, and, for NCCL, rank 0's unique id travels over the boot
+ * group that started the ranks (local, MPI or env), as nccl-tests passes it
+ * over MPI. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* This rank's index among the ranks on its host. */
+static int local_rank(struct tp_boot *b)
+{
+    int me = tp_boot_rank(b), k = 0;
+    for (int r = 0; r < me; r++)
+        k += strcmp(tp_boot_host(b, r), tp_boot_host(b, me)) == 0;
+    return k;
+}
+
+int cli_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
+                 uint64_t timeout_ns, struct tp_gpu **out, tp_error *err)
+{
+    *out = NULL;
+    int me = tp_boot_rank(b), n = tp_boot_size(b);
+    struct tp_gpu_opts go = {.what = what, .device = device, .local_rank = local_rank(b),
+                             .need = need, .timeout_ns = timeout_ns};
+    struct tp_gpu *g = NULL;
+    tp_error mine_err = {0};
+    char hex[TP_GPU_NCCL_ID_HEX] = "-";
+    int rc = tp_gpu_open(&go, &g, &mine_err);
+    if (rc == 0 && (need & TP_GPU_NCCL) && me == 0)
+        rc = tp_gpu_nccl_id(g, hex, &mine_err);
+    char *mine = NULL;
+    if (rc == 0)
+        rc = asprintf(&mine, "ok %s", hex) < 0 ? TP_ENOMEM : 0;
+    else if (asprintf(&mine, "err %d rank %d (%s): %s", -rc, me, tp_boot_host(b, me),
+                      mine_err.msg) < 0)
+        mine = NULL;
+    if (!mine) {
+        tp_gpu_close(g);
+        return tp_error_set(err, TP_ENOMEM, "GPU status");
+    }
+    char **all = NULL;
+    int arc = tp_boot_allgather(b, mine, &all, err);
+    free(mine);
+    if (arc < 0) {
+        tp_gpu_close(g);
+        return arc;
+    }
+    /* the first rank that failed speaks for all */
+    rc = 0;
+    for (int r = 0; r < n && rc == 0; r++) {
+        int code = 0, used = 0;
+        if (strncmp(all[r], "err ", 4) == 0 && sscanf(all[r] + 4, "%d %n", &code, &used) == 1)
+            rc = tp_error_set(err, code > 0 ? -code : TP_EUSAGE, "%s", all[r] + 4 + used);
+    }
+    if (rc == 0 && (need & TP_GPU_NCCL))
+        rc = tp_gpu_nccl_init(g, n, me, all[0] + 3, err);
+    tp_boot_free_strings(all, n);
+    if (rc < 0) {
+        tp_gpu_close(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}

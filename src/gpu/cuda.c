@@ -1,0 +1,692 @@
+/* The GPU path proper (built with -Dgpu): the CUDA runtime, NCCL and cuBLAS
+ * loaded with dlopen by the sonames of the headers this file was compiled
+ * against, so their types and calling conventions are the headers' own
+ * (each pointer is declared with __typeof__ of the real prototype) while
+ * the binary needs none of the libraries to start.
+ *
+ * Waits never block inside the driver: the stream is polled
+ * (cudaStreamQuery) against the deadline, and with NCCL its asynchronous
+ * error too; the communicator is non-blocking (config.blocking = 0) so
+ * that its set-up, which waits for every rank, has the same deadline. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "tp/clock.h"
+#include "tp/gpu.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CUDART_SONAME "libcudart.so." STR(TP_CUDART_MAJOR)
+#define CUBLAS_SONAME "libcublas.so." STR(CUBLAS_VER_MAJOR)
+#define NCCL_SONAME "libnccl.so." STR(NCCL_MAJOR)
+
+#define FN(name) __typeof__(&name) name
+
+struct cudart {
+    void *h;
+    FN(cudaGetErrorString);
+    FN(cudaGetDeviceCount);
+    FN(cudaSetDevice);
+    FN(cudaGetDeviceProperties);
+    FN(cudaDeviceGetPCIBusId);
+    FN(cudaDriverGetVersion);
+    FN(cudaRuntimeGetVersion);
+    FN(cudaMalloc);
+    FN(cudaFree);
+    FN(cudaMemcpyAsync);
+    FN(cudaMemsetAsync);
+    FN(cudaStreamCreateWithFlags);
+    FN(cudaStreamDestroy);
+    FN(cudaStreamQuery);
+    FN(cudaHostRegister);
+    FN(cudaHostUnregister);
+    FN(cudaMemGetInfo);
+};
+
+struct nccl {
+    void *h;
+    FN(ncclGetVersion);
+    FN(ncclGetUniqueId);
+    FN(ncclCommInitRankConfig);
+    FN(ncclCommGetAsyncError);
+    FN(ncclCommAbort);
+    FN(ncclCommDestroy);
+    FN(ncclGetErrorString);
+    FN(ncclAllReduce);
+    FN(ncclReduceScatter);
+    FN(ncclAllGather);
+    FN(ncclBroadcast);
+    FN(ncclReduce);
+    FN(ncclSend);
+    FN(ncclRecv);
+    FN(ncclGroupStart);
+    FN(ncclGroupEnd);
+};
+
+struct cublas {
+    void *h;
+    FN(cublasCreate_v2);
+    FN(cublasDestroy_v2);
+    FN(cublasSetStream_v2);
+    FN(cublasGetVersion_v2);
+    FN(cublasGemmEx);
+};
+
+struct tp_gpu {
+    struct cudart rt;
+    struct nccl nc;
+    struct cublas bl;
+    const char *what;
+    int device;
+    uint64_t timeout_ns;
+    cudaStream_t stream;  /* copies and NCCL */
+    cudaStream_t cstream; /* the compute kernel's own, as frameworks keep
+                             compute and communication on separate streams
+                             so that they overlap */
+    ncclComm_t comm;
+    int nranks, rank;
+    cublasHandle_t blas;
+    void *ga, *gb, *gc; /* the compute kernel's matrices */
+    unsigned gemm_n;
+};
+
+bool tp_gpu_built(void)
+{
+    return true;
+}
+
+const char *tp_gpu_build_line(void)
+{
+    static char line[160];
+    if (!line[0])
+        snprintf(line, sizeof line,
+                 "GPU path built: CUDA runtime %d.%d, NCCL %d.%d.%d, cuBLAS %d.%d "
+                 "(loaded at run time)",
+                 CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10, NCCL_MAJOR, NCCL_MINOR,
+                 NCCL_PATCH, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR);
+    return line;
+}
+
+/* dlopen soname, or the configure-time library folder's copy of it. */
+static void *load(const char *soname, tp_error *err, const char *what)
+{
+    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+#ifdef TP_CUDA_LIBDIR
+    if (!h) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", TP_CUDA_LIBDIR, soname);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+#endif
+    if (!h)
+        tp_error_set(err, TP_EUSAGE, "%s: cannot load %s (%s); install CUDA's libraries or "
+                     "set LD_LIBRARY_PATH", what, soname, dlerror());
+    return h;
+}
+
+#define SYM(lib, name)                                                                        \
+    do {                                                                                      \
+        if (!((lib)->name = (__typeof__((lib)->name))dlsym((lib)->h, #name)))                 \
+            return tp_error_set(err, TP_EUSAGE, "%s: %s has no symbol %s", what, soname,      \
+                                #name);                                                       \
+    } while (0)
+
+static int load_cudart(struct cudart *r, const char *what, tp_error *err)
+{
+    const char *soname = CUDART_SONAME;
+    if (!(r->h = load(soname, err, what)))
+        return err->code;
+    SYM(r, cudaGetErrorString);
+    SYM(r, cudaGetDeviceCount);
+    SYM(r, cudaSetDevice);
+    SYM(r, cudaGetDeviceProperties);
+    SYM(r, cudaDeviceGetPCIBusId);
+    SYM(r, cudaDriverGetVersion);
+    SYM(r, cudaRuntimeGetVersion);
+    SYM(r, cudaMalloc);
+    SYM(r, cudaFree);
+    SYM(r, cudaMemcpyAsync);
+    SYM(r, cudaMemsetAsync);
+    SYM(r, cudaStreamCreateWithFlags);
+    SYM(r, cudaStreamDestroy);
+    SYM(r, cudaStreamQuery);
+    SYM(r, cudaHostRegister);
+    SYM(r, cudaHostUnregister);
+    SYM(r, cudaMemGetInfo);
+    return 0;
+}
+
+static int load_nccl(struct nccl *n, const char *what, tp_error *err)
+{
+    const char *soname = NCCL_SONAME;
+    if (!(n->h = load(soname, err, what)))
+        return err->code;
+    SYM(n, ncclGetVersion);
+    SYM(n, ncclGetUniqueId);
+    SYM(n, ncclCommInitRankConfig);
+    SYM(n, ncclCommGetAsyncError);
+    SYM(n, ncclCommAbort);
+    SYM(n, ncclCommDestroy);
+    SYM(n, ncclGetErrorString);
+    SYM(n, ncclAllReduce);
+    SYM(n, ncclReduceScatter);
+    SYM(n, ncclAllGather);
+    SYM(n, ncclBroadcast);
+    SYM(n, ncclReduce);
+    SYM(n, ncclSend);
+    SYM(n, ncclRecv);
+    SYM(n, ncclGroupStart);
+    SYM(n, ncclGroupEnd);
+    return 0;
+}
+
+static int load_cublas(struct cublas *b, const char *what, tp_error *err)
+{
+    const char *soname = CUBLAS_SONAME;
+    if (!(b->h = load(soname, err, what)))
+        return err->code;
+    SYM(b, cublasCreate_v2);
+    SYM(b, cublasDestroy_v2);
+    SYM(b, cublasSetStream_v2);
+    SYM(b, cublasGetVersion_v2);
+    SYM(b, cublasGemmEx);
+    return 0;
+}
+
+/* The CUDA runtime's current device is per thread, and the comm, flow and
+ * compute threads that share g did not choose it: make it g's before any
+ * call that works on the device. */
+static _Thread_local int cur_dev = -1;
+
+static void use(struct tp_gpu *g)
+{
+    if (cur_dev != g->device && g->rt.cudaSetDevice(g->device) == cudaSuccess)
+        cur_dev = g->device;
+}
+
+static int cuda_fail(struct tp_gpu *g, cudaError_t e, const char *call, tp_error *err)
+{
+    return tp_error_set(err, e == cudaErrorMemoryAllocation ? TP_ENOMEM : TP_ESYS,
+                        "GPU %d: %s: %s", g->device, call, g->rt.cudaGetErrorString(e));
+}
+
+int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
+{
+    *out = NULL;
+    const char *what = o->what ? o->what : "GPU";
+    struct tp_gpu *g = calloc(1, sizeof *g);
+    if (!g)
+        return tp_error_set(err, TP_ENOMEM, "%s: GPU state", what);
+    g->what = what;
+    g->timeout_ns = o->timeout_ns ? o->timeout_ns : 60000000000ull;
+    g->device = -1;
+    int rc = load_cudart(&g->rt, what, err);
+    if (rc == 0 && (o->need & TP_GPU_NCCL))
+        rc = load_nccl(&g->nc, what, err);
+    if (rc == 0 && (o->need & TP_GPU_CUBLAS))
+        rc = load_cublas(&g->bl, what, err);
+    int ndev = 0;
+    if (rc == 0) {
+        cudaError_t e = g->rt.cudaGetDeviceCount(&ndev);
+        if (e != cudaSuccess || ndev < 1)
+            rc = tp_error_set(err, TP_EUSAGE, "%s: no CUDA device on this host (%s)", what,
+                              e != cudaSuccess ? g->rt.cudaGetErrorString(e)
+                                               : "the runtime sees 0 devices");
+    }
+    if (rc == 0) {
+        g->device = o->device >= 0 ? o->device : (o->local_rank > 0 ? o->local_rank : 0) % ndev;
+        if (g->device >= ndev)
+            rc = tp_error_set(err, TP_EUSAGE, "%s: device %d: this host has %d CUDA device(s)",
+                              what, g->device, ndev);
+    }
+    cudaError_t e;
+    if (rc == 0 && (e = g->rt.cudaSetDevice(g->device)) != cudaSuccess)
+        rc = cuda_fail(g, e, "cudaSetDevice", err);
+    if (rc == 0)
+        cur_dev = g->device;
+    if (rc == 0 && (e = g->rt.cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) !=
+                       cudaSuccess)
+        rc = cuda_fail(g, e, "cudaStreamCreateWithFlags", err);
+    if (rc == 0 && (o->need & TP_GPU_CUBLAS) &&
+        (e = g->rt.cudaStreamCreateWithFlags(&g->cstream, cudaStreamNonBlocking)) != cudaSuccess)
+        rc = cuda_fail(g, e, "cudaStreamCreateWithFlags", err);
+    if (rc == 0 && (o->need & TP_GPU_CUBLAS)) {
+        cublasStatus_t s = g->bl.cublasCreate_v2(&g->blas);
+        if (s == CUBLAS_STATUS_SUCCESS)
+            s = g->bl.cublasSetStream_v2(g->blas, g->cstream);
+        if (s != CUBLAS_STATUS_SUCCESS)
+            rc = tp_error_set(err, TP_ESYS, "GPU %d: cuBLAS handle: status %d", g->device,
+                              (int)s);
+    }
+    if (rc < 0) {
+        tp_gpu_close(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+int tp_gpu_device(const struct tp_gpu *g)
+{
+    return g ? g->device : -1;
+}
+
+void tp_gpu_close(struct tp_gpu *g)
+{
+    if (!g)
+        return;
+    if (g->comm)
+        g->nc.ncclCommDestroy(g->comm);
+    if (g->blas)
+        g->bl.cublasDestroy_v2(g->blas);
+    if (g->rt.h) {
+        if (g->ga)
+            g->rt.cudaFree(g->ga);
+        if (g->gb)
+            g->rt.cudaFree(g->gb);
+        if (g->gc)
+            g->rt.cudaFree(g->gc);
+        if (g->stream)
+            g->rt.cudaStreamDestroy(g->stream);
+        if (g->cstream)
+            g->rt.cudaStreamDestroy(g->cstream);
+    }
+    /* the libraries stay loaded: CUDA's own exit handlers need them */
+    free(g);
+}
+
+json_t *tp_gpu_info(const struct tp_gpu *g)
+{
+    json_t *j = json_pack("{s:b, s:s, s:i}", "built", 1, "build", tp_gpu_build_line(), "device",
+                          g->device);
+    struct cudaDeviceProp p;
+    memset(&p, 0, sizeof p);
+    if (g->rt.cudaGetDeviceProperties(&p, g->device) == cudaSuccess) {
+        json_object_set_new(j, "name", json_string(p.name));
+        json_object_set_new(j, "memory_bytes", json_integer((json_int_t)p.totalGlobalMem));
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", p.major, p.minor);
+        json_object_set_new(j, "compute_capability", json_string(cc));
+        json_object_set_new(j, "multiprocessors", json_integer(p.multiProcessorCount));
+    }
+    char bus[32];
+    if (g->rt.cudaDeviceGetPCIBusId(bus, sizeof bus, g->device) == cudaSuccess)
+        json_object_set_new(j, "pci_bus_id", json_string(bus));
+    int v = 0;
+    if (g->rt.cudaDriverGetVersion(&v) == cudaSuccess)
+        json_object_set_new(j, "driver_cuda_version", json_integer(v));
+    if (g->rt.cudaRuntimeGetVersion(&v) == cudaSuccess)
+        json_object_set_new(j, "runtime_version", json_integer(v));
+    if (g->nc.h && g->nc.ncclGetVersion(&v) == ncclSuccess)
+        json_object_set_new(j, "nccl_version", json_integer(v));
+    if (g->blas && g->bl.cublasGetVersion_v2(g->blas, &v) == CUBLAS_STATUS_SUCCESS)
+        json_object_set_new(j, "cublas_version", json_integer(v));
+    return j;
+}
+
+int tp_gpu_alloc(struct tp_gpu *g, size_t bytes, void **dptr, tp_error *err)
+{
+    use(g);
+    *dptr = NULL;
+    cudaError_t e = g->rt.cudaMalloc(dptr, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *dptr = NULL;
+        size_t fr = 0, tot = 0;
+        g->rt.cudaMemGetInfo(&fr, &tot);
+        return tp_error_set(err, TP_ENOMEM, "GPU %d: cudaMalloc of %zu bytes (%zu of %zu free): %s",
+                            g->device, bytes, fr, tot, g->rt.cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+void tp_gpu_free(struct tp_gpu *g, void *dptr)
+{
+    if (g && dptr) {
+        use(g);
+        g->rt.cudaFree(dptr);
+    }
+}
+
+/* Poll the stream until it drains, NCCL's asynchronous error too when a
+ * communicator exists; past the deadline the communicator is aborted. */
+static int wait_on(struct tp_gpu *g, cudaStream_t st, const char *what, tp_error *err)
+{
+    uint64_t t0 = tp_now_ns();
+    unsigned spins = 0;
+    for (;;) {
+        cudaError_t e = g->rt.cudaStreamQuery(st);
+        if (e == cudaSuccess)
+            return 0;
+        if (e != cudaErrorNotReady)
+            return cuda_fail(g, e, what, err);
+        if (g->comm && st == g->stream) {
+            ncclResult_t a = ncclSuccess;
+            g->nc.ncclCommGetAsyncError(g->comm, &a);
+            if (a != ncclSuccess && a != ncclInProgress) {
+                g->nc.ncclCommAbort(g->comm);
+                g->comm = NULL;
+                return tp_error_set(err, TP_EPEER, "GPU %d: %s: NCCL: %s", g->device, what,
+                                    g->nc.ncclGetErrorString(a));
+            }
+        }
+        if (tp_now_ns() - t0 > g->timeout_ns) {
+            if (g->comm && st == g->stream) {
+                g->nc.ncclCommAbort(g->comm);
+                g->comm = NULL;
+            }
+            return tp_error_set(err, TP_ETIMEOUT, "GPU %d: %s did not finish in %.0f s%s",
+                                g->device, what, (double)g->timeout_ns / 1e9,
+                                g->nranks && st == g->stream
+                                    ? " (a rank of the NCCL communicator is missing?)"
+                                    : "");
+        }
+        if (++spins > 1000) { /* short operations spin; long ones sleep a little */
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static int wait_stream(struct tp_gpu *g, const char *what, tp_error *err)
+{
+    return wait_on(g, g->stream, what, err);
+}
+
+int tp_gpu_sync(struct tp_gpu *g, tp_error *err)
+{
+    use(g);
+    int rc = wait_stream(g, "stream", err);
+    return rc == 0 && g->cstream ? wait_on(g, g->cstream, "compute stream", err) : rc;
+}
+
+int tp_gpu_h2d(struct tp_gpu *g, void *dst, const void *src, size_t bytes, tp_error *err)
+{
+    use(g);
+    cudaError_t e = g->rt.cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, g->stream);
+    return e != cudaSuccess ? cuda_fail(g, e, "cudaMemcpy to the device", err)
+                            : wait_stream(g, "copy to the device", err);
+}
+
+int tp_gpu_d2h(struct tp_gpu *g, void *dst, const void *src, size_t bytes, tp_error *err)
+{
+    use(g);
+    cudaError_t e = g->rt.cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, g->stream);
+    return e != cudaSuccess ? cuda_fail(g, e, "cudaMemcpy from the device", err)
+                            : wait_stream(g, "copy from the device", err);
+}
+
+int tp_gpu_memset(struct tp_gpu *g, void *dst, int byte, size_t bytes, tp_error *err)
+{
+    use(g);
+    cudaError_t e = g->rt.cudaMemsetAsync(dst, byte, bytes, g->stream);
+    return e != cudaSuccess ? cuda_fail(g, e, "cudaMemset", err)
+                            : wait_stream(g, "cudaMemset", err);
+}
+
+bool tp_gpu_pin(struct tp_gpu *g, void *host, size_t bytes)
+{
+    if (g)
+        use(g);
+    return g && host && bytes &&
+           g->rt.cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
+}
+
+void tp_gpu_unpin(struct tp_gpu *g, void *host)
+{
+    if (g && host)
+        g->rt.cudaHostUnregister(host);
+}
+
+/* ---- NCCL ---- */
+
+/* Bytes per element of an NCCL type (the module stays below coll/, which
+ * owns tp_dtype_size). */
+static size_t type_bytes(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8:
+    case ncclUint8:
+        return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+        return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+int tp_gpu_nccl_dtype(enum tp_dtype t)
+{
+    switch (t) {
+    case TP_F32:
+        return ncclFloat32;
+    case TP_F64:
+        return ncclFloat64;
+    case TP_BF16:
+        return ncclBfloat16;
+    case TP_F16:
+        return ncclFloat16;
+    case TP_I32:
+        return ncclInt32;
+    case TP_I64:
+        return ncclInt64;
+    default:
+        return -1;
+    }
+}
+
+int tp_gpu_nccl_redop(enum tp_redop op)
+{
+    switch (op) {
+    case TP_SUM:
+        return ncclSum;
+    case TP_PROD:
+        return ncclProd;
+    case TP_MIN:
+        return ncclMin;
+    case TP_MAX:
+        return ncclMax;
+    case TP_AVG:
+        return ncclAvg;
+    default:
+        return -1;
+    }
+}
+
+int tp_gpu_nccl_id(struct tp_gpu *g, char hex[TP_GPU_NCCL_ID_HEX], tp_error *err)
+{
+    ncclUniqueId id;
+    ncclResult_t r = g->nc.ncclGetUniqueId(&id);
+    if (r != ncclSuccess)
+        return tp_error_set(err, TP_ESYS, "ncclGetUniqueId: %s", g->nc.ncclGetErrorString(r));
+    for (size_t i = 0; i < sizeof id.internal; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)id.internal[i]);
+    return 0;
+}
+
+/* NCCL calls on a non-blocking communicator may answer ncclInProgress:
+ * poll its state until it settles, within the deadline. */
+static int settle(struct tp_gpu *g, ncclResult_t r, const char *what, tp_error *err)
+{
+    uint64_t t0 = tp_now_ns();
+    while (r == ncclInProgress) {
+        if (tp_now_ns() - t0 > g->timeout_ns) {
+            g->nc.ncclCommAbort(g->comm);
+            g->comm = NULL;
+            return tp_error_set(err, TP_ETIMEOUT, "GPU %d: %s: no answer from every rank in "
+                                "%.0f s", g->device, what, (double)g->timeout_ns / 1e9);
+        }
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+        g->nc.ncclCommGetAsyncError(g->comm, &r);
+    }
+    if (r != ncclSuccess) {
+        if (g->comm)
+            g->nc.ncclCommAbort(g->comm);
+        g->comm = NULL;
+        return tp_error_set(err, TP_EPEER, "GPU %d: %s: %s", g->device, what,
+                            g->nc.ncclGetErrorString(r));
+    }
+    return 0;
+}
+
+int tp_gpu_nccl_init(struct tp_gpu *g, int nranks, int rank, const char *id_hex, tp_error *err)
+{
+    use(g);
+    if (!g->nc.h)
+        return tp_error_set(err, TP_EUSAGE, "%s: NCCL was not loaded", g->what);
+    ncclUniqueId id;
+    if (strlen(id_hex) != 2 * sizeof id.internal)
+        return tp_error_set(err, TP_EPROTO, "NCCL unique id: %zu hex digits, not %zu",
+                            strlen(id_hex), 2 * sizeof id.internal);
+    for (size_t i = 0; i < sizeof id.internal; i++) {
+        unsigned v;
+        if (sscanf(id_hex + 2 * i, "%2x", &v) != 1)
+            return tp_error_set(err, TP_EPROTO, "NCCL unique id: not hex at %zu", 2 * i);
+        id.internal[i] = (char)v;
+    }
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    ncclResult_t r = g->nc.ncclCommInitRankConfig(&g->comm, nranks, id, rank, &cfg);
+    if (r != ncclSuccess && r != ncclInProgress) {
+        g->comm = NULL;
+        return tp_error_set(err, TP_EPEER, "GPU %d: ncclCommInitRank (rank %d of %d): %s",
+                            g->device, rank, nranks, g->nc.ncclGetErrorString(r));
+    }
+    g->nranks = nranks;
+    g->rank = rank;
+    return settle(g, r, "ncclCommInitRank", err);
+}
+
+int tp_gpu_nccl_run(struct tp_gpu *g, const struct tp_gpu_nccl_args *a, tp_error *err)
+{
+    use(g);
+    if (!g->comm)
+        return tp_error_set(err, TP_EPROTO, "GPU %d: no NCCL communicator (aborted?)", g->device);
+    int dt = tp_gpu_nccl_dtype(a->dtype), op = tp_gpu_nccl_redop(a->redop);
+    if (dt < 0 || op < 0)
+        return tp_error_set(err, TP_EUSAGE, "NCCL has no code for dtype %d or redop %d",
+                            (int)a->dtype, (int)a->redop);
+    ncclDataType_t t = (ncclDataType_t)dt;
+    ncclRedOp_t o = (ncclRedOp_t)op;
+    size_t es = type_bytes(t);
+    int n = g->nranks, me = g->rank;
+    ncclResult_t r = ncclSuccess;
+    const char *what = "NCCL collective";
+    switch (a->op) {
+    case TP_NCCL_ALLREDUCE:
+        what = "ncclAllReduce";
+        r = g->nc.ncclAllReduce(a->send, a->recv, a->count, t, o, g->comm, g->stream);
+        break;
+    case TP_NCCL_REDUCE_SCATTER:
+        what = "ncclReduceScatter";
+        r = g->nc.ncclReduceScatter(a->send, a->recv, a->count, t, o, g->comm, g->stream);
+        break;
+    case TP_NCCL_ALLGATHER:
+        what = "ncclAllGather";
+        r = g->nc.ncclAllGather(a->send, a->recv, a->count, t, g->comm, g->stream);
+        break;
+    case TP_NCCL_BROADCAST:
+        what = "ncclBroadcast";
+        r = g->nc.ncclBroadcast(a->send, a->recv, a->count, t, a->root, g->comm, g->stream);
+        break;
+    case TP_NCCL_REDUCE:
+        what = "ncclReduce";
+        r = g->nc.ncclReduce(a->send, a->recv, a->count, t, o, a->root, g->comm, g->stream);
+        break;
+    case TP_NCCL_ALLTOALL:
+        what = "ncclSend/ncclRecv (alltoall)";
+        r = g->nc.ncclGroupStart();
+        for (int p = 0; r == ncclSuccess && p < n; p++) {
+            r = g->nc.ncclSend((const char *)a->send + (size_t)p * a->count * es, a->count, t, p,
+                               g->comm, g->stream);
+            if (r == ncclSuccess)
+                r = g->nc.ncclRecv((char *)a->recv + (size_t)p * a->count * es, a->count, t, p,
+                                   g->comm, g->stream);
+        }
+        r = r == ncclSuccess ? g->nc.ncclGroupEnd() : (g->nc.ncclGroupEnd(), r);
+        break;
+    case TP_NCCL_SENDRECV:
+        what = "ncclSend/ncclRecv";
+        r = g->nc.ncclGroupStart();
+        if (r == ncclSuccess)
+            r = g->nc.ncclSend(a->send, a->count, t, (me + 1) % n, g->comm, g->stream);
+        if (r == ncclSuccess)
+            r = g->nc.ncclRecv(a->recv, a->count, t, (me - 1 + n) % n, g->comm, g->stream);
+        r = r == ncclSuccess ? g->nc.ncclGroupEnd() : (g->nc.ncclGroupEnd(), r);
+        break;
+    }
+    int rc = settle(g, r, what, err);
+    return rc < 0 ? rc : wait_stream(g, what, err);
+}
+
+/* ---- compute (cuBLAS) ---- */
+
+int tp_gpu_gemm_init(struct tp_gpu *g, unsigned n, tp_error *err)
+{
+    use(g);
+    if (!g->blas)
+        return tp_error_set(err, TP_EUSAGE, "%s: cuBLAS was not loaded", g->what);
+    if (n < 16 || n > 32768)
+        return tp_error_set(err, TP_EUSAGE, "matrix side %u: 16 to 32768", n);
+    tp_gpu_free(g, g->ga);
+    tp_gpu_free(g, g->gb);
+    tp_gpu_free(g, g->gc);
+    g->ga = g->gb = g->gc = NULL;
+    g->gemm_n = 0;
+    size_t elems = (size_t)n * n, bytes = elems * 2;
+    uint16_t *h = malloc(bytes);
+    if (!h)
+        return tp_error_set(err, TP_ENOMEM, "host copy of a %u x %u matrix", n, n);
+    for (size_t i = 0; i < elems; i++) {
+        /* small values, exact in bf16 (so its top half is the encoding): no
+         * overflow, the same bits each run */
+        float f = (float)((int)(i * 7 % 17) - 8) / 64.0f;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        h[i] = (uint16_t)(u >> 16);
+    }
+    int rc = tp_gpu_alloc(g, bytes, &g->ga, err);
+    if (rc == 0)
+        rc = tp_gpu_alloc(g, bytes, &g->gb, err);
+    if (rc == 0)
+        rc = tp_gpu_alloc(g, bytes, &g->gc, err);
+    if (rc == 0)
+        rc = tp_gpu_h2d(g, g->ga, h, bytes, err);
+    if (rc == 0)
+        rc = tp_gpu_h2d(g, g->gb, h, bytes, err);
+    free(h);
+    if (rc == 0)
+        g->gemm_n = n;
+    return rc;
+}
+
+int tp_gpu_gemm(struct tp_gpu *g, uint64_t reps, tp_error *err)
+{
+    use(g);
+    if (!g->gemm_n)
+        return tp_error_set(err, TP_EPROTO, "GPU %d: compute kernel not prepared", g->device);
+    const float alpha = 1.0f, beta = 0.0f;
+    int n = (int)g->gemm_n;
+    for (uint64_t i = 0; i < reps; i++) {
+        cublasStatus_t s =
+            g->bl.cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, g->ga,
+                               CUDA_R_16BF, n, g->gb, CUDA_R_16BF, n, &beta, g->gc, CUDA_R_16BF,
+                               n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (s != CUBLAS_STATUS_SUCCESS)
+            return tp_error_set(err, TP_ESYS, "GPU %d: cublasGemmEx (%d x %d bf16): status %d",
+                                g->device, n, n, (int)s);
+    }
+    return wait_on(g, g->cstream, "matrix products", err);
+}
