@@ -54,6 +54,12 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
 /* The device index in use (what FI_HMEM registration names). */
 int tp_gpu_device(const struct tp_gpu *g);
 
+/* True when g is the TP_GPU_EMULATE=N test double: N devices whose memory
+ * is host memory and whose matrix product runs on the CPU, no NCCL. It lets
+ * machines without a GPU exercise what surrounds the device calls (staging,
+ * checks, the step's GPU path, net's staged flows); documents record it. */
+bool tp_gpu_emulated(const struct tp_gpu *g);
+
 /* Release the NCCL communicator, cuBLAS handle, buffers and stream; g may be NULL. */
 void tp_gpu_close(struct tp_gpu *g);
 

@@ -10,8 +10,9 @@
  * apply the update; every K steps a checkpoint, synchronous or in a
  * background writer. On the GPU path the compute is cuBLAS matrix products
  * on the rank's GPU, the buckets live in GPU memory and synchronise through
- * NCCL, or through trainpath staged via host memory. The model (tp/model.h) is small and real, so the
- * weights' hash after training tells whether the run was reproducible. */
+ * NCCL, or through trainpath staged via host memory. The model
+ * (tp/model.h) is small and real, so the weights' hash after training
+ * tells whether the run was reproducible. */
 #ifndef TP_STEP_H
 #define TP_STEP_H
 

@@ -325,6 +325,9 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
     if (s->nccl && p->c.transport)
         return tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its "
                             "own transport");
+    if (s->nccl && s->algo)
+        return tp_error_set(err, TP_EUSAGE, "--algo %s with --backend nccl: NCCL chooses its "
+                            "own algorithm", s->algo);
     if (s->gemm_n && !s->compute_gpu)
         return tp_error_set(err, TP_EUSAGE, "--gemm-size: only with --compute gpu");
     if (p->gpu >= 0 && !s->compute_gpu && !s->grad_cuda)

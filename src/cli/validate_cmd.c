@@ -190,7 +190,8 @@ static int build(struct vt_ctx *c, tp_error *err)
     snprintf(ngpu_s, sizeof ngpu_s, "%d", ngpu);
     if (ngpu > 0)
         add(c, "coll-nccl", "coll", "coll allreduce through NCCL, one rank per GPU",
-            q ? 3 : s ? 25 : 90, "coll", "-n", ngpu_s, "--launcher", "local", "--backend", "nccl", "--sizes",
+            q ? 3 : s ? 25 : 90, "coll", "-n", ngpu_s, "--launcher", "local", "--backend", "nccl",
+            "--sizes",
             q ? "8-64M" : "8-1G", "--time", q ? "20ms" : s ? "300ms" : "2s", "-q", NULL);
     add(c, "io-commit", "io", "io commit", q ? 1 : s ? 10 : 40, "io", "commit", c->dir,
         "--count", q ? "200" : s ? "5000" : "20000", "-q", NULL);

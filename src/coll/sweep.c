@@ -609,9 +609,11 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
     if (results) {
         json_object_set_new(results, "sizes", sizes);
         json_object_set_new(results, "data_path",
-                            json_pack("{s:s, s:s, s:b, s:s}", "mem", s.cuda ? "cuda" : "host",
-                                      "path", !s.cuda ? "host" : s.nccl ? "device" : "staged",
-                                      "staging_pinned", pinned, "why",
+                            json_pack("{s:s, s:s, s:b, s:b, s:s}", "mem",
+                                      s.cuda ? "cuda" : "host", "path",
+                                      !s.cuda ? "host" : s.nccl ? "device" : "staged",
+                                      "staging_pinned", pinned, "emulated",
+                                      tp_gpu_emulated(o->gpu), "why",
                                       !s.cuda  ? "host buffers"
                                       : s.nccl ? "NCCL reads and writes GPU memory itself"
                                                : "the backend reduces in host memory: each call "

@@ -588,7 +588,8 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
     int rc = -FI_ENODATA;
     /* GPU memory on the wire where the provider takes it, else (rc still
      * set) host buffers the caller stages through */
-    if (cfg->gpu && (rc = get_info(cfg->provider, node, ep->rma, true, &ep->info)) == 0)
+    if (cfg->gpu && !tp_gpu_emulated(cfg->gpu) &&
+        (rc = get_info(cfg->provider, node, ep->rma, true, &ep->info)) == 0)
         ep->hmem = true;
     if (rc)
         rc = get_info(cfg->provider, node, ep->rma, false, &ep->info);

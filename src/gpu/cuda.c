@@ -57,6 +57,7 @@ struct nccl {
     FN(ncclCommInitRankConfig);
     FN(ncclCommGetAsyncError);
     FN(ncclCommAbort);
+    FN(ncclCommFinalize);
     FN(ncclCommDestroy);
     FN(ncclGetErrorString);
     FN(ncclAllReduce);
@@ -95,7 +96,37 @@ struct tp_gpu {
     cublasHandle_t blas;
     void *ga, *gb, *gc; /* the compute kernel's matrices */
     unsigned gemm_n;
+    bool emu; /* TP_GPU_EMULATE: a test double of the device (below) */
 };
+
+/* ---- TP_GPU_EMULATE=N (a test hook) ----
+ *
+ * N devices whose memory is host memory and whose matrix product runs on
+ * the CPU (f32), so that machines without a GPU test what surrounds the
+ * device calls: staging, the check through device buffers, the step's GPU
+ * compute and GPU-resident buckets, net's staged flows. It says nothing
+ * about CUDA itself (no library is loaded) and offers no NCCL. Documents
+ * record "emulated": true. */
+static int emu_devices(void)
+{
+    const char *v = getenv("TP_GPU_EMULATE");
+    int n = v ? atoi(v) : 0;
+    return n > 0 ? n : 0;
+}
+
+static void emu_gemm(const struct tp_gpu *g)
+{
+    size_t n = g->gemm_n;
+    const float *a = g->ga, *b = g->gb;
+    float *c = g->gc;
+    memset(c, 0, n * n * sizeof *c);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < n; k++) {
+            float x = a[i * n + k];
+            for (size_t j = 0; j < n; j++)
+                c[i * n + j] += x * b[k * n + j];
+        }
+}
 
 bool tp_gpu_built(void)
 {
@@ -173,6 +204,7 @@ static int load_nccl(struct nccl *n, const char *what, tp_error *err)
     SYM(n, ncclCommInitRankConfig);
     SYM(n, ncclCommGetAsyncError);
     SYM(n, ncclCommAbort);
+    SYM(n, ncclCommFinalize);
     SYM(n, ncclCommDestroy);
     SYM(n, ncclGetErrorString);
     SYM(n, ncclAllReduce);
@@ -207,6 +239,8 @@ static _Thread_local int cur_dev = -1;
 
 static void use(struct tp_gpu *g)
 {
+    if (g->emu)
+        return;
     if (cur_dev != g->device && g->rt.cudaSetDevice(g->device) == cudaSuccess)
         cur_dev = g->device;
 }
@@ -227,6 +261,23 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
     g->what = what;
     g->timeout_ns = o->timeout_ns ? o->timeout_ns : 60000000000ull;
     g->device = -1;
+    int nemu = emu_devices();
+    if (nemu) {
+        g->emu = true;
+        if (o->need & TP_GPU_NCCL) {
+            free(g);
+            return tp_error_set(err, TP_EUSAGE, "%s: NCCL is not emulated (TP_GPU_EMULATE "
+                                "emulates device memory and compute only)", what);
+        }
+        g->device = o->device >= 0 ? o->device : (o->local_rank > 0 ? o->local_rank : 0) % nemu;
+        if (g->device >= nemu) {
+            free(g);
+            return tp_error_set(err, TP_EUSAGE, "%s: device %d: %d emulated device(s)", what,
+                                o->device, nemu);
+        }
+        *out = g;
+        return 0;
+    }
     int rc = load_cudart(&g->rt, what, err);
     if (rc == 0 && (o->need & TP_GPU_NCCL))
         rc = load_nccl(&g->nc, what, err);
@@ -278,12 +329,39 @@ int tp_gpu_device(const struct tp_gpu *g)
     return g ? g->device : -1;
 }
 
+bool tp_gpu_emulated(const struct tp_gpu *g)
+{
+    return g && g->emu;
+}
+
 void tp_gpu_close(struct tp_gpu *g)
 {
     if (!g)
         return;
-    if (g->comm)
-        g->nc.ncclCommDestroy(g->comm);
+    if (g->emu) {
+        free(g->ga);
+        free(g->gb);
+        free(g->gc);
+        free(g);
+        return;
+    }
+    if (g->device >= 0 && g->rt.h)
+        use(g);
+    if (g->comm) {
+        /* a non-blocking communicator finalizes in the background: wait for
+         * it within the deadline, else abort it */
+        ncclResult_t r = g->nc.ncclCommFinalize(g->comm);
+        uint64_t t0 = tp_now_ns();
+        while (r == ncclInProgress && tp_now_ns() - t0 < g->timeout_ns) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+            g->nc.ncclCommGetAsyncError(g->comm, &r);
+        }
+        if (r == ncclSuccess)
+            g->nc.ncclCommDestroy(g->comm);
+        else
+            g->nc.ncclCommAbort(g->comm);
+    }
     if (g->blas)
         g->bl.cublasDestroy_v2(g->blas);
     if (g->rt.h) {
@@ -306,6 +384,12 @@ json_t *tp_gpu_info(const struct tp_gpu *g)
 {
     json_t *j = json_pack("{s:b, s:s, s:i}", "built", 1, "build", tp_gpu_build_line(), "device",
                           g->device);
+    if (g->emu) {
+        json_object_set_new(j, "emulated", json_true());
+        json_object_set_new(j, "name", json_string("emulated (TP_GPU_EMULATE: host memory, "
+                                                   "CPU matrix product)"));
+        return j;
+    }
     struct cudaDeviceProp p;
     memset(&p, 0, sizeof p);
     if (g->rt.cudaGetDeviceProperties(&p, g->device) == cudaSuccess) {
@@ -333,6 +417,13 @@ json_t *tp_gpu_info(const struct tp_gpu *g)
 
 int tp_gpu_alloc(struct tp_gpu *g, size_t bytes, void **dptr, tp_error *err)
 {
+    if (g->emu) {
+        if (posix_memalign(dptr, 256, bytes ? bytes : 1) != 0) {
+            *dptr = NULL;
+            return tp_error_set(err, TP_ENOMEM, "emulated GPU %d: %zu bytes", g->device, bytes);
+        }
+        return 0;
+    }
     use(g);
     *dptr = NULL;
     cudaError_t e = g->rt.cudaMalloc(dptr, bytes ? bytes : 1);
@@ -348,7 +439,9 @@ int tp_gpu_alloc(struct tp_gpu *g, size_t bytes, void **dptr, tp_error *err)
 
 void tp_gpu_free(struct tp_gpu *g, void *dptr)
 {
-    if (g && dptr) {
+    if (g && dptr && g->emu) {
+        free(dptr);
+    } else if (g && dptr) {
         use(g);
         g->rt.cudaFree(dptr);
     }
@@ -401,6 +494,8 @@ static int wait_stream(struct tp_gpu *g, const char *what, tp_error *err)
 
 int tp_gpu_sync(struct tp_gpu *g, tp_error *err)
 {
+    if (g->emu)
+        return 0;
     use(g);
     int rc = wait_stream(g, "stream", err);
     return rc == 0 && g->cstream ? wait_on(g, g->cstream, "compute stream", err) : rc;
@@ -408,6 +503,10 @@ int tp_gpu_sync(struct tp_gpu *g, tp_error *err)
 
 int tp_gpu_h2d(struct tp_gpu *g, void *dst, const void *src, size_t bytes, tp_error *err)
 {
+    if (g->emu) {
+        memmove(dst, src, bytes);
+        return 0;
+    }
     use(g);
     cudaError_t e = g->rt.cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, g->stream);
     return e != cudaSuccess ? cuda_fail(g, e, "cudaMemcpy to the device", err)
@@ -416,6 +515,10 @@ int tp_gpu_h2d(struct tp_gpu *g, void *dst, const void *src, size_t bytes, tp_er
 
 int tp_gpu_d2h(struct tp_gpu *g, void *dst, const void *src, size_t bytes, tp_error *err)
 {
+    if (g->emu) {
+        memmove(dst, src, bytes);
+        return 0;
+    }
     use(g);
     cudaError_t e = g->rt.cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, g->stream);
     return e != cudaSuccess ? cuda_fail(g, e, "cudaMemcpy from the device", err)
@@ -424,6 +527,10 @@ int tp_gpu_d2h(struct tp_gpu *g, void *dst, const void *src, size_t bytes, tp_er
 
 int tp_gpu_memset(struct tp_gpu *g, void *dst, int byte, size_t bytes, tp_error *err)
 {
+    if (g->emu) {
+        memset(dst, byte, bytes);
+        return 0;
+    }
     use(g);
     cudaError_t e = g->rt.cudaMemsetAsync(dst, byte, bytes, g->stream);
     return e != cudaSuccess ? cuda_fail(g, e, "cudaMemset", err)
@@ -432,6 +539,8 @@ int tp_gpu_memset(struct tp_gpu *g, void *dst, int byte, size_t bytes, tp_error 
 
 bool tp_gpu_pin(struct tp_gpu *g, void *host, size_t bytes)
 {
+    if (g && g->emu)
+        return false;
     if (g)
         use(g);
     return g && host && bytes &&
@@ -440,7 +549,7 @@ bool tp_gpu_pin(struct tp_gpu *g, void *host, size_t bytes)
 
 void tp_gpu_unpin(struct tp_gpu *g, void *host)
 {
-    if (g && host)
+    if (g && host && !g->emu)
         g->rt.cudaHostUnregister(host);
 }
 
@@ -635,6 +744,24 @@ int tp_gpu_nccl_run(struct tp_gpu *g, const struct tp_gpu_nccl_args *a, tp_error
 
 int tp_gpu_gemm_init(struct tp_gpu *g, unsigned n, tp_error *err)
 {
+    if (g->emu) {
+        if (n < 16 || n > 32768)
+            return tp_error_set(err, TP_EUSAGE, "matrix side %u: 16 to 32768", n);
+        free(g->ga);
+        free(g->gb);
+        free(g->gc);
+        size_t elems = (size_t)n * n;
+        g->ga = malloc(elems * sizeof(float));
+        g->gb = malloc(elems * sizeof(float));
+        g->gc = malloc(elems * sizeof(float));
+        g->gemm_n = 0;
+        if (!g->ga || !g->gb || !g->gc)
+            return tp_error_set(err, TP_ENOMEM, "emulated %u x %u matrices", n, n);
+        for (size_t i = 0; i < elems; i++)
+            ((float *)g->ga)[i] = ((float *)g->gb)[i] = (float)((int)(i * 7 % 17) - 8) / 64.0f;
+        g->gemm_n = n;
+        return 0;
+    }
     use(g);
     if (!g->blas)
         return tp_error_set(err, TP_EUSAGE, "%s: cuBLAS was not loaded", g->what);
@@ -677,6 +804,11 @@ int tp_gpu_gemm(struct tp_gpu *g, uint64_t reps, tp_error *err)
     use(g);
     if (!g->gemm_n)
         return tp_error_set(err, TP_EPROTO, "GPU %d: compute kernel not prepared", g->device);
+    if (g->emu) {
+        for (uint64_t i = 0; i < reps; i++)
+            emu_gemm(g);
+        return 0;
+    }
     const float alpha = 1.0f, beta = 0.0f;
     int n = (int)g->gemm_n;
     for (uint64_t i = 0; i < reps; i++) {

@@ -59,6 +59,12 @@ int tp_gpu_device(const struct tp_gpu *g)
     return -1;
 }
 
+bool tp_gpu_emulated(const struct tp_gpu *g)
+{
+    (void)g;
+    return false;
+}
+
 void tp_gpu_close(struct tp_gpu *g)
 {
     (void)g;

@@ -195,7 +195,8 @@ static void setup_jobs(struct client *cl, struct phase *p, const volatile int *s
             .peer = cl->peer_data,
             .gpu = cl->gpu,
             .dev = cl->dev,
-            .dbuf = cl->dbuf[f],
+            .dtx = cl->dbuf[f],
+            .drx = cl->dbuf[f] ? (char *)cl->dbuf[f] + cl->cfg.max_msg_bytes : NULL,
             .hbuf = cl->hbuf[f],
         };
     }
@@ -655,7 +656,8 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     if (o->key_file && (rc = tp_key_load(&cl->key, o->key_file, err)))
         goto out;
     if (o->mem_cuda) {
-        struct tp_gpu_opts go = {.what = "--mem cuda", .device = o->gpu, .timeout_ns = o->timeout_ns};
+        struct tp_gpu_opts go = {.what = "--mem cuda", .device = o->gpu,
+                                 .timeout_ns = o->timeout_ns};
         if ((rc = tp_gpu_open(&go, &cl->gpu, err)))
             goto out;
         json_object_set_new(cl->prov, "gpu", tp_gpu_info(cl->gpu));

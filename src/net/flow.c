@@ -25,18 +25,18 @@ static bool staged(const struct flow_job *j)
     return j->gpu && !j->dev;
 }
 
-/* The message's bytes start in GPU memory (staged: copied out of dbuf into
+/* The message's bytes start in GPU memory (staged: copied out of dtx into
  * the host tx buffer before each send) and end there (copied from the
- * received data into dbuf). Both copies are inside the timed loops: they
+ * received data into drx). Both copies are inside the timed loops: they
  * are what a host-staged GPU transfer costs. */
 static int stage_out(struct flow_job *j, void *tx)
 {
-    return tp_gpu_d2h(j->gpu, tx, j->dbuf, j->size, &j->err);
+    return tp_gpu_d2h(j->gpu, tx, j->dtx, j->size, &j->err);
 }
 
 static int stage_in(struct flow_job *j, const void *data)
 {
-    return tp_gpu_h2d(j->gpu, j->dbuf, data, j->size, &j->err);
+    return tp_gpu_h2d(j->gpu, j->drx, data, j->size, &j->err);
 }
 
 static int before_send(void *arg, const void *tx, size_t len, uint64_t index)
@@ -56,8 +56,8 @@ static int prepare_tx(struct flow_job *j)
         if (j->dev)
             return tp_gpu_h2d(j->gpu, tx, fill, j->size, &j->err);
     }
-    /* staged: the message lives in dbuf */
-    return staged(j) ? tp_gpu_h2d(j->gpu, j->dbuf, tx, j->size, &j->err) : 0;
+    /* staged: the message to send lives in dtx */
+    return staged(j) ? tp_gpu_h2d(j->gpu, j->dtx, tx, j->size, &j->err) : 0;
 }
 
 static int verify(struct flow_job *j, const void *data, uint64_t index)
@@ -117,7 +117,7 @@ static int pong(struct flow_job *j)
         if ((rc = ops->recv(ep, j->size, &data, j->timeout_ns, &j->err)))
             return rc;
         int bad = j->check ? verify(j, data, i) : 0;
-        /* staged: the echo goes through the GPU, in and out again */
+        /* staged: the message lands in GPU memory, the answer leaves from it */
         if ((st && ((rc = stage_in(j, data)) || (rc = stage_out(j, tx)))) ||
             (rc = ops->send(ep, j->size, j->timeout_ns, &j->err)))
             return rc;
@@ -391,8 +391,8 @@ int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void *
         memset(*hbuf, 0, bytes);
         return 0;
     }
-    int rc = tp_gpu_alloc(g, bytes, dbuf, err);
-    return rc ? rc : tp_gpu_memset(g, *dbuf, 0, bytes, err);
+    int rc = tp_gpu_alloc(g, 2 * bytes, dbuf, err);
+    return rc ? rc : tp_gpu_memset(g, *dbuf, 0, 2 * bytes, err);
 }
 
 void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf)

@@ -44,11 +44,12 @@ struct flow_job {
     const char *peer; /* names the peer in errors */
     /* --mem cuda (NULL gpu: host memory). dev: the endpoint's buffers are GPU
      * memory (FI_HMEM), hbuf a host scratch of size bytes for the pattern
-     * and its check. Otherwise staged: dbuf holds the message in GPU memory
-     * and every message is copied between it and the host buffers. */
+     * and its check. Otherwise staged: every message sent starts in dtx and
+     * every message received ends in drx, both GPU memory, copied to and
+     * from the endpoint's host buffers. */
     struct tp_gpu *gpu;
     bool dev;
-    void *dbuf, *hbuf;
+    void *dtx, *drx, *hbuf;
     /* out */
     uint64_t start_ns, end_ns; /* ROLE_PING/SEND: first send to last completion */
     uint64_t done;             /* messages completed */
@@ -95,7 +96,8 @@ void rx_free(struct rx_stats *rx);
 uint64_t flow_seed(uint64_t size);
 
 /* --mem cuda buffers of one flow (nothing when g is NULL): with dev a host
- * scratch (hbuf), else the message's home in GPU memory (dbuf). */
+ * scratch (*hbuf), else where the messages start and end in GPU memory
+ * (*dbuf: bytes for those sent, then bytes for those received). */
 int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
                    tp_error *err);
 void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf);

@@ -327,7 +327,8 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
             .peer = s->peer_data,
             .gpu = s->gpu,
             .dev = s->dev,
-            .dbuf = s->dbuf[f],
+            .dtx = s->dbuf[f],
+            .drx = s->dbuf[f] ? (char *)s->dbuf[f] + s->cfg.max_msg_bytes : NULL,
             .hbuf = s->hbuf[f],
         };
     }

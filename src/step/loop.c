@@ -1182,14 +1182,16 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
                           tp_metric(r->gemm_ns > 0 ? tp_gpu_gemm_flops(r->gemm_n) / r->gemm_ns * 1e9
                                                    : 0,
                                     "FLOP/s")));
-        json_object_set_new(
-            results, "data_path",
-            json_pack("{s:s, s:s, s:s}", "compute",
-                      o->compute_gpu ? "gpu (cuBLAS bf16 matrix products)" : "cpu", "gradients",
-                      o->grad_cuda ? "cuda" : "host", "sync",
-                      o->nccl          ? "nccl"
-                      : o->grad_cuda ? "trainpath, staged through host memory"
-                                     : "trainpath"));
+        bool emu = tp_gpu_emulated(o->gpu);
+        const char *where = !o->compute_gpu ? "cpu"
+                            : emu           ? "gpu (emulated: CPU f32 products)"
+                                            : "gpu (cuBLAS bf16 matrix products)";
+        const char *sync = o->nccl        ? "nccl"
+                           : o->grad_cuda ? "trainpath, staged through host memory"
+                                          : "trainpath";
+        json_object_set_new(results, "data_path",
+                            json_pack("{s:b, s:s, s:s, s:s}", "emulated", emu, "compute", where,
+                                      "gradients", o->grad_cuda ? "cuda" : "host", "sync", sync));
         json_object_set_new(results, "runs", runs);
         const char *mode = o->reduce == TP_STEP_EXACT ? "exact"
                            : o->reduce == TP_STEP_ARRIVAL ? "arrival" : "plain";

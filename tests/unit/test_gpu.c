@@ -74,7 +74,8 @@ static void open_or_refuse(void **state)
     (void)state;
     struct tp_gpu *g = (struct tp_gpu *)1;
     tp_error err = {0};
-    struct tp_gpu_opts o = {.what = "--mem cuda", .device = -1, .need = TP_GPU_NCCL | TP_GPU_CUBLAS};
+    struct tp_gpu_opts o = {.what = "--mem cuda", .device = -1,
+                            .need = TP_GPU_NCCL | TP_GPU_CUBLAS};
     int rc = tp_gpu_open(&o, &g, &err);
     if (rc == 0) {
         json_t *info = tp_gpu_info(g);
@@ -149,8 +150,9 @@ static void hmem_probe(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(gemm_reps),  cmocka_unit_test(gemm_side),      cmocka_unit_test(nccl_codes),
-        cmocka_unit_test(open_or_refuse), cmocka_unit_test(build_line), cmocka_unit_test(hmem_probe),
+        cmocka_unit_test(gemm_reps),      cmocka_unit_test(gemm_side),
+        cmocka_unit_test(nccl_codes),     cmocka_unit_test(open_or_refuse),
+        cmocka_unit_test(build_line),     cmocka_unit_test(hmem_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

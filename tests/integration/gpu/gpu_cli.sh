@@ -53,6 +53,70 @@ if [ "$HAVE_GPU" = 0 ]; then
     check "net --mem cuda: says why" refused "--mem cuda" "$WORK/o6"
     check "net --mem cuda: the result document says so" doc_refused "$J" "$WORK/o6"
     check "no rank is left running" bash -c "! pgrep -f '$TP (coll|step)' >/dev/null"
+
+    # The paths around the device calls, through the TP_GPU_EMULATE test
+    # double (device memory is host memory; no CUDA, no NCCL): staging, the
+    # check through device buffers, the step's GPU compute and buckets,
+    # net's staged flows. Only a build with the path has it.
+    if grep -q "GPU path built" "$WORK/ver"; then
+        EMU=(env TP_GPU_EMULATE=1)
+        emu_coll() { # emu_coll FILE ARGS...: an emulated staged sweep, all bits right
+            local j=$1; shift
+            run_rc 0 "$j.out" "${EMU[@]}" "$TP" coll --mem cuda --iters 3 -q --json "$j" "$@" &&
+                [ "$(json_get "$j" "sum(x['wrong'] for x in r['sizes']), all(x['checked'] or x.get('count') == 0 for x in r['sizes']), r['data_path']['path'], d['provenance']['gpu']['emulated']")" = "0 True staged True" ]
+        }
+        for spec in "allreduce f32 sum" "allreduce bf16 avg" "reduce-scatter f64 max" \
+                    "allgather i32 sum" "alltoall f16 sum" "broadcast i64 sum" \
+                    "sendrecv f32 sum" "reduce f32 prod"; do
+            set -- $spec
+            check "emulated --mem cuda: coll $1 $2 $3, 3 ranks, staged and bit-exact" \
+                emu_coll "$WORK/emu-$1-$2.json" -n 3 --op "$1" --dtype "$2" --redop "$3" --sizes 8,4K,1M
+        done
+        check "emulated --mem cuda over ofi shm: staged (no FI_HMEM for emulated memory), bit-exact" \
+            emu_coll "$WORK/emu-ofi.json" -n 2 --transport ofi -P shm --intra fabric --sizes 8,64K
+        run_rc 0 "$WORK/x1" "$TP" coll -n 3 --repro exact --sizes 4K,1M --iters 3 -q --json "$WORK/x-host.json"
+        emu_coll "$WORK/x-cuda.json" -n 3 --repro exact --sizes 4K,1M
+        check "--repro exact: the same result bits from GPU memory as from host memory" \
+            [ "$(json_get "$WORK/x-host.json" "[x['result_sha256'] for x in r['sizes']]")" = \
+              "$(json_get "$WORK/x-cuda.json" "[x['result_sha256'] for x in r['sizes']]")" ]
+        check "emulated --backend nccl: exit 2 (NCCL is not emulated)" \
+            run_rc 2 "$WORK/x2" "${EMU[@]}" "$TP" coll -n 2 --backend nccl --sizes 8
+        STEPA=(--no-io --steps 6 --batch 32 --dir "$WORK" -q)
+        run_rc 0 "$WORK/s0" "$TP" step -n 2 "${STEPA[@]}" --json "$WORK/st-host.json"
+        check "emulated step --compute gpu, verify-repro 2: exit 0" run_rc 0 "$WORK/s1" \
+            "${EMU[@]}" "$TP" step -n 2 --compute gpu --gemm-size 32 --verify-repro 2 "${STEPA[@]}" \
+            --json "$WORK/st-gpu.json"
+        check "... products counted, gradient on the device, staged sync" \
+            [ "$(json_get "$WORK/st-gpu.json" "r['calibration']['gpu']['products_per_step'] >= 1, r['calibration']['gpu']['gemm_side'], r['data_path']['gradients'], r['reproducibility']['identical']")" = "True 32 cuda True" ]
+        check "emulated step --mem cuda (CPU compute): exit 0" run_rc 0 "$WORK/s2" \
+            "${EMU[@]}" "$TP" step -n 2 --mem cuda "${STEPA[@]}" --json "$WORK/st-mem.json"
+        check "the weights are the same bits whether the gradient went through the GPU or not" \
+            [ "$(json_get "$WORK/st-host.json" "r['reproducibility']['weights_sha256']")" = \
+              "$(json_get "$WORK/st-gpu.json" "r['reproducibility']['weights_sha256']")" ] && \
+            [ "$(json_get "$WORK/st-host.json" "r['reproducibility']['weights_sha256']")" = \
+              "$(json_get "$WORK/st-mem.json" "r['reproducibility']['weights_sha256']")" ]
+        run_rc 0 "$WORK/s3" "${EMU[@]}" "$TP" step -n 1 --reduce exact --mem cuda "${STEPA[@]}" --json "$WORK/st-e1.json"
+        run_rc 0 "$WORK/s4" "${EMU[@]}" "$TP" step -n 3 --reduce exact --mem cuda "${STEPA[@]}" --json "$WORK/st-e3.json"
+        check "exact mode through GPU memory: the same weights for 1 and 3 ranks" \
+            [ "$(json_get "$WORK/st-e1.json" "r['reproducibility']['weights_sha256']")" = \
+              "$(json_get "$WORK/st-e3.json" "r['reproducibility']['weights_sha256']")" ]
+        if start_server emu "${EMU[@]}" -- --bind 127.0.0.1; then
+            for t in "lat tcp" "bw tcp" "bibw tcp" "lat shm" "bw shm"; do
+                set -- $t
+                J=$WORK/net-$1-$2.json
+                prov=(); [ "$2" = shm ] && prov=(-P shm)
+                run_rc 0 "$J.out" "${EMU[@]}" "$TP" net "$1" 127.0.0.1 -p "$PORT" --mem cuda --check \
+                    -s 8,64K -n 50 "${prov[@]}" --json "$J"
+                check "emulated net $1 over $2 --mem cuda --check: both ends staged, every byte right" \
+                    [ "$(json_get "$J" "d['status']['ok'], d['provenance']['transport']['mem_path'][:6], d['provenance']['peer']['endpoint']['mem_path'][:6]")" = "True staged staged" ]
+            done
+        fi
+        if start_server emucorrupt "${EMU[@]}" TP_FAULT_CORRUPT=1 -- --bind 127.0.0.1; then
+            check "a byte corrupted before staging is caught after it (exit 1)" run_rc 1 "$WORK/c1" \
+                "${EMU[@]}" "$TP" net lat 127.0.0.1 -p "$PORT" --mem cuda --check -s 4K -n 10
+            check "... saying where" grep_q "payload mismatch: 4096-byte message 0, byte 2048" "$WORK/c1"
+        fi
+    fi
 else
     NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 1)
     echo "# $NGPU GPU(s): running the GPU path"
@@ -84,6 +148,7 @@ check "--transport with --backend nccl: exit 2" run_rc 2 "$WORK/u6" "$TP" coll -
 check "--mem bogus: exit 2" run_rc 2 "$WORK/u7" "$TP" coll --mem bogus
 check "step --backend nccl --mem host: exit 2" run_rc 2 "$WORK/u8" "$TP" step --backend nccl --mem host
 check "... says the gradient must be on the GPU" grep_q "gradient must live on the GPU" "$WORK/u8"
+check "step --algo with --backend nccl: exit 2" run_rc 2 "$WORK/u12" "$TP" step --backend nccl --algo ring
 check "step --gemm-size without --compute gpu: exit 2" run_rc 2 "$WORK/u9" "$TP" step --gemm-size 512
 check "step --compute tpu: exit 2" run_rc 2 "$WORK/u10" "$TP" step --compute tpu
 check "net --gpu without --mem cuda: exit 2" run_rc 2 "$WORK/u11" "$TP" net lat 127.0.0.1 --gpu 0
