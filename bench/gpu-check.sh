@@ -194,8 +194,8 @@ wrong = {k: sum(e["wrong"] for e in sizes(d).values()) if d else None
 print("#wrong (bit-exact check): %s" % ", ".join("%s %s" % (k, "-" if v is None else v)
                                                   for k, v in wrong.items()))
 for k, d in (("coll-nccl", nccl), ("coll-staged", staged), ("coll-host", host)):
-    print("  %-12s %s%s" % (k, status(d), "" if not d else "  path: " +
-          ((d.get("results") or {}).get("data_path") or {}).get("path", "?")))
+    paths = ((d or {}).get("results") or {}).get("data_path") or [{}]
+    print("  %-12s %s%s" % (k, status(d), "" if not d else "  path: " + paths[0].get("path", "?")))
 torch = load("torch")
 if torch and N:
     print("== NCCL through trainpath vs through PyTorch (1 rank): mean time ==")

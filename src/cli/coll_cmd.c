@@ -50,7 +50,8 @@ static void usage(FILE *f)
             "                        random floats, shared among the ranks (result_sha256)\n"
             "      --backend B       trainpath (default), mpi (MPI_Allreduce and siblings;\n"
             "                        needs mpirun or srun) or nccl (GPU memory, one rank\n"
-            "                        per GPU)\n"
+            "                        per GPU); a list (trainpath,nccl) runs the sweep through\n"
+            "                        each in turn and compares their busbw at the end\n"
             "      --mem M           host (default) or cuda: buffers in GPU memory (trainpath\n"
             "                        and mpi stage them through host memory; the result's\n"
             "                        data_path says which path the bytes took)\n"
@@ -132,7 +133,45 @@ struct parsed {
     const char *launcher, *key_file, *json, *repro;
     bool quiet, have_ranks;
     int gpu; /* --gpu, or -1 */
+    const char *backends[3]; /* --backend, as a list */
+    int nb;
+    const char *backend_arg;
 };
+
+/* "trainpath", "mpi", "nccl", or a comma-separated list of them. */
+static int parse_backends(const char *arg, struct parsed *p, tp_error *err)
+{
+    static const char *const known[] = {"trainpath", "mpi", "nccl"};
+    p->nb = 0;
+    for (const char *s = arg;;) {
+        size_t len = strcspn(s, ",");
+        int k = -1;
+        for (int i = 0; i < 3; i++)
+            if (len == strlen(known[i]) && strncmp(s, known[i], len) == 0)
+                k = i;
+        if (k < 0)
+            return tp_error_set(err, TP_EUSAGE, "--backend %s: '%.*s' is not trainpath, mpi or "
+                                "nccl", arg, (int)len, s);
+        for (int i = 0; i < p->nb; i++)
+            if (p->backends[i] == known[k])
+                return tp_error_set(err, TP_EUSAGE, "--backend %s: %s twice", arg, known[k]);
+        p->backends[p->nb++] = known[k];
+        if (!s[len])
+            break;
+        s += len + 1;
+    }
+    p->b.backend = p->backends[0];
+    p->backend_arg = arg;
+    return 0;
+}
+
+static bool has_backend(const struct parsed *p, const char *name)
+{
+    for (int i = 0; i < p->nb; i++)
+        if (strcmp(p->backends[i], name) == 0)
+            return true;
+    return false;
+}
 
 static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 {
@@ -204,10 +243,7 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             break;
         case OPT_REPRO_CHECK: b->repro_check = true; break;
         case OPT_BACKEND:
-            b->backend = optarg;
-            if (strcmp(optarg, "trainpath") != 0 && strcmp(optarg, "mpi") != 0 &&
-                strcmp(optarg, "nccl") != 0)
-                rc = tp_error_set(err, TP_EUSAGE, "--backend %s: trainpath, mpi or nccl", optarg);
+            rc = parse_backends(optarg, p, err);
             break;
         case OPT_MEM:
             if (strcmp(optarg, "host") != 0 && strcmp(optarg, "cuda") != 0)
@@ -249,23 +285,27 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         (b->kind != TP_ALLREDUCE || !tp_dtype_is_float(b->dtype) || b->op != TP_SUM))
         rc = tp_error_set(err, TP_EUSAGE,
                           "--repro-check: allreduce with --redop sum of a float --dtype only");
-    bool nccl = b->backend && strcmp(b->backend, "nccl") == 0;
-    if (rc == 0 && b->repro_check && b->backend && strcmp(b->backend, "trainpath") != 0)
+    if (rc == 0 && !p->nb) {
+        p->backends[p->nb++] = "trainpath";
+        b->backend = "trainpath";
+    }
+    bool nccl = has_backend(p, "nccl"), mpi = has_backend(p, "mpi");
+    bool tp_only = p->nb == 1 && !nccl && !mpi;
+    if (rc == 0 && b->repro_check && !tp_only)
         rc = tp_error_set(err, TP_EUSAGE, "--repro-check: runs on --backend trainpath");
     if (rc == 0 && b->repro_check && b->mem_cuda)
         rc = tp_error_set(err, TP_EUSAGE, "--repro-check: runs with --mem host");
-    if (rc == 0 && b->backend && strcmp(b->backend, "trainpath") != 0 && b->algo &&
-        strcmp(b->algo, "auto") != 0)
+    if (rc == 0 && !has_backend(p, "trainpath") && b->algo && strcmp(b->algo, "auto") != 0)
         rc = tp_error_set(err, TP_EUSAGE,
                           "--algo %s with --backend %s: %s chooses its own algorithm", b->algo,
-                          b->backend, nccl ? "NCCL" : "MPI");
+                          p->backend_arg, nccl ? "NCCL" : "MPI");
     if (rc == 0 && nccl && b->exact)
         rc = tp_error_set(err, TP_EUSAGE, "--repro exact: runs on --backend trainpath (NCCL's "
                           "sums keep no exact accumulator)");
-    if (rc == 0 && nccl && p->c.transport)
+    if (rc == 0 && nccl && p->nb == 1 && p->c.transport)
         rc = tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its own "
                           "transport (NCCL_NET, NCCL_IB_HCA, ...)");
-    if (rc == 0 && b->mem_cuda && b->backend && strcmp(b->backend, "mpi") == 0)
+    if (rc == 0 && b->mem_cuda && mpi)
         rc = tp_error_set(err, TP_EUSAGE, "--mem cuda with --backend mpi: not supported "
                           "(trainpath does not assume a CUDA-aware MPI); use trainpath or nccl");
     if (rc == 0 && p->gpu >= 0 && !b->mem_cuda && !nccl)
@@ -305,13 +345,12 @@ static json_t *config_json(const struct parsed *p)
                      "time_ns", (json_int_t)b->time_ns, "warmup", (json_int_t)b->warmup,
                      "chunk_bytes", (json_int_t)b->chunk_bytes, "repro",
                      b->exact ? "exact" : "plain", "repro_check", b->repro_check, "backend",
-                     b->backend ? b->backend : "trainpath", "transport",
+                     p->backend_arg ? p->backend_arg : "trainpath", "transport",
                      p->c.transport ? p->c.transport : "tcp", "provider",
                      p->c.provider ? p->c.provider : "", "intra",
                      p->c.intra ? p->c.intra : "shm", "timeout_ns", (json_int_t)p->timeout_ns,
                      "inject_delay_ns", (json_int_t)b->inject_delay_ns, "mem",
-                     b->mem_cuda || (b->backend && strcmp(b->backend, "nccl") == 0) ? "cuda"
-                                                                                   : "host");
+                     b->mem_cuda ? "cuda" : "host");
 }
 
 struct printer {
@@ -340,6 +379,50 @@ static void print_row(void *arg, size_t i, size_t n)
            json_number_value(json_object_get(json_object_get(e, "busbw"), "value")) / 1e9,
            (long long)json_integer_value(json_object_get(e, "wrong")),
            json_number_value(json_object_get(json_object_get(e, "arrival_skew"), "p99")) / 1e3);
+    fflush(stdout);
+}
+
+/* After a sweep through several backends: busbw per size and backend, and
+ * each backend's against the first's (the ratio nccl-tests users ask for). */
+static void print_comparison(json_t *results, const struct parsed *p)
+{
+    json_t *sizes = json_object_get(results, "sizes");
+    printf("# busbw (GB/s) by backend, and the ratio to %s\n# %10s", p->backends[0], "size");
+    for (int k = 0; k < p->nb; k++)
+        printf(" %10s", p->backends[k]);
+    for (int k = 1; k < p->nb; k++) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "%s/%s", p->backends[k], p->backends[0]);
+        printf(" %15s", lab);
+    }
+    printf("\n");
+    size_t i, j;
+    json_t *e, *f;
+    json_array_foreach(sizes, i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "backend")), p->backends[0]) != 0)
+            continue;
+        json_int_t sz = json_integer_value(json_object_get(e, "size_bytes"));
+        double bw[3] = {0};
+        json_array_foreach(sizes, j, f) {
+            if (json_integer_value(json_object_get(f, "size_bytes")) != sz)
+                continue;
+            for (int k = 0; k < p->nb; k++)
+                if (strcmp(json_string_value(json_object_get(f, "backend")), p->backends[k]) == 0)
+                    bw[k] = json_number_value(
+                        json_object_get(json_object_get(f, "busbw"), "value"));
+        }
+        char szs[32];
+        printf("  %10s", tp_fmt_size((uint64_t)sz, szs, sizeof szs));
+        for (int k = 0; k < p->nb; k++)
+            printf(" %10.2f", bw[k] / 1e9);
+        for (int k = 1; k < p->nb; k++) {
+            if (bw[0] > 0)
+                printf(" %15.2f", bw[k] / bw[0]);
+            else
+                printf(" %15s", "-");
+        }
+        printf("\n");
+    }
     fflush(stdout);
 }
 
@@ -400,11 +483,11 @@ int cmd_coll(int argc, char **argv)
     struct tp_comm *comm = NULL;
     uint64_t wrong = 0;
     rc = tp_comm_init(boot, &p.c, &comm, &err);
-    if (rc == 0 && p.b.backend && strcmp(p.b.backend, "mpi") == 0 && !tp_coll_mpi_available())
+    if (rc == 0 && has_backend(&p, "mpi") && !tp_coll_mpi_available())
         rc = tp_error_set(&err, TP_EUSAGE,
                           "--backend mpi: the ranks were not started by mpirun or srun");
     struct tp_gpu *gpu = NULL;
-    bool nccl = p.b.backend && strcmp(p.b.backend, "nccl") == 0;
+    bool nccl = has_backend(&p, "nccl");
     if (rc == 0 && (p.b.mem_cuda || nccl)) {
         rc = cli_gpu_open(boot, nccl ? "--backend nccl" : "--mem cuda", nccl ? TP_GPU_NCCL : 0,
                           p.gpu, p.timeout_ns, &gpu, &err);
@@ -433,7 +516,20 @@ int cmd_coll(int argc, char **argv)
         struct printer pr = {results, p.quiet};
         p.b.progress = print_row;
         p.b.progress_arg = &pr;
-        rc = tp_coll_bench(comm, &p.b, results, &wrong, &err);
+        bool mem_cuda = p.b.mem_cuda;
+        for (int k = 0; rc == 0 && k < p.nb; k++) {
+            uint64_t w = 0;
+            p.b.backend = p.backends[k];
+            /* NCCL works on GPU memory; the others where --mem says */
+            p.b.mem_cuda = mem_cuda && strcmp(p.backends[k], "nccl") != 0;
+            if (me == 0 && !p.quiet && p.nb > 1)
+                printf("# --backend %s%s\n", p.backends[k],
+                       strcmp(p.backends[k], "nccl") == 0 || p.b.mem_cuda ? " (GPU memory)" : "");
+            rc = tp_coll_bench(comm, &p.b, results, &w, &err);
+            wrong += w;
+        }
+        if (rc == 0 && me == 0 && !p.quiet && p.nb > 1)
+            print_comparison(results, &p);
     }
     if (rc < 0)
         tp_comm_abort(comm);

@@ -605,11 +605,22 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
             pinned = false;
         }
     }
-    json_t *sizes = results ? json_array() : NULL;
-    if (results) {
+    /* a second backend's sweep adds to the first's */
+    json_t *sizes = results ? json_object_get(results, "sizes") : NULL;
+    if (results && !json_is_array(sizes)) {
+        sizes = json_array();
         json_object_set_new(results, "sizes", sizes);
-        json_object_set_new(results, "data_path",
-                            json_pack("{s:s, s:s, s:b, s:b, s:s}", "mem",
+    }
+    size_t base = sizes ? json_array_size(sizes) : 0;
+    if (results) {
+        json_t *paths = json_object_get(results, "data_path");
+        if (!json_is_array(paths)) {
+            paths = json_array();
+            json_object_set_new(results, "data_path", paths);
+        }
+        json_array_append_new(paths,
+                            json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "backend",
+                                      o->backend ? o->backend : "trainpath", "mem",
                                       s.cuda ? "cuda" : "host", "path",
                                       !s.cuda ? "host" : s.nccl ? "device" : "staged",
                                       "staging_pinned", pinned, "emulated",
@@ -627,10 +638,17 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
     for (size_t i = 0; rc == 0 && i < o->nsizes; i++) {
         rc = one_size(&s, o->sizes[i], sizes, pt, &npt, wrong_total, err);
         if (rc == 0 && o->progress && results)
-            o->progress(o->progress_arg, i, o->nsizes);
+            o->progress(o->progress_arg, base + i, o->nsizes);
     }
-    if (results)
-        json_object_set_new(results, "fit", fit_json(o, n, pt, npt));
+    if (results) {
+        json_t *fit = fit_json(o, n, pt, npt), *fits = json_object_get(results, "fit");
+        if (json_is_array(fits)) { /* after another backend's */
+            json_array_extend(fits, fit);
+            json_decref(fit);
+        } else {
+            json_object_set_new(results, "fit", fit);
+        }
+    }
     free(pt);
     if (s.cuda) {
         if (pinned) {

@@ -172,7 +172,26 @@ static void coll(struct rows *r, const json_t *doc)
     const json_t *e;
     json_array_foreach(json_object_get(res, "sizes"), i, e) {
         lbl_size(size, sizeof size, e);
-        const char *labels[] = {op, ranks, size, transport, NULL};
+        /* NCCL, MPI and GPU memory get labels of their own; trainpath from
+         * host memory keeps the labels it always had (baselines match) */
+        char be[48] = "", mem[24] = "";
+        const char *b = json_string_value(json_object_get(e, "backend"));
+        const char *m = json_string_value(json_object_get(e, "mem"));
+        if (b && strcmp(b, "trainpath") != 0)
+            snprintf(be, sizeof be, "backend=%s", b);
+        if (m && strcmp(m, "host") != 0)
+            snprintf(mem, sizeof mem, "mem=%s", m);
+        const char *labels[7];
+        int k = 0;
+        if (be[0]) /* in key order: backend, mem, op, ranks, size, transport */
+            labels[k++] = be;
+        if (mem[0])
+            labels[k++] = mem;
+        labels[k++] = op;
+        labels[k++] = ranks;
+        labels[k++] = size;
+        labels[k++] = transport;
+        labels[k] = NULL;
         field(r, "coll.busbw", labels, e, "busbw", HIGHER);
         field(r, "coll.algbw", labels, e, "algbw", HIGHER);
         stats_rows(r, "coll.time", labels, json_object_get(e, "time"), NULL, LOWER);

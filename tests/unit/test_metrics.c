@@ -115,6 +115,30 @@ static void coll_and_step(void **state)
     json_decref(rows);
     json_decref(d);
 
+    /* one run through two backends (--backend trainpath,nccl --mem cuda): the
+     * rows stay apart, and trainpath from host memory keeps its old key */
+    d = doc("coll", json_pack("{s:s, s:i, s:s}", "op", "allreduce", "ranks", 2, "transport",
+                              "tcp"),
+            json_pack("{s:[{s:i, s:s, s:s, s:{s:f, s:s}}, {s:i, s:s, s:s, s:{s:f, s:s}},"
+                      " {s:i, s:s, s:s, s:{s:f, s:s}}], s:[]}",
+                      "sizes", "size_bytes", 1048576, "backend", "trainpath", "mem", "host",
+                      "busbw", "value", 10e9, "unit", "B/s", "size_bytes", 1048576, "backend",
+                      "trainpath", "mem", "cuda", "busbw", "value", 7e9, "unit", "B/s",
+                      "size_bytes", 1048576, "backend", "nccl", "mem", "cuda", "busbw", "value",
+                      90e9, "unit", "B/s", "fit"),
+            true);
+    rows = tp_report_metrics(d, &err);
+    unique_keys(rows);
+    r = row(rows, "coll.busbw{op=allreduce,ranks=2,size=1048576,transport=tcp}");
+    assert_true(json_real_value(json_object_get(r, "value")) == 10e9);
+    r = row(rows, "coll.busbw{mem=cuda,op=allreduce,ranks=2,size=1048576,transport=tcp}");
+    assert_true(json_real_value(json_object_get(r, "value")) == 7e9);
+    r = row(rows, "coll.busbw{backend=nccl,mem=cuda,op=allreduce,ranks=2,size=1048576,"
+                  "transport=tcp}");
+    assert_true(json_real_value(json_object_get(r, "value")) == 90e9);
+    json_decref(rows);
+    json_decref(d);
+
     d = doc("step", json_pack("{s:s, s:i}", "preset", "resnet50", "ranks", 2),
             json_pack("{s:[{s:o, s:{s:f, s:f, s:f, s:f, s:{s:f, s:s}}}], s:{s:b}}", "runs",
                       "step_time", stats(12e6, 11.9e6, 19e6, 50), "summary", "amplification",

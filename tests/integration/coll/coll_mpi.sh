@@ -39,6 +39,14 @@ for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
 done
 run_rc 0 "$WORK/mx.out" mpi -np 3 "$TP" coll --backend mpi --repro exact --dtype f32 --sizes 8-64K --iters 3 -q --json "$WORK/mx.json"
 check "--backend mpi --repro exact: MPI's own algorithm, rounded once, 0 wrong" test $? -eq 0 -a "$(sumwrong "$WORK/mx.json")" = 0
+# both backends in one run, compared at the end
+J=$WORK/both.json
+run_rc 0 "$WORK/both.out" mpi -np 2 "$TP" coll --backend trainpath,mpi --sizes 8,64K,1M --iters 3 --json "$J"
+check "--backend trainpath,mpi: one run, both sweeps, 0 wrong" test $? -eq 0 -a \
+    "$(json_get "$J" "[x['backend'] for x in r['sizes']], [p['backend'] for p in r['data_path']], sum(x['wrong'] for x in r['sizes'])")" = \
+    "['trainpath', 'trainpath', 'trainpath', 'mpi', 'mpi', 'mpi'] ['trainpath', 'mpi'] 0"
+check "... and a table comparing their busbw per size" grep_q "^ +1M +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$WORK/both.out"
+check "... the document is schema-valid" valid_doc "$J"
 # trainpath step under mpirun: the same weights as local ranks in exact mode
 S=(step --steps 6 --batch 24 --sample-size 512 --grad-size 64K --compute-ms 1 --reduce exact --dir "$WORK/step" -q)
 mkdir -p "$WORK/step"

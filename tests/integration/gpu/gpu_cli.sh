@@ -63,7 +63,7 @@ if [ "$HAVE_GPU" = 0 ]; then
         emu_coll() { # emu_coll FILE ARGS...: an emulated staged sweep, all bits right
             local j=$1; shift
             run_rc 0 "$j.out" "${EMU[@]}" "$TP" coll --mem cuda --iters 3 -q --json "$j" "$@" &&
-                [ "$(json_get "$j" "sum(x['wrong'] for x in r['sizes']), all(x['checked'] or x.get('count') == 0 for x in r['sizes']), r['data_path']['path'], d['provenance']['gpu']['emulated']")" = "0 True staged True" ]
+                [ "$(json_get "$j" "sum(x['wrong'] for x in r['sizes']), all(x['checked'] or x.get('count') == 0 for x in r['sizes']), r['data_path'][0]['path'], d['provenance']['gpu']['emulated']")" = "0 True staged True" ]
         }
         for spec in "allreduce f32 sum" "allreduce bf16 avg" "reduce-scatter f64 max" \
                     "allgather i32 sum" "alltoall f16 sum" "broadcast i64 sum" \
@@ -124,12 +124,12 @@ else
     check "coll --mem cuda (staged), 2 ranks: exit 0" run_rc 0 "$WORK/p1" \
         "$TP" coll -n 2 --mem cuda --sizes 8-1M --iters 5 --json "$J"
     check "staged: no wrong element, path staged" \
-        [ "$(json_get "$J" "sum(x['wrong'] for x in r['sizes']), r['data_path']['path'], e['mem']")" = "0 staged cuda" ]
+        [ "$(json_get "$J" "sum(x['wrong'] for x in r['sizes']), r['data_path'][0]['path'], e['mem']")" = "0 staged cuda" ]
     J=$WORK/nccl.json
     check "coll --backend nccl, one rank per GPU: exit 0" run_rc 0 "$WORK/p2" \
         "$TP" coll -n "$NGPU" --backend nccl --sizes 8-1M --iters 5 --json "$J"
     check "nccl: no wrong element, path device, algo nccl" \
-        [ "$(json_get "$J" "sum(x['wrong'] for x in r['sizes']), r['data_path']['path'], e['algo']")" = "0 device nccl" ]
+        [ "$(json_get "$J" "sum(x['wrong'] for x in r['sizes']), r['data_path'][0]['path'], e['algo']")" = "0 device nccl" ]
     J=$WORK/step.json
     check "step --compute gpu, verify-repro 2: exit 0" run_rc 0 "$WORK/p3" \
         "$TP" step -n 1 --compute gpu --no-io --steps 5 --verify-repro 2 --dir "$WORK" --json "$J"
@@ -158,7 +158,7 @@ J=$WORK/host.json
 check "coll --mem host: exit 0" run_rc 0 "$WORK/h1" "$TP" coll -n 2 --mem host --sizes 1K,64K --iters 3 --json "$J"
 host_doc() {
     valid_doc "$1" >/dev/null &&
-        [ "$(json_get "$1" "sum(x['wrong'] for x in r['sizes']), r['data_path']['path'], e['mem'], d['config']['mem']")" = "0 host host host" ]
+        [ "$(json_get "$1" "sum(x['wrong'] for x in r['sizes']), r['data_path'][0]['path'], e['mem'], d['config']['mem']")" = "0 host host host" ]
 }
 check "coll --mem host: no wrong element, host path, schema-valid" host_doc "$J"
 finish
