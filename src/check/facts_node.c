@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/timex.h>
 #include <unistd.h>
 
@@ -246,6 +247,27 @@ static bool gpu_vendor(const char *v)
     return !strcmp(v, "0x10de") || !strcmp(v, "0x1002"); /* NVIDIA, AMD */
 }
 
+/* What GPUDirect RDMA needs from the kernel: the peer-memory module that
+ * lets an RDMA NIC register GPU memory (nvidia_peermem, or the older
+ * nv_peer_mem), and the NVIDIA driver's version. */
+static void gpudirect(struct fx *c)
+{
+    static const char *const mods[] = {"nvidia_peermem", "nv_peer_mem"};
+    char path[PATH_MAX], ver[64];
+    json_t *g = fx_obj(c);
+    const char *peer = NULL;
+    for (size_t i = 0; i < 2 && !peer; i++) {
+        struct stat st;
+        if (fx_path(c, path, "/sys/module/%s", mods[i]) == 0 && stat(path, &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            peer = mods[i];
+    }
+    fx_set(c, g, "peermem", fx_str(c, peer));
+    bool have_ver = fx_read(c, ver, sizeof ver, "/sys/module/nvidia/version") == 0;
+    fx_set(c, g, "nvidia_driver", fx_str(c, have_ver ? ver : NULL));
+    fx_set(c, c->facts, "gpudirect", g);
+}
+
 static void gpus(struct fx *c)
 {
     char base[PATH_MAX], path[PATH_MAX], vendor[32], cls[32];
@@ -276,6 +298,7 @@ static void gpus(struct fx *c)
     }
     fx_names_free(&devs);
     fx_set(c, c->facts, "gpus", list);
+    gpudirect(c);
 }
 
 /* ---- memory ---- */

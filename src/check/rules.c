@@ -545,6 +545,40 @@ static void cpu_governor(const json_t *facts, const struct tp_policy *p, struct 
     done(r, &f, "every CPU should run the performance governor");
 }
 
+/* GPUDirect RDMA: an RDMA NIC reads and writes GPU memory itself only when
+ * the peer-memory module lets it register that memory; without it NCCL and
+ * libfabric (FI_HMEM) stage every transfer through host memory. */
+static void gpu_peermem(const json_t *facts, const struct tp_policy *p,
+                        struct tp_check_result *r)
+{
+    (void)p;
+    const json_t *gpus = get(facts, "gpus");
+    if (!json_is_array(gpus)) {
+        skip(r, "no GPU facts");
+        return;
+    }
+    size_t i, nv = 0, nrdma = rdma_devices(facts);
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        const char *v = sget(g, "vendor");
+        nv += v && strcmp(v, "0x10de") == 0;
+    }
+    const json_t *gd = get(facts, "gpudirect");
+    if (nv == 0)
+        skip(r, "no NVIDIA GPUs");
+    else if (nrdma == 0)
+        skip(r, "no RDMA devices: GPUDirect RDMA does not apply");
+    else if (!json_is_object(gd))
+        skip(r, "no GPUDirect facts");
+    else if (sget(gd, "peermem"))
+        say(r, TP_CHECK_PASS, "%s loaded: %zu NVIDIA GPU(s) and %zu RDMA device(s) can move GPU "
+            "memory directly", sget(gd, "peermem"), nv, nrdma);
+    else
+        say(r, TP_CHECK_FAIL, "%zu NVIDIA GPU(s) and %zu RDMA device(s), but neither "
+            "nvidia_peermem nor nv_peer_mem is loaded: GPU data is staged through host memory "
+            "unless NCCL uses DMA-BUF", nv, nrdma);
+}
+
 static void mem_thp(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r)
 {
     if (!p->planes[TP_PLANE_DATA].present) {
@@ -1621,6 +1655,18 @@ const struct tp_check_rule tp_check_rules[] = {
      "NVIDIA GPUDirect RDMA documentation, 'Supported Systems'; NCCL User Guide, "
      "NCCL_NET_GDR_LEVEL",
      numa_nic_gpu},
+    {"GPU-PEERMEM", "data", TP_SEV_WARNING,
+     "RDMA NICs can reach GPU memory (nvidia_peermem)",
+     "GPUDirect RDMA lets the NIC read and write GPU memory; it needs the peer-memory module "
+     "(nvidia_peermem, formerly nv_peer_mem) so the RDMA stack can register GPU pages. "
+     "Without it NCCL, and libfabric's FI_HMEM, copy every transfer through host memory: "
+     "more PCIe traffic, lower busbw, more CPU.",
+     "`modprobe nvidia_peermem` and load it at boot (/etc/modules-load.d/); or, with the "
+     "open GPU kernel modules on a 5.12+ kernel, let NCCL use DMA-BUF (NCCL_DMABUF_ENABLE=1, "
+     "the default where supported). Confirm with NCCL_DEBUG=INFO ('GPU Direct RDMA Enabled').",
+     "NVIDIA GPUDirect RDMA documentation ('Using nvidia-peermem'); NCCL User Guide, "
+     "NCCL_NET_GDR_LEVEL and NCCL_DMABUF_ENABLE",
+     gpu_peermem},
     {"CPU-GOVERNOR", "node", TP_SEV_WARNING, "CPUs run the performance governor",
      "Frequency scaling adds wake-up latency to the proxy threads that drive NCCL and to "
      "the data loader; synchronous steps wait for the slowest rank, so it shows up as step "

@@ -132,6 +132,7 @@ static const char base_facts[] =
     " 'cpu': {'count': 64, 'governors': {'performance': 64}, 'smt': 'on', 'numa_nodes': 2},"
     " 'gpus': [{'pci': '0000:19:00.0', 'vendor': '0x10de', 'class': '0x030200', 'numa_node': 0},"
     "          {'pci': '0000:99:00.0', 'vendor': '0x10de', 'class': '0x030200', 'numa_node': 1}],"
+    " 'gpudirect': {'peermem': 'nvidia_peermem', 'nvidia_driver': '550.54.15'},"
     " 'memory': {'hugepages_total': 1024, 'hugepage_size_kb': 2048, 'thp': 'madvise'},"
     " 'iommu': {'mode': 'passthrough', 'cmdline': 'intel_iommu=on iommu=pt', 'groups': 80},"
     " 'time': {'synchronized': true, 'source': 'adjtimex', 'maxerror_us': 16000},"
@@ -388,6 +389,12 @@ static const struct rcase cases[] = {
     {"NUMA-NIC-GPU", SKIP, "no GPUs", NULL, {{"gpus", "[]"}}},
     {"NUMA-NIC-GPU", SKIP, "the GPUs have no NUMA", NULL,
      {{"gpus/0/numa_node", "-1"}, {"gpus/1/numa_node", "null"}}},
+    {"GPU-PEERMEM", FAIL, "neither nvidia_peermem nor nv_peer_mem is loaded", NULL,
+     {{"gpudirect/peermem", "null"}}},
+    {"GPU-PEERMEM", SKIP, "no RDMA devices", NULL, {{"rdma", "null"}}},
+    {"GPU-PEERMEM", SKIP, "no NVIDIA GPUs", NULL,
+     {{"gpus/0/vendor", "'0x1002'"}, {"gpus/1/vendor", "'0x1002'"}}},
+    {"GPU-PEERMEM", SKIP, "no GPUDirect facts", NULL, {{"gpudirect", "null"}}},
     {"CPU-GOVERNOR", FAIL, "powersave on 32 CPUs", NULL,
      {{"cpu/governors", "{'performance': 32, 'powersave': 32}"}}},
     {"CPU-GOVERNOR", SKIP, "no cpufreq", NULL, {{"cpu/governors", "{}"}}},

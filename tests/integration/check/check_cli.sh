@@ -65,6 +65,7 @@ check "... RDMA-NETNS passes: exclusive on a multi-tenant node" test "$(st "$WOR
 check "... sshd on the wildcard reaches the data plane: SEC-SSHD-MGMT fails" test "$(st "$WORK/node.json" SEC-SSHD-MGMT)" = FAIL
 check "... slurmd on a data address, not allowed there: SEC-LISTEN-PLANE fails naming 6818" \
     eval '[ "$(st "$WORK/node.json" SEC-LISTEN-PLANE)" = FAIL ] && ev "$WORK/node.json" SEC-LISTEN-PLANE | grep -q 6818'
+check "... GPU-PEERMEM passes: an NVIDIA GPU, mlx5_0 and nvidia_peermem in the snapshot" test "$(st "$WORK/node.json" GPU-PEERMEM)" = PASS
 check "... NVMe-oF host rules read the controllers" test "$(st "$WORK/node.json" NVMEOF-HOST-DHCHAP)" != SKIP
 
 # facts collected elsewhere, audited here: the same findings as --root
