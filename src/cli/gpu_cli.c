@@ -34,11 +34,11 @@ int cli_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
     if (rc == 0 && (need & TP_GPU_NCCL) && me == 0)
         rc = tp_gpu_nccl_id(g, hex, &mine_err);
     char *mine = NULL;
-    if (rc == 0)
-        rc = asprintf(&mine, "ok %s", hex) < 0 ? TP_ENOMEM : 0;
-    else if (asprintf(&mine, "err %d rank %d (%s): %s", -rc, me, tp_boot_host(b, me),
-                      mine_err.msg) < 0)
-        mine = NULL;
+    int len = rc == 0 ? asprintf(&mine, "ok %s", hex)
+                      : asprintf(&mine, "err %d rank %d (%s): %s", -rc, me, tp_boot_host(b, me),
+                                 mine_err.msg);
+    if (len < 0)
+        mine = NULL; /* asprintf leaves it undefined */
     if (!mine) {
         tp_gpu_close(g);
         return tp_error_set(err, TP_ENOMEM, "GPU status");
