@@ -26,7 +26,9 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 
 meson test -C "$BUILD" --print-errorlogs --num-processes 1
-meson test -C "$ASAN" --print-errorlogs --num-processes 1 --suite unit --suite integration
+# (the 'slow' suite, validate_alloc, runs in the first build only: see
+# tests/integration/meson.build)
+meson test -C "$ASAN" --print-errorlogs --num-processes 1 --suite unit --suite integration --no-suite slow
 
 # The fuzz suite: only the library and the harnesses are built (target
 # fuzzers), so the tests are run without meson's rebuild of everything. A
