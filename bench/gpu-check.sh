@@ -91,6 +91,9 @@ if [ "$HAVE" = 1 ]; then
     [ -x "$TEST_GPU" ] && { timeout 60 "$TEST_GPU" >"$R/test_gpu.txt" 2>&1; log "test_gpu: exit $?"; }
     run coll-nccl 120 coll -n "$NR" --backend nccl --sizes "$SIZES" -q
     run coll-staged 150 coll -n 2 --mem cuda --sizes 8-256M -q
+    # with a GPU per rank, both in one run, compared per size by trainpath itself
+    [ "$NR" -ge 2 ] && run coll-both 240 coll -n "$NR" --backend trainpath,nccl --mem cuda \
+        --sizes 8-256M
 fi
 run coll-host 150 coll -n 2 --sizes 8-256M -q
 if [ "$HAVE" = 1 ]; then

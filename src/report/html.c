@@ -664,12 +664,22 @@ static void transport_name(const json_t *d, char *buf, size_t cap)
 
 /* ---- key figures (one line a document) ---- */
 
-static const json_t *peak_busbw(const json_t *res, double *bw)
+/* The backend of a coll size entry ("trainpath" when the document predates
+ * the field). */
+static const char *entry_backend(const json_t *e)
+{
+    return str(e, "backend") ?: "trainpath";
+}
+
+/* backend NULL: every entry */
+static const json_t *peak_busbw_of(const json_t *res, const char *backend, double *bw)
 {
     const json_t *best = NULL, *e;
     size_t i;
     *bw = NAN;
     json_array_foreach(get(res, "sizes"), i, e) {
+        if (backend && strcmp(entry_backend(e), backend) != 0)
+            continue;
         double v = num(e, "busbw");
         if (isfinite(v) && (!best || v > *bw)) {
             best = e;
@@ -677,6 +687,11 @@ static const json_t *peak_busbw(const json_t *res, double *bw)
         }
     }
     return best;
+}
+
+static const json_t *peak_busbw(const json_t *res, double *bw)
+{
+    return peak_busbw_of(res, NULL, bw);
 }
 
 static void key_figure(const json_t *d, char *out, size_t cap)
@@ -1285,11 +1300,16 @@ static void section_latency(struct buf *b, const json_t *const *docs, size_t n)
 
 /* ---- collectives ---- */
 
-static void coll_label(const json_t *d, char *buf, size_t cap)
+/* One series of the busbw plot: a document's entries of one backend (a run
+ * with --backend trainpath,nccl has two). */
+static void coll_label(const json_t *d, const char *backend, bool cuda, char *buf, size_t cap)
 {
     const json_t *cfg = get(d, "config");
-    snprintf(buf, cap, "%s, %.0f ranks, %s", str(cfg, "op") ?: "?", num(cfg, "ranks"),
-             str(cfg, "transport") ?: "tcp");
+    bool nccl = strcmp(backend, "nccl") == 0;
+    snprintf(buf, cap, "%s, %.0f ranks, %s%s%s", str(cfg, "op") ?: "?", num(cfg, "ranks"),
+             nccl ? "NCCL" : str(cfg, "transport") ?: "tcp",
+             strcmp(backend, "mpi") == 0 ? ", MPI" : "",
+             cuda && !nccl ? ", GPU memory staged" : "");
 }
 
 static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
@@ -1326,12 +1346,25 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
     struct legend lg = {0};
     char labels[MAX_SERIES][96];
     const json_t *which[MAX_SERIES];
+    const char *backend[MAX_SERIES];
     for (size_t i = 0; i < n && lg.n < MAX_SERIES; i++) {
         if (!is_cmd(docs[i], "coll"))
             continue;
-        which[lg.n] = docs[i];
-        coll_label(docs[i], labels[lg.n], sizeof labels[0]);
-        legend_add(&lg, labels[lg.n], palette[lg.n % PALETTE], false);
+        const json_t *e;
+        size_t k;
+        json_array_foreach(get(get(docs[i], "results"), "sizes"), k, e) {
+            const char *be = entry_backend(e);
+            bool seen = false;
+            for (size_t j = 0; j < lg.n; j++)
+                seen |= which[j] == docs[i] && strcmp(backend[j], be) == 0;
+            if (seen || lg.n >= MAX_SERIES)
+                continue;
+            which[lg.n] = docs[i];
+            backend[lg.n] = be;
+            coll_label(docs[i], be, str(e, "mem") && strcmp(str(e, "mem"), "cuda") == 0,
+                       labels[lg.n], sizeof labels[0]);
+            legend_add(&lg, labels[lg.n], palette[lg.n % PALETTE], false);
+        }
     }
     emit(b, "<figure><figcaption>Bus bandwidth against message size</figcaption>\n");
     plot_begin(&p, b, "busbw", "collective bus bandwidth", 960, 400, &lg);
@@ -1340,11 +1373,14 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
         size_t m = json_array_size(sizes), i;
         double *xs = calloc(m + 1, sizeof *xs), *ys = calloc(m + 1, sizeof *ys);
         if (xs && ys) {
+            size_t used = 0;
             json_array_foreach(sizes, i, e) {
-                xs[i] = num(e, "size_bytes");
-                ys[i] = num(e, "busbw");
+                if (strcmp(entry_backend(e), backend[k]) != 0)
+                    continue;
+                xs[used] = num(e, "size_bytes");
+                ys[used++] = num(e, "busbw");
             }
-            plot_line(&p, xs, ys, m, lg.color[k], MARKS);
+            plot_line(&p, xs, ys, used, lg.color[k], MARKS);
         } else {
             b->oom = true;
         }
@@ -1359,10 +1395,10 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
     for (size_t k = 0; k < lg.n; k++) {
         const json_t *res = get(which[k], "results"), *e;
         double bw, wrong = 0;
-        const json_t *best = peak_busbw(res, &bw);
+        const json_t *best = peak_busbw_of(res, backend[k], &bw);
         size_t i;
         json_array_foreach(get(res, "sizes"), i, e) {
-            if (isfinite(num(e, "wrong")))
+            if (strcmp(entry_backend(e), backend[k]) == 0 && isfinite(num(e, "wrong")))
                 wrong += num(e, "wrong");
         }
         char s[64];
@@ -1374,11 +1410,20 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
         snprintf(s, sizeof s, "%.0f", wrong);
         tdn(b, s);
         emit(b, "<td>");
+        bool first = true;
         json_array_foreach(get(res, "fit"), i, e) {
             char al[32], be[32];
+            /* a fit belongs to its backend: nccl's algo is "nccl", mpi's "mpi" */
+            const char *fa = str(e, "algo") ?: "?";
+            bool own = strcmp(backend[k], "trainpath") == 0
+                           ? strcmp(fa, "nccl") != 0 && strcmp(fa, "mpi") != 0
+                           : strcmp(fa, backend[k]) == 0;
+            if (!own)
+                continue;
             /* beta in ns/B is 1/bandwidth: shown as the bandwidth it means */
             double beta = num(e, "beta");
-            pf(b, "%s", i ? "<br>" : "");
+            pf(b, "%s", first ? "" : "<br>");
+            first = false;
             esc(b, str(e, "algo") ?: "?");
             pf(b, ": alpha %s, 1/beta %s (%.0f%% max error)",
                fmt_ns(num(e, "alpha"), al, sizeof al),

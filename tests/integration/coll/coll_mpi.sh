@@ -47,6 +47,10 @@ check "--backend trainpath,mpi: one run, both sweeps, 0 wrong" test $? -eq 0 -a 
     "['trainpath', 'trainpath', 'trainpath', 'mpi', 'mpi', 'mpi'] ['trainpath', 'mpi'] 0"
 check "... and a table comparing their busbw per size" grep_q "^ +1M +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$WORK/both.out"
 check "... the document is schema-valid" valid_doc "$J"
+"$TP" report html --out "$WORK/both.html" "$J" -q
+check "... the report plots each backend as its own series" \
+    test "$(grep -c 'allreduce, 2 ranks, tcp, MPI' "$WORK/both.html")" -ge 1 -a \
+    "$(grep -o 'allreduce, 2 ranks, tcp<' "$WORK/both.html" | wc -l)" -ge 1
 # trainpath step under mpirun: the same weights as local ranks in exact mode
 S=(step --steps 6 --batch 24 --sample-size 512 --grad-size 64K --compute-ms 1 --reduce exact --dir "$WORK/step" -q)
 mkdir -p "$WORK/step"
