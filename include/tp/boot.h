@@ -52,6 +52,10 @@ int tp_boot_size(const struct tp_boot *b);
 /* Host name of rank r (0 <= r < size). */
 const char *tp_boot_host(const struct tp_boot *b, int r);
 
+/* This rank's index among the ranks on its host (0 for the lowest rank
+ * there): which core a rank pins, which GPU it takes. */
+int tp_boot_local_rank(const struct tp_boot *b);
+
 /* Estimated clock offset of rank r against rank 0, in nanoseconds of
  * tp_now_ns() (rank r's clock minus rank 0's), from the round trip with the
  * least delay among several; and that round trip, which bounds the error. */

@@ -793,6 +793,14 @@ const char *tp_boot_host(const struct tp_boot *b, int r)
     return r >= 0 && r < b->size && b->hosts[r] ? b->hosts[r] : "?";
 }
 
+int tp_boot_local_rank(const struct tp_boot *b)
+{
+    int k = 0;
+    for (int r = 0; r < b->rank; r++)
+        k += strcmp(tp_boot_host(b, r), tp_boot_host(b, b->rank)) == 0;
+    return k;
+}
+
 int64_t tp_boot_clock_offset_ns(const struct tp_boot *b, int r)
 {
     return r >= 0 && r < b->size ? b->offset[r] : 0;

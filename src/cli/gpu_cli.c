@@ -11,21 +11,12 @@
 
 #include "cli.h"
 
-/* This rank's index among the ranks on its host. */
-static int local_rank(struct tp_boot *b)
-{
-    int me = tp_boot_rank(b), k = 0;
-    for (int r = 0; r < me; r++)
-        k += strcmp(tp_boot_host(b, r), tp_boot_host(b, me)) == 0;
-    return k;
-}
-
 int cli_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
                  uint64_t timeout_ns, struct tp_gpu **out, tp_error *err)
 {
     *out = NULL;
     int me = tp_boot_rank(b), n = tp_boot_size(b);
-    struct tp_gpu_opts go = {.what = what, .device = device, .local_rank = local_rank(b),
+    struct tp_gpu_opts go = {.what = what, .device = device, .local_rank = tp_boot_local_rank(b),
                              .need = need, .timeout_ns = timeout_ns};
     struct tp_gpu *g = NULL;
     tp_error mine_err = {0};

@@ -251,6 +251,12 @@ static int cuda_fail(struct tp_gpu *g, cudaError_t e, const char *call, tp_error
                         "GPU %d: %s: %s", g->device, call, g->rt.cudaGetErrorString(e));
 }
 
+/* The device o asks for among n: --gpu, else the local rank modulo n. */
+static int pick_device(const struct tp_gpu_opts *o, int n)
+{
+    return o->device >= 0 ? o->device : (o->local_rank > 0 ? o->local_rank : 0) % n;
+}
+
 int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
 {
     *out = NULL;
@@ -269,7 +275,7 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
             return tp_error_set(err, TP_EUSAGE, "%s: NCCL is not emulated (TP_GPU_EMULATE "
                                 "emulates device memory and compute only)", what);
         }
-        g->device = o->device >= 0 ? o->device : (o->local_rank > 0 ? o->local_rank : 0) % nemu;
+        g->device = pick_device(o, nemu);
         if (g->device >= nemu) {
             free(g);
             return tp_error_set(err, TP_EUSAGE, "%s: device %d: %d emulated device(s)", what,
@@ -292,7 +298,7 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
                                                : "the runtime sees 0 devices");
     }
     if (rc == 0) {
-        g->device = o->device >= 0 ? o->device : (o->local_rank > 0 ? o->local_rank : 0) % ndev;
+        g->device = pick_device(o, ndev);
         if (g->device >= ndev)
             rc = tp_error_set(err, TP_EUSAGE, "%s: device %d: this host has %d CUDA device(s)",
                               what, g->device, ndev);

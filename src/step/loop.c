@@ -893,9 +893,7 @@ static int start_threads(struct rank *r, tp_error *err)
 /* Pin the calling (compute) thread to one core per rank of this host. */
 static void pin(struct rank *r)
 {
-    int local = 0;
-    for (int i = 0; i < r->me; i++)
-        local += strcmp(tp_boot_host(r->b, i), tp_boot_host(r->b, r->me)) == 0;
+    int local = tp_boot_local_rank(r->b);
     cpu_set_t allowed, one;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
         return;

@@ -59,6 +59,11 @@ static int group_work(struct tp_boot *b)
         }
     }
     tp_boot_free_strings(all, size);
+    /* every local rank is on this host: its index there is its rank */
+    if (tp_boot_local_rank(b) != rank) {
+        fprintf(stderr, "rank %d: local rank %d\n", rank, tp_boot_local_rank(b));
+        return 9;
+    }
     if (tp_boot_barrier(b, &err) || tp_boot_barrier(b, &err))
         return rank_fail("barrier", &err);
     /* right after a barrier every rank reads its clock; corrected by the

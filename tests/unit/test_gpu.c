@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -101,10 +102,42 @@ static void open_or_refuse(void **state)
         assert_true(strstr(err.msg, "no CUDA device") || strstr(err.msg, "cannot load"));
     else
         assert_non_null(strstr(err.msg, "not built"));
-    /* a device index out of range is refused the same way */
+    /* with a device named too, the answer is the same refusal */
     o.device = 1023;
     assert_int_equal(tp_gpu_open(&o, &g, &err), TP_EUSAGE);
     assert_null(g);
+}
+
+/* The TP_GPU_EMULATE test double: which device a rank takes, the
+ * refusals that do not depend on CUDA, and memory that round-trips. */
+static void emulated(void **state)
+{
+    (void)state;
+    if (!tp_gpu_built())
+        skip();
+    setenv("TP_GPU_EMULATE", "2", 1);
+    tp_error err = {0};
+    struct tp_gpu *g = NULL;
+    struct tp_gpu_opts o = {.what = "--mem cuda", .device = -1, .local_rank = 3};
+    assert_int_equal(tp_gpu_open(&o, &g, &err), 0);
+    assert_true(tp_gpu_emulated(g));
+    assert_int_equal(tp_gpu_device(g), 1); /* local rank 3 of 2 devices */
+    void *d = NULL;
+    char in[64] = "staged through the emulated device", out[64] = {0};
+    assert_int_equal(tp_gpu_alloc(g, sizeof in, &d, &err), 0);
+    assert_int_equal(tp_gpu_h2d(g, d, in, sizeof in, &err), 0);
+    assert_int_equal(tp_gpu_d2h(g, out, d, sizeof out, &err), 0);
+    assert_string_equal(out, in);
+    tp_gpu_free(g, d);
+    tp_gpu_close(g);
+    o.device = 5;
+    assert_int_equal(tp_gpu_open(&o, &g, &err), TP_EUSAGE);
+    assert_non_null(strstr(err.msg, "device 5: 2 emulated device(s)"));
+    o.device = -1;
+    o.need = TP_GPU_NCCL;
+    assert_int_equal(tp_gpu_open(&o, &g, &err), TP_EUSAGE);
+    assert_non_null(strstr(err.msg, "NCCL is not emulated"));
+    unsetenv("TP_GPU_EMULATE");
 }
 
 static void build_line(void **state)
@@ -153,6 +186,7 @@ int main(void)
         cmocka_unit_test(gemm_reps),      cmocka_unit_test(gemm_side),
         cmocka_unit_test(nccl_codes),     cmocka_unit_test(open_or_refuse),
         cmocka_unit_test(build_line),     cmocka_unit_test(hmem_probe),
+        cmocka_unit_test(emulated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
