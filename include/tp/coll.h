@@ -24,6 +24,7 @@
 
 #include "tp/boot.h"
 #include "tp/dtype.h"
+#include "tp/reduce.h"
 #include "tp/error.h"
 #include "tp/gpu.h"
 

@@ -1,10 +1,7 @@
-/* Element types and reduction operators of the collectives, and the
- * reduction kernels that apply them (src/coll/reduce.c). bf16 and f16 are
- * stored as their 16-bit encodings and reduced through float, rounding to
- * nearest-even after every operation, as NCCL does; the order of operations
- * is fixed by the algorithm, so plain mode is deterministic for a fixed
- * configuration. Integer sums wrap (two's complement); integer avg
- * truncates toward zero. */
+/* Element types and reduction operators (src/core/dtype.c): names, sizes,
+ * parsing, and the conversions of the 16-bit float formats. bf16 and f16
+ * are stored as their 16-bit encodings. The reduction kernels that apply
+ * the operators are the collectives' (include/tp/reduce.h). */
 #ifndef TP_DTYPE_H
 #define TP_DTYPE_H
 
@@ -25,23 +22,17 @@ int tp_redop_parse(const char *s);
 /* True for f32, f64, bf16, f16. */
 int tp_dtype_is_float(enum tp_dtype t);
 
-/* Conversions of the 16-bit float formats (round to nearest, ties to even;
- * NaN stays NaN). */
+/* Conversions of float to the 16-bit formats (round to nearest, ties to
+ * even; NaN stays NaN). */
 uint16_t tp_f32_to_bf16(float f);
 uint16_t tp_f32_to_f16(float f);
+/* Exact conversions of the 16-bit formats to float (every value is exact). */
 float tp_bf16_to_f32(uint16_t h);
 float tp_f16_to_f32(uint16_t h);
 
-/* dst[i] = dst[i] op src[i] for n elements. avg reduces as sum (the
- * division happens once, in tp_reduce_finish). */
-void tp_reduce(enum tp_dtype t, enum tp_redop op, void *dst, const void *src, size_t n);
-
-/* dst[i] = a[i] op b[i] (dst may alias a or b). */
-void tp_reduce3(enum tp_dtype t, enum tp_redop op, void *dst, const void *a, const void *b,
-                size_t n);
-
-/* The final step of op over nranks contributions: avg divides by nranks;
- * every other op leaves buf as it is. */
-void tp_reduce_finish(enum tp_dtype t, enum tp_redop op, void *buf, size_t n, int nranks);
+/* All 65536 f16 encodings as floats (the table tp_f16_to_f32 would give),
+ * filled once on first use, thread-safe: for inner loops that convert
+ * every element. Never NULL. */
+const float *tp_f16_table(void);
 
 #endif

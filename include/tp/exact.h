@@ -48,8 +48,4 @@ float tp_exact_f32(const tp_exact *acc);
 uint16_t tp_exact_bf16(const tp_exact *acc);
 uint16_t tp_exact_f16(const tp_exact *acc);
 
-/* Exact conversions of the 16-bit formats to float (every value is exact). */
-float tp_bf16_to_f32(uint16_t h);
-float tp_f16_to_f32(uint16_t h);
-
 #endif

@@ -36,7 +36,7 @@ struct task {
     struct task *qnext_p; /* next posted task in a channel queue */
 };
 
-/* How a graph reduces: plain kernels of include/tp/dtype.h, or the wide
+/* How a graph reduces: plain kernels of include/tp/reduce.h, or the wide
  * fixed-point words of --repro exact. */
 struct redfn {
     enum tp_dtype dtype;

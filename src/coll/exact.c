@@ -197,22 +197,3 @@ uint16_t tp_exact_f16(const tp_exact *acc)
     uint16_t mant = (uint16_t)((fr * 2048.0) - 1024.0);
     return sign | (uint16_t)((e - 1 + 15) << 10) | mant;
 }
-
-float tp_bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-float tp_f16_to_f32(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float s = (h & 0x8000) ? -1.0f : 1.0f;
-    if (e == 0x1f)
-        return m ? NAN : s * INFINITY;
-    if (e == 0)
-        return s * ldexpf((float)m, -24);
-    return s * ldexpf((float)(m | 0x400), e - 25);
-}

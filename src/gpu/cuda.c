@@ -561,8 +561,9 @@ void tp_gpu_unpin(struct tp_gpu *g, void *host)
 
 /* ---- NCCL ---- */
 
-/* Bytes per element of an NCCL type (the module stays below coll/, which
- * owns tp_dtype_size). */
+/* Bytes per element of an NCCL type: NCCL's own types (uint8 among them)
+ * are more than trainpath's, so tp_dtype_size (core/dtype.c) cannot answer
+ * for a value NCCL hands back. */
 static size_t type_bytes(ncclDataType_t t)
 {
     switch (t) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/dtype.h"
 #include "tp/exact.h"
 #include "testutil.h"
 
