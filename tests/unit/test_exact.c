@@ -15,7 +15,7 @@
 
 #include "tp/dtype.h"
 #include "tp/exact.h"
-#include "testutil.h"
+#include "tp_test.h"
 
 static double sum_of(const double *x, size_t n)
 {
@@ -60,7 +60,7 @@ static void hard_cases(void **state)
 
 static uint64_t rng(void)
 {
-    return rnd();
+    return tp_test_rnd();
 }
 
 /* A double with a random sign, mantissa and exponent in [lo, hi]. */
@@ -76,7 +76,7 @@ static void order_and_grouping_do_not_matter(void **state)
     (void)state;
     enum { N = 100000 };
     static double x[N];
-    rng_state = 42;
+    tp_test_rng = 42;
     for (int i = 0; i < N; i++)
         x[i] = wide(-1000, 1000);
     tp_exact ref;
@@ -113,7 +113,7 @@ static void order_and_grouping_do_not_matter(void **state)
 static void correctly_rounded_against_integers(void **state)
 {
     (void)state;
-    rng_state = 7;
+    tp_test_rng = 7;
     for (int trial = 0; trial < 2000; trial++) {
         int n = 1 + (int)(rng() % 50);
         double x[50];
@@ -130,7 +130,7 @@ static void correctly_rounded_against_integers(void **state)
 static void floats_round_once(void **state)
 {
     (void)state;
-    rng_state = 9;
+    tp_test_rng = 9;
     for (int trial = 0; trial < 2000; trial++) {
         int n = 2 + (int)(rng() % 30);
         float x[32];

@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "testutil.h"
 #include "tp_test.h"
 #include "tp/check.h"
 
@@ -161,24 +160,24 @@ static void node_rdma(void **state)
     TP_EQ_STR(str_at(eth2, "driver"), "mlx5_core");
     TP_EQ_STR(str_at(eth2, "pci"), "0000:17:00.0");
     TP_EQ_STR(str_at(eth2, "rdma_device"), "mlx5_0");
-    EQ_U64(json_integer_value(json_object_get(eth2, "numa_node")), 1);
-    EQ_U64(json_integer_value(json_object_get(eth2, "mtu")), 9000);
-    EQ_U64(json_integer_value(json_object_get(eth2, "speed_mbps")), 100000);
+    TP_EQ_U64(json_integer_value(json_object_get(eth2, "numa_node")), 1);
+    TP_EQ_U64(json_integer_value(json_object_get(eth2, "mtu")), 9000);
+    TP_EQ_U64(json_integer_value(json_object_get(eth2, "speed_mbps")), 100000);
     json_t *vlan =
         json_object_get(find_by(json_object_get(f, "interfaces"), "name", "eth2.42"), "vlan");
-    EQ_U64(json_integer_value(json_object_get(vlan, "id")), 42);
+    TP_EQ_U64(json_integer_value(json_object_get(vlan, "id")), 42);
     TP_EQ_STR(str_at(vlan, "parent"), "eth2");
 
     /* listeners: sshd on the wildcard, slurmd on the data address */
     json_t *ls = json_object_get(f, "listeners");
     json_t *ssh = json_array_get(ls, 0), *slurm = json_array_get(ls, 1);
     TP_EQ_STR(str_at(ssh, "address"), "0.0.0.0");
-    EQ_U64(json_integer_value(json_object_get(ssh, "port")), 22);
+    TP_EQ_U64(json_integer_value(json_object_get(ssh, "port")), 22);
     assert_true(json_is_true(json_object_get(ssh, "wildcard")));
-    EQ_U64(json_integer_value(json_object_get(ssh, "pid")), 811); /* lowest of 811 and 1200 */
+    TP_EQ_U64(json_integer_value(json_object_get(ssh, "pid")), 811); /* lowest of 811 and 1200 */
     TP_EQ_STR(str_at(ssh, "process"), "sshd");
     TP_EQ_STR(str_at(slurm, "address"), "10.0.1.5");
-    EQ_U64(json_integer_value(json_object_get(slurm, "port")), 6818);
+    TP_EQ_U64(json_integer_value(json_object_get(slurm, "port")), 6818);
     assert_true(json_is_false(json_object_get(slurm, "wildcard")));
     TP_EQ_STR(str_at(slurm, "process"), "slurmd");
     /* an IPv6 address whose 32-bit words are printed in host order */
@@ -197,7 +196,7 @@ static void node_rdma(void **state)
         json_object_get(json_array_get(json_object_get(rdma, "devices"), 0), "ports"), 0);
     TP_EQ_STR(str_at(port, "link_layer"), "Ethernet");
     TP_EQ_STR(str_at(port, "netdev"), "eth2");
-    EQ_U64(json_array_size(json_object_get(port, "gid_types")), 2); /* distinct, non-empty */
+    TP_EQ_U64(json_array_size(json_object_get(port, "gid_types")), 2); /* distinct, non-empty */
     TP_EQ_STR(json_string_value(json_array_get(json_object_get(port, "gid_types"), 1)), "RoCE v2");
 
     /* NVMe-oF hosts: tcp with DH-CHAP both ways and TLS; rdma with neither */
@@ -208,7 +207,7 @@ static void node_rdma(void **state)
     assert_true(json_is_true(json_object_get(tcp, "tls_key")));
     assert_true(json_is_false(json_object_get(rd, "dhchap_secret")));
     assert_true(json_is_null(json_object_get(rd, "tls_key")));
-    EQ_U64(json_integer_value(json_object_get(rd, "ctrl_loss_tmo")), (unsigned long long)-1);
+    TP_EQ_U64(json_integer_value(json_object_get(rd, "ctrl_loss_tmo")), (unsigned long long)-1);
     assert_null(find_by(hosts, "ctrl", "nvme0")); /* PCIe is not a fabrics host */
     assert_true(json_is_true(json_object_get(f, "nvme_multipath")));
 
@@ -234,7 +233,7 @@ static void target_open(void **state)
     json_t *open = find_by(json_object_get(t, "subsystems"), "nqn", "nqn.2024-01.io.example:open");
     assert_non_null(open);
     assert_true(json_is_true(json_object_get(open, "allow_any_host")));
-    EQ_U64(json_array_size(json_object_get(open, "allowed_hosts")), 0);
+    TP_EQ_U64(json_array_size(json_object_get(open, "allowed_hosts")), 0);
     json_t *host = json_array_get(json_object_get(t, "hosts"), 0);
     assert_true(json_is_true(json_object_get(host, "dhchap_key")));
     assert_true(json_is_false(json_object_get(host, "dhchap_ctrl_key")));
@@ -278,10 +277,10 @@ static void root_not_a_folder(void **state)
     (void)state;
     tp_error err = {0};
     json_t *f = (json_t *)1;
-    EQ_U64(tp_check_facts(FIXTURES "/node-rdma.json", &f, &err), TP_EUSAGE);
+    TP_EQ_U64(tp_check_facts(FIXTURES "/node-rdma.json", &f, &err), TP_EUSAGE);
     assert_null(f);
     assert_non_null(strstr(err.msg, "node-rdma.json"));
-    EQ_U64(tp_check_facts(FIXTURES "/no-such-root", &f, &err), TP_EUSAGE);
+    TP_EQ_U64(tp_check_facts(FIXTURES "/no-such-root", &f, &err), TP_EUSAGE);
     assert_non_null(strstr(err.msg, "no-such-root"));
 }
 
@@ -307,7 +306,7 @@ static void live_host(void **state)
         json_t *a = find_by(json_object_get(lo, "addresses"), "address", "127.0.0.1");
         if (!a)
             fail_msg("no 127.0.0.1 on %s", dump(lo));
-        EQ_U64(json_integer_value(json_object_get(a, "prefix")), 8);
+        TP_EQ_U64(json_integer_value(json_object_get(a, "prefix")), 8);
         /* every online CPU has its cpuN folder; sysfs lists possible ones too */
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         json_t *count = json_object_get(json_object_get(f, "cpu"), "count");
@@ -404,7 +403,7 @@ static void secrets_scan(void **state)
     /* a second scan replaces the list */
     rc = tp_check_scan_secrets(facts, NULL, 0, &err);
     assert_int_equal(rc, 0);
-    EQ_U64(json_array_size(json_object_get(facts, "secrets")), 0);
+    TP_EQ_U64(json_array_size(json_object_get(facts, "secrets")), 0);
     assert_int_equal(tp_check_scan_secrets(NULL, dirs, 1, &err), TP_EUSAGE);
     json_decref(facts);
     assert_int_equal(tp_test_rmtree(dir), 0);

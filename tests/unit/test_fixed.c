@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "tp_test.h"
 #include "tp/exact.h"
 #include "tp/fixed.h"
 
@@ -168,36 +168,36 @@ static uint64_t rand_value(const struct ty *y, int cls, unsigned center)
 {
     unsigned top = emax(y) - 1, e;
     switch (cls) {
-    case 0: e = (unsigned)(rnd() % (top + 1)); break;
+    case 0: e = (unsigned)(tp_test_rnd() % (top + 1)); break;
     case 1: e = 0; break;
-    case 2: e = top - (unsigned)(rnd() % 3); break;
+    case 2: e = top - (unsigned)(tp_test_rnd() % 3); break;
     case 3: {
-        int c = (int)center + (int)(rnd() % 7) - 3;
+        int c = (int)center + (int)(tp_test_rnd() % 7) - 3;
         e = c < 0 ? 0 : c > (int)top ? top : (unsigned)c;
         break;
     }
-    default: return enc(y, rnd() & 1, 0, 0);
+    default: return enc(y, tp_test_rnd() & 1, 0, 0);
     }
-    return enc(y, rnd() & 1, e, rnd() & ((1ull << y->mbits) - 1));
+    return enc(y, tp_test_rnd() & 1, e, tp_test_rnd() & ((1ull << y->mbits) - 1));
 }
 
 static void words_per_element(void **state)
 {
     (void)state;
-    EQ_U64(tp_fx_words(TP_F16), 2);
-    EQ_U64(tp_fx_words(TP_BF16), 6);
-    EQ_U64(tp_fx_words(TP_F32), 6);
-    EQ_U64(tp_fx_words(TP_F64), 35);
-    EQ_U64(tp_fx_words(TP_I32), 0);
-    EQ_U64(tp_fx_words(TP_I64), 0);
+    TP_EQ_U64(tp_fx_words(TP_F16), 2);
+    TP_EQ_U64(tp_fx_words(TP_BF16), 6);
+    TP_EQ_U64(tp_fx_words(TP_F32), 6);
+    TP_EQ_U64(tp_fx_words(TP_F64), 35);
+    TP_EQ_U64(tp_fx_words(TP_I32), 0);
+    TP_EQ_U64(tp_fx_words(TP_I64), 0);
     /* unsupported types leave everything as it is */
     uint64_t acc[2] = {7, 7};
     int32_t in = 5;
     tp_fx_load(TP_I32, acc, &in, 1);
     tp_fx_add(TP_I64, acc, acc, 1);
     tp_fx_store(TP_I32, &in, acc, 1, 1);
-    EQ_U64(acc[0], 7);
-    EQ_U64(in, 5);
+    TP_EQ_U64(acc[0], 7);
+    TP_EQ_U64(in, 5);
 }
 
 /* Load then store gives every value back (16-bit formats: all of them):
@@ -205,7 +205,7 @@ static void words_per_element(void **state)
 static void load_store_round_trip(void **state)
 {
     (void)state;
-    rng_state = 1;
+    tp_test_rng = 1;
     for (size_t k = 0; k < NTYPES; k++) {
         const struct ty *y = &types[k];
         size_t w = tp_fx_words(y->t);
@@ -213,7 +213,7 @@ static void load_store_round_trip(void **state)
         unsigned char buf[8], out[8];
         uint32_t count = y->bytes == 2 ? 0x10000 : 200000;
         for (uint32_t i = 0; i < count; i++) {
-            uint64_t u = y->bytes == 2 ? i : y->bytes == 4 ? (uint32_t)rnd() : rnd();
+            uint64_t u = y->bytes == 2 ? i : y->bytes == 4 ? (uint32_t)tp_test_rnd() : tp_test_rnd();
             unsigned e = (unsigned)(u >> y->mbits) & emax(y);
             uint64_t frac = u & ((1ull << y->mbits) - 1);
             pack(y, &u, 1, buf);
@@ -239,16 +239,16 @@ static void load_store_round_trip(void **state)
 static void sums_match_superaccumulator(void **state)
 {
     (void)state;
-    rng_state = 2;
+    tp_test_rng = 2;
     for (size_t k = 0; k < NTYPES; k++) {
         const struct ty *y = &types[k];
         for (int trial = 0; trial < 20000; trial++) {
             uint64_t u[64];
-            size_t n = 1 + rnd() % 40;
-            unsigned center = (unsigned)(rnd() % emax(y));
+            size_t n = 1 + tp_test_rnd() % 40;
+            unsigned center = (unsigned)(tp_test_rnd() % emax(y));
             bool cancel = trial % 4 == 0; /* every value and its negation, and a few more */
             for (size_t i = 0; i < n; i++) {
-                int r = (int)(rnd() % 10);
+                int r = (int)(tp_test_rnd() % 10);
                 int cls = r < 2                      ? 0
                           : r == 2                   ? 1
                           : r == 3 && trial % 3 == 0 ? 2
@@ -256,7 +256,7 @@ static void sums_match_superaccumulator(void **state)
                           : r == 7                   ? 4
                                                      : 5;
                 if (cls == 5 && i > 0)
-                    u[i] = u[rnd() % i] ^ sign_bit(y); /* cancels an earlier value */
+                    u[i] = u[tp_test_rnd() % i] ^ sign_bit(y); /* cancels an earlier value */
                 else
                     u[i] = rand_value(y, cls == 5 ? 3 : cls, center);
             }
@@ -268,7 +268,7 @@ static void sums_match_superaccumulator(void **state)
                 u[m + 1] = rand_value(y, 1, 0);
                 n = m + 2;
                 for (size_t i = n - 1; i > 0; i--) { /* shuffle */
-                    size_t j = rnd() % (i + 1);
+                    size_t j = tp_test_rnd() % (i + 1);
                     uint64_t t = u[i];
                     u[i] = u[j];
                     u[j] = t;
@@ -372,7 +372,7 @@ static void order_and_grouping_do_not_matter(void **state)
 {
     (void)state;
     enum { R = 37, N = 129 };
-    rng_state = 3;
+    tp_test_rng = 3;
     for (size_t k = 0; k < NTYPES; k++) {
         const struct ty *y = &types[k];
         size_t w = tp_fx_words(y->t), elem = N * w;
@@ -384,7 +384,7 @@ static void order_and_grouping_do_not_matter(void **state)
         for (int r = 0; r < R; r++) { /* contribution r: one rank's vector */
             for (int i = 0; i < N; i++) {
                 unsigned center = (unsigned)(i * 7919) % emax(y);
-                u[i] = rand_value(y, rnd() % 8 ? 3 : (int)(rnd() % 5), center);
+                u[i] = rand_value(y, tp_test_rnd() % 8 ? 3 : (int)(tp_test_rnd() % 5), center);
                 if (i == 5 && r == 11)
                     u[i] = enc(y, false, emax(y), 0); /* a lone +inf */
                 if (i == 6 && r % 9 == 4)
@@ -404,14 +404,14 @@ static void order_and_grouping_do_not_matter(void **state)
             for (int r = 0; r < R; r++)
                 order[r] = r;
             for (int r = R - 1; r > 0; r--) {
-                int j = (int)(rnd() % (uint64_t)(r + 1)), t = order[r];
+                int j = (int)(tp_test_rnd() % (uint64_t)(r + 1)), t = order[r];
                 order[r] = order[j];
                 order[j] = t;
             }
             /* cut the shuffled list into 2..9 non-empty groups of random size */
-            int parts = 2 + (int)(rnd() % 8), cut[10] = {0};
+            int parts = 2 + (int)(tp_test_rnd() % 8), cut[10] = {0};
             for (int p = 1; p < parts; p++)
-                cut[p] = cut[p - 1] + 1 + (int)(rnd() % (uint64_t)(R - cut[p - 1] - (parts - p)));
+                cut[p] = cut[p - 1] + 1 + (int)(tp_test_rnd() % (uint64_t)(R - cut[p - 1] - (parts - p)));
             cut[parts] = R;
             for (int p = 0; p < parts; p++) {
                 memcpy(grp + p * elem, in + order[cut[p]] * elem, elem * sizeof *grp);
@@ -419,7 +419,7 @@ static void order_and_grouping_do_not_matter(void **state)
                     tp_fx_add(y->t, grp + p * elem, in + order[r] * elem, N);
             }
             while (parts > 1) { /* merge in a random tree */
-                int a = (int)(rnd() % (uint64_t)parts), b = (a + 1) % parts;
+                int a = (int)(tp_test_rnd() % (uint64_t)parts), b = (a + 1) % parts;
                 tp_fx_add(y->t, grp + a * elem, grp + b * elem, N);
                 memcpy(grp + b * elem, grp + (parts - 1) * elem, elem * sizeof *grp);
                 parts--;
@@ -507,7 +507,7 @@ static uint64_t ref_div(const struct ty *y, __int128 s, int unit, uint32_t d)
 static void averages_round_once(void **state)
 {
     (void)state;
-    rng_state = 4;
+    tp_test_rng = 4;
     static const uint32_t divs[] = {1, 2, 3, 5, 7, 8, 6, 1000003, 4294967295u};
     for (size_t k = 0; k < NTYPES; k++) {
         const struct ty *y = &types[k];
@@ -520,20 +520,20 @@ static void averages_round_once(void **state)
             switch (trial % 4) {
             case 0: /* down to the subnormals */ lo_e = 0; break;
             case 1: /* up to the largest */ lo_e = top - span; break;
-            default: lo_e = (int)(rnd() % (uint64_t)(top - span + 1));
+            default: lo_e = (int)(tp_test_rnd() % (uint64_t)(top - span + 1));
             }
-            int width = 1 + (int)(rnd() % (uint64_t)(span + 1));
+            int width = 1 + (int)(tp_test_rnd() % (uint64_t)(span + 1));
             int s0 = lo_e > 0 ? lo_e - 1 : 0; /* shift of the window's lowest binade */
             int unit = s0 + y->lsb;
-            size_t n = 1 + rnd() % 64;
+            size_t n = 1 + tp_test_rnd() % 64;
             uint64_t u[64];
             __int128 s = 0;
             for (size_t i = 0; i < n; i++) {
-                if (i > 0 && rnd() % 4 == 0) {
-                    u[i] = u[rnd() % i] ^ sign_bit(y); /* cancellation */
+                if (i > 0 && tp_test_rnd() % 4 == 0) {
+                    u[i] = u[tp_test_rnd() % i] ^ sign_bit(y); /* cancellation */
                 } else {
-                    unsigned e = (unsigned)(lo_e + (int)(rnd() % (uint64_t)width));
-                    u[i] = enc(y, rnd() & 1, e, rnd() & ((1ull << y->mbits) - 1));
+                    unsigned e = (unsigned)(lo_e + (int)(tp_test_rnd() % (uint64_t)width));
+                    u[i] = enc(y, tp_test_rnd() & 1, e, tp_test_rnd() & ((1ull << y->mbits) - 1));
                 }
                 unsigned e = (unsigned)(u[i] >> y->mbits) & emax(y);
                 __int128 m = (__int128)(u[i] & ((1ull << y->mbits) - 1));

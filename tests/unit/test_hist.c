@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "tp/hist.h"
-#include "testutil.h"
+#include "tp_test.h"
 
 #define NSAMPLES 1000000
 #define HOUR_NS UINT64_C(3600000000000)
@@ -30,22 +30,22 @@ static uint64_t clamp_ns(double x)
 
 static uint64_t lognormal(void)
 {
-    return clamp_ns(exp(log(1e6) + 3.0 * normal())); /* spans ns to tens of seconds */
+    return clamp_ns(exp(log(1e6) + 3.0 * tp_test_normal())); /* spans ns to tens of seconds */
 }
 
 static uint64_t exponential(void)
 {
-    return clamp_ns(-1e5 * log(unif()));
+    return clamp_ns(-1e5 * log(tp_test_unif()));
 }
 
 static uint64_t uniform(void)
 {
-    return 1 + rnd() % HOUR_NS;
+    return 1 + tp_test_rnd() % HOUR_NS;
 }
 
 static uint64_t loguniform(void)
 {
-    return clamp_ns(exp(unif() * log((double)HOUR_NS)));
+    return clamp_ns(exp(tp_test_unif() * log((double)HOUR_NS)));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -73,7 +73,7 @@ static void check_distribution(const char *name, uint64_t (*gen)(void))
     tp_hist *h = tp_hist_new();
     assert_non_null(v);
     assert_non_null(h);
-    rng_state = 42;
+    tp_test_rng = 42;
     long double sum = 0;
     for (size_t i = 0; i < NSAMPLES; i++) {
         v[i] = gen();
@@ -83,12 +83,12 @@ static void check_distribution(const char *name, uint64_t (*gen)(void))
     qsort(v, NSAMPLES, sizeof *v, cmp_u64);
     print_message("%s: min %llu p50 %llu max %llu\n", name, (unsigned long long)v[0],
                   (unsigned long long)v[NSAMPLES / 2], (unsigned long long)v[NSAMPLES - 1]);
-    EQ_U64(h->count, NSAMPLES);
-    EQ_U64(h->min, v[0]);
-    EQ_U64(h->max, v[NSAMPLES - 1]);
-    NEAR(h->mean, (double)(sum / NSAMPLES), 1e-9);
-    EQ_U64(tp_hist_percentile(h, 0), v[0]);
-    EQ_U64(tp_hist_percentile(h, 100), v[NSAMPLES - 1]);
+    TP_EQ_U64(h->count, NSAMPLES);
+    TP_EQ_U64(h->min, v[0]);
+    TP_EQ_U64(h->max, v[NSAMPLES - 1]);
+    TP_NEAR_REL(h->mean, (double)(sum / NSAMPLES), 1e-9);
+    TP_EQ_U64(tp_hist_percentile(h, 0), v[0]);
+    TP_EQ_U64(tp_hist_percentile(h, 100), v[NSAMPLES - 1]);
     for (size_t k = 0; k < sizeof pcts_e4 / sizeof pcts_e4[0]; k++) {
         double p = (double)pcts_e4[k] / 1e4;
         double got = (double)tp_hist_percentile(h, p);
@@ -96,7 +96,7 @@ static void check_distribution(const char *name, uint64_t (*gen)(void))
         if (!(fabs(got - want) <= 0.01 * want))
             fail_msg("%s p%g: histogram %.0f, exact %.0f", name, p, got, want);
         /* the documented bound is tighter: half a bucket, 1/256 */
-        NEAR(got, want, 1.0 / 256);
+        TP_NEAR_REL(got, want, 1.0 / 256);
     }
     tp_hist_free(h);
     free(v);
@@ -133,18 +133,18 @@ static void test_percentiles_small_exact(void **state)
     (void)state;
     tp_hist *h = tp_hist_new();
     assert_non_null(h);
-    EQ_U64(tp_hist_percentile(h, 50), 0);
+    TP_EQ_U64(tp_hist_percentile(h, 50), 0);
     for (uint64_t v = 1; v <= 10; v++)
         tp_hist_record(h, v);
-    EQ_U64(tp_hist_percentile(h, 90), 9);
-    EQ_U64(tp_hist_percentile(h, 91), 10);
-    EQ_U64(tp_hist_percentile(h, 50), 5);
-    EQ_U64(tp_hist_percentile(h, 10), 1);
-    EQ_U64(tp_hist_percentile(h, 10.0001), 2);
-    EQ_U64(tp_hist_percentile(h, 0), 1);
-    EQ_U64(tp_hist_percentile(h, 100), 10);
-    NEAR(h->mean, 5.5, 1e-15);
-    NEAR(tp_hist_stdev(h), sqrt(82.5 / 9), 1e-12);
+    TP_EQ_U64(tp_hist_percentile(h, 90), 9);
+    TP_EQ_U64(tp_hist_percentile(h, 91), 10);
+    TP_EQ_U64(tp_hist_percentile(h, 50), 5);
+    TP_EQ_U64(tp_hist_percentile(h, 10), 1);
+    TP_EQ_U64(tp_hist_percentile(h, 10.0001), 2);
+    TP_EQ_U64(tp_hist_percentile(h, 0), 1);
+    TP_EQ_U64(tp_hist_percentile(h, 100), 10);
+    TP_NEAR_REL(h->mean, 5.5, 1e-15);
+    TP_NEAR_REL(tp_hist_stdev(h), sqrt(82.5 / 9), 1e-12);
     /* with one value per bucket, every rank is exact: p = k/100 % of 0..199 */
     tp_hist_reset(h);
     uint64_t vals[200];
@@ -159,15 +159,15 @@ static void test_percentiles_small_exact(void **state)
                      (unsigned long long)want);
     }
     tp_hist_reset(h);
-    EQ_U64(h->count, 0);
-    EQ_U64(h->min, 0);
-    EQ_U64(h->max, 0);
-    EQ_U64(tp_hist_percentile(h, 99), 0);
-    NEAR(tp_hist_stdev(h), 0, 0);
+    TP_EQ_U64(h->count, 0);
+    TP_EQ_U64(h->min, 0);
+    TP_EQ_U64(h->max, 0);
+    TP_EQ_U64(tp_hist_percentile(h, 99), 0);
+    TP_NEAR_REL(tp_hist_stdev(h), 0, 0);
     tp_hist_record(h, 200);
-    EQ_U64(h->min, 200);
-    EQ_U64(tp_hist_percentile(h, 1), 200);
-    NEAR(tp_hist_stdev(h), 0, 0);
+    TP_EQ_U64(h->min, 200);
+    TP_EQ_U64(tp_hist_percentile(h, 1), 200);
+    TP_NEAR_REL(tp_hist_stdev(h), 0, 0);
     tp_hist_free(h);
 }
 
@@ -177,15 +177,15 @@ static void check_bucket(unsigned i)
     uint64_t hi = lo + (w - 1);
     if (w == 0 || hi < lo)
         fail_msg("bucket %u: lo %llu width %llu", i, (unsigned long long)lo, (unsigned long long)w);
-    EQ_U64(tp_hist_index(lo), i);
-    EQ_U64(tp_hist_index(hi), i);
-    EQ_U64(tp_hist_index(lo + w / 2), i);
+    TP_EQ_U64(tp_hist_index(lo), i);
+    TP_EQ_U64(tp_hist_index(hi), i);
+    TP_EQ_U64(tp_hist_index(lo + w / 2), i);
     if (i > 0)
-        EQ_U64(tp_hist_index(lo - 1), i - 1);
+        TP_EQ_U64(tp_hist_index(lo - 1), i - 1);
     if (i + 1 < TP_HIST_BUCKETS)
-        EQ_U64(tp_hist_bucket_lo(i + 1), hi + 1);
+        TP_EQ_U64(tp_hist_bucket_lo(i + 1), hi + 1);
     if (lo < 128)
-        EQ_U64(w, 1);
+        TP_EQ_U64(w, 1);
     else if (w > 1 && (double)w / (double)lo > 1.0 / 128)
         fail_msg("bucket %u: width %llu / lo %llu exceeds 1/128", i, (unsigned long long)w,
                  (unsigned long long)lo);
@@ -194,30 +194,30 @@ static void check_bucket(unsigned i)
 static void test_layout(void **state)
 {
     (void)state;
-    EQ_U64(TP_HIST_BUCKETS, 7424);
+    TP_EQ_U64(TP_HIST_BUCKETS, 7424);
     for (unsigned i = 0; i < TP_HIST_BUCKETS; i++)
         check_bucket(i);
-    EQ_U64(tp_hist_bucket_lo(0), 0);
-    EQ_U64(tp_hist_index(0), 0);
-    EQ_U64(tp_hist_index(127), 127);
-    EQ_U64(tp_hist_index(128), 128);
-    EQ_U64(tp_hist_index(255), 255);
-    EQ_U64(tp_hist_index(256), 256);
-    EQ_U64(tp_hist_index(257), 256);
-    EQ_U64(tp_hist_index(UINT64_MAX), TP_HIST_BUCKETS - 1);
-    EQ_U64(tp_hist_index(UINT64_MAX - 1), TP_HIST_BUCKETS - 1);
-    EQ_U64(tp_hist_bucket_lo(TP_HIST_BUCKETS - 1) + (tp_hist_bucket_width(TP_HIST_BUCKETS - 1) - 1),
+    TP_EQ_U64(tp_hist_bucket_lo(0), 0);
+    TP_EQ_U64(tp_hist_index(0), 0);
+    TP_EQ_U64(tp_hist_index(127), 127);
+    TP_EQ_U64(tp_hist_index(128), 128);
+    TP_EQ_U64(tp_hist_index(255), 255);
+    TP_EQ_U64(tp_hist_index(256), 256);
+    TP_EQ_U64(tp_hist_index(257), 256);
+    TP_EQ_U64(tp_hist_index(UINT64_MAX), TP_HIST_BUCKETS - 1);
+    TP_EQ_U64(tp_hist_index(UINT64_MAX - 1), TP_HIST_BUCKETS - 1);
+    TP_EQ_U64(tp_hist_bucket_lo(TP_HIST_BUCKETS - 1) + (tp_hist_bucket_width(TP_HIST_BUCKETS - 1) - 1),
            UINT64_MAX);
-    EQ_U64(tp_hist_index(UINT64_C(1) << 63), TP_HIST_BUCKETS - 128);
+    TP_EQ_U64(tp_hist_index(UINT64_C(1) << 63), TP_HIST_BUCKETS - 128);
     /* one hour: the bucket holds it and is at most 1/128 wide */
     unsigned ih = tp_hist_index(HOUR_NS);
     uint64_t lo = tp_hist_bucket_lo(ih), w = tp_hist_bucket_width(ih);
     assert_true(lo <= HOUR_NS && HOUR_NS - lo < w);
-    NEAR((double)w / (double)lo, 1.0 / 128, 1.0);
+    TP_NEAR_REL((double)w / (double)lo, 1.0 / 128, 1.0);
     /* random values of every magnitude land in the bucket that holds them */
-    rng_state = 7;
+    tp_test_rng = 7;
     for (int k = 0; k < 1000000; k++) {
-        uint64_t v = rnd() >> (rnd() % 64);
+        uint64_t v = tp_test_rnd() >> (tp_test_rnd() % 64);
         unsigned i = tp_hist_index(v);
         uint64_t b = tp_hist_bucket_lo(i);
         if (!(b <= v && v - b < tp_hist_bucket_width(i)))
@@ -235,22 +235,22 @@ static void test_extremes(void **state)
     tp_hist_record(h, UINT64_MAX);
     tp_hist_record(h, UINT64_MAX - 5);
     tp_hist_record(h, 0);
-    EQ_U64(h->min, 0);
-    EQ_U64(h->max, UINT64_MAX);
-    EQ_U64(tp_hist_percentile(h, 100), UINT64_MAX);
+    TP_EQ_U64(h->min, 0);
+    TP_EQ_U64(h->max, UINT64_MAX);
+    TP_EQ_U64(tp_hist_percentile(h, 100), UINT64_MAX);
     uint64_t p50 = tp_hist_percentile(h, 50);
     assert_true(p50 >= tp_hist_bucket_lo(TP_HIST_BUCKETS - 1));
-    EQ_U64(tp_hist_percentile(h, 30), 0);
+    TP_EQ_U64(tp_hist_percentile(h, 30), 0);
     tp_hist_free(h);
 }
 
 static void check_same(const tp_hist *a, const tp_hist *b, double tol)
 {
-    EQ_U64(a->count, b->count);
-    EQ_U64(a->min, b->min);
-    EQ_U64(a->max, b->max);
-    NEAR(a->mean, b->mean, tol);
-    NEAR(tp_hist_stdev(a), tp_hist_stdev(b), tol);
+    TP_EQ_U64(a->count, b->count);
+    TP_EQ_U64(a->min, b->min);
+    TP_EQ_U64(a->max, b->max);
+    TP_NEAR_REL(a->mean, b->mean, tol);
+    TP_NEAR_REL(tp_hist_stdev(a), tp_hist_stdev(b), tol);
     for (unsigned i = 0; i < TP_HIST_BUCKETS; i++)
         if (a->counts[i] != b->counts[i])
             fail_msg("bucket %u: %llu vs %llu", i, (unsigned long long)a->counts[i],
@@ -262,7 +262,7 @@ static void test_merge(void **state)
     (void)state;
     tp_hist *whole = tp_hist_new(), *a = tp_hist_new(), *b = tp_hist_new(), *m = tp_hist_new();
     assert_true(whole && a && b && m);
-    rng_state = 3;
+    tp_test_rng = 3;
     for (int i = 0; i < 200000; i++) {
         /* halves with different shapes, so the cross term of Chan's formula matters */
         uint64_t v = i < 100000 ? lognormal() : exponential() + 5000000;
@@ -278,7 +278,7 @@ static void test_merge(void **state)
     tp_hist *e = tp_hist_new();
     assert_non_null(e);
     tp_hist_merge(a, e);
-    EQ_U64(a->count, 100000);
+    TP_EQ_U64(a->count, 100000);
     tp_hist_merge(e, b);
     check_same(e, b, 0);
     tp_hist_merge(a, b);
@@ -288,10 +288,10 @@ static void test_merge(void **state)
     double mean = b->mean, m2 = b->m2;
     uint64_t c0 = b->counts[tp_hist_index(b->min)];
     tp_hist_merge(b, b);
-    EQ_U64(b->count, 200000);
-    EQ_U64(b->counts[tp_hist_index(b->min)], 2 * c0);
-    NEAR(b->mean, mean, 1e-12);
-    NEAR(b->m2, 2 * m2, 1e-12);
+    TP_EQ_U64(b->count, 200000);
+    TP_EQ_U64(b->counts[tp_hist_index(b->min)], 2 * c0);
+    TP_NEAR_REL(b->mean, mean, 1e-12);
+    TP_NEAR_REL(b->m2, 2 * m2, 1e-12);
     tp_hist_free(e);
     tp_hist_free(whole);
     tp_hist_free(a);
@@ -311,7 +311,7 @@ static void test_record_n(void **state)
             tp_hist_record(b, vals[k]);
     }
     check_same(a, b, 1e-12);
-    EQ_U64(a->min, 3);
+    TP_EQ_U64(a->min, 3);
     tp_hist_free(a);
     tp_hist_free(b);
 }
@@ -344,14 +344,14 @@ static void test_json_roundtrip(void **state)
     tp_hist *h = tp_hist_new();
     assert_non_null(h);
     check_roundtrip(h); /* empty */
-    rng_state = 11;
+    tp_test_rng = 11;
     for (int i = 0; i < 100000; i++)
         tp_hist_record(h, lognormal());
     check_roundtrip(h);
     json_t *j = tp_hist_to_json(h);
     assert_non_null(j);
-    EQ_U64(json_integer_value(json_object_get(j, "sub_bits")), TP_HIST_SUB_BITS);
-    EQ_U64(json_integer_value(json_object_get(j, "count")), 100000);
+    TP_EQ_U64(json_integer_value(json_object_get(j, "sub_bits")), TP_HIST_SUB_BITS);
+    TP_EQ_U64(json_integer_value(json_object_get(j, "count")), 100000);
     json_decref(j);
     /* values beyond INT64_MAX survive (as decimal strings) */
     tp_hist_record(h, UINT64_MAX);
@@ -389,8 +389,8 @@ static void test_json_malformed(void **state)
     tp_hist *h = tp_hist_from_json(j, &err);
     if (!h)
         fail_msg("valid histogram rejected: %s", err.msg);
-    EQ_U64(tp_hist_percentile(h, 100), 300);
-    EQ_U64(tp_hist_percentile(h, 50), 5);
+    TP_EQ_U64(tp_hist_percentile(h, 100), 300);
+    TP_EQ_U64(tp_hist_percentile(h, 50), 5);
     tp_hist_free(h);
     json_decref(j);
 

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "tp/stats.h"
-#include "testutil.h"
 #include "tp_test.h"
 
 /* Both paths over the same small sample: below 256 the histogram is exact,
@@ -36,20 +35,20 @@ static void both(const uint64_t *v, uint64_t n, tp_stats *exact, tp_stats *fromh
 
 static void same_stats(const tp_stats *a, const tp_stats *b, double tol)
 {
-    EQ_U64(a->count, b->count);
-    NEAR(a->min, b->min, tol);
-    NEAR(a->max, b->max, tol);
-    NEAR(a->mean, b->mean, 1e-12);
-    NEAR(a->stdev, b->stdev, 1e-9);
-    NEAR(a->p50, b->p50, tol);
-    NEAR(a->p90, b->p90, tol);
-    NEAR(a->p99, b->p99, tol);
-    NEAR(a->p999, b->p999, tol);
-    NEAR(a->p9999, b->p9999, tol);
-    NEAR(a->mad, b->mad, tol);
-    NEAR(a->cv, b->cv, 1e-9);
-    NEAR(a->ci95_lo, b->ci95_lo, 1e-9);
-    NEAR(a->ci95_hi, b->ci95_hi, 1e-9);
+    TP_EQ_U64(a->count, b->count);
+    TP_NEAR_REL(a->min, b->min, tol);
+    TP_NEAR_REL(a->max, b->max, tol);
+    TP_NEAR_REL(a->mean, b->mean, 1e-12);
+    TP_NEAR_REL(a->stdev, b->stdev, 1e-9);
+    TP_NEAR_REL(a->p50, b->p50, tol);
+    TP_NEAR_REL(a->p90, b->p90, tol);
+    TP_NEAR_REL(a->p99, b->p99, tol);
+    TP_NEAR_REL(a->p999, b->p999, tol);
+    TP_NEAR_REL(a->p9999, b->p9999, tol);
+    TP_NEAR_REL(a->mad, b->mad, tol);
+    TP_NEAR_REL(a->cv, b->cv, 1e-9);
+    TP_NEAR_REL(a->ci95_lo, b->ci95_lo, 1e-9);
+    TP_NEAR_REL(a->ci95_hi, b->ci95_hi, 1e-9);
 }
 
 static void test_one_to_ten(void **state)
@@ -58,11 +57,11 @@ static void test_one_to_ten(void **state)
     const uint64_t v[] = {7, 3, 10, 1, 9, 2, 8, 4, 6, 5}; /* unsorted on purpose */
     tp_stats s, h;
     both(v, 10, &s, &h);
-    EQ_U64(s.count, 10);
+    TP_EQ_U64(s.count, 10);
     TP_NEAR(s.min, 1, 0);
     TP_NEAR(s.max, 10, 0);
     TP_NEAR(s.mean, 5.5, 1e-15);
-    NEAR(s.stdev, 3.0276503540974917, 1e-15); /* sqrt(82.5 / 9) */
+    TP_NEAR_REL(s.stdev, 3.0276503540974917, 1e-15); /* sqrt(82.5 / 9) */
     TP_NEAR(s.p50, 5, 0);                     /* nearest rank: ceil(5) = 5th value */
     TP_NEAR(s.p90, 9, 0);                     /* ceil(9) = 9th */
     TP_NEAR(s.p99, 10, 0);
@@ -70,7 +69,7 @@ static void test_one_to_ten(void **state)
     TP_NEAR(s.p9999, 10, 0);
     /* |x - 5| sorted: 0 1 1 2 2 3 3 4 4 5; 5th is 2 */
     TP_NEAR(s.mad, 2, 0);
-    NEAR(s.cv, 3.0276503540974917 / 5.5, 1e-15);
+    TP_NEAR_REL(s.cv, 3.0276503540974917 / 5.5, 1e-15);
     double half = 2.2622 * 3.0276503540974917 / sqrt(10);
     TP_NEAR(s.ci95_lo, 5.5 - half, 1e-3);
     TP_NEAR(s.ci95_hi, 5.5 + half, 1e-3);
@@ -85,7 +84,7 @@ static void test_small_samples(void **state)
     const uint64_t a[] = {2, 4, 4, 4, 5, 5, 7, 9};
     both(a, 8, &s, &h);
     TP_NEAR(s.mean, 5, 1e-15);
-    NEAR(s.stdev, sqrt(32.0 / 7), 1e-15);
+    TP_NEAR_REL(s.stdev, sqrt(32.0 / 7), 1e-15);
     TP_NEAR(s.p50, 4, 0);
     TP_NEAR(s.mad, 1, 0);
     TP_NEAR(s.p90, 9, 0);
@@ -132,7 +131,7 @@ static void test_empty_and_single(void **state)
 
     const uint64_t one[] = {1234};
     both(one, 1, &s, &h);
-    EQ_U64(s.count, 1);
+    TP_EQ_U64(s.count, 1);
     TP_NEAR(s.mean, 1234, 0);
     TP_NEAR(s.min, 1234, 0);
     TP_NEAR(s.max, 1234, 0);
@@ -173,14 +172,14 @@ static void test_ci(void **state)
 {
     (void)state;
     uint64_t v[100];
-    rng_state = 5;
+    tp_test_rng = 5;
     for (int i = 0; i < 100; i++)
-        v[i] = 1000 + rnd() % 100;
+        v[i] = 1000 + tp_test_rnd() % 100;
     tp_stats s;
     tp_stats_from_samples(v, 100, &s);
     double half = tp_t975(99) * s.stdev / 10;
-    NEAR(s.ci95_lo, s.mean - half, 1e-12);
-    NEAR(s.ci95_hi, s.mean + half, 1e-12);
+    TP_NEAR_REL(s.ci95_lo, s.mean - half, 1e-12);
+    TP_NEAR_REL(s.ci95_hi, s.mean + half, 1e-12);
     TP_NEAR(tp_t975(99), 1.9842, 1e-3);
     assert_true(s.ci95_lo < s.mean && s.mean < s.ci95_hi);
 }
@@ -210,23 +209,23 @@ static void check_agree(const char *name, double (*gen)(void))
 
 static double gen_lognormal(void)
 {
-    return exp(log(50000) + normal());
+    return exp(log(50000) + tp_test_normal());
 }
 
 static double gen_exponential(void)
 {
-    return -2e6 * log(unif());
+    return -2e6 * log(tp_test_unif());
 }
 
 static double gen_bimodal(void)
 {
-    return unif() < 0.8 ? 10000 + 500 * normal() : 1e6 + 1e5 * normal();
+    return tp_test_unif() < 0.8 ? 10000 + 500 * tp_test_normal() : 1e6 + 1e5 * tp_test_normal();
 }
 
 static void test_hist_vs_samples(void **state)
 {
     (void)state;
-    rng_state = 17;
+    tp_test_rng = 17;
     check_agree("lognormal", gen_lognormal);
     check_agree("exponential", gen_exponential);
     check_agree("bimodal", gen_bimodal);
@@ -253,12 +252,12 @@ static void test_json(void **state)
     static const char *const keys[] = {"count", "min", "mean",    "stdev",   "p50",
                                        "p90",   "p99", "p99_9",   "p99_99",  "max",
                                        "cv",    "mad", "ci95_lo", "ci95_hi", "unit"};
-    EQ_U64(json_object_size(j), sizeof keys / sizeof keys[0]);
+    TP_EQ_U64(json_object_size(j), sizeof keys / sizeof keys[0]);
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         if (!json_object_get(j, keys[k]))
             fail_msg("field '%s' missing", keys[k]);
     assert_true(json_is_integer(json_object_get(j, "count")));
-    EQ_U64(json_integer_value(json_object_get(j, "count")), 10);
+    TP_EQ_U64(json_integer_value(json_object_get(j, "count")), 10);
     assert_string_equal(json_string_value(json_object_get(j, "unit")), "us");
     TP_NEAR(field(j, "min"), 1, 1e-12);
     TP_NEAR(field(j, "max"), 10, 1e-12);

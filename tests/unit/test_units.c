@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "tp/units.h"
-#include "testutil.h"
 #include "tp_test.h"
 
 /* err must be a usage error whose message names what, quotes quoted and
@@ -93,7 +92,7 @@ static void test_sizes(void **state)
         tp_error err = {0};
         int rc = tp_parse_size(bad[k].in, "--sizes", &v, &err);
         check_error(rc, &err, bad[k].in, "--sizes", bad[k].in, bad[k].phrase);
-        EQ_U64(v, 12345); /* untouched on error */
+        TP_EQ_U64(v, 12345); /* untouched on error */
     }
     /* the example from the style of every message */
     tp_error err = {0};
@@ -160,7 +159,7 @@ static void test_size_lists(void **state)
         int rc = tp_parse_size_list(bad[k].in, "--sizes", &out, &n, &err);
         check_error(rc, &err, bad[k].in, "--sizes", bad[k].quoted, bad[k].phrase);
         assert_null(out);
-        EQ_U64(n, 0);
+        TP_EQ_U64(n, 0);
     }
 }
 
@@ -224,7 +223,7 @@ static void test_durations(void **state)
         tp_error err = {0};
         int rc = tp_parse_duration(bad[k].in, "--time", &v, &err);
         check_error(rc, &err, bad[k].in, "--time", bad[k].in, bad[k].phrase);
-        EQ_U64(v, 12345);
+        TP_EQ_U64(v, 12345);
     }
     tp_error err = {0};
     uint64_t v;
@@ -238,16 +237,16 @@ static void test_u64(void **state)
     uint64_t v = 0;
     tp_error err = {0};
     assert_int_equal(tp_parse_u64("10", "--iters", 1, 100, &v, &err), 0);
-    EQ_U64(v, 10);
+    TP_EQ_U64(v, 10);
     assert_int_equal(tp_parse_u64("007", "--iters", 1, 100, &v, &err), 0);
-    EQ_U64(v, 7);
+    TP_EQ_U64(v, 7);
     assert_int_equal(tp_parse_u64("1", "--iters", 1, 100, &v, &err), 0);
     assert_int_equal(tp_parse_u64("100", "--iters", 1, 100, &v, &err), 0);
-    EQ_U64(v, 100);
+    TP_EQ_U64(v, 100);
     assert_int_equal(tp_parse_u64("0", "--n", 0, 0, &v, &err), 0);
-    EQ_U64(v, 0);
+    TP_EQ_U64(v, 0);
     assert_int_equal(tp_parse_u64("18446744073709551615", "--n", 0, UINT64_MAX, &v, &err), 0);
-    EQ_U64(v, UINT64_MAX);
+    TP_EQ_U64(v, UINT64_MAX);
 
     static const struct {
         const char *in, *phrase;
@@ -267,7 +266,7 @@ static void test_u64(void **state)
         v = 12345;
         int rc = tp_parse_u64(bad[k].in, "--iters", 1, 100, &v, &err);
         check_error(rc, &err, bad[k].in, "--iters", bad[k].in, bad[k].phrase);
-        EQ_U64(v, 12345);
+        TP_EQ_U64(v, 12345);
     }
 }
 
@@ -318,7 +317,7 @@ static void test_formatters(void **state)
     for (size_t k = 1; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint64_t v = 0;
         assert_int_equal(tp_parse_size(tp_fmt_size(sizes[k].v, buf, sizeof buf), "x", &v, NULL), 0);
-        EQ_U64(v, sizes[k].v);
+        TP_EQ_U64(v, sizes[k].v);
     }
 
     static const struct {

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "tp/yaml.h"
-#include "testutil.h"
 #include "tp_test.h"
 
 static char dir[64];
@@ -376,20 +375,20 @@ static void walk_every_kind(void **state)
     TP_EQ_STR(s.str, "hello");
     TP_EQ_STR(s.pick, "two");
     TP_EQ_INT(s.colour, BLUE);
-    NEAR(s.num, -0.25, 0);
-    NEAR(s.count, 1.5e12, 0);
-    NEAR(s.whole, 2000, 0);
-    NEAR(s.size, 0x1p31, 0);
-    NEAR(s.rate, 1.25e10, 0);
-    NEAR(s.link, 1e11, 0);
-    NEAR(s.dur, 0.85, 0);
-    NEAR(s.frac, 0.6, 0);
-    NEAR(s.money, 2.5, 0);
+    TP_NEAR_REL(s.num, -0.25, 0);
+    TP_NEAR_REL(s.count, 1.5e12, 0);
+    TP_NEAR_REL(s.whole, 2000, 0);
+    TP_NEAR_REL(s.size, 0x1p31, 0);
+    TP_NEAR_REL(s.rate, 1.25e10, 0);
+    TP_NEAR_REL(s.link, 1e11, 0);
+    TP_NEAR_REL(s.dur, 0.85, 0);
+    TP_NEAR_REL(s.frac, 0.6, 0);
+    TP_NEAR_REL(s.money, 2.5, 0);
     TP_EQ_INT(s.u, 10);
-    EQ_U64(s.u64, UINT64_MAX);
+    TP_EQ_U64(s.u64, UINT64_MAX);
     assert_false(s.flag);
-    NEAR(s.in.a, 1, 0);
-    NEAR(s.in.b, 5, 0); /* default inside a mapping given */
+    TP_NEAR_REL(s.in.a, 1, 0);
+    TP_NEAR_REL(s.in.b, 5, 0); /* default inside a mapping given */
     TP_EQ_INT(s.nwords, 2);
     TP_EQ_STR(s.words[0], "x");
     TP_EQ_STR(s.words[1], "y y");
@@ -413,14 +412,14 @@ static void walk_defaults(void **state)
         fail_msg("walk failed (%d): %s", rc, err.msg);
     TP_EQ_STR(s.str, "dflt");
     TP_EQ_INT(s.colour, GREEN);
-    NEAR(s.num, -1, 0);
-    NEAR(s.count, 0, 0);
-    NEAR(s.whole, 3, 0);
+    TP_NEAR_REL(s.num, -1, 0);
+    TP_NEAR_REL(s.count, 0, 0);
+    TP_NEAR_REL(s.whole, 3, 0);
     TP_EQ_INT(s.u, 4);
-    EQ_U64(s.u64, 9);
+    TP_EQ_U64(s.u64, 9);
     assert_true(s.flag);
-    NEAR(s.in.a, 0, 0); /* an absent mapping: defaults, its required keys not asked */
-    NEAR(s.in.b, 5, 0);
+    TP_NEAR_REL(s.in.a, 0, 0); /* an absent mapping: defaults, its required keys not asked */
+    TP_NEAR_REL(s.in.b, 5, 0);
     TP_EQ_INT(s.nwords, 0); /* a null list is empty */
     TP_EQ_INT(s.nitems, 0);
     TP_EQ_INT(s.pick[0], 0x5a); /* no default: left alone */
@@ -565,7 +564,7 @@ static void hook(void **state)
     y.map_value = map_hook;
     y.user = &calls;
     TP_EQ_INT(tp_yaml_walk(&y, y.root, y.root, "", &all_tbl, &s), 0);
-    NEAR(s.num, 200, 0);
+    TP_NEAR_REL(s.num, 200, 0);
     TP_EQ_INT(calls, 1);
     tp_yaml_close(&y);
     open_ok(&y, "num: {w: 2}\n", path, sizeof path, &err);

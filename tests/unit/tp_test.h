@@ -2,8 +2,9 @@
  * values, a scratch folder under /tmp with the files a test writes into it,
  * and the check of an error message that must name FILE:LINE:COL: KEYPATH:.
  * Static inline functions and macros only, so each test stays one
- * translation unit; include after cmocka.h. (testutil.h keeps the seeded
- * random numbers, EQ_U64 and the relative NEAR.) */
+ * translation unit; include after cmocka.h. Random numbers are seeded
+ * (splitmix64, a fixed portable stream), so a failure reproduces from its
+ * seed. */
 #ifndef TP_TEST_H
 #define TP_TEST_H
 
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +46,55 @@
             fail_msg("%s = \"%s\" does not contain \"%s\"", #s, s_ ? s_ : "(null)", p_);           \
     } while (0)
 
-/* |a - b| <= tol, absolute (testutil.h's NEAR is relative). */
+/* Unsigned integers (cmocka's own assertions print them in hex). */
+#define TP_EQ_U64(a, b)                                                                            \
+    do {                                                                                           \
+        unsigned long long a_ = (a), b_ = (b);                                                     \
+        if (a_ != b_)                                                                              \
+            fail_msg("%s = %llu, expected %s = %llu", #a, a_, #b, b_);                             \
+    } while (0)
+
+/* |a - b| <= tol * |b|, relative. */
+#define TP_NEAR_REL(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)*fabs(b_)))                                                    \
+            fail_msg("%s = %.17g, expected %s = %.17g (relative tolerance %g)", #a, a_, #b, b_,    \
+                     (double)(tol));                                                               \
+    } while (0)
+
+/* |a - b| <= tol, absolute. */
 #define TP_NEAR(a, b, tol)                                                                         \
     do {                                                                                           \
         double a_ = (a), b_ = (b), t_ = (tol);                                                     \
         if (!(fabs(a_ - b_) <= t_))                                                                \
             fail_msg("%s = %.17g, expected %s = %.17g (within %g)", #a, a_, #b, b_, t_);           \
     } while (0)
+
+/* ---- seeded random numbers ---- */
+
+/* The stream's state: set it to seed a test. */
+static uint64_t tp_test_rng;
+
+static inline uint64_t tp_test_rnd(void)
+{
+    uint64_t z = (tp_test_rng += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1). */
+static inline double tp_test_unif(void)
+{
+    return ((double)(tp_test_rnd() >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* Standard normal (Box-Muller). */
+static inline double tp_test_normal(void)
+{
+    return sqrt(-2 * log(tp_test_unif())) * cos(2 * M_PI * tp_test_unif());
+}
 
 /* ---- error messages ---- */
 
