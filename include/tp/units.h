@@ -44,9 +44,4 @@ const char *tp_fmt_ns(double ns, char *buf, size_t cap);
 /* Bytes per second as GB/s (1e9) with three significant digits. */
 const char *tp_fmt_rate(double bytes_per_s, char *buf, size_t cap);
 
-/* Cut s, in place, before the UTF-8 character that a full buffer
- * (snprintf's truncation) left incomplete at its end, so that JSON, which
- * holds only valid UTF-8, takes the text. Returns s. */
-char *tp_utf8_trim(char *s);
-
 #endif

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp/json.h"
+
 #include "facts_int.h"
 
 extern char **environ;
@@ -278,31 +280,11 @@ static json_t *oom_check(struct fx *c, json_t *v)
     return v;
 }
 
-/* A copy of s with every byte outside ASCII made '?' (NULL when out of
- * memory): what the node says that is not UTF-8 (an odd interface alias, a
- * binary sysfs value) is kept that way rather than lost. */
-static char *ascii_copy(const char *s)
-{
-    char *copy = strdup(s);
-    for (char *p = copy; p && *p; p++)
-        if ((unsigned char)*p >= 0x80)
-            *p = '?';
-    return copy;
-}
-
 json_t *fx_str(struct fx *c, const char *s)
 {
     if (!s)
         return oom_check(c, json_null());
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    char *copy = ascii_copy(s);
-    if (!copy)
-        return oom_check(c, NULL);
-    j = json_string(copy);
-    free(copy);
-    return oom_check(c, j);
+    return oom_check(c, tp_json_text(s));
 }
 
 json_t *fx_int(struct fx *c, bool ok, long v)
@@ -343,8 +325,8 @@ void fx_set(struct fx *c, json_t *obj, const char *key, json_t *v)
      * a sysctl's): one that is not UTF-8 made jansson refuse it, and the
      * whole collection end as "out of memory" (found by fuzz/fuzz_facts).
      * Keep it as fx_str keeps such a value. */
-    char *copy = ascii_copy(key);
-    if (!copy || json_object_set(obj, copy, v) < 0)
+    char *copy = strdup(key);
+    if (!copy || json_object_set(obj, tp_utf8_fix(copy), v) < 0)
         c->oom = true;
     free(copy);
     json_decref(v);

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "tp/json.h"
+
 #include "tp/check.h"
 
 /* ---- evidence ---- */
@@ -1903,28 +1905,6 @@ const char *tp_check_severity_name(enum tp_check_severity s)
     return s == TP_SEV_CRITICAL ? "critical" : s == TP_SEV_WARNING ? "warning" : "unknown";
 }
 
-/* Replace bytes that are not UTF-8 (a multibyte character cut by a full
- * evidence buffer) with '?', as JSON strings must be valid UTF-8. */
-static void utf8_fix(char *s)
-{
-    unsigned char *u = (unsigned char *)s;
-    while (*u) {
-        int len = *u < 0x80          ? 1
-                  : (*u >> 5) == 6   ? 2
-                  : (*u >> 4) == 14  ? 3
-                  : (*u >> 3) == 30  ? 4
-                                     : 0;
-        int k = 1;
-        while (k < len && (u[k] & 0xc0) == 0x80)
-            k++;
-        if (len == 0 || k < len) {
-            *u++ = '?';
-            continue;
-        }
-        u += len;
-    }
-}
-
 json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p)
 {
     static const struct tp_policy none; /* no policy: no planes, role compute */
@@ -1935,7 +1915,7 @@ json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p)
         const struct tp_check_rule *rule = &tp_check_rules[i];
         struct tp_check_result res = {.status = TP_CHECK_PASS};
         rule->check(facts, p ? p : &none, &res);
-        utf8_fix(res.evidence);
+        tp_utf8_fix(res.evidence);
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id", rule->id,
                               "plane", rule->plane, "severity",
                               tp_check_severity_name(rule->severity), "title", rule->title,

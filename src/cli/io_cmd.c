@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "tp/blkpath.h"
 #include "tp/io.h"
+#include "tp/json.h"
 #include "tp/log.h"
 #include "tp/result.h"
 #include "tp/units.h"
@@ -330,21 +331,13 @@ static json_t *config_json(const struct parsed *p)
     return j;
 }
 
-static double num(json_t *o, const char *a, const char *b)
-{
-    json_t *v = json_object_get(o, a);
-    if (b)
-        v = json_object_get(v, b);
-    return json_number_value(v);
-}
-
 static void print_lat_row(const char *what, json_t *st)
 {
     char a[16], b[16], c[16], d[16], e[16];
     printf("  %-18s p50 %9s  p99 %9s  p99.9 %9s  max %9s  mean %9s  (%lld)\n", what,
-           tp_fmt_ns(num(st, "p50", NULL), a, sizeof a), tp_fmt_ns(num(st, "p99", NULL), b, sizeof b),
-           tp_fmt_ns(num(st, "p99_9", NULL), c, sizeof c), tp_fmt_ns(num(st, "max", NULL), d, sizeof d),
-           tp_fmt_ns(num(st, "mean", NULL), e, sizeof e),
+           tp_fmt_ns(tp_json_num_or(st, "p50", 0), a, sizeof a), tp_fmt_ns(tp_json_num_or(st, "p99", 0), b, sizeof b),
+           tp_fmt_ns(tp_json_num_or(st, "p99_9", 0), c, sizeof c), tp_fmt_ns(tp_json_num_or(st, "max", 0), d, sizeof d),
+           tp_fmt_ns(tp_json_num_or(st, "mean", 0), e, sizeof e),
            (long long)json_integer_value(json_object_get(st, "count")));
 }
 
@@ -369,16 +362,16 @@ static void print_results(const struct parsed *p, json_t *r)
                 continue;
             char w[16], s[16], m[16], c[16];
             printf("  %4zu %12s %12s %12s %12s %12.3f\n", i,
-                   tp_fmt_ns(num(e, "commit", "value"), c, sizeof c),
-                   tp_fmt_ns(num(e, "write", "value"), w, sizeof w),
-                   tp_fmt_ns(num(e, "data_sync", "value"), s, sizeof s),
-                   tp_fmt_ns(num(e, "metadata", "value"), m, sizeof m),
-                   num(e, "throughput", "value") / 1e9);
+                   tp_fmt_ns(tp_json_num_or(e, "commit", 0), c, sizeof c),
+                   tp_fmt_ns(tp_json_num_or(e, "write", 0), w, sizeof w),
+                   tp_fmt_ns(tp_json_num_or(e, "data_sync", 0), s, sizeof s),
+                   tp_fmt_ns(tp_json_num_or(e, "metadata", 0), m, sizeof m),
+                   tp_json_num_or(e, "throughput", 0) / 1e9);
             json_t *v = json_object_get(e, "verify");
             if (v)
                 printf("       restore %s at %s (page cache: %s)\n",
-                       tp_fmt_ns(num(v, "restore_time", "value") * 1e9, w, sizeof w),
-                       tp_fmt_rate(num(v, "restore_throughput", "value"), a, sizeof a),
+                       tp_fmt_ns(tp_json_num_or(v, "restore_time", 0) * 1e9, w, sizeof w),
+                       tp_fmt_rate(tp_json_num_or(v, "restore_throughput", 0), a, sizeof a),
                        json_string_value(json_object_get(v, "page_cache")));
         }
         print_lat_row("commit", json_object_get(r, "commit"));
@@ -394,10 +387,10 @@ static void print_results(const struct parsed *p, json_t *r)
             char b[16], c[16];
             json_t *l = json_object_get(e, "latency");
             json_t *cf = json_object_get(e, "cached_fraction_before");
-            printf("  %5zu %10.3f %12.0f %10.3f %10s %10s %8s\n", i, num(e, "time", "value"),
-                   num(e, "samples_per_s", "value"), num(e, "throughput", "value") / 1e9,
-                   tp_fmt_ns(num(l, "p50", NULL), b, sizeof b),
-                   tp_fmt_ns(num(l, "p99", NULL), c, sizeof c),
+            printf("  %5zu %10.3f %12.0f %10.3f %10s %10s %8s\n", i, tp_json_num_or(e, "time", 0),
+                   tp_json_num_or(e, "samples_per_s", 0), tp_json_num_or(e, "throughput", 0) / 1e9,
+                   tp_fmt_ns(tp_json_num_or(l, "p50", 0), b, sizeof b),
+                   tp_fmt_ns(tp_json_num_or(l, "p99", 0), c, sizeof c),
                    p->c.direct ? "direct"
                    : json_is_number(cf)
                        ? (snprintf(a, sizeof a, "%.0f%%", 100 * json_number_value(cf)), a)
@@ -417,7 +410,7 @@ static void print_results(const struct parsed *p, json_t *r)
                (long long)json_integer_value(json_object_get(r, "commits")),
                tp_fmt_size((uint64_t)json_integer_value(json_object_get(r, "write_size")), a, sizeof a),
                json_string_value(json_object_get(r, "sync")),
-               json_string_value(json_object_get(r, "mode")), num(r, "commits_per_s", "value"));
+               json_string_value(json_object_get(r, "mode")), tp_json_num_or(r, "commits_per_s", 0));
         print_lat_row("commit", json_object_get(r, "latency"));
         print_lat_row("write", json_object_get(r, "write_latency"));
         if (json_is_object(json_object_get(r, "sync_latency")))

@@ -27,6 +27,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "tp/json.h"
+
 /* Keys that name the CPU, best first: x86, then ARM boards, MIPS, POWER,
  * RISC-V and old 32-bit ARM. */
 static const char *const cpu_model_keys[] = {"model name", "Model", "cpu model",
@@ -88,26 +90,6 @@ static int read_long(const char *dir, const char *name, long *out)
         return -1;
     *out = v;
     return 0;
-}
-
-/* A JSON string, or null for NULL. Bytes that are not UTF-8 (jansson rejects
- * them) become '?', so an odd hostname cannot lose the whole document. */
-static json_t *str_or_null(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *j = json_string(s);
-    if (!j) {
-        char *copy = strdup(s);
-        if (!copy)
-            return NULL;
-        for (char *p = copy; *p; p++)
-            if ((unsigned char)*p >= 0x80)
-                *p = '?';
-        j = json_string(copy);
-        free(copy);
-    }
-    return j;
 }
 
 static json_t *long_or_null(int ok, long v)
@@ -237,7 +219,7 @@ static json_t *cpu_json(const char *root)
     }
 
     json_t *cpu = json_object();
-    if (cpu && (json_object_set_new(cpu, "model", str_or_null(best)) < 0 ||
+    if (cpu && (json_object_set_new(cpu, "model", tp_json_text(best)) < 0 ||
                 json_object_set_new(cpu, "logical_cores", long_or_null(logical > 0, logical)) < 0 ||
                 json_object_set_new(cpu, "online", long_or_null(online > 0, online)) < 0)) {
         json_decref(cpu);
@@ -356,11 +338,11 @@ static json_t *nic_json(const char *netdir, const char *name, const struct ifadd
         driver = driver_ethtool(name);
 
     json_t *nic = json_object();
-    if (nic && (json_object_set_new(nic, "name", str_or_null(name)) < 0 ||
+    if (nic && (json_object_set_new(nic, "name", tp_json_text(name)) < 0 ||
                 json_object_set_new(nic, "speed_mbps", long_or_null(have_speed, speed)) < 0 ||
                 json_object_set_new(nic, "mtu", long_or_null(have_mtu, mtu)) < 0 ||
-                json_object_set_new(nic, "driver", str_or_null(driver)) < 0 ||
-                json_object_set_new(nic, "state", str_or_null(have_state ? state : NULL)) < 0 ||
+                json_object_set_new(nic, "driver", tp_json_text(driver)) < 0 ||
+                json_object_set_new(nic, "state", tp_json_text(have_state ? state : NULL)) < 0 ||
                 json_object_set_new(nic, "loopback", json_boolean(loopback)) < 0 ||
                 json_object_set_new(nic, "addresses",
                                     with_addrs ? addresses_json(ifas, name) : json_null()) < 0)) {
@@ -444,8 +426,8 @@ static json_t *libraries_json(void)
 #endif
     json_t *lib = json_object();
     if (lib && (json_object_set_new(lib, "libfabric", json_string(fab)) < 0 ||
-                json_object_set_new(lib, "jansson", str_or_null(jv)) < 0 ||
-                json_object_set_new(lib, "libsodium", str_or_null(sodium_version_string())) < 0)) {
+                json_object_set_new(lib, "jansson", tp_json_text(jv)) < 0 ||
+                json_object_set_new(lib, "libsodium", tp_json_text(sodium_version_string())) < 0)) {
         json_decref(lib);
         lib = NULL;
     }
@@ -462,9 +444,9 @@ json_t *tp_sysinfo_json(const char *root)
     char *os = os_pretty_name(root);
 
     json_t *doc = json_object();
-    if (doc && (json_object_set_new(doc, "host", str_or_null(have_uname ? u.nodename : NULL)) < 0 ||
-                json_object_set_new(doc, "kernel", str_or_null(have_uname ? kernel : NULL)) < 0 ||
-                json_object_set_new(doc, "os", str_or_null(os)) < 0 ||
+    if (doc && (json_object_set_new(doc, "host", tp_json_text(have_uname ? u.nodename : NULL)) < 0 ||
+                json_object_set_new(doc, "kernel", tp_json_text(have_uname ? kernel : NULL)) < 0 ||
+                json_object_set_new(doc, "os", tp_json_text(os)) < 0 ||
                 json_object_set_new(doc, "cpu", cpu_json(root)) < 0 ||
                 json_object_set_new(doc, "nics", nics_json(root)) < 0 ||
                 json_object_set_new(doc, "libraries", libraries_json()) < 0)) {

@@ -2,7 +2,7 @@
  * Parsers work on exact integers (no strtod: no locale, no "inf", no hex, no
  * rounding of large values), accept only the documented forms and name the
  * option and quote the bad text in every error. Sizes use binary suffixes;
- * rates print in decimal units, as shared/DESIGN.md asks. */
+ * rates print in decimal units (docs/architecture.md, "Conventions"). */
 #include "tp/units.h"
 
 #include <errno.h>
@@ -326,19 +326,4 @@ const char *tp_fmt_rate(double bytes_per_s, char *buf, size_t cap)
     else
         snprintf(buf, cap, "%.*f GB/s", decimals3(v), v);
     return buf;
-}
-
-char *tp_utf8_trim(char *s)
-{
-    size_t n = strlen(s), i = n;
-    /* back over the continuation bytes (at most three) to the lead byte */
-    while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
-        i--;
-    if (i == 0)
-        return s;
-    unsigned char lead = (unsigned char)s[i - 1];
-    size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-    if (n - (i - 1) < want)
-        s[i - 1] = '\0';
-    return s;
 }

@@ -3,16 +3,9 @@
  * and Gbit/s as perftest and iperf3). Reads the document only. */
 #include <string.h>
 
+#include "tp/json.h"
 #include "tp/net.h"
 #include "tp/units.h"
-
-static double num(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    if (json_is_object(v))
-        v = json_object_get(v, "value");
-    return json_number_value(v);
-}
 
 static void lat_table(FILE *f, const json_t *list, const char *title)
 {
@@ -28,9 +21,9 @@ static void lat_table(FILE *f, const json_t *list, const char *title)
         tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
         fprintf(f, "%9s %10lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f\n", sz,
                 (long long)json_integer_value(json_object_get(e, "iterations")),
-                num(l, "min") / 1e3, num(l, "p50") / 1e3, num(l, "mean") / 1e3, num(l, "p90") / 1e3,
-                num(l, "p99") / 1e3, num(l, "p99_9") / 1e3, num(l, "max") / 1e3,
-                num(l, "stdev") / 1e3, num(l, "mad") / 1e3);
+                tp_json_num_or(l, "min", 0) / 1e3, tp_json_num_or(l, "p50", 0) / 1e3, tp_json_num_or(l, "mean", 0) / 1e3, tp_json_num_or(l, "p90", 0) / 1e3,
+                tp_json_num_or(l, "p99", 0) / 1e3, tp_json_num_or(l, "p99_9", 0) / 1e3, tp_json_num_or(l, "max", 0) / 1e3,
+                tp_json_num_or(l, "stdev", 0) / 1e3, tp_json_num_or(l, "mad", 0) / 1e3);
     }
 }
 
@@ -46,13 +39,14 @@ static void bw_table(FILE *f, const json_t *list, bool bidir)
     {
         char sz[32];
         tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
-        double bw = num(e, key);
+        double bw = tp_json_num_or(e, key, 0);
         const json_t *cpu = json_object_get(e, "cpu");
         fprintf(f, "%9s %10lld %9.3f %9.3f %9.3f %10.3f %11.3f %11.3f\n", sz,
                 (long long)json_integer_value(json_object_get(e, "messages")), bw / 1e9,
-                bw * 8 / 1e9, num(e, "msg_rate") / 1e6, num(e, bidir ? "bw_c2s" : "peak_bw") / 1e9,
-                num(json_object_get(cpu, "client"), "per_GB"),
-                num(json_object_get(cpu, "server"), "per_GB"));
+                bw * 8 / 1e9, tp_json_num_or(e, "msg_rate", 0) / 1e6,
+                tp_json_num_or(e, bidir ? "bw_c2s" : "peak_bw", 0) / 1e9,
+                tp_json_num_or(json_object_get(cpu, "client"), "per_GB", 0),
+                tp_json_num_or(json_object_get(cpu, "server"), "per_GB", 0));
     }
 }
 
@@ -87,7 +81,7 @@ void tp_net_print(FILE *f, const json_t *doc)
             fprintf(f, "load: %lld streams of %lld-byte messages, %.3f GB/s\n",
                     (long long)json_integer_value(json_object_get(load, "streams")),
                     (long long)json_integer_value(json_object_get(load, "size_bytes")),
-                    num(load, "bw") / 1e9);
+                    tp_json_num_or(load, "bw", 0) / 1e9);
         size_t i;
         json_t *e;
         fprintf(f, "congestion impact factor (loaded / isolated):\n%9s %9s %9s\n", "size", "mean",
@@ -97,7 +91,7 @@ void tp_net_print(FILE *f, const json_t *doc)
             char sz[32];
             tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
                         sizeof sz);
-            fprintf(f, "%9s %9.2f %9.2f\n", sz, num(e, "mean"), num(e, "p99"));
+            fprintf(f, "%9s %9.2f %9.2f\n", sz, tp_json_num_or(e, "mean", 0), tp_json_num_or(e, "p99", 0));
         }
     }
 }

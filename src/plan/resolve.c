@@ -10,15 +10,8 @@
 
 #include <jansson.h>
 
+#include "tp/json.h"
 #include "tp/plan.h"
-
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_object(v))
-        v = json_object_get(v, "value");
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* Hops of an allreduce algorithm over n ranks: its fitted alpha is that many
  * hop latencies (docs/plan.md). */
@@ -55,15 +48,15 @@ static int net_lat(const json_t *doc, const struct tp_plan_ref *r, struct out *o
     const json_t *res = json_object_get(doc, "results");
     const json_t *sz = json_array_get(json_object_get(res, "sizes"), 0);
     const json_t *lat = json_object_get(sz, "latency");
-    o->value = num(lat, "mean") * 1e-9;
+    o->value = tp_json_num(lat, "mean") * 1e-9;
     if (!(o->value > 0))
         return failf(err, r, "%s", "has no latency at its first size");
-    o->spread.sd_s = num(lat, "stdev") * 1e-9;
-    o->spread.p99_s = num(lat, "p99") * 1e-9;
+    o->spread.sd_s = tp_json_num(lat, "stdev") * 1e-9;
+    o->spread.p99_s = tp_json_num(lat, "p99") * 1e-9;
     if (!isfinite(o->spread.sd_s))
         o->spread.sd_s = 0;
     snprintf(o->source, sizeof o->source, "one-way latency at %.0f B: mean %.3g us, sd %.3g us",
-             num(sz, "size_bytes"), o->value * 1e6, o->spread.sd_s * 1e6);
+             tp_json_num(sz, "size_bytes"), o->value * 1e6, o->spread.sd_s * 1e6);
     return 0;
 }
 
@@ -75,11 +68,11 @@ static int net_bw(const json_t *doc, const struct tp_plan_ref *r, struct out *o,
     size_t i;
     const json_t *sz;
     json_array_foreach(json_object_get(res, "sizes"), i, sz) {
-        double bw = num(sz, "bw");
+        double bw = tp_json_num(sz, "bw");
         if (bw > o->value) {
             o->value = bw;
             snprintf(o->source, sizeof o->source, "bandwidth at %.0f B: %.3g GB/s",
-                     num(sz, "size_bytes"), bw / 1e9);
+                     tp_json_num(sz, "size_bytes"), bw / 1e9);
         }
     }
     return o->value > 0 ? 0 : failf(err, r, "%s", "has no bandwidth");
@@ -97,12 +90,12 @@ static int coll(const json_t *doc, const struct tp_plan_ref *r, bool lat, struct
     if (!lat) {
         const json_t *sizes = json_object_get(res, "sizes");
         const json_t *last = json_array_get(sizes, json_array_size(sizes) - 1);
-        o->value = num(last, "busbw");
+        o->value = tp_json_num(last, "busbw");
         const char *op = json_string_value(json_object_get(json_object_get(doc, "config"), "op"));
         if (!op || strcmp(op, "allreduce") != 0 || !(o->value > 0))
             return failf(err, r, "%s", "has no allreduce bus bandwidth (run coll --op allreduce)");
         snprintf(o->source, sizeof o->source, "allreduce busbw at %.0f B (%s): %.3g GB/s",
-                 num(last, "size_bytes"), json_string_value(json_object_get(last, "algo")),
+                 tp_json_num(last, "size_bytes"), json_string_value(json_object_get(last, "algo")),
                  o->value / 1e9);
         return 0;
     }
@@ -110,10 +103,10 @@ static int coll(const json_t *doc, const struct tp_plan_ref *r, bool lat, struct
     json_array_foreach(json_object_get(res, "fit"), i, f) {
         const char *c = json_string_value(json_object_get(f, "collective"));
         const char *a = json_string_value(json_object_get(f, "algo"));
-        double n = num(f, "ranks");
+        double n = tp_json_num(f, "ranks");
         if (!c || !a || strcmp(c, "allreduce") != 0)
             continue;
-        double h = alg_hops(a, n), al = num(f, "alpha") * 1e-9;
+        double h = alg_hops(a, n), al = tp_json_num(f, "alpha") * 1e-9;
         if (h > 0 && al > 0 && al / h < o->value) {
             o->value = al / h;
             snprintf(o->source, sizeof o->source,
@@ -154,12 +147,12 @@ static int ckpt(const json_t *doc, const struct tp_plan_ref *r, bool bw, struct 
     json_array_foreach(json_object_get(res, "checkpoints"), i, c) {
         if (!json_is_true(json_object_get(c, "committed")))
             continue;
-        double v = bw ? num(c, "throughput") : num(c, "metadata") * 1e-9;
+        double v = bw ? tp_json_num(c, "throughput") : tp_json_num(c, "metadata") * 1e-9;
         if (v > 0) {
             sum += v;
             n++;
         }
-        double rt = num(c, "retire") * 1e-9;
+        double rt = tp_json_num(c, "retire") * 1e-9;
         if (rt >= 0) {
             retire += rt;
             nr++;
@@ -171,7 +164,7 @@ static int ckpt(const json_t *doc, const struct tp_plan_ref *r, bool bw, struct 
     if (bw) {
         snprintf(o->source, sizeof o->source,
                  "checkpoint throughput, mean of %zu commits of %.3g MB: %.3g GB/s", n,
-                 num(json_array_get(json_object_get(res, "checkpoints"), 0), "bytes") / 1e6,
+                 tp_json_num(json_array_get(json_object_get(res, "checkpoints"), 0), "bytes") / 1e6,
                  o->value / 1e9);
         return 0;
     }
@@ -208,12 +201,12 @@ static int commit_lat(const json_t *doc, const struct tp_plan_ref *r, struct out
 {
     const json_t *res = json_object_get(doc, "results");
     const json_t *lat = json_object_get(res, "latency");
-    o->value = num(lat, "mean") * 1e-9;
+    o->value = tp_json_num(lat, "mean") * 1e-9;
     if (!(o->value > 0))
         return failf(err, r, "%s", "has no commit latency");
     snprintf(o->source, sizeof o->source, "commit (write + %s): mean %.3g ms, p99 %.3g ms",
              sync_name(res), o->value * 1e3,
-             num(lat, "p99") * 1e-6);
+             tp_json_num(lat, "p99") * 1e-6);
     return 0;
 }
 
@@ -225,7 +218,7 @@ static int dataset_bw(const json_t *doc, const struct tp_plan_ref *r, struct out
     const json_t *e;
     double sum = 0;
     json_array_foreach(json_object_get(res, "epochs"), i, e) {
-        double v = num(e, "throughput");
+        double v = tp_json_num(e, "throughput");
         if (v > 0) {
             sum += v;
             n++;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/json.h"
 #include "tp/report.h"
 
 json_t *tp_fleet_new(void)
@@ -81,9 +82,10 @@ static int unit_better(const json_t *o, const char *where, json_t *out, tp_error
     return 0;
 }
 
+/* A fleet line's string field; an empty one counts as absent. */
 static const char *str(const json_t *o, const char *k)
 {
-    const char *s = json_string_value(json_object_get(o, k));
+    const char *s = tp_json_str(o, k);
     return s && *s ? s : NULL;
 }
 

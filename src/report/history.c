@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "tp/history.h"
+#include "tp/json.h"
 #include "tp/report.h"
 
 struct tp_history {
@@ -111,12 +112,11 @@ static int bind_real(sqlite3_stmt *st, int i, double v)
     return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
 }
 
-/* A text column as a JSON string, null for NULL (or, for a file name, bytes
- * that are not UTF-8). */
+/* A text column as a JSON string (bytes of a file name that are not UTF-8
+ * made '?'), null for NULL. */
 static json_t *col_str(sqlite3_stmt *st, int i)
 {
-    const char *s = (const char *)sqlite3_column_text(st, i);
-    json_t *j = s ? json_string(s) : NULL;
+    json_t *j = tp_json_text((const char *)sqlite3_column_text(st, i));
     return j ? j : json_null();
 }
 
@@ -365,11 +365,6 @@ static bool parse_utc(const char *s, double *t)
     return true;
 }
 
-static const char *str(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* The id of the run already stored under the same identity. */
 static int existing(tp_history *h, const json_t *pv, const char *host, int64_t *id, tp_error *err)
 {
@@ -380,8 +375,8 @@ static int existing(tp_history *h, const json_t *pv, const char *host, int64_t *
                   &st, err);
     if (rc)
         return rc;
-    if (bind_text(st, 1, str(pv, "command")) | bind_text(st, 2, host) |
-        bind_text(st, 3, str(pv, "started_utc")) | bind_text(st, 4, str(pv, "config_id")))
+    if (bind_text(st, 1, tp_json_str(pv, "command")) | bind_text(st, 2, host) |
+        bind_text(st, 3, tp_json_str(pv, "started_utc")) | bind_text(st, 4, tp_json_str(pv, "config_id")))
         rc = dberr(h, err, "find the run");
     else if (sqlite3_step(st) == SQLITE_ROW)
         *id = sqlite3_column_int64(st, 0);
@@ -413,11 +408,11 @@ static int add_metrics(tp_history *h, int64_t run_id, const json_t *rows, size_t
         const json_t *stats = json_object_get(row, "stats");
         double count = stats ? json_number_value(json_object_get(stats, "count")) : NAN;
         sqlite3_reset(st);
-        int b = sqlite3_bind_int64(st, 1, run_id) | bind_text(st, 2, str(row, "metric")) |
-                bind_text(st, 3, str(row, "key")) | bind_text(st, 4, labels) |
+        int b = sqlite3_bind_int64(st, 1, run_id) | bind_text(st, 2, tp_json_str(row, "metric")) |
+                bind_text(st, 3, tp_json_str(row, "key")) | bind_text(st, 4, labels) |
                 bind_real(st, 5, json_number_value(json_object_get(row, "value"))) |
-                bind_text(st, 6, str(row, "unit") ? str(row, "unit") : "") |
-                bind_text(st, 7, str(row, "better")) |
+                bind_text(st, 6, tp_json_str(row, "unit") ? tp_json_str(row, "unit") : "") |
+                bind_text(st, 7, tp_json_str(row, "better")) |
                 (isfinite(count) ? sqlite3_bind_int64(st, 8, (sqlite3_int64)count)
                                  : sqlite3_bind_null(st, 8)) |
                 bind_real(st, 9, stats ? json_number_value(json_object_get(stats, "mean")) : NAN) |
@@ -429,7 +424,7 @@ static int add_metrics(tp_history *h, int64_t run_id, const json_t *rows, size_t
         }
         if (sqlite3_step(st) != SQLITE_DONE) {
             rc = dberr(h, err, "store a metric");
-            tp_error_prefix(err, "%s", str(row, "key") ? str(row, "key") : "?");
+            tp_error_prefix(err, "%s", tp_json_str(row, "key") ? tp_json_str(row, "key") : "?");
             break;
         }
         (*stored)++;
@@ -454,9 +449,9 @@ int tp_history_add_run(tp_history *h, const json_t *doc, const char *file, const
         return tp_error_set(err, TP_ENOMEM, "%s: out of memory", name);
     double started_s = 0;
     int rc = 0;
-    if (!str(pv, "command"))
+    if (!tp_json_str(pv, "command"))
         rc = tp_error_set(err, TP_EUSAGE, "%s: result document without a command", name);
-    else if (!parse_utc(str(pv, "started_utc"), &started_s))
+    else if (!parse_utc(tp_json_str(pv, "started_utc"), &started_s))
         rc = tp_error_set(err, TP_EUSAGE, "%s: no valid started_utc (ISO 8601, UTC)", name);
     json_t *rows = rc ? NULL : tp_report_metrics(doc, err);
     if (!rc && !rows)
@@ -467,7 +462,7 @@ int tp_history_add_run(tp_history *h, const json_t *doc, const char *file, const
     }
     /* a missing host is "", not NULL: NULLs would never collide in UNIQUE,
      * and the duplicate rule would silently not apply */
-    const char *host = str(pv, "host") ? str(pv, "host") : "";
+    const char *host = tp_json_str(pv, "host") ? tp_json_str(pv, "host") : "";
     bool ok = json_is_true(json_object_get(json_object_get(doc, "status"), "ok"));
 
     sqlite3_stmt *st = NULL;
@@ -479,10 +474,10 @@ int tp_history_add_run(tp_history *h, const json_t *doc, const char *file, const
                   "?8, ?9, ?10, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
                   "ON CONFLICT (command, host, started_utc, config_id) DO NOTHING",
                   &st, err);
-    if (!rc && (bind_text(st, 1, batch) | bind_text(st, 2, str(pv, "command")) |
-                bind_text(st, 3, host) | bind_text(st, 4, str(pv, "started_utc")) |
-                sqlite3_bind_double(st, 5, started_s) | bind_text(st, 6, str(pv, "tool_version")) |
-                bind_text(st, 7, str(pv, "kernel")) | bind_text(st, 8, str(pv, "config_id")) |
+    if (!rc && (bind_text(st, 1, batch) | bind_text(st, 2, tp_json_str(pv, "command")) |
+                bind_text(st, 3, host) | bind_text(st, 4, tp_json_str(pv, "started_utc")) |
+                sqlite3_bind_double(st, 5, started_s) | bind_text(st, 6, tp_json_str(pv, "tool_version")) |
+                bind_text(st, 7, tp_json_str(pv, "kernel")) | bind_text(st, 8, tp_json_str(pv, "config_id")) |
                 sqlite3_bind_int(st, 9, ok) | bind_text(st, 10, file)))
         rc = dberr(h, err, "add a run");
     if (!rc)

@@ -18,6 +18,7 @@
 #include "tp/atomicfile.h"
 #include "tp/hist.h"
 #include "tp/html.h"
+#include "tp/json.h"
 #include "tp/units.h"
 
 /* ---- output buffer ---- */
@@ -110,20 +111,6 @@ static const json_t *get(const json_t *o, const char *key)
     return json_object_get(o, key);
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
-/* a number, or the value of {value, unit}; NAN when absent */
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_object(v))
-        v = json_object_get(v, "value");
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static bool doc_ok(const json_t *d)
 {
     return json_is_true(get(get(d, "status"), "ok"));
@@ -131,7 +118,7 @@ static bool doc_ok(const json_t *d)
 
 static const char *command(const json_t *d)
 {
-    const char *c = str(d, "command");
+    const char *c = tp_json_str(d, "command");
     return c ? c : "?";
 }
 
@@ -645,7 +632,7 @@ static void doc_heading(struct buf *b, const json_t *d, const char *detail)
         emit(b, " &middot; ");
         esc(b, detail);
     }
-    const char *host = str(get(d, "provenance"), "host");
+    const char *host = tp_json_str(get(d, "provenance"), "host");
     if (host) {
         emit(b, " <span class=\"small\">on ");
         esc(b, host);
@@ -658,7 +645,7 @@ static void doc_heading(struct buf *b, const json_t *d, const char *detail)
 static void transport_name(const json_t *d, char *buf, size_t cap)
 {
     const json_t *cfg = get(d, "config");
-    const char *tr_ = str(cfg, "transport"), *prov = str(cfg, "provider");
+    const char *tr_ = tp_json_str(cfg, "transport"), *prov = tp_json_str(cfg, "provider");
     snprintf(buf, cap, "%s%s%s", tr_ ? tr_ : "tcp", prov ? " " : "", prov ? prov : "");
 }
 
@@ -668,7 +655,7 @@ static void transport_name(const json_t *d, char *buf, size_t cap)
  * the field). */
 static const char *entry_backend(const json_t *e)
 {
-    return str(e, "backend") ?: "trainpath";
+    return tp_json_str(e, "backend") ?: "trainpath";
 }
 
 /* backend NULL: every entry */
@@ -680,7 +667,7 @@ static const json_t *peak_busbw_of(const json_t *res, const char *backend, doubl
     json_array_foreach(get(res, "sizes"), i, e) {
         if (backend && strcmp(entry_backend(e), backend) != 0)
             continue;
-        double v = num(e, "busbw");
+        double v = tp_json_num(e, "busbw");
         if (isfinite(v) && (!best || v > *bw)) {
             best = e;
             *bw = v;
@@ -701,27 +688,27 @@ static void key_figure(const json_t *d, char *out, size_t cap)
     char a[40], b2[40], s[40];
     out[0] = '\0';
     if (!doc_ok(d)) {
-        const char *m = str(get(d, "status"), "message");
+        const char *m = tp_json_str(get(d, "status"), "message");
         snprintf(out, cap, "run failed%s%s", m && *m ? ": " : "", m ? m : "");
     } else if (strcmp(c, "net lat") == 0) {
         const json_t *e = json_array_get(get(res, "sizes"), 0), *l = get(e, "latency");
-        snprintf(out, cap, "one-way p50 %s, p99 %s at %s", fmt_ns(num(l, "p50"), a, sizeof a),
-                 fmt_ns(num(l, "p99"), b2, sizeof b2),
-                 fmt_bytes(num(e, "size_bytes"), s, sizeof s));
+        snprintf(out, cap, "one-way p50 %s, p99 %s at %s", fmt_ns(tp_json_num(l, "p50"), a, sizeof a),
+                 fmt_ns(tp_json_num(l, "p99"), b2, sizeof b2),
+                 fmt_bytes(tp_json_num(e, "size_bytes"), s, sizeof s));
     } else if (strcmp(c, "net loaded") == 0) {
         const json_t *iso = get(json_array_get(get(res, "isolated"), 0), "latency");
         const json_t *ld = get(json_array_get(get(res, "loaded"), 0), "latency");
-        snprintf(out, cap, "p99 %s idle, %s under load", fmt_ns(num(iso, "p99"), a, sizeof a),
-                 fmt_ns(num(ld, "p99"), b2, sizeof b2));
+        snprintf(out, cap, "p99 %s idle, %s under load", fmt_ns(tp_json_num(iso, "p99"), a, sizeof a),
+                 fmt_ns(tp_json_num(ld, "p99"), b2, sizeof b2));
     } else if (strcmp(c, "net bw") == 0 || strcmp(c, "net bibw") == 0) {
         const char *k = strcmp(c, "net bw") == 0 ? "bw" : "bibw";
         double best = NAN, at = NAN;
         const json_t *e;
         size_t i;
         json_array_foreach(get(res, "sizes"), i, e) {
-            if (isfinite(num(e, k)) && !(num(e, k) <= best)) {
-                best = num(e, k);
-                at = num(e, "size_bytes");
+            if (isfinite(tp_json_num(e, k)) && !(tp_json_num(e, k) <= best)) {
+                best = tp_json_num(e, k);
+                at = tp_json_num(e, "size_bytes");
             }
         }
         snprintf(out, cap, "%s %s at %s", k, fmt_rate(best, a, sizeof a),
@@ -729,37 +716,37 @@ static void key_figure(const json_t *d, char *out, size_t cap)
     } else if (strcmp(c, "coll") == 0) {
         double bw;
         const json_t *e = peak_busbw(res, &bw);
-        snprintf(out, cap, "%s, %.0f ranks: busbw %s at %s", str(cfg, "op") ? str(cfg, "op") : "?",
-                 num(cfg, "ranks"), fmt_rate(bw, a, sizeof a),
-                 fmt_bytes(num(e, "size_bytes"), s, sizeof s));
+        snprintf(out, cap, "%s, %.0f ranks: busbw %s at %s", tp_json_str(cfg, "op") ? tp_json_str(cfg, "op") : "?",
+                 tp_json_num(cfg, "ranks"), fmt_rate(bw, a, sizeof a),
+                 fmt_bytes(tp_json_num(e, "size_bytes"), s, sizeof s));
     } else if (strcmp(c, "io commit") == 0) {
         snprintf(out, cap, "commit p99 %s, %.0f commits/s",
-                 fmt_ns(num(get(res, "latency"), "p99"), a, sizeof a), num(res, "commits_per_s"));
+                 fmt_ns(tp_json_num(get(res, "latency"), "p99"), a, sizeof a), tp_json_num(res, "commits_per_s"));
     } else if (strcmp(c, "io dataset") == 0) {
         snprintf(out, cap, "read p99 %s, %.0f samples/s",
-                 fmt_ns(num(get(res, "latency"), "p99"), a, sizeof a), num(res, "samples_per_s"));
+                 fmt_ns(tp_json_num(get(res, "latency"), "p99"), a, sizeof a), tp_json_num(res, "samples_per_s"));
     } else if (strcmp(c, "io checkpoint") == 0) {
-        snprintf(out, cap, "commit p50 %s, %s", fmt_ns(num(get(res, "commit"), "p50"), a, sizeof a),
-                 fmt_rate(num(res, "throughput"), b2, sizeof b2));
+        snprintf(out, cap, "commit p50 %s, %s", fmt_ns(tp_json_num(get(res, "commit"), "p50"), a, sizeof a),
+                 fmt_rate(tp_json_num(res, "throughput"), b2, sizeof b2));
     } else if (strcmp(c, "step") == 0) {
         const json_t *run = json_array_get(get(res, "runs"), 0), *st = get(run, "step_time");
         snprintf(out, cap, "step p50 %s, p99 %s; %s exposed comm",
-                 fmt_ns(num(st, "p50"), a, sizeof a), fmt_ns(num(st, "p99"), b2, sizeof b2),
-                 fmt_pct(num(get(run, "summary"), "exposed_comm_fraction"), s, sizeof s));
+                 fmt_ns(tp_json_num(st, "p50"), a, sizeof a), fmt_ns(tp_json_num(st, "p99"), b2, sizeof b2),
+                 fmt_pct(tp_json_num(get(run, "summary"), "exposed_comm_fraction"), s, sizeof s));
     } else if (strcmp(c, "plan") == 0) {
         const json_t *best = json_array_get(get(res, "candidates"), 0);
-        snprintf(out, cap, "cheapest at %.0f GPUs: %s, %s per run", num(res, "gpus"),
-                 str(best, "name") ? str(best, "name") : "?",
-                 fmt_money(num(get(best, "cost"), "total"), a, sizeof a));
+        snprintf(out, cap, "cheapest at %.0f GPUs: %s, %s per run", tp_json_num(res, "gpus"),
+                 tp_json_str(best, "name") ? tp_json_str(best, "name") : "?",
+                 fmt_money(tp_json_num(get(best, "cost"), "total"), a, sizeof a));
     } else if (strcmp(c, "check") == 0) {
         const json_t *sm = get(res, "summary");
-        snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip", num(sm, "fail"),
-                 num(sm, "warn"), num(sm, "pass"), num(sm, "skip"));
+        snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip", tp_json_num(sm, "fail"),
+                 tp_json_num(sm, "warn"), tp_json_num(sm, "pass"), tp_json_num(sm, "skip"));
     } else if (strcmp(c, "fleet") == 0) {
         const json_t *j = get(res, "judgement");
         snprintf(out, cap, "%.0f nodes: %.0f slow nodes, %.0f slow links, %.0f failed tests",
-                 num(res, "node_count"), num(j, "slow_nodes"), num(j, "slow_links"),
-                 num(res, "failed_tests"));
+                 tp_json_num(res, "node_count"), tp_json_num(j, "slow_nodes"), tp_json_num(j, "slow_links"),
+                 tp_json_num(res, "failed_tests"));
     }
 }
 
@@ -792,7 +779,7 @@ static const char *derived_status(const json_t *d)
     if (!doc_ok(d))
         return "FAIL";
     if (strcmp(command(d), "check") == 0) {
-        double code = num(get(get(d, "results"), "nagios"), "code");
+        double code = tp_json_num(get(get(d, "results"), "nagios"), "code");
         return code == 0 ? "PASS" : code == 2 ? "FAIL" : "WARN";
     }
     return "INFO";
@@ -809,8 +796,8 @@ static void section_verdicts(struct buf *b, const json_t *const *docs, size_t n,
     emit(b, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n<div class=\"boxes\">\n");
     if (verdicts) {
         json_array_foreach(verdicts, i, v) {
-            box(b, str(v, "status"), str(v, "name"), str(v, "summary"), str(v, "figure"),
-                num(v, "seconds"));
+            box(b, tp_json_str(v, "status"), tp_json_str(v, "name"), tp_json_str(v, "summary"), tp_json_str(v, "figure"),
+                tp_json_num(v, "seconds"));
         }
         emit(b, "</div>\n");
         if (n) {
@@ -820,7 +807,7 @@ static void section_verdicts(struct buf *b, const json_t *const *docs, size_t n,
                 key_figure(docs[k], fig, sizeof fig);
                 pf(b, "<tr class=\"%s\">", doc_ok(docs[k]) ? "ok" : "FAIL");
                 td(b, command(docs[k]));
-                td(b, str(get(docs[k], "provenance"), "host"));
+                td(b, tp_json_str(get(docs[k], "provenance"), "host"));
                 td(b, fig);
                 emit(b, "</tr>\n");
             }
@@ -882,7 +869,7 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
     if (!n || !nv)
         return;
     size_t shown = n < MATRIX_MAX ? n : MATRIX_MAX;
-    const char *unit = str(m, "unit"), *better = str(m, "better");
+    const char *unit = tp_json_str(m, "unit"), *better = tp_json_str(m, "better");
     double *vals = calloc(nv, sizeof *vals);
     if (!vals) {
         b->oom = true;
@@ -897,7 +884,7 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
     double lo = vals[0], hi = vals[nv - 1];
     free(vals);
     char size[32], ms[48], los[48], his[48];
-    fmt_bytes(num(m, "size"), size, sizeof size);
+    fmt_bytes(tp_json_num(m, "size"), size, sizeof size);
     int cell = shown <= 8 ? 56 : shown <= 16 ? 34 : 14, left = 150, top = 110;
     int W = left + (int)shown * cell + 20, H = top + (int)shown * cell + 56;
     pf(b, "<figure><figcaption>");
@@ -919,7 +906,7 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
           "text-anchor=\"middle\">client (measured from)</text>\n",
        top + (int)shown * cell / 2, top + (int)shown * cell / 2);
     for (size_t k = 0; k < shown; k++) {
-        const char *label = str(json_array_get(nodes, k), "label");
+        const char *label = tp_json_str(json_array_get(nodes, k), "label");
         pf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 4,
            top + (int)k * cell + cell / 2 + 4);
         esc(b, label);
@@ -942,9 +929,9 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
         fmt_unit(v, unit, vs, sizeof vs);
         pf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#fff\">"
               "<title>", left + (int)c * cell, top + (int)a * cell, cell, cell, col);
-        esc(b, str(json_array_get(nodes, (size_t)a), "label"));
+        esc(b, tp_json_str(json_array_get(nodes, (size_t)a), "label"));
         emit(b, " &#8594; ");
-        esc(b, str(json_array_get(nodes, (size_t)c), "label"));
+        esc(b, tp_json_str(json_array_get(nodes, (size_t)c), "label"));
         emit(b, ": ");
         esc(b, vs);
         emit(b, "</title></rect>\n");
@@ -981,8 +968,8 @@ static void fleet_doc(struct buf *b, const json_t *d)
     pf(b, "<p class=\"small\">%.0f nodes; %.0f rounds of pairs (the circle method: each node in "
           "one pair per round, bandwidth both ways); %.0f outliers (%.0f the worse way), "
           "%.0f slow nodes, %.0f slow links.</p>\n",
-       num(res, "node_count"), num(res, "rounds"), num(j, "outliers"), num(j, "worse"),
-       num(j, "slow_nodes"), num(j, "slow_links"));
+       tp_json_num(res, "node_count"), tp_json_num(res, "rounds"), tp_json_num(j, "outliers"), tp_json_num(j, "worse"),
+       tp_json_num(j, "slow_nodes"), tp_json_num(j, "slow_links"));
     /* what the judgement says: slow nodes and links first */
     json_t *words = json_array();
     size_t i, k;
@@ -1018,16 +1005,16 @@ static void fleet_doc(struct buf *b, const json_t *d)
         emit(b, "<table>\n<tr><th>node</th>");
         json_array_foreach(first, i, e) {
             emit(b, "<th>");
-            esc(b, str(e, "test"));
+            esc(b, tp_json_str(e, "test"));
             emit(b, "</th>");
         }
         emit(b, "</tr>\n");
         json_array_foreach(nodes, i, o) {
             emit(b, "<tr><td>");
-            esc(b, str(o, "label"));
+            esc(b, tp_json_str(o, "label"));
             emit(b, "</td>");
             json_array_foreach(get(o, "tests"), k, e) {
-                const char *st = str(e, "status") ?: "?";
+                const char *st = tp_json_str(e, "status") ?: "?";
                 /* the class only when it is one of ours: the document's word
                  * went into the attribute unescaped, a way to put markup into
                  * the page (caught with fuzz/fuzz_report) */
@@ -1035,7 +1022,7 @@ static void fleet_doc(struct buf *b, const json_t *d)
                 esc(b, st);
                 emit(b, "</span><span class=\"small\">");
                 if (strcmp(st, "PASS") != 0)
-                    esc(b, str(e, "summary"));
+                    esc(b, tp_json_str(e, "summary"));
                 emit(b, "</span></td>");
             }
             emit(b, "</tr>\n");
@@ -1092,7 +1079,7 @@ static size_t doc_curves(const json_t *d, struct curve *cv, const char **what)
                     continue;
                 }
                 char sz[32];
-                fmt_bytes(num(e, "size_bytes"), sz, sizeof sz);
+                fmt_bytes(tp_json_num(e, "size_bytes"), sz, sizeof sz);
                 cv[n].h = h;
                 cv[n].scale = 0.5;
                 snprintf(cv[n].label, sizeof cv[n].label, "%s%s%s", s ? secs[s] : "", s ? " " : "",
@@ -1105,7 +1092,7 @@ static size_t doc_curves(const json_t *d, struct curve *cv, const char **what)
     const char *key = NULL, *label = NULL;
     if (strcmp(c, "io commit") == 0) {
         key = "latency_histogram";
-        label = str(res, "sync") ? str(res, "sync") : "commit";
+        label = tp_json_str(res, "sync") ? tp_json_str(res, "sync") : "commit";
         *what = "commit latency (write + sync)";
     } else if (strcmp(c, "io dataset") == 0) {
         key = "latency_histogram";
@@ -1287,7 +1274,7 @@ static void section_latency(struct buf *b, const json_t *const *docs, size_t n)
             transport_name(docs[i], detail, sizeof detail);
         else
             snprintf(detail, sizeof detail, "%s",
-                     str(get(get(get(docs[i], "results"), "storage"), "fs"), "type") ?: "");
+                     tp_json_str(get(get(get(docs[i], "results"), "storage"), "fs"), "type") ?: "");
         doc_heading(b, docs[i], detail);
         latency_plots(b, cv, nc, what);
         latency_table(b, cv, nc);
@@ -1306,8 +1293,8 @@ static void coll_label(const json_t *d, const char *backend, bool cuda, char *bu
 {
     const json_t *cfg = get(d, "config");
     bool nccl = strcmp(backend, "nccl") == 0;
-    snprintf(buf, cap, "%s, %.0f ranks, %s%s%s", str(cfg, "op") ?: "?", num(cfg, "ranks"),
-             nccl ? "NCCL" : str(cfg, "transport") ?: "tcp",
+    snprintf(buf, cap, "%s, %.0f ranks, %s%s%s", tp_json_str(cfg, "op") ?: "?", tp_json_num(cfg, "ranks"),
+             nccl ? "NCCL" : tp_json_str(cfg, "transport") ?: "tcp",
              strcmp(backend, "mpi") == 0 ? ", MPI" : "",
              cuda && !nccl ? ", GPU memory staged" : "");
 }
@@ -1322,7 +1309,7 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
         const json_t *e;
         size_t k;
         json_array_foreach(get(get(docs[i], "results"), "sizes"), k, e) {
-            double s = num(e, "size_bytes"), v = num(e, "busbw");
+            double s = tp_json_num(e, "size_bytes"), v = tp_json_num(e, "busbw");
             if (s > 0 && isfinite(v)) {
                 xlo = fmin(xlo, s);
                 xhi = fmax(xhi, s);
@@ -1361,7 +1348,7 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
                 continue;
             which[lg.n] = docs[i];
             backend[lg.n] = be;
-            coll_label(docs[i], be, str(e, "mem") && strcmp(str(e, "mem"), "cuda") == 0,
+            coll_label(docs[i], be, tp_json_str(e, "mem") && strcmp(tp_json_str(e, "mem"), "cuda") == 0,
                        labels[lg.n], sizeof labels[0]);
             legend_add(&lg, labels[lg.n], palette[lg.n % PALETTE], false);
         }
@@ -1377,8 +1364,8 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
             json_array_foreach(sizes, i, e) {
                 if (strcmp(entry_backend(e), backend[k]) != 0)
                     continue;
-                xs[used] = num(e, "size_bytes");
-                ys[used++] = num(e, "busbw");
+                xs[used] = tp_json_num(e, "size_bytes");
+                ys[used++] = tp_json_num(e, "busbw");
             }
             plot_line(&p, xs, ys, used, lg.color[k], MARKS);
         } else {
@@ -1398,15 +1385,15 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
         const json_t *best = peak_busbw_of(res, backend[k], &bw);
         size_t i;
         json_array_foreach(get(res, "sizes"), i, e) {
-            if (strcmp(entry_backend(e), backend[k]) == 0 && isfinite(num(e, "wrong")))
-                wrong += num(e, "wrong");
+            if (strcmp(entry_backend(e), backend[k]) == 0 && isfinite(tp_json_num(e, "wrong")))
+                wrong += tp_json_num(e, "wrong");
         }
         char s[64];
         emit(b, "<tr>");
         td(b, lg.name[k]);
         tdn(b, fmt_rate(bw, s, sizeof s));
-        tdn(b, fmt_bytes(num(best, "size_bytes"), s, sizeof s));
-        tdn(b, fmt_ns(num(get(best, "time"), "p50"), s, sizeof s));
+        tdn(b, fmt_bytes(tp_json_num(best, "size_bytes"), s, sizeof s));
+        tdn(b, fmt_ns(tp_json_num(get(best, "time"), "p50"), s, sizeof s));
         snprintf(s, sizeof s, "%.0f", wrong);
         tdn(b, s);
         emit(b, "<td>");
@@ -1414,20 +1401,20 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
         json_array_foreach(get(res, "fit"), i, e) {
             char al[32], be[32];
             /* a fit belongs to its backend: nccl's algo is "nccl", mpi's "mpi" */
-            const char *fa = str(e, "algo") ?: "?";
+            const char *fa = tp_json_str(e, "algo") ?: "?";
             bool own = strcmp(backend[k], "trainpath") == 0
                            ? strcmp(fa, "nccl") != 0 && strcmp(fa, "mpi") != 0
                            : strcmp(fa, backend[k]) == 0;
             if (!own)
                 continue;
             /* beta in ns/B is 1/bandwidth: shown as the bandwidth it means */
-            double beta = num(e, "beta");
+            double beta = tp_json_num(e, "beta");
             pf(b, "%s", first ? "" : "<br>");
             first = false;
-            esc(b, str(e, "algo") ?: "?");
+            esc(b, tp_json_str(e, "algo") ?: "?");
             pf(b, ": alpha %s, 1/beta %s (%.0f%% max error)",
-               fmt_ns(num(e, "alpha"), al, sizeof al),
-               fmt_rate(beta > 0 ? 1e9 / beta : NAN, be, sizeof be), 100 * num(e, "max_rel_error"));
+               fmt_ns(tp_json_num(e, "alpha"), al, sizeof al),
+               fmt_rate(beta > 0 ? 1e9 / beta : NAN, be, sizeof be), 100 * tp_json_num(e, "max_rel_error"));
         }
         emit(b, "</td></tr>\n");
     }
@@ -1468,7 +1455,7 @@ static void step_doc(struct buf *b, const json_t *d)
     size_t ranks = json_array_size(json_array_get(get(series, "step"), 0));
     char detail[128];
     snprintf(detail, sizeof detail, "%s, %zu ranks, %zu steps",
-             str(get(d, "config"), "preset") ?: "custom", ranks, steps);
+             tp_json_str(get(d, "config"), "preset") ?: "custom", ranks, steps);
     doc_heading(b, d, detail);
     if (!steps || !ranks) {
         emit(b, "<p class=\"small\">No per-step series in this document.</p>\n");
@@ -1526,17 +1513,17 @@ static void step_doc(struct buf *b, const json_t *d)
     const json_t *st = get(run, "step_time"), *sm = get(run, "summary");
     char s[48];
     emit(b, "<tr>");
-    tdn(b, fmt_ns(num(st, "p50"), s, sizeof s));
-    tdn(b, fmt_ns(num(st, "p99"), s, sizeof s));
-    tdn(b, fmt_ns(num(st, "max"), s, sizeof s));
-    tdn(b, fmt_pct(num(sm, "compute_fraction"), s, sizeof s));
-    tdn(b, fmt_pct(num(sm, "exposed_comm_fraction"), s, sizeof s));
-    tdn(b, fmt_pct(num(sm, "data_wait_fraction"), s, sizeof s));
-    tdn(b, fmt_pct(num(sm, "ckpt_overhead_fraction"), s, sizeof s));
-    snprintf(s, sizeof s, "%.3f", num(sm, "amplification"));
+    tdn(b, fmt_ns(tp_json_num(st, "p50"), s, sizeof s));
+    tdn(b, fmt_ns(tp_json_num(st, "p99"), s, sizeof s));
+    tdn(b, fmt_ns(tp_json_num(st, "max"), s, sizeof s));
+    tdn(b, fmt_pct(tp_json_num(sm, "compute_fraction"), s, sizeof s));
+    tdn(b, fmt_pct(tp_json_num(sm, "exposed_comm_fraction"), s, sizeof s));
+    tdn(b, fmt_pct(tp_json_num(sm, "data_wait_fraction"), s, sizeof s));
+    tdn(b, fmt_pct(tp_json_num(sm, "ckpt_overhead_fraction"), s, sizeof s));
+    snprintf(s, sizeof s, "%.3f", tp_json_num(sm, "amplification"));
     tdn(b, s);
-    snprintf(s, sizeof s, "%.0f %s", num(sm, "goodput"),
-             str(get(sm, "goodput"), "unit") ?: "samples/s");
+    snprintf(s, sizeof s, "%.0f %s", tp_json_num(sm, "goodput"),
+             tp_json_str(get(sm, "goodput"), "unit") ?: "samples/s");
     tdn(b, s);
     emit(b, "</tr>\n</table>\n");
 out:
@@ -1587,10 +1574,10 @@ static void sweep_plot(struct buf *b, const json_t *res, bool cost)
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
     struct legend lg = {0};
     for (size_t c = 0; c < nc; c++)
-        legend_add(&lg, str(json_array_get(first, c), "name") ?: "?", palette[c % PALETTE], false);
+        legend_add(&lg, tp_json_str(json_array_get(first, c), "name") ?: "?", palette[c % PALETTE], false);
     for (size_t s = 0; s < ns; s++) {
         const json_t *e = json_array_get(sweep, s), *cand;
-        xs[s] = num(e, "gpus");
+        xs[s] = tp_json_num(e, "gpus");
         if (xs[s] > 0) {
             xlo = fmin(xlo, xs[s]);
             xhi = fmax(xhi, xs[s]);
@@ -1600,10 +1587,10 @@ static void sweep_plot(struct buf *b, const json_t *res, bool cost)
         size_t k;
         json_array_foreach(get(e, "candidates"), k, cand) {
             for (size_t c = 0; c < nc; c++) {
-                const char *nm = str(cand, "name");
+                const char *nm = tp_json_str(cand, "name");
                 if (!nm || strcmp(nm, lg.name[c]) != 0)
                     continue;
-                double y = cost ? num(cand, "cost") : num(cand, "step_s") * 1e9;
+                double y = cost ? tp_json_num(cand, "cost") : tp_json_num(cand, "step_s") * 1e9;
                 ys[c * ns + s] = y;
                 if (isfinite(y) && y > 0) {
                     ylo = fmin(ylo, y);
@@ -1644,8 +1631,8 @@ static void plan_doc(struct buf *b, const json_t *d)
     const json_t *res = get(d, "results"), *c, *w;
     char detail[128];
     snprintf(detail, sizeof detail, "%s at %.0f GPUs on %.0f nodes",
-             str(get(get(d, "config"), "workload"), "name") ?: "workload", num(res, "gpus"),
-             num(res, "nodes"));
+             tp_json_str(get(get(d, "config"), "workload"), "name") ?: "workload", tp_json_num(res, "gpus"),
+             tp_json_num(res, "nodes"));
     doc_heading(b, d, detail);
     emit(b, "<table>\n");
     th(b, (const char *const[]){"#rank", "candidate", "algorithm", "#step", "#step p99",
@@ -1655,16 +1642,16 @@ static void plan_doc(struct buf *b, const json_t *d)
     char s[64];
     json_array_foreach(get(res, "candidates"), i, c) {
         emit(b, "<tr>");
-        snprintf(s, sizeof s, "%.0f", num(c, "rank"));
+        snprintf(s, sizeof s, "%.0f", tp_json_num(c, "rank"));
         tdn(b, s);
-        td(b, str(c, "name"));
-        td(b, str(c, "algorithm"));
-        tdn(b, fmt_ns(num(c, "step") * 1e9, s, sizeof s));
-        tdn(b, fmt_ns(num(c, "step_p99") * 1e9, s, sizeof s));
-        tdn(b, fmt_pct(num(c, "exposed_fraction"), s, sizeof s));
-        tdn(b, fmt_long(num(get(c, "checkpoint"), "interval"), s, sizeof s));
-        tdn(b, fmt_long(num(c, "time_to_train"), s, sizeof s));
-        tdn(b, fmt_money(num(get(c, "cost"), "total"), s, sizeof s));
+        td(b, tp_json_str(c, "name"));
+        td(b, tp_json_str(c, "algorithm"));
+        tdn(b, fmt_ns(tp_json_num(c, "step") * 1e9, s, sizeof s));
+        tdn(b, fmt_ns(tp_json_num(c, "step_p99") * 1e9, s, sizeof s));
+        tdn(b, fmt_pct(tp_json_num(c, "exposed_fraction"), s, sizeof s));
+        tdn(b, fmt_long(tp_json_num(get(c, "checkpoint"), "interval"), s, sizeof s));
+        tdn(b, fmt_long(tp_json_num(c, "time_to_train"), s, sizeof s));
+        tdn(b, fmt_money(tp_json_num(get(c, "cost"), "total"), s, sizeof s));
         emit(b, "</tr>\n");
     }
     emit(b, "</table>\n");
@@ -1719,8 +1706,8 @@ static void check_doc(struct buf *b, const json_t *d)
     const json_t *res = get(d, "results"), *sm = get(res, "summary"), *f;
     char detail[160];
     snprintf(detail, sizeof detail, "%s: %.0f fail, %.0f warn, %.0f pass, %.0f skip",
-             str(get(res, "nagios"), "word") ?: "?", num(sm, "fail"), num(sm, "warn"),
-             num(sm, "pass"), num(sm, "skip"));
+             tp_json_str(get(res, "nagios"), "word") ?: "?", tp_json_num(sm, "fail"), tp_json_num(sm, "warn"),
+             tp_json_num(sm, "pass"), tp_json_num(sm, "skip"));
     doc_heading(b, d, detail);
     emit(b, "<table>\n");
     th(b, (const char *const[]){"status", "id", "plane", "severity", "evidence", NULL});
@@ -1729,7 +1716,7 @@ static void check_doc(struct buf *b, const json_t *d)
     for (int o = 0; o <= 4; o++) {
         size_t i;
         json_array_foreach(findings, i, f) {
-            const char *st = str(f, "status");
+            const char *st = tp_json_str(f, "status");
             if (status_order(st) != o)
                 continue;
             bool bad = o < 2;
@@ -1737,15 +1724,15 @@ static void check_doc(struct buf *b, const json_t *d)
             esc(b, st ? st : "?");
             emit(b, "</span></td>");
             emit(b, "<td><code>");
-            esc(b, str(f, "id"));
+            esc(b, tp_json_str(f, "id"));
             emit(b, "</code></td>");
-            td(b, str(f, "plane"));
-            td(b, str(f, "severity"));
+            td(b, tp_json_str(f, "plane"));
+            td(b, tp_json_str(f, "severity"));
             emit(b, "<td>");
-            esc(b, str(f, "evidence"));
-            if (bad && str(f, "remediation")) {
+            esc(b, tp_json_str(f, "evidence"));
+            if (bad && tp_json_str(f, "remediation")) {
                 emit(b, "<div class=\"small\">Fix: ");
-                esc(b, str(f, "remediation"));
+                esc(b, tp_json_str(f, "remediation"));
                 emit(b, "</div>");
             }
             emit(b, "</td></tr>\n");
@@ -1786,17 +1773,17 @@ static void section_documents(struct buf *b, const json_t *const *docs, size_t n
         pf(b, "<tr class=\"%s\">", doc_ok(d) ? "ok" : "FAIL");
         tdn(b, s);
         td(b, command(d));
-        td(b, str(get(d, "provenance"), "host"));
-        td(b, str(d, "started_utc"));
-        td(b, str(get(d, "tool"), "version"));
+        td(b, tp_json_str(get(d, "provenance"), "host"));
+        td(b, tp_json_str(d, "started_utc"));
+        td(b, tp_json_str(get(d, "tool"), "version"));
         emit(b, "<td>");
         if (doc_ok(d)) {
             emit(b, "ok");
         } else {
-            esc(b, str(stj, "code") ?: "failed");
-            if (str(stj, "message") && *str(stj, "message")) {
+            esc(b, tp_json_str(stj, "code") ?: "failed");
+            if (tp_json_str(stj, "message") && *tp_json_str(stj, "message")) {
                 emit(b, ": ");
-                esc(b, str(stj, "message"));
+                esc(b, tp_json_str(stj, "message"));
             }
         }
         emit(b, "</td></tr>\n");
@@ -1821,14 +1808,14 @@ static int check_inputs(const json_t *const *docs, size_t n, const json_t *verdi
     size_t i;
     const json_t *v;
     json_array_foreach(verdicts, i, v) {
-        const char *st = str(v, "status");
-        if (!json_is_object(v) || !str(v, "name"))
+        const char *st = tp_json_str(v, "status");
+        if (!json_is_object(v) || !tp_json_str(v, "name"))
             return tp_error_set(err, TP_EUSAGE, "html report: verdicts[%zu]: needs a name", i);
         if (!st || status_order(st) > 3)
             return tp_error_set(err, TP_EUSAGE,
                                 "html report: verdicts[%zu] (%s): status must be PASS, WARN, "
                                 "FAIL or SKIP, not %s",
-                                i, str(v, "name"), st ? st : "missing");
+                                i, tp_json_str(v, "name"), st ? st : "missing");
         if (get(v, "summary") && !json_is_string(get(v, "summary")))
             return tp_error_set(err, TP_EUSAGE, "html report: verdicts[%zu]: summary: not a string",
                                 i);
@@ -1853,7 +1840,7 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
     const char *first = NULL, *last = NULL;
     size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *t = str(docs[i], "started_utc");
+        const char *t = tp_json_str(docs[i], "started_utc");
         if (t && (!first || strcmp(t, first) < 0))
             first = t;
         if (t && (!last || strcmp(t, last) > 0))
@@ -1864,10 +1851,10 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
     if (failed)
         pf(&b, " (%zu failed)", failed);
     for (size_t i = 0, shown = 0; i < n && shown < 4; i++) {
-        const char *h = str(get(docs[i], "provenance"), "host");
+        const char *h = tp_json_str(get(docs[i], "provenance"), "host");
         bool seen = false;
         for (size_t k = 0; k < i && h && !seen; k++) {
-            const char *o = str(get(docs[k], "provenance"), "host");
+            const char *o = tp_json_str(get(docs[k], "provenance"), "host");
             seen = o && strcmp(o, h) == 0;
         }
         if (!h || seen)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/json.h"
 #include "tp/report.h"
 #include "tp/units.h"
 
@@ -16,18 +17,6 @@ struct rows {
     json_t *a;
     bool oom;
 };
-
-/* value: a number, or {value, unit}; NAN when absent */
-static double num(const json_t *o, const char *key, const char **unit)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_object(v)) {
-        if (unit)
-            *unit = json_string_value(json_object_get(v, "unit"));
-        v = json_object_get(v, "value");
-    }
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* labels: "k=v" strings, NULL-terminated */
 static void add(struct rows *r, const char *metric, const char *const *labels, double value,
@@ -67,9 +56,9 @@ static void add(struct rows *r, const char *metric, const char *const *labels, d
         return;
     }
     if (json_is_object(stats)) {
-        json_t *st = json_pack("{s:f, s:f, s:f}", "count", num(stats, "count", NULL), "mean",
-                               num(stats, "mean", NULL), "stdev", num(stats, "stdev", NULL));
-        if (st && isfinite(num(stats, "count", NULL)))
+        json_t *st = json_pack("{s:f, s:f, s:f}", "count", tp_json_num(stats, "count"), "mean",
+                               tp_json_num(stats, "mean"), "stdev", tp_json_num(stats, "stdev"));
+        if (st && isfinite(tp_json_num(stats, "count")))
             json_object_set_new(row, "stats", st);
         else
             json_decref(st);
@@ -86,7 +75,7 @@ static void field(struct rows *r, const char *metric, const char *const *labels,
                   const json_t *obj, const char *key, enum better b)
 {
     const char *unit = NULL;
-    double v = num(obj, key, &unit);
+    double v = tp_json_num_unit(obj, key, &unit);
     add(r, metric, labels, v, unit, b, NULL, NULL);
 }
 
@@ -100,7 +89,7 @@ static void stats_rows(struct rows *r, const char *metric, const char *const *la
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
         char m[128];
         snprintf(m, sizeof m, "%s.%s", metric, q[i]);
-        add(r, m, labels, num(st, q[i], NULL), unit, b, i == 0 || i == 1 ? st : NULL,
+        add(r, m, labels, tp_json_num(st, q[i]), unit, b, i == 0 || i == 1 ? st : NULL,
             i == 1 ? hist : NULL);
     }
 }
@@ -117,7 +106,7 @@ static void halve_histograms(struct rows *r, size_t from)
 
 static void lbl_size(char *buf, size_t cap, const json_t *e)
 {
-    snprintf(buf, cap, "size=%.0f", num(e, "size_bytes", NULL));
+    snprintf(buf, cap, "size=%.0f", tp_json_num(e, "size_bytes"));
 }
 
 static void net(struct rows *r, const json_t *doc)
@@ -152,7 +141,7 @@ static void net(struct rows *r, const json_t *doc)
             static const char *const bws[] = {"bw", "bibw"};
             for (int k = 0; k < 2; k++) {
                 const char *unit = NULL;
-                double v = num(e, bws[k], &unit);
+                double v = tp_json_num_unit(e, bws[k], &unit);
                 snprintf(m, sizeof m, "net.%s", bws[k]);
                 add(r, m, labels, v, unit, HIGHER, NULL, NULL);
             }
@@ -165,7 +154,7 @@ static void coll(struct rows *r, const json_t *doc)
     const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
     char op[48], ranks[32], size[48], algo[64], transport[64];
     snprintf(op, sizeof op, "op=%s", json_string_value(json_object_get(cfg, "op")) ?: "allreduce");
-    snprintf(ranks, sizeof ranks, "ranks=%.0f", num(cfg, "ranks", NULL));
+    snprintf(ranks, sizeof ranks, "ranks=%.0f", tp_json_num(cfg, "ranks"));
     snprintf(transport, sizeof transport, "transport=%s",
              json_string_value(json_object_get(cfg, "transport")) ?: "tcp");
     size_t i;
@@ -195,9 +184,9 @@ static void coll(struct rows *r, const json_t *doc)
         field(r, "coll.busbw", labels, e, "busbw", HIGHER);
         field(r, "coll.algbw", labels, e, "algbw", HIGHER);
         stats_rows(r, "coll.time", labels, json_object_get(e, "time"), NULL, LOWER);
-        add(r, "coll.wrong", labels, num(e, "wrong", NULL), "", LOWER, NULL, NULL);
+        add(r, "coll.wrong", labels, tp_json_num(e, "wrong"), "", LOWER, NULL, NULL);
         const json_t *sk = json_object_get(e, "arrival_skew");
-        add(r, "coll.skew.p99", labels, num(sk, "p99", NULL), "ns", LOWER, NULL, NULL);
+        add(r, "coll.skew.p99", labels, tp_json_num(sk, "p99"), "ns", LOWER, NULL, NULL);
     }
     json_array_foreach(json_object_get(res, "fit"), i, e) {
         snprintf(algo, sizeof algo, "algo=%s",
@@ -227,7 +216,7 @@ static void io(struct rows *r, const json_t *doc, const char *command)
         size_t i;
         const json_t *e;
         json_array_foreach(json_object_get(res, "epochs"), i, e) {
-            double v = num(e, "samples_per_s", NULL);
+            double v = tp_json_num(e, "samples_per_s");
             if (isfinite(v)) {
                 sum += v;
                 n++;
@@ -236,7 +225,7 @@ static void io(struct rows *r, const json_t *doc, const char *command)
         add(r, "io.dataset.samples_per_s", labels, n > 0 ? sum / n : NAN, "1/s", HIGHER, NULL,
             NULL);
         const json_t *during = json_object_get(res, "during");
-        add(r, "io.dataset.during.p99_ratio", labels, num(during, "p99_ratio", NULL), "", LOWER,
+        add(r, "io.dataset.during.p99_ratio", labels, tp_json_num(during, "p99_ratio"), "", LOWER,
             NULL, NULL);
     } else if (strcmp(command, "io commit") == 0) {
         stats_rows(r, "io.commit.latency", labels, json_object_get(res, "latency"),
@@ -251,17 +240,17 @@ static void step(struct rows *r, const json_t *doc)
     char preset[64], ranks[32];
     snprintf(preset, sizeof preset, "preset=%s",
              json_string_value(json_object_get(cfg, "preset")) ?: "none");
-    snprintf(ranks, sizeof ranks, "ranks=%.0f", num(cfg, "ranks", NULL));
+    snprintf(ranks, sizeof ranks, "ranks=%.0f", tp_json_num(cfg, "ranks"));
     const char *labels[] = {preset, ranks, NULL};
     const json_t *run = json_array_get(json_object_get(res, "runs"), 0);
     const json_t *st = json_object_get(run, "step_time");
     stats_rows(r, "step.time", labels, st, NULL, LOWER);
-    add(r, "step.cov", labels, num(st, "cv", NULL), "", LOWER, NULL, NULL);
+    add(r, "step.cov", labels, tp_json_num(st, "cv"), "", LOWER, NULL, NULL);
     const json_t *sum = json_object_get(run, "summary");
-    add(r, "step.amplification", labels, num(sum, "amplification", NULL), "", LOWER, NULL, NULL);
-    add(r, "step.exposed_comm_fraction", labels, num(sum, "exposed_comm_fraction", NULL), "",
+    add(r, "step.amplification", labels, tp_json_num(sum, "amplification"), "", LOWER, NULL, NULL);
+    add(r, "step.exposed_comm_fraction", labels, tp_json_num(sum, "exposed_comm_fraction"), "",
         LOWER, NULL, NULL);
-    add(r, "step.ckpt_overhead_fraction", labels, num(sum, "ckpt_overhead_fraction", NULL), "",
+    add(r, "step.ckpt_overhead_fraction", labels, tp_json_num(sum, "ckpt_overhead_fraction"), "",
         LOWER, NULL, NULL);
     field(r, "step.goodput", labels, sum, "goodput", HIGHER);
     const json_t *rep = json_object_get(res, "reproducibility");
@@ -279,10 +268,10 @@ static void plan(struct rows *r, const json_t *doc)
         char cand[96], gpus[32];
         snprintf(cand, sizeof cand, "candidate=%s",
                  json_string_value(json_object_get(c, "name")) ?: "?");
-        snprintf(gpus, sizeof gpus, "gpus=%.0f", num(c, "gpus", NULL));
+        snprintf(gpus, sizeof gpus, "gpus=%.0f", tp_json_num(c, "gpus"));
         const char *labels[] = {cand, gpus, NULL};
         field(r, "plan.step", labels, c, "step", LOWER);
-        add(r, "plan.exposed_fraction", labels, num(c, "exposed_fraction", NULL), "", LOWER, NULL,
+        add(r, "plan.exposed_fraction", labels, tp_json_num(c, "exposed_fraction"), "", LOWER, NULL,
             NULL);
         field(r, "plan.time_to_train", labels, c, "time_to_train", LOWER);
         field(r, "plan.cost", labels, json_object_get(c, "cost"), "total", LOWER);
@@ -293,9 +282,9 @@ static void check(struct rows *r, const json_t *doc)
 {
     const json_t *res = json_object_get(doc, "results");
     const json_t *sum = json_object_get(res, "summary");
-    add(r, "check.fail", NULL, num(sum, "fail", NULL), "", LOWER, NULL, NULL);
-    add(r, "check.warn", NULL, num(sum, "warn", NULL), "", LOWER, NULL, NULL);
-    add(r, "check.nagios", NULL, num(json_object_get(res, "nagios"), "code", NULL), "", LOWER,
+    add(r, "check.fail", NULL, tp_json_num(sum, "fail"), "", LOWER, NULL, NULL);
+    add(r, "check.warn", NULL, tp_json_num(sum, "warn"), "", LOWER, NULL, NULL);
+    add(r, "check.nagios", NULL, tp_json_num_unit(json_object_get(res, "nagios"), "code", NULL), "", LOWER,
         NULL, NULL);
     size_t i;
     const json_t *f;
@@ -319,10 +308,10 @@ static void fleet(struct rows *r, const json_t *doc)
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         char m[64];
         snprintf(m, sizeof m, "fleet.%s", k[i]);
-        add(r, m, NULL, num(j, k[i], NULL), "", LOWER, NULL, NULL);
+        add(r, m, NULL, tp_json_num(j, k[i]), "", LOWER, NULL, NULL);
     }
-    add(r, "fleet.failed_tests", NULL, num(res, "failed_tests", NULL), "", LOWER, NULL, NULL);
-    add(r, "fleet.nodes", NULL, num(res, "node_count", NULL), "", NONE, NULL, NULL);
+    add(r, "fleet.failed_tests", NULL, tp_json_num(res, "failed_tests"), "", LOWER, NULL, NULL);
+    add(r, "fleet.nodes", NULL, tp_json_num(res, "node_count"), "", NONE, NULL, NULL);
 }
 
 json_t *tp_report_metrics(const json_t *doc, tp_error *err)

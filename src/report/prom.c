@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tp/atomicfile.h"
+#include "tp/json.h"
 #include "tp/units.h"
 
 /* ---- names ---- */

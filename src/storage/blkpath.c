@@ -23,6 +23,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "tp/json.h"
+
 /* Stacking deeper than this (dm over md over partitions ...) is taken as a
  * loop in a broken snapshot. */
 #define MAX_DEPTH 16
@@ -93,37 +95,13 @@ static int read_attr(const char *dir, const char *name, char *buf, size_t cap)
     return 0;
 }
 
-/* A JSON string of the n bytes at s; bytes that are not UTF-8 (jansson
- * rejects them) become '?', so an odd path or label cannot lose the
- * document. NULL only when out of memory. */
-static json_t *text_n(const char *s, size_t n)
-{
-    json_t *j = json_stringn(s, n);
-    if (j)
-        return j;
-    char *copy = strndup(s, n);
-    if (!copy)
-        return NULL;
-    for (char *p = copy; *p; p++)
-        if ((unsigned char)*p >= 0x80)
-            *p = '?';
-    j = json_string(copy);
-    free(copy);
-    return j;
-}
-
-static json_t *text(const char *s)
-{
-    return text_n(s, strlen(s));
-}
-
 /* A JSON string of a non-empty attribute, else null. */
 static json_t *attr_json(const char *dir, const char *name)
 {
     char buf[512];
     if (read_attr(dir, name, buf, sizeof buf) < 0 || !buf[0])
         return json_null();
-    return text(buf);
+    return tp_json_text(buf);
 }
 
 static int read_long(const char *dir, const char *name, long long *out)
@@ -295,9 +273,9 @@ static json_t *scheduler_json(const char *queue)
     char *open = strchr(buf, '['), *close = open ? strchr(open, ']') : NULL;
     if (open && close) {
         *close = '\0';
-        return text(open + 1);
+        return tp_json_text(open + 1);
     }
-    return strpbrk(buf, " \t") ? json_null() : text(buf);
+    return strpbrk(buf, " \t") ? json_null() : tp_json_text(buf);
 }
 
 static json_t *slaves_json(const char *dir)
@@ -305,7 +283,7 @@ static json_t *slaves_json(const char *dir)
     struct list names = {0};
     json_t *arr = list_dir(dir, "slaves", NULL, &names) == 0 ? json_array() : NULL;
     for (size_t i = 0; arr && i < names.n; i++)
-        if (json_array_append_new(arr, text(names.v[i])) < 0) {
+        if (json_array_append_new(arr, tp_json_text(names.v[i])) < 0) {
             json_decref(arr);
             arr = NULL;
         }
@@ -337,8 +315,8 @@ static json_t *block_json(const char *dir)
         json_decref(rotational);
         return NULL;
     }
-    int bad = put(b, "name", text(base(dir))) | put(b, "dev", attr_json(dir, "dev")) |
-              put(b, "kind", text(kind)) | put(b, "size_bytes", size) |
+    int bad = put(b, "name", tp_json_text(base(dir))) | put(b, "dev", attr_json(dir, "dev")) |
+              put(b, "kind", tp_json_text(kind)) | put(b, "size_bytes", size) |
               put(b, "logical_block_size",
                   have_queue ? long_json(queue, "logical_block_size") : json_null()) |
               put(b, "physical_block_size",
@@ -346,7 +324,7 @@ static json_t *block_json(const char *dir)
               put(b, "rotational", rotational) |
               put(b, "scheduler", have_queue ? scheduler_json(queue) : json_null()) |
               put(b, "model", have_device ? attr_json(device, "model") : json_null()) |
-              put(b, "partition_of", partition ? text(base(whole)) : json_null()) |
+              put(b, "partition_of", partition ? tp_json_text(base(whole)) : json_null()) |
               put(b, "slaves", slaves_json(dir));
     if (strcmp(kind, "dm") == 0)
         bad |= put(b, "dm_name", attr_json(dir, "dm/name"));
@@ -390,7 +368,7 @@ static json_t *address_field(const char *addr, const char *key)
         if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
             const char *v = p + klen + 1;
             size_t n = strcspn(v, ",");
-            return n ? text_n(v, n) : json_null();
+            return n ? tp_json_textn(v, n) : json_null();
         }
     return json_null();
 }
@@ -429,7 +407,7 @@ static json_t *ctrl_json(const char *dir)
 
     json_t *traddr, *trsvcid;
     if (have_addr && pcie && !strchr(addr, '=')) {
-        traddr = text(addr); /* a PCIe address is the PCI function, "0000:3d:00.0" */
+        traddr = tp_json_text(addr); /* a PCIe address is the PCI function, "0000:3d:00.0" */
         trsvcid = json_null();
     } else {
         traddr = have_addr ? address_field(addr, "traddr") : json_null();
@@ -442,9 +420,9 @@ static json_t *ctrl_json(const char *dir)
         json_decref(trsvcid);
         return NULL;
     }
-    int bad = put(c, "controller", text(base(dir))) |
-              put(c, "transport", have_transport ? text(transport) : json_null()) |
-              put(c, "address", have_addr ? text(addr) : json_null()) | put(c, "traddr", traddr) |
+    int bad = put(c, "controller", tp_json_text(base(dir))) |
+              put(c, "transport", have_transport ? tp_json_text(transport) : json_null()) |
+              put(c, "address", have_addr ? tp_json_text(addr) : json_null()) | put(c, "traddr", traddr) |
               put(c, "trsvcid", trsvcid) | put(c, "subsysnqn", attr_json(dir, "subsysnqn")) |
               put(c, "state", attr_json(dir, "state")) |
               put(c, "queue_count", long_json(dir, "queue_count")) |
@@ -599,8 +577,8 @@ static int find_mount(const char *mountinfo, const char *path, struct mount *m)
 static json_t *mount_json(const struct mount *m)
 {
     json_t *o = json_object();
-    if (o && (put(o, "type", text(m->type)) | put(o, "mount", text(m->point)) |
-              put(o, "source", text(m->source)) | put(o, "options", text(m->options)))) {
+    if (o && (put(o, "type", tp_json_text(m->type)) | put(o, "mount", tp_json_text(m->point)) |
+              put(o, "source", tp_json_text(m->source)) | put(o, "options", tp_json_text(m->options)))) {
         json_decref(o);
         o = NULL;
     }
@@ -762,8 +740,8 @@ int tp_blkpath_describe(const char *path, const char *sysfs_root, const char *mo
         oom = describe_disks(t->blk, disks, nvme) < 0;
     if (!oom && doc && fs && block && disks && nvme) {
         const char *kind = kind_of(nvme, fs, block);
-        oom = put(doc, "path", text(path)) | put(doc, "fs", fs) | put(doc, "block", block) |
-              put(doc, "disks", disks) | put(doc, "nvme", nvme) | put(doc, "kind", text(kind));
+        oom = put(doc, "path", tp_json_text(path)) | put(doc, "fs", fs) | put(doc, "block", block) |
+              put(doc, "disks", disks) | put(doc, "nvme", nvme) | put(doc, "kind", tp_json_text(kind));
     } else {
         oom = 1;
         json_decref(fs);
