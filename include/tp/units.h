@@ -44,4 +44,13 @@ const char *tp_fmt_ns(double ns, char *buf, size_t cap);
 /* Bytes per second as GB/s (1e9) with three significant digits. */
 const char *tp_fmt_rate(double bytes_per_s, char *buf, size_t cap);
 
+/* Whole dollars with thousands separators: "$1,234,567", "-$12"; "-" for
+ * a value that is not finite. */
+const char *tp_fmt_money(double usd, char *buf, size_t cap);
+
+/* A duration in seconds in the unit a reader expects at its size: below 2
+ * minutes as tp_fmt_ns does ("812 ns", "4.51 ms", "59.2 s"), then "9.6
+ * min" below 2 hours, "31.1 h" below 2 days, "4.2 d"; "-" when not finite. */
+const char *tp_fmt_duration_s(double s, char *buf, size_t cap);
+
 #endif

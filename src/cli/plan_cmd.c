@@ -133,39 +133,6 @@ static int cmpd(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* "$1,234,567" */
-static const char *money(double v, char *buf, size_t cap)
-{
-    char raw[64];
-    snprintf(raw, sizeof raw, "%.0f", fabs(v));
-    size_t n = strlen(raw), o = 0;
-    if (v < 0 && o + 1 < cap)
-        buf[o++] = '-';
-    if (o + 1 < cap)
-        buf[o++] = '$';
-    for (size_t i = 0; i < n && o + 1 < cap; i++) {
-        buf[o++] = raw[i];
-        if ((n - i - 1) % 3 == 0 && i + 1 < n && o + 1 < cap)
-            buf[o++] = ',';
-    }
-    buf[o] = 0;
-    return buf;
-}
-
-/* Seconds in the unit a reader expects at that size. */
-static const char *dur(double s, char *buf, size_t cap)
-{
-    if (s < 120)
-        return tp_fmt_ns(s * 1e9, buf, cap);
-    if (s < 2 * 3600)
-        snprintf(buf, cap, "%.1f min", s / 60);
-    else if (s < 2 * 86400)
-        snprintf(buf, cap, "%.1f h", s / 3600);
-    else
-        snprintf(buf, cap, "%.1f d", s / 86400);
-    return buf;
-}
-
 static double exposed_frac(const struct tp_plan_point *p)
 {
     return p->exposed_s / p->step_s;
@@ -316,33 +283,33 @@ static json_t *explain(const struct tp_plan_spec *s, const struct eval *ev, cons
             "at %.0f GPUs the step of %s is %.0f %% exposed communication; %s cuts it to %.0f %% "
             "and saves %s per run (%s %s)",
             gpus, s->cand[worst].name, 100 * exposed_frac(&w->pt), bc->name,
-            100 * exposed_frac(&best->pt), money(w->pt.cost - best->pt.cost, a, sizeof a),
-            dur(fabs(w->pt.train_s - best->pt.train_s), b, sizeof b),
+            100 * exposed_frac(&best->pt), tp_fmt_money(w->pt.cost - best->pt.cost, a, sizeof a),
+            tp_fmt_duration_s(fabs(w->pt.train_s - best->pt.train_s), b, sizeof b),
             w->pt.train_s >= best->pt.train_s ? "sooner" : "later, for less");
     }
     char dom[256];
     dominant(s, &best->pt, dom, sizeof dom);
     say(words, out, "%s%s: %s per run, %s to train; its wall time is %s", bc->name,
-        s->ncand > 1 ? " costs least" : "", money(best->pt.cost, a, sizeof a),
-        dur(best->pt.train_s, b, sizeof b), dom);
+        s->ncand > 1 ? " costs least" : "", tp_fmt_money(best->pt.cost, a, sizeof a),
+        tp_fmt_duration_s(best->pt.train_s, b, sizeof b), dom);
     say(words, out,
         "the slowest of %.0f ranks adds %s to each step (%.1f %% of it) over the mean rank's "
         "%s of compute%s",
-        gpus, dur(best->pt.jitter_s, a, sizeof a), 100 * best->pt.jitter_s / best->pt.step_s,
-        dur(s->w.compute_s, b, sizeof b),
+        gpus, tp_fmt_duration_s(best->pt.jitter_s, a, sizeof a), 100 * best->pt.jitter_s / best->pt.step_s,
+        tp_fmt_duration_s(s->w.compute_s, b, sizeof b),
         s->w.compute_samples ? " (the measured distribution)" : " (a normal)");
     if (s->w.spike_p > 0)
         say(words, out,
             "a %s stall at per-rank probability %g hits %.1f %% of steps at this scale: %s per "
             "step on average",
-            dur(s->w.spike_s, a, sizeof a), s->w.spike_p,
-            100 * tp_plan_rare_event(s->w.spike_p, gpus), dur(best->pt.rare_s, b, sizeof b));
+            tp_fmt_duration_s(s->w.spike_s, a, sizeof a), s->w.spike_p,
+            100 * tp_plan_rare_event(s->w.spike_p, gpus), tp_fmt_duration_s(best->pt.rare_s, b, sizeof b));
     say(words, out,
         "%s: checkpoint every %s (Daly; Young: %s), each stalling %s; the job fails every %s on "
         "average: %.1f %% of wall time lost",
-        bc->name, dur(best->pt.interval_s, a, sizeof a),
-        dur(tp_plan_young(best->pt.ckpt_s, best->pt.mtbf_s), b, sizeof b),
-        dur(best->pt.ckpt_s, c, sizeof c), dur(best->pt.mtbf_s, dom, sizeof dom),
+        bc->name, tp_fmt_duration_s(best->pt.interval_s, a, sizeof a),
+        tp_fmt_duration_s(tp_plan_young(best->pt.ckpt_s, best->pt.mtbf_s), b, sizeof b),
+        tp_fmt_duration_s(best->pt.ckpt_s, c, sizeof c), tp_fmt_duration_s(best->pt.mtbf_s, dom, sizeof dom),
         100 * best->pt.waste);
     return words;
 }
@@ -451,10 +418,10 @@ static int plan_file(int argc, char **argv)
             const struct eval *x = &ev[order[i]];
             fprintf(o, "  %-4d %-22s %-12s %10s %10s %7.1f%% %10s %10s %5.1f%% %10s %14s\n", i + 1,
                    s->cand[order[i]].name, tp_plan_algo_name(x->pt.algo),
-                   dur(x->pt.step_s, a, sizeof a), dur(x->pt.step_p99_s, b, sizeof b),
-                   100 * exposed_frac(&x->pt), dur(x->pt.jitter_s, c, sizeof c),
-                   dur(x->pt.interval_s, d, sizeof d), 100 * x->pt.waste,
-                   dur(x->pt.train_s, e5, sizeof e5), money(x->pt.cost, f, sizeof f));
+                   tp_fmt_duration_s(x->pt.step_s, a, sizeof a), tp_fmt_duration_s(x->pt.step_p99_s, b, sizeof b),
+                   100 * exposed_frac(&x->pt), tp_fmt_duration_s(x->pt.jitter_s, c, sizeof c),
+                   tp_fmt_duration_s(x->pt.interval_s, d, sizeof d), 100 * x->pt.waste,
+                   tp_fmt_duration_s(x->pt.train_s, e5, sizeof e5), tp_fmt_money(x->pt.cost, f, sizeof f));
         }
     }
     json_t *cands = json_array();
@@ -494,7 +461,7 @@ static int plan_file(int argc, char **argv)
                                "waste_fraction", p.waste, "time_to_train_s", p.train_s,
                                "cost", p.cost));
             if (!quiet)
-                fprintf(o, "  %10s %13s", dur(p.step_s, a, sizeof a), money(p.cost, b, sizeof b));
+                fprintf(o, "  %10s %13s", tp_fmt_duration_s(p.step_s, a, sizeof a), tp_fmt_money(p.cost, b, sizeof b));
         }
         if (!quiet)
             fprintf(o, "\n");

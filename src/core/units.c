@@ -327,3 +327,44 @@ const char *tp_fmt_rate(double bytes_per_s, char *buf, size_t cap)
         snprintf(buf, cap, "%.*f GB/s", decimals3(v), v);
     return buf;
 }
+
+const char *tp_fmt_money(double usd, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return buf;
+    if (!isfinite(usd)) {
+        snprintf(buf, cap, "-");
+        return buf;
+    }
+    char digits[40];
+    snprintf(digits, sizeof digits, "%.0f", fabs(usd));
+    size_t nd = strlen(digits), k = 0;
+    if (usd < 0 && k + 1 < cap)
+        buf[k++] = '-';
+    if (k + 1 < cap)
+        buf[k++] = '$';
+    for (size_t i = 0; i < nd; i++) {
+        if (i && (nd - i) % 3 == 0 && k + 1 < cap)
+            buf[k++] = ',';
+        if (k + 1 >= cap)
+            break;
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+const char *tp_fmt_duration_s(double s, char *buf, size_t cap)
+{
+    if (!isfinite(s))
+        snprintf(buf, cap, "-");
+    else if (s < 120)
+        tp_fmt_ns(s * 1e9, buf, cap);
+    else if (s < 2 * 3600)
+        snprintf(buf, cap, "%.1f min", s / 60);
+    else if (s < 2 * 86400)
+        snprintf(buf, cap, "%.1f h", s / 3600);
+    else
+        snprintf(buf, cap, "%.1f d", s / 86400);
+    return buf;
+}

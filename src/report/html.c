@@ -163,43 +163,6 @@ static const char *fmt_pct(double frac, char *buf, size_t cap)
     return buf;
 }
 
-/* "$83,099": whole dollars with thousands separators */
-static const char *fmt_money(double usd, char *buf, size_t cap)
-{
-    if (!isfinite(usd))
-        return snprintf(buf, cap, "-"), buf;
-    char digits[40];
-    snprintf(digits, sizeof digits, "%.0f", fabs(usd));
-    size_t nd = strlen(digits), k = 0;
-    if (usd < 0 && k + 1 < cap)
-        buf[k++] = '-';
-    if (k + 1 < cap)
-        buf[k++] = '$';
-    for (size_t i = 0; i < nd && k + 2 < cap; i++) {
-        if (i && (nd - i) % 3 == 0)
-            buf[k++] = ',';
-        buf[k++] = digits[i];
-    }
-    buf[k] = '\0';
-    return buf;
-}
-
-/* Duration in seconds as "9.6 min", "31.1 h", "4.2 d". */
-static const char *fmt_long(double s, char *buf, size_t cap)
-{
-    if (!isfinite(s))
-        snprintf(buf, cap, "-");
-    else if (s < 120)
-        tp_fmt_ns(s * 1e9, buf, cap);
-    else if (s < 7200)
-        snprintf(buf, cap, "%.1f min", s / 60);
-    else if (s < 3 * 86400)
-        snprintf(buf, cap, "%.1f h", s / 3600);
-    else
-        snprintf(buf, cap, "%.1f d", s / 86400);
-    return buf;
-}
-
 /* The unit a time axis shows: the largest of ns, us, ms, s not above ns. */
 static void time_unit(double ns, double *div, const char **unit)
 {
@@ -737,7 +700,7 @@ static void key_figure(const json_t *d, char *out, size_t cap)
         const json_t *best = json_array_get(get(res, "candidates"), 0);
         snprintf(out, cap, "cheapest at %.0f GPUs: %s, %s per run", tp_json_num(res, "gpus"),
                  tp_json_str(best, "name") ? tp_json_str(best, "name") : "?",
-                 fmt_money(tp_json_num(get(best, "cost"), "total"), a, sizeof a));
+                 tp_fmt_money(tp_json_num(get(best, "cost"), "total"), a, sizeof a));
     } else if (strcmp(c, "check") == 0) {
         const json_t *sm = get(res, "summary");
         snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip", tp_json_num(sm, "fail"),
@@ -1649,9 +1612,9 @@ static void plan_doc(struct buf *b, const json_t *d)
         tdn(b, fmt_ns(tp_json_num(c, "step") * 1e9, s, sizeof s));
         tdn(b, fmt_ns(tp_json_num(c, "step_p99") * 1e9, s, sizeof s));
         tdn(b, fmt_pct(tp_json_num(c, "exposed_fraction"), s, sizeof s));
-        tdn(b, fmt_long(tp_json_num(get(c, "checkpoint"), "interval"), s, sizeof s));
-        tdn(b, fmt_long(tp_json_num(c, "time_to_train"), s, sizeof s));
-        tdn(b, fmt_money(tp_json_num(get(c, "cost"), "total"), s, sizeof s));
+        tdn(b, tp_fmt_duration_s(tp_json_num(get(c, "checkpoint"), "interval"), s, sizeof s));
+        tdn(b, tp_fmt_duration_s(tp_json_num(c, "time_to_train"), s, sizeof s));
+        tdn(b, tp_fmt_money(tp_json_num(get(c, "cost"), "total"), s, sizeof s));
         emit(b, "</tr>\n");
     }
     emit(b, "</table>\n");

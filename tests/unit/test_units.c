@@ -343,10 +343,32 @@ static void test_formatters(void **state)
     for (size_t k = 0; k < sizeof rate / sizeof rate[0]; k++)
         TP_EQ_STR(tp_fmt_rate(rate[k].v, buf, sizeof buf), rate[k].want);
 
+    static const struct {
+        double v;
+        const char *want;
+    } money[] = {
+        {0, "$0"},         {999, "$999"},        {1000, "$1,000"},       {83099.4, "$83,099"},
+        {-12, "-$12"},     {1234567, "$1,234,567"}, {NAN, "-"},          {INFINITY, "-"},
+    };
+    for (size_t k = 0; k < sizeof money / sizeof money[0]; k++)
+        TP_EQ_STR(tp_fmt_money(money[k].v, buf, sizeof buf), money[k].want);
+
+    static const struct {
+        double v;
+        const char *want;
+    } dur[] = {
+        {0.0045, "4.50 ms"}, {59.2, "59.2 s"},    {576, "9.6 min"},   {7199, "120.0 min"},
+        {7200, "2.0 h"},     {111960, "31.1 h"},  {172800, "2.0 d"},  {362880, "4.2 d"},
+        {NAN, "-"},
+    };
+    for (size_t k = 0; k < sizeof dur / sizeof dur[0]; k++)
+        TP_EQ_STR(tp_fmt_duration_s(dur[k].v, buf, sizeof buf), dur[k].want);
+
     /* a short buffer truncates and stays terminated */
     char small[3];
     TP_EQ_STR(tp_fmt_size(UINT64_C(1) << 20, small, sizeof small), "1M");
     TP_EQ_STR(tp_fmt_ns(812, small, sizeof small), "81");
+    TP_EQ_STR(tp_fmt_money(1234, small, sizeof small), "$1");
 }
 
 int main(void)
