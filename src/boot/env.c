@@ -1,0 +1,93 @@
+/* The env backend: torchrun's and Kubernetes' convention. RANK, WORLD_SIZE,
+ * MASTER_ADDR and MASTER_PORT say who this process is and where rank 0 is;
+ * rank 0 listens at MASTER_ADDR:MASTER_PORT and the others join its star.
+ * The ranks share a key file, which may be left out only when MASTER_ADDR is
+ * a loopback address (every rank on this host). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot_int.h"
+
+static bool loopback_name(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "::1") == 0;
+}
+
+static int env_int(const char *name, long lo, long hi, long *out, tp_error *err)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return tp_error_set(err, TP_EUSAGE,
+                            "%s is not set (the env backend needs RANK, "
+                            "WORLD_SIZE, MASTER_ADDR and MASTER_PORT)",
+                            name);
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || *end || x < lo || x > hi)
+        return tp_error_set(err, TP_EUSAGE, "%s='%s' is not an integer in %ld..%ld", name, v, lo,
+                            hi);
+    *out = x;
+    return 0;
+}
+
+static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    long rank, size, port;
+    int rc;
+    if ((rc = env_int("WORLD_SIZE", 1, TP_BOOT_MAX_RANKS, &size, err)) ||
+        (rc = env_int("RANK", 0, size - 1, &rank, err)) ||
+        (rc = env_int("MASTER_PORT", 1, 65535, &port, err)))
+        return rc;
+    const char *host = getenv("MASTER_ADDR");
+    if (!host || !*host)
+        return tp_error_set(err, TP_EUSAGE, "MASTER_ADDR is not set");
+    struct tp_boot *b = tp__boot_new(&tp__boot_env, (int)rank, (int)size, o->timeout_ns);
+    if (!b)
+        return tp_error_set(err, TP_ENOMEM, "group of %ld", size);
+    if (o->key_file) {
+        if ((rc = tp_key_load(&b->key, o->key_file, err))) {
+            tp__boot_free(b);
+            return rc;
+        }
+    } else if (!loopback_name(host)) {
+        tp__boot_free(b);
+        return tp_error_set(err, TP_EUSAGE,
+                            "MASTER_ADDR %s is not a loopback address: pass --key-file so only "
+                            "your ranks can join",
+                            host);
+    }
+    if (rank == 0) {
+        int lfd = -1, bound;
+        rc = size > 1 ? tp_listen(host, (int)port, "MASTER_ADDR", &lfd, &bound, NULL, err) : 0;
+        if (!rc && size > 1)
+            rc = tp__boot_lead(b, lfd, o->options, err);
+        if (lfd >= 0)
+            close(lfd);
+        if (!rc && size == 1)
+            b->hosts[0] = strdup(tp__boot_my_host());
+    } else {
+        rc = tp__boot_join(b, host, (int)port, o->options, err);
+    }
+    if (rc) {
+        tp__boot_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+static const char *const env_rank_vars[] = {"RANK", NULL};
+
+const struct tp_boot_backend tp__boot_env = {
+    .name = "env",
+    .rank_vars = env_rank_vars,
+    .init = env_init,
+    .allgather = tp__boot_star_allgather,
+    .gather = tp__boot_star_gather,
+    .barrier = tp__boot_star_barrier,
+    .fini = tp__boot_star_fini,
+};

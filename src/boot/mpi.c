@@ -1,0 +1,211 @@
+/* The mpi backend: mpirun or srun already made the group (Open MPI,
+ * MPICH/PMI or PMIx in the environment), so rank, size, exchanges and
+ * barriers go through MPI, and the clock offsets are measured by MPI
+ * ping-pong with rank 0. MPI calls have no deadline of their own: the
+ * launcher ends the job when a rank dies. The only file that sees MPI: in a
+ * build without it the row stays (the launcher is still detected) and its
+ * init says that this build has none. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "boot_int.h"
+#include "tp/clock.h"
+
+#ifdef TP_HAVE_MPI
+#include <mpi.h>
+
+#define OPT_BYTES 4096
+
+static int mpi_fail(int mrc, const char *what, tp_error *err)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(mrc, text, &len);
+    return tp_error_set(err, TP_EPEER, "MPI %s failed: %.*s", what, len, text);
+}
+
+static int mpi_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    int inited = 0, provided, rank, size;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return tp_error_set(err, TP_ESYS, "MPI_Init_thread failed (not started by mpirun/srun?)");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    struct tp_boot *b = tp__boot_new(&tp__boot_mpi, rank, size, o->timeout_ns);
+    char *hosts = calloc((size_t)size, 256), *opts = calloc((size_t)size, OPT_BYTES);
+    char mine[OPT_BYTES] = "";
+    int rc = 0, mrc;
+    if (!b || !hosts || !opts) {
+        rc = tp_error_set(err, TP_ENOMEM, "group of %d", size);
+        goto out;
+    }
+    char host[256] = "";
+    snprintf(host, sizeof host, "%s", tp__boot_my_host());
+    char *text = o->options ? json_dumps(o->options, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    snprintf(mine, sizeof mine, "%s", text ? text : "{}");
+    free(text);
+    if ((mrc = MPI_Allgather(host, 256, MPI_CHAR, hosts, 256, MPI_CHAR, MPI_COMM_WORLD)) ||
+        (mrc =
+             MPI_Allgather(mine, OPT_BYTES, MPI_CHAR, opts, OPT_BYTES, MPI_CHAR, MPI_COMM_WORLD))) {
+        rc = mpi_fail(mrc, "allgather at start-up", err);
+        goto out;
+    }
+    for (int r = 0; r < size; r++)
+        b->hosts[r] = strndup(hosts + 256 * r, 255);
+    /* every rank compares every rank's options with rank 0's, so all reach
+     * the same verdict and name the same option */
+    json_t *base = json_loads(opts, 0, NULL);
+    for (int r = 1; r < size && !rc; r++) {
+        json_t *theirs = json_loads(opts + (size_t)OPT_BYTES * r, 0, NULL);
+        char what[200];
+        if (tp__boot_options_differ(base, theirs, what, sizeof what))
+            rc = tp_error_set(err, TP_EUSAGE, "rank %d on %s was started with a different %s", r,
+                              b->hosts[r], what);
+        json_decref(theirs);
+    }
+    json_decref(base);
+    if (rc)
+        goto out;
+    /* clock offsets: rank 0 ping-pongs with each rank, keeps the fastest */
+    for (int r = 1; r < size; r++) {
+        if (rank == 0) {
+            b->rtt[r] = UINT64_MAX;
+            for (int k = 0; k < TP_BOOT_CLOCK_PROBES; k++) {
+                uint64_t t0 = tp_now_ns(), t;
+                MPI_Send(&t0, 1, MPI_UINT64_T, r, 1, MPI_COMM_WORLD);
+                MPI_Recv(&t, 1, MPI_UINT64_T, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                uint64_t t1 = tp_now_ns();
+                if (t1 - t0 < b->rtt[r]) {
+                    b->rtt[r] = t1 - t0;
+                    b->offset[r] = (int64_t)(t - (t0 + (t1 - t0) / 2));
+                }
+            }
+        } else if (rank == r) {
+            for (int k = 0; k < TP_BOOT_CLOCK_PROBES; k++) {
+                uint64_t x;
+                MPI_Recv(&x, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                x = tp_now_ns();
+                MPI_Send(&x, 1, MPI_UINT64_T, 0, 1, MPI_COMM_WORLD);
+            }
+        }
+    }
+    if ((mrc = MPI_Bcast(b->offset, size, MPI_INT64_T, 0, MPI_COMM_WORLD)) ||
+        (mrc = MPI_Bcast(b->rtt, size, MPI_UINT64_T, 0, MPI_COMM_WORLD)))
+        rc = mpi_fail(mrc, "broadcast of clock offsets", err);
+out:
+    free(hosts);
+    free(opts);
+    if (rc) {
+        tp__boot_free(b);
+        if (!inited) /* every rank fails alike, so all finalize together */
+            MPI_Finalize();
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+static int mpi_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+{
+    int len = (int)strlen(mine), *lens = calloc((size_t)b->size, sizeof *lens),
+        *offs = calloc((size_t)b->size, sizeof *offs), mrc;
+    char *buf = NULL;
+    if (!lens || !offs) {
+        free(lens);
+        free(offs);
+        return tp_error_set(err, TP_ENOMEM, "allgather");
+    }
+    if ((mrc = MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, MPI_COMM_WORLD)) == 0) {
+        int total = 0;
+        for (int r = 0; r < b->size; r++) {
+            offs[r] = total;
+            total += lens[r];
+        }
+        buf = malloc((size_t)total + 1);
+        if (buf)
+            mrc = MPI_Allgatherv(mine, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, MPI_COMM_WORLD);
+        for (int r = 0; buf && !mrc && r < b->size; r++)
+            res[r] = strndup(buf + offs[r], (size_t)lens[r]);
+    }
+    free(buf);
+    free(lens);
+    free(offs);
+    return mrc ? mpi_fail(mrc, "allgather", err) : 0;
+}
+
+static int mpi_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+{
+    int len = (int)strlen(mine), *lens = NULL, *offs = NULL, mrc;
+    char *buf = NULL;
+    /* a failure on rank 0 alone leaves the others in the collective: rank
+     * 0 exits non-zero and the launcher ends the job */
+    if (b->rank == 0 && (!(lens = calloc((size_t)b->size, sizeof *lens)) ||
+                         !(offs = calloc((size_t)b->size, sizeof *offs)))) {
+        free(lens);
+        return tp_error_set(err, TP_ENOMEM, "gather");
+    }
+    if ((mrc = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD)) == 0) {
+        long long total = 0;
+        for (int r = 0; b->rank == 0 && r < b->size; r++) {
+            offs[r] = (int)total;
+            total += lens[r];
+        }
+        if (total > INT32_MAX || (b->rank == 0 && !(buf = malloc((size_t)total + 1)))) {
+            free(lens);
+            free(offs);
+            return tp_error_set(err, TP_ENOMEM, "gather of %lld bytes", total);
+        }
+        mrc = MPI_Gatherv(mine, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+        for (int r = 0; buf && !mrc && r < b->size; r++)
+            if (!(res[r] = strndup(buf + offs[r], (size_t)lens[r])))
+                mrc = -1;
+    }
+    free(buf);
+    free(lens);
+    free(offs);
+    if (mrc == -1)
+        return tp_error_set(err, TP_ENOMEM, "gather");
+    return mrc ? mpi_fail(mrc, "gather", err) : 0;
+}
+
+static int mpi_barrier(struct tp_boot *b, tp_error *err)
+{
+    (void)b;
+    int mrc = MPI_Barrier(MPI_COMM_WORLD);
+    return mrc ? mpi_fail(mrc, "barrier", err) : 0;
+}
+
+static int mpi_fini(struct tp_boot *b)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin)
+        MPI_Finalize();
+    tp__boot_free(b);
+    return 0;
+}
+#else
+static int mpi_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
+{
+    (void)o;
+    (void)out;
+    return tp_error_set(err, TP_EUSAGE, "--launcher mpi: this build has no MPI");
+}
+#endif
+
+/* Open MPI's, MPICH's (PMI) and PMIx's rank variables. */
+static const char *const mpi_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
+const struct tp_boot_backend tp__boot_mpi = {
+    .name = "mpi",
+    .rank_vars = mpi_rank_vars,
+    .init = mpi_init,
+#ifdef TP_HAVE_MPI
+    .allgather = mpi_allgather,
+    .gather = mpi_gather,
+    .barrier = mpi_barrier,
+    .fini = mpi_fini,
+#endif /* without MPI no mpi group can exist to call them */
+};

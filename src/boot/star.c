@@ -1,0 +1,608 @@
+/* The rank-0 star that the local and env backends share: every other rank
+ * holds one authenticated control connection to rank 0 (src/wire). Rank 0
+ * accepts every other rank, checks that all were started with the same
+ * options, probes each rank's clock, and then relays allgathers and
+ * receives gathers. Rank 0 is the only process that talks to everyone, so a
+ * lost rank is always noticed there first and reported to the rest. The
+ * group's allocation (tp__boot_new, tp__boot_free) lives here too, as every
+ * backend, mpi included, builds on it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "boot_int.h"
+#include "tp/clock.h"
+#include "tp/log.h"
+
+/* ---- the group ---- */
+
+void tp__boot_hang_up(struct tp_boot *b)
+{
+    if (b->conn)
+        for (int r = 0; r < b->size; r++)
+            if (b->conn[r].fd >= 0)
+                tp_conn_close(&b->conn[r]);
+}
+
+void tp__boot_free(struct tp_boot *b)
+{
+    if (!b)
+        return;
+    tp__boot_hang_up(b);
+    if (b->hosts)
+        for (int r = 0; r < b->size; r++)
+            free(b->hosts[r]);
+    free(b->hosts);
+    free(b->conn);
+    free(b->offset);
+    free(b->rtt);
+    free(b->children);
+    sodium_memzero(&b->key, sizeof b->key);
+    free(b);
+}
+
+struct tp_boot *tp__boot_new(const struct tp_boot_backend *be, int rank, int size,
+                             uint64_t timeout_ns)
+{
+    struct tp_boot *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->be = be;
+    b->rank = rank;
+    b->size = size;
+    b->timeout_ns = timeout_ns;
+    b->conn = calloc((size_t)size, sizeof *b->conn);
+    b->hosts = calloc((size_t)size, sizeof *b->hosts);
+    b->offset = calloc((size_t)size, sizeof *b->offset);
+    b->rtt = calloc((size_t)size, sizeof *b->rtt);
+    if (!b->conn || !b->hosts || !b->offset || !b->rtt) {
+        tp__boot_free(b);
+        return NULL;
+    }
+    for (int r = 0; r < size; r++)
+        b->conn[r].fd = -1;
+    return b;
+}
+
+const char *tp__boot_my_host(void)
+{
+    static char host[256];
+    if (!host[0] && gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "?");
+    return host;
+}
+
+const char *tp__boot_host(const struct tp_boot *b, int r)
+{
+    return r >= 0 && r < b->size && b->hosts[r] ? b->hosts[r] : "?";
+}
+
+bool tp__boot_options_differ(const json_t *ours, const json_t *theirs, char *what, size_t cap)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)ours, k, v)
+    {
+        json_t *t = json_object_get(theirs, k);
+        if (!t || !json_equal(v, t)) {
+            char *a = json_dumps(t ? t : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+            char *c = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            snprintf(what, cap, "--%s (%.60s, where rank 0 has %.60s)", k, a ? a : "?",
+                     c ? c : "?");
+            free(a);
+            free(c);
+            return true;
+        }
+    }
+    json_object_foreach((json_t *)theirs, k, v)
+    {
+        if (!json_object_get(ours, k)) {
+            snprintf(what, cap, "--%s (which rank 0 does not have)", k);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- rank 0 ---- */
+
+/* A connection that has not yet proved it is one of the group's ranks. Its
+ * handshake (HELLO, AUTH, JOIN) runs on a thread of its own, so a stranger
+ * that connects and stays silent, sends half a frame or the wrong key holds
+ * up nobody: the ranks behind it handshake beside it, and every handshake
+ * ends by the group's deadline (gather_ranks shuts the socket down). */
+struct joiner {
+    struct tp_boot *b;
+    struct tp_conn c;
+    pthread_t tid;
+    uint64_t t0_ns; /* when it was accepted */
+    int wake;       /* write end of gather_ranks' wake-up pipe */
+    int rc;         /* the handshake's result ... */
+    tp_error err;   /* ... and why it failed */
+    json_t *join;   /* the JOIN body on success */
+    atomic_bool done;
+};
+
+/* At most MAX_PENDING handshakes at once. When all are taken, a further
+ * connection waits in the listen backlog, and evicts the oldest handshake
+ * once that has gone on for EVICT_GRACE_NS: a rank answers within a round
+ * trip, so a burst of real ranks (thousands at the start of a large job)
+ * never loses one, while silent strangers cannot fill the places for long. */
+#define MAX_PENDING 256
+#define HANDSHAKE_STACK (256 * 1024) /* a handshake needs a few KiB; 256 threads */
+#define EVICT_GRACE_NS 2000000000ull
+
+static void *handshake_main(void *arg)
+{
+    struct joiner *j = arg;
+    j->rc = tp_auth_server(&j->c, &j->b->key, &j->err);
+    if (!j->rc)
+        j->rc = tp_wire_expect(&j->c, TP_F_JOIN, &j->join, &j->err);
+    atomic_store(&j->done, true);
+    ssize_t w = write(j->wake, "", 1);
+    (void)w; /* a full pipe already says "look" */
+    return NULL;
+}
+
+/* Seat a handshaken connection as the rank its JOIN names. Returns the
+ * rank's index (> 0), or a negative code; *bad is set (not returned) when
+ * the rank joined but must be told the group failed (its options differ).
+ * Takes the connection and j. */
+static int admit_rank(struct tp_boot *b, struct tp_conn *c, json_t *j, const json_t *options,
+                      tp_error *bad, tp_error *err)
+{
+    int rc;
+    uint64_t rank, size;
+    const char *host;
+    if ((rc = tp_wire_u64(c, j, "rank", 1, (uint64_t)b->size - 1, &rank, err)) ||
+        (rc = tp_wire_u64(c, j, "size", 1, TP_BOOT_MAX_RANKS, &size, err)) ||
+        (rc = tp_wire_str(c, j, "host", 255, &host, err))) {
+        json_decref(j);
+        tp_conn_close(c);
+        return rc;
+    }
+    if (size != (uint64_t)b->size) {
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "rank %llu on %s was started for a group of %llu, rank 0 for %d",
+                          (unsigned long long)rank, host, (unsigned long long)size, b->size);
+    } else if (b->conn[rank].fd >= 0) {
+        rc = tp_error_set(err, TP_EUSAGE, "two processes joined as rank %llu (the second on %s)",
+                          (unsigned long long)rank, host);
+    }
+    if (rc) {
+        tp_wire_send_error(c, err);
+        json_decref(j);
+        tp_conn_close(c);
+        return rc;
+    }
+    b->hosts[rank] = strdup(host);
+    b->conn[rank] = *c;
+    char what[200];
+    if (!bad->code &&
+        tp__boot_options_differ(options, json_object_get(j, "options"), what, sizeof what))
+        tp_error_set(bad, TP_EUSAGE, "rank %llu on %s was started with a different %s",
+                     (unsigned long long)rank, host, what);
+    json_decref(j);
+    return (int)rank;
+}
+
+static void tell_all(struct tp_boot *b, const tp_error *e)
+{
+    for (int r = 1; r < b->size; r++)
+        if (b->conn[r].fd >= 0)
+            tp_wire_send_error(&b->conn[r], e);
+}
+
+/* What gather_ranks saw of the connections that did not become ranks. */
+struct strangers {
+    int n;
+    char first[200], last[200];
+};
+
+/* End a joiner's handshake and seat it, or count it as a stranger. cut, when
+ * not NULL, says why rank 0 cuts a handshake still going short. Returns
+ * admit_rank's result, or the handshake's error. */
+static int reap(struct tp_boot *b, struct joiner *j, const char *cut, const json_t *options,
+                tp_error *bad, struct strangers *st)
+{
+    bool cutting = cut && !atomic_load(&j->done);
+    if (cutting)
+        shutdown(j->c.fd, SHUT_RDWR); /* wakes the thread's poll at once */
+    pthread_join(j->tid, NULL);
+    tp_error e = j->err;
+    if (cutting && j->rc)
+        tp_error_set(&e, j->rc, "peer %s had not finished its handshake when %s", j->c.peer, cut);
+    int rc = j->rc ? j->rc : admit_rank(b, &j->c, j->join, options, bad, &e);
+    if (j->rc)
+        tp_conn_close(&j->c);
+    if (rc == TP_EUSAGE && !bad->code)
+        *bad = e; /* a rank that cannot join spoils the group: say why to all */
+    else if (rc < 0)
+        snprintf(st->n++ ? st->last : st->first, sizeof st->first, "%.199s", e.msg);
+    free(j);
+    return rc;
+}
+
+static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_error *err)
+{
+    uint64_t deadline = tp_now_ns() + b->timeout_ns;
+    int joined = 1, wake[2], left;
+    tp_error bad = {0};
+    struct strangers st = {0};
+    struct joiner *pend[MAX_PENDING];
+    size_t npend = 0;
+    pthread_attr_t attr;
+    if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        return tp_error_errno(err, TP_ESYS, errno, "rank 0: wake-up pipe");
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, HANDSHAKE_STACK);
+    while (joined < b->size && (left = tp_deadline_left_ms(deadline)) > 0) {
+        /* all places taken by handshakes younger than the grace: leave the
+         * next connection in the backlog until one ends or ages */
+        bool full = npend == MAX_PENDING;
+        int wait_ms = full ? tp_deadline_left_ms(pend[0]->t0_ns + EVICT_GRACE_NS) : left;
+        bool hold = full && wait_ms > 0;
+        struct pollfd p[2] = {{.fd = hold ? -1 : lfd, .events = POLLIN},
+                              {.fd = wake[0], .events = POLLIN}};
+        int n = poll(p, 2, hold && wait_ms < left ? wait_ms : left);
+        if (n < 0 && errno != EINTR)
+            break;
+        char drain[64];
+        while (read(wake[0], drain, sizeof drain) > 0) {
+        }
+        for (size_t i = 0; i < npend;)
+            if (atomic_load(&pend[i]->done)) {
+                joined += reap(b, pend[i], NULL, options, &bad, &st) > 0;
+                memmove(&pend[i], &pend[i + 1], (--npend - i) * sizeof *pend);
+            } else {
+                i++;
+            }
+        if (n <= 0 || !(p[0].revents & POLLIN))
+            continue;
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (npend == MAX_PENDING) {
+            joined += reap(b, pend[0], "rank 0 needed its place for a newer connection", options,
+                           &bad, &st) > 0;
+            memmove(&pend[0], &pend[1], --npend * sizeof *pend);
+        }
+        struct joiner *j = calloc(1, sizeof *j);
+        if (!j) {
+            close(fd);
+            continue;
+        }
+        j->b = b;
+        j->wake = wake[1];
+        j->t0_ns = tp_now_ns();
+        uint64_t left_ns = deadline > j->t0_ns ? deadline - j->t0_ns : 0;
+        tp_conn_from_fd(&j->c, fd, left_ns < b->timeout_ns ? left_ns : b->timeout_ns);
+        if (pthread_create(&j->tid, &attr, handshake_main, j) != 0) {
+            tp_conn_close(&j->c);
+            free(j);
+            continue;
+        }
+        pend[npend++] = j;
+    }
+    /* the group is complete or out of time: end the handshakes still going
+     * (a rank that completes one now is seated only to be told why not) */
+    bool complete = joined == b->size;
+    char missing[256] = "";
+    size_t used = 0;
+    for (int r = 1; r < b->size && used + 16 < sizeof missing; r++)
+        if (b->conn[r].fd < 0)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%d",
+                                     used ? ", " : "", r);
+    while (npend > 0)
+        reap(b, pend[--npend], complete ? "the group was complete" : "rank 0 stopped waiting",
+             options, &bad, &st);
+    close(wake[0]);
+    close(wake[1]);
+    pthread_attr_destroy(&attr);
+    char others[480] = "";
+    if (st.n)
+        snprintf(others, sizeof others,
+                 "turned away %d connection(s) that did not join as ranks: %.200s%s%.200s", st.n,
+                 st.first, st.n > 1 ? " ... " : "", st.n > 1 ? st.last : "");
+    if (st.n && complete && !bad.code)
+        tp_log(TP_LOG_WARN, "rank 0 %s", others);
+    if (!bad.code && !complete)
+        tp_error_set(&bad, TP_ETIMEOUT, "rank(s) %s did not join rank 0 on %s within %.1f s%s%s",
+                     missing, tp__boot_my_host(), (double)b->timeout_ns / 1e9, st.n ? "; " : "",
+                     others);
+    if (bad.code) {
+        *err = bad;
+        tell_all(b, err);
+        return err->code;
+    }
+    return 0;
+}
+
+static int probe_clocks(struct tp_boot *b, tp_error *err)
+{
+    for (int r = 1; r < b->size; r++) {
+        b->rtt[r] = UINT64_MAX;
+        for (int k = 0; k < TP_BOOT_CLOCK_PROBES; k++) {
+            json_t *j = NULL;
+            uint64_t t0 = tp_now_ns();
+            int rc = tp_wire_send(&b->conn[r], TP_F_TIME, NULL, err);
+            if (!rc)
+                rc = tp_wire_expect(&b->conn[r], TP_F_TIME, &j, err);
+            uint64_t t1 = tp_now_ns();
+            if (rc) {
+                tp_error_prefix(err, "rank %d on %s lost during clock probing", r, b->hosts[r]);
+                return rc;
+            }
+            json_int_t t = json_integer_value(json_object_get(j, "t"));
+            json_decref(j);
+            if (t1 - t0 < b->rtt[r]) {
+                b->rtt[r] = t1 - t0;
+                b->offset[r] = (int64_t)((uint64_t)t - (t0 + (t1 - t0) / 2));
+            }
+        }
+    }
+    return 0;
+}
+
+static int send_group(struct tp_boot *b, tp_error *err)
+{
+    json_t *hosts = json_array(), *off = json_array(), *rtt = json_array();
+    b->hosts[0] = strdup(tp__boot_my_host());
+    for (int r = 0; r < b->size; r++) {
+        json_array_append_new(hosts, json_string(b->hosts[r] ? b->hosts[r] : "?"));
+        json_array_append_new(off, json_integer(b->offset[r]));
+        json_array_append_new(rtt, json_integer((json_int_t)b->rtt[r]));
+    }
+    json_t *g = json_pack("{s:o, s:o, s:o}", "hosts", hosts, "offsets", off, "rtts", rtt);
+    int rc = 0;
+    for (int r = 1; r < b->size && !rc; r++)
+        if ((rc = tp_wire_send(&b->conn[r], TP_F_GROUP, g, err)))
+            tp_error_prefix(err, "rank %d on %s", r, b->hosts[r]);
+    json_decref(g);
+    return rc;
+}
+
+int tp__boot_lead(struct tp_boot *b, int lfd, const json_t *options, tp_error *err)
+{
+    int rc = gather_ranks(b, lfd, options, err);
+    if (!rc)
+        rc = probe_clocks(b, err);
+    if (!rc)
+        rc = send_group(b, err);
+    if (rc && rc != TP_EUSAGE && rc != TP_ETIMEOUT)
+        tell_all(b, err);
+    return rc;
+}
+
+/* ---- other ranks ---- */
+
+int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *options,
+                  tp_error *err)
+{
+    uint64_t deadline = tp_now_ns() + b->timeout_ns;
+    struct tp_conn *c = &b->conn[0];
+    int rc;
+    for (;;) { /* rank 0 may not be listening yet */
+        rc = tp_conn_connect(c, host, port, b->timeout_ns, err);
+        if (rc != TP_EPEER || tp_now_ns() >= deadline)
+            break;
+        usleep(50000);
+    }
+    if (rc) {
+        tp_error_prefix(err, "rank %d joining rank 0", b->rank);
+        return rc;
+    }
+    json_t *j = json_pack("{s:i, s:i, s:s, s:i, s:O}", "rank", b->rank, "size", b->size, "host",
+                          tp__boot_my_host(), "pid", (int)getpid(), "options", options);
+    if ((rc = tp_auth_client(c, &b->key, err)) || (rc = tp_wire_send(c, TP_F_JOIN, j, err))) {
+        json_decref(j);
+        return rc;
+    }
+    json_decref(j);
+    /* rank 0 waits up to the timeout for the last rank to join: a rank that
+     * joined early waits that long plus a timeout for the group */
+    c->timeout_ns = 2 * b->timeout_ns;
+    for (;;) {
+        enum tp_frame t;
+        json_t *m = NULL;
+        if ((rc = tp_wire_recv(c, &t, &m, err)))
+            return rc;
+        if (t == TP_F_TIME) {
+            json_t *a = json_pack("{s:I}", "t", (json_int_t)tp_now_ns());
+            rc = tp_wire_send(c, TP_F_TIME, a, err);
+            json_decref(a);
+            json_decref(m);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (t == TP_F_ERROR) {
+            const char *msg = json_string_value(json_object_get(m, "message"));
+            const char *code = json_string_value(json_object_get(m, "code"));
+            rc = tp_error_set(err, code && strcmp(code, "usage") == 0 ? TP_EUSAGE : TP_EPEER, "%s",
+                              msg ? msg : "rank 0 reported an error");
+            json_decref(m);
+            return rc;
+        }
+        if (t != TP_F_GROUP) {
+            json_decref(m);
+            return tp_error_set(err, TP_EPROTO, "rank 0 sent an unexpected frame (%d)", (int)t);
+        }
+        json_t *hosts = json_object_get(m, "hosts"), *off = json_object_get(m, "offsets"),
+               *rtt = json_object_get(m, "rtts");
+        if (json_array_size(hosts) != (size_t)b->size || json_array_size(off) != (size_t)b->size ||
+            json_array_size(rtt) != (size_t)b->size) {
+            json_decref(m);
+            return tp_error_set(err, TP_EPROTO, "rank 0 sent a group of the wrong size");
+        }
+        for (int r = 0; r < b->size; r++) {
+            const char *h = json_string_value(json_array_get(hosts, (size_t)r));
+            b->hosts[r] = strdup(h ? h : "?");
+            b->offset[r] = json_integer_value(json_array_get(off, (size_t)r));
+            b->rtt[r] = (uint64_t)json_integer_value(json_array_get(rtt, (size_t)r));
+        }
+        json_decref(m);
+        c->timeout_ns = b->timeout_ns;
+        return 0;
+    }
+}
+
+/* ---- the star's operations ---- */
+
+static int lost(struct tp_boot *b, int r, tp_error *err)
+{
+    tp_error_prefix(err, "rank %d on %s lost", r, tp__boot_host(b, r));
+    return err->code;
+}
+
+/* Every rank sends its string to rank 0, which sends the whole set back. */
+int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+{
+    int rc = 0;
+    json_t *j = NULL;
+    if (b->rank != 0) {
+        json_t *m = json_pack("{s:s}", "data", mine);
+        rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
+        json_decref(m);
+        if (!rc)
+            rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &j, err);
+        json_t *arr = json_object_get(j, "all");
+        if (!rc && json_array_size(arr) != (size_t)b->size)
+            rc = tp_error_set(err, TP_EPROTO, "rank 0 gathered the wrong number of ranks");
+        for (int r = 0; !rc && r < b->size; r++) {
+            const char *s = json_string_value(json_array_get(arr, (size_t)r));
+            res[r] = strdup(s ? s : "");
+        }
+        if (rc)
+            tp_error_prefix(err, "rank %d: allgather through rank 0 on %s", b->rank,
+                            tp__boot_host(b, 0));
+    } else {
+        json_t *arr = json_array();
+        json_array_append_new(arr, json_string(mine));
+        res[0] = strdup(mine);
+        for (int r = 1; r < b->size && !rc; r++) {
+            json_t *m = NULL;
+            const char *s;
+            if ((rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) ||
+                (rc = tp_wire_str(&b->conn[r], m, "data", TP_BOOT_MAX_BLOB, &s, err))) {
+                json_decref(m);
+                lost(b, r, err);
+                break;
+            }
+            res[r] = strdup(s);
+            json_array_append_new(arr, json_string(s));
+            json_decref(m);
+        }
+        if (rc) {
+            tell_all(b, err);
+        } else {
+            j = json_pack("{s:O}", "all", arr);
+            for (int r = 1; r < b->size && !rc; r++)
+                if ((rc = tp_wire_send(&b->conn[r], TP_F_GATHER, j, err)))
+                    lost(b, r, err);
+        }
+        json_decref(arr);
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* The wire path of a gather: a string of any length crosses as frames of
+ * at most GATHER_PART bytes (cut between UTF-8 characters, so each part is a
+ * valid JSON string; escaping grows a part at most sixfold, within
+ * TP_WIRE_MAX_PAYLOAD), "more" on all but the last. */
+#define GATHER_PART 8192
+
+static int send_parts(struct tp_boot *b, const char *mine, tp_error *err)
+{
+    size_t len = strlen(mine), at = 0;
+    do {
+        size_t n = len - at < GATHER_PART ? len - at : GATHER_PART;
+        while (at + n < len && n > 0 && ((unsigned char)mine[at + n] & 0xC0) == 0x80)
+            n--; /* do not split a character */
+        json_t *m = json_pack("{s:s%, s:b}", "data", mine + at, n, "more", at + n < len);
+        if (!m)
+            return tp_error_set(err, TP_EUSAGE, "gather: the data is not valid UTF-8");
+        int rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
+        json_decref(m);
+        if (rc)
+            return rc;
+        at += n;
+    } while (at < len);
+    return 0;
+}
+
+static int recv_parts(struct tp_boot *b, int r, char **out, tp_error *err)
+{
+    char *acc = NULL;
+    size_t len = 0;
+    bool more = true;
+    int rc = 0;
+    while (more && !rc) {
+        json_t *m = NULL;
+        const char *s;
+        if (!(rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) &&
+            !(rc = tp_wire_str(&b->conn[r], m, "data", GATHER_PART, &s, err)) &&
+            !(rc = tp_wire_bool(&b->conn[r], m, "more", &more, err))) {
+            size_t n = strlen(s);
+            char *grown = realloc(acc, len + n + 1);
+            if (!grown) {
+                rc = tp_error_set(err, TP_ENOMEM, "gather");
+            } else {
+                acc = grown;
+                memcpy(acc + len, s, n + 1);
+                len += n;
+            }
+        }
+        json_decref(m);
+    }
+    if (rc) {
+        free(acc);
+        return rc;
+    }
+    *out = acc ? acc : strdup("");
+    return *out ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
+}
+
+int tp__boot_star_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+{
+    int rc = 0;
+    if (b->rank != 0) {
+        if ((rc = send_parts(b, mine, err)))
+            tp_error_prefix(err, "rank %d: gather to rank 0 on %s", b->rank, tp__boot_host(b, 0));
+    } else {
+        rc = (res[0] = strdup(mine)) ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
+        for (int r = 1; r < b->size && !rc; r++)
+            if ((rc = recv_parts(b, r, &res[r], err)))
+                lost(b, r, err);
+        if (rc)
+            tell_all(b, err);
+    }
+    return rc;
+}
+
+/* A barrier is an allgather of nothing: rank 0 answers once all arrived. */
+int tp__boot_star_barrier(struct tp_boot *b, tp_error *err)
+{
+    char **res = calloc((size_t)b->size, sizeof *res);
+    int rc =
+        res ? tp__boot_star_allgather(b, "", res, err) : tp_error_set(err, TP_ENOMEM, "allgather");
+    for (int r = 0; res && r < b->size; r++)
+        free(res[r]);
+    free(res);
+    return rc;
+}
+
+int tp__boot_star_fini(struct tp_boot *b)
+{
+    tp__boot_free(b);
+    return 0;
+}
