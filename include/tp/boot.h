@@ -25,6 +25,7 @@
 #define TP_BOOT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,9 +42,39 @@ struct tp_boot_opts {
 
 struct tp_boot;
 
-/* Join the group. With the local backend this forks: the call returns in
- * every rank, rank 0 being the calling process. On error no group exists;
- * err names the rank, host or option at fault. */
+/* The backend a process will boot with: given when not NULL, else the
+ * launcher that started it, detected from the launcher's rank variables:
+ * "mpi" under mpirun or srun (OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK
+ * set), "env" with RANK set (torchrun), else "local". Never NULL; given is
+ * returned as it is, checked or not (tp_boot_check_backend). */
+const char *tp_boot_detect(const char *given);
+
+/* Whether this process will be rank 0 of the group that backend (NULL:
+ * the detected one, as tp_boot_detect) makes, before the group exists: the
+ * rank that writes the result document. True for local (the parent of the
+ * ranks it forks) and for a name that is no backend; otherwise true when
+ * the launcher's rank variable is "0", empty or not set (RANK for env; Open
+ * MPI's, PMI's or PMIx's, the first that is set, for mpi). */
+bool tp_boot_will_be_rank0(const char *backend);
+
+/* Check a backend name given by the user: 0 when name is a backend (or
+ * NULL, which is detection). On error TP_EUSAGE, err (which may be NULL)
+ * reading "WHAT NAME: local, mpi or env", the list of every backend; what
+ * names where name came from (e.g. "--launcher"). */
+int tp_boot_check_backend(const char *name, const char *what, tp_error *err);
+
+/* Whether an environment entry kv ("NAME=VALUE", or a bare NAME) is one of
+ * the variables by which a launcher makes a process a rank (mpirun's,
+ * srun's PMI or PMIx, torchrun's): a process that starts a group of its own
+ * removes them from its children's environment, so a child is not taken
+ * for a member of this job. */
+bool tp_boot_launcher_var(const char *kv);
+
+/* Join the group of backend o->backend (NULL: tp_boot_detect's). With the
+ * local backend this forks: the call returns in every rank, rank 0 being
+ * the calling process. On error no group exists; err names the rank, host
+ * or option at fault (a name that is no backend: TP_EUSAGE, as
+ * tp_boot_check_backend's for "--launcher"). */
 int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err);
 
 int tp_boot_rank(const struct tp_boot *b);

@@ -12,8 +12,8 @@
 #include "boot_int.h"
 #include "tp/clock.h"
 
-/* Detection tries the rows with rank variables in this order and falls
- * back to the one without. */
+/* In the order the names are listed to a user; detection tries the rows
+ * with rank variables in this order and falls back to the one without. */
 static const struct tp_boot_backend *const backends[] = {&tp__boot_local, &tp__boot_mpi,
                                                          &tp__boot_env};
 #define NBACKENDS (sizeof backends / sizeof backends[0])
@@ -36,9 +36,7 @@ static const char *rank_var(const struct tp_boot_backend *be)
     return v;
 }
 
-/* The backend named given, else the one whose launcher started this
- * process (local when none did). */
-static const char *detect(const char *given)
+const char *tp_boot_detect(const char *given)
 {
     if (given)
         return given;
@@ -52,13 +50,54 @@ static const char *detect(const char *given)
     return fallback;
 }
 
+bool tp_boot_will_be_rank0(const char *backend)
+{
+    const struct tp_boot_backend *be = find(tp_boot_detect(backend));
+    const char *v = be ? rank_var(be) : NULL;
+    return !v || !*v || strcmp(v, "0") == 0;
+}
+
+int tp_boot_check_backend(const char *name, const char *what, tp_error *err)
+{
+    if (!name || find(name))
+        return 0;
+    char list[128];
+    size_t used = 0;
+    for (size_t i = 0; i < NBACKENDS && used < sizeof list; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < NBACKENDS ? ", " : " or ";
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", sep, backends[i]->name);
+    }
+    return tp_error_set(err, TP_EUSAGE, "%s %s: %s", what, name, list);
+}
+
+/* Whether the entry kv, whose name is its first n bytes, starts with one
+ * of list (prefix) or has one of list as its name. */
+static bool in_list(const char *const *list, const char *kv, size_t n, bool prefix)
+{
+    for (; list && *list; list++)
+        if (prefix ? strncmp(kv, *list, strlen(*list)) == 0
+                   : n == strlen(*list) && strncmp(kv, *list, n) == 0)
+            return true;
+    return false;
+}
+
+bool tp_boot_launcher_var(const char *kv)
+{
+    size_t n = strcspn(kv, "="); /* the name's length */
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (in_list(backends[i]->var_prefixes, kv, n, true) ||
+            in_list(backends[i]->var_names, kv, n, false))
+            return true;
+    return false;
+}
+
 int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
 {
     tp_clock_init();
-    const char *name = detect(o->backend);
+    const char *name = tp_boot_detect(o->backend);
     const struct tp_boot_backend *be = find(name);
     if (!be)
-        return tp_error_set(err, TP_EUSAGE, "--launcher %s: unknown (local, env or mpi)", name);
+        return tp_boot_check_backend(name, "--launcher", err);
     return be->init(o, out, err);
 }
 

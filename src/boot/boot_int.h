@@ -32,10 +32,17 @@ struct tp_boot {
  * group then carries its row, and every operation goes through it. */
 struct tp_boot_backend {
     const char *name;
-    /* The variables that hold this process's rank under this launcher,
-     * NULL-terminated: the launcher started this process when one is set.
-     * NULL for the fallback (local), detected when no other row is. */
+    /* The variables that hold this process's rank under this launcher, in
+     * the order they are read, NULL-terminated. They are the detection (the
+     * launcher started this process when one is set) and the rank-0 hint
+     * (its value, when set, is "0" on rank 0). NULL for the fallback (local),
+     * detected when no other row is and always rank 0. */
     const char *const *rank_vars;
+    /* Every environment variable by which this launcher makes a process a
+     * rank: names that start with one of var_prefixes, or are one of
+     * var_names (both NULL-terminated, either may be NULL). */
+    const char *const *var_prefixes;
+    const char *const *var_names;
     /* Join the group: fill a group made with tp__boot_new. On error no
      * group exists and err names the rank, host, option or variable. */
     int (*init)(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err);

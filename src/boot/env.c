@@ -81,10 +81,15 @@ static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
 }
 
 static const char *const env_rank_vars[] = {"RANK", NULL};
+/* what torchrun (and its elastic agent) sets for a rank */
+static const char *const env_vars[] = {
+    "RANK",       "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+    "GROUP_RANK", "ROLE_RANK",  NULL};
 
 const struct tp_boot_backend tp__boot_env = {
     .name = "env",
     .rank_vars = env_rank_vars,
+    .var_names = env_vars,
     .init = env_init,
     .allgather = tp__boot_star_allgather,
     .gather = tp__boot_star_gather,

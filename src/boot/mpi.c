@@ -3,8 +3,8 @@
  * barriers go through MPI, and the clock offsets are measured by MPI
  * ping-pong with rank 0. MPI calls have no deadline of their own: the
  * launcher ends the job when a rank dies. The only file that sees MPI: in a
- * build without it the row stays (the launcher is still detected) and its
- * init says that this build has none. */
+ * build without it the row stays (the launcher is still detected, its
+ * variables still known) and its init says that this build has none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,9 +198,14 @@ static int mpi_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
 
 /* Open MPI's, MPICH's (PMI) and PMIx's rank variables. */
 static const char *const mpi_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
+/* everything Open MPI, PMI, PMIx and MPICH's Hydra set for a rank */
+static const char *const mpi_var_prefixes[] = {"OMPI_",           "PMIX_",  "PMI_",
+                                               "MPI_LOCALRANKID", "HYDRA_", NULL};
+
 const struct tp_boot_backend tp__boot_mpi = {
     .name = "mpi",
     .rank_vars = mpi_rank_vars,
+    .var_prefixes = mpi_var_prefixes,
     .init = mpi_init,
 #ifdef TP_HAVE_MPI
     .allgather = mpi_allgather,
