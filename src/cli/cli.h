@@ -20,14 +20,13 @@ int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
-/* The rank launcher: the --launcher given, else "mpi" under mpirun/srun
- * (their rank variables), "env" with RANK set (torchrun), else "local". */
+/* The rank launcher: tp_boot_detect(given) (the --launcher given, else the
+ * detected one). Kept while commands still call it. */
 const char *cli_launcher(const char *given);
 
 /* Whether this process will be rank 0 of its group, the one that writes the
- * result document: the parent of a local launch, else the rank the
- * launcher's variables give (RANK for env; Open MPI's, PMI's or PMIx's
- * under mpirun/srun); true when they say nothing. */
+ * result document: tp_boot_will_be_rank0(launcher). Kept while commands
+ * still call it. */
 bool cli_rank0(const char *launcher);
 
 /* Print "trainpath: error: MSG" once and return the exit code for err. */

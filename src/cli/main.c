@@ -40,23 +40,12 @@ static void usage(FILE *f)
 
 const char *cli_launcher(const char *given)
 {
-    if (given)
-        return given;
-    if (getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK"))
-        return "mpi";
-    return getenv("RANK") ? "env" : "local";
+    return tp_boot_detect(given);
 }
 
 bool cli_rank0(const char *launcher)
 {
-    static const char *const mpi_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
-    const char *v = NULL;
-    if (strcmp(launcher, "env") == 0)
-        v = getenv("RANK");
-    else if (strcmp(launcher, "mpi") == 0)
-        for (size_t i = 0; i < sizeof mpi_vars / sizeof mpi_vars[0] && !v; i++)
-            v = getenv(mpi_vars[i]);
-    return !v || !*v || strcmp(v, "0") == 0;
+    return tp_boot_will_be_rank0(launcher);
 }
 
 int cli_fail(const tp_error *err)
