@@ -1,8 +1,10 @@
-/* Group bootstrap: the local (fork) and env (torchrun-style) backends, for
- * several group sizes; allgather, barrier and clock offsets; and the faults:
- * options that differ between ranks, a rank that never joins, a rank lost
- * mid-run, a wrong key. Each scenario runs in a child process ("driver") so
- * the ranks it forks never return into cmocka. */
+/* Group bootstrap: the backend table (names, detection from the
+ * launcher's variables, the rank-0 hint, the launcher variables); the local
+ * (fork) and env (torchrun-style) backends, for several group sizes;
+ * allgather, barrier and clock offsets; and the faults: options that differ
+ * between ranks, a rank that never joins, a rank lost mid-run, a wrong key.
+ * Each group scenario runs in a child process ("driver") so the ranks it
+ * forks never return into cmocka. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +23,168 @@
 #include "tp/boot.h"
 #include "boot_gather.h"
 #include "tp/clock.h"
+#include "tp_test.h"
 
 #define SEC 1000000000ull
+
+/* ---- the backend table ---- */
+
+/* The variables detection and the rank-0 hint read. */
+static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK"};
+
+static void clear_rank_vars(void)
+{
+    for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++)
+        unsetenv(rank_vars[i]);
+}
+
+static void table_names(void **state)
+{
+    (void)state;
+    static const char *const rows[] = {"local", "mpi", "env"};
+    tp_error err = {0};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        TP_EQ_INT(tp_boot_check_backend(rows[i], "--launcher", &err), 0);
+        TP_EQ_STR(tp_boot_detect(rows[i]), rows[i]);
+    }
+    TP_EQ_INT(tp_boot_check_backend(NULL, "--launcher", &err), 0); /* detection */
+    static const char *const bad[] = {"slurm", "", "LOCAL", "mpirun", "env "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "--launcher %s: local, mpi or env", bad[i]);
+        tp_error_clear(&err);
+        TP_EQ_INT(tp_boot_check_backend(bad[i], "--launcher", &err), TP_EUSAGE);
+        TP_EQ_STR(err.msg, want);
+    }
+    TP_EQ_INT(tp_boot_check_backend("torchrun", "--launcher", NULL), TP_EUSAGE);
+    TP_EQ_INT(tp_boot_check_backend("slurm", "launcher", &err), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "launcher slurm: local, mpi or env");
+    /* tp_boot_init refuses the name before it starts anything */
+    struct tp_boot_opts o = {.backend = "slurm", .nranks = 2, .timeout_ns = SEC};
+    struct tp_boot *b = NULL;
+    TP_EQ_INT(tp_boot_init(&o, &b, &err), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "--launcher slurm: local, mpi or env");
+    assert_null(b);
+}
+
+static void table_detection(void **state)
+{
+    (void)state;
+    clear_rank_vars();
+    TP_EQ_STR(tp_boot_detect(NULL), "local");
+    setenv("RANK", "", 1); /* set, even empty: torchrun started us */
+    TP_EQ_STR(tp_boot_detect(NULL), "env");
+    setenv("RANK", "1", 1);
+    TP_EQ_STR(tp_boot_detect(NULL), "env");
+    /* each MPI launcher's variable alone, and before RANK */
+    for (size_t i = 0; i < 3; i++) {
+        setenv(rank_vars[i], "0", 1);
+        TP_EQ_STR(tp_boot_detect(NULL), "mpi");
+        unsetenv("RANK");
+        TP_EQ_STR(tp_boot_detect(NULL), "mpi");
+        setenv("RANK", "1", 1);
+        unsetenv(rank_vars[i]);
+    }
+    TP_EQ_STR(tp_boot_detect(NULL), "env");
+    /* a name given wins over the variables, and comes back as given */
+    setenv("PMIX_RANK", "3", 1);
+    TP_EQ_STR(tp_boot_detect("local"), "local");
+    TP_EQ_STR(tp_boot_detect("env"), "env");
+    TP_EQ_STR(tp_boot_detect("bogus"), "bogus");
+    clear_rank_vars();
+    TP_EQ_STR(tp_boot_detect(NULL), "local");
+    TP_EQ_STR(tp_boot_detect("mpi"), "mpi");
+}
+
+static void table_rank0(void **state)
+{
+    (void)state;
+    clear_rank_vars();
+    /* nothing set: every launcher says rank 0 */
+    assert_true(tp_boot_will_be_rank0("local"));
+    assert_true(tp_boot_will_be_rank0("env"));
+    assert_true(tp_boot_will_be_rank0("mpi"));
+    assert_true(tp_boot_will_be_rank0(NULL));
+    /* env reads RANK: "0", empty, or a rank */
+    setenv("RANK", "0", 1);
+    assert_true(tp_boot_will_be_rank0("env"));
+    setenv("RANK", "", 1);
+    assert_true(tp_boot_will_be_rank0("env"));
+    setenv("RANK", "1", 1);
+    assert_false(tp_boot_will_be_rank0("env"));
+    assert_false(tp_boot_will_be_rank0(NULL));   /* detected: env */
+    assert_true(tp_boot_will_be_rank0("local")); /* the parent of its ranks */
+    assert_true(tp_boot_will_be_rank0("mpi"));   /* RANK is not MPI's */
+    assert_true(tp_boot_will_be_rank0("bogus"));
+    /* mpi reads Open MPI's, then PMI's, then PMIx's variable */
+    setenv("PMIX_RANK", "2", 1);
+    assert_false(tp_boot_will_be_rank0("mpi"));
+    assert_false(tp_boot_will_be_rank0(NULL)); /* detected: mpi */
+    setenv("PMI_RANK", "0", 1);
+    assert_true(tp_boot_will_be_rank0("mpi"));
+    setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+    assert_false(tp_boot_will_be_rank0("mpi"));
+    setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+    assert_true(tp_boot_will_be_rank0("mpi"));
+    assert_true(tp_boot_will_be_rank0(NULL));
+    assert_false(tp_boot_will_be_rank0("env")); /* still RANK=1 */
+    assert_true(tp_boot_will_be_rank0("local"));
+    setenv("OMPI_COMM_WORLD_RANK", "00", 1); /* the text "0", as before, not the number */
+    assert_false(tp_boot_will_be_rank0("mpi"));
+    clear_rank_vars();
+}
+
+static void table_launcher_vars(void **state)
+{
+    (void)state;
+    static const char *const yes[] = {"OMPI_COMM_WORLD_RANK=1",
+                                      "OMPI_MCA_btl=self,tcp",
+                                      "PMIX_RANK=0",
+                                      "PMIX_NAMESPACE=x",
+                                      "PMI_RANK=2",
+                                      "PMI_FD=5",
+                                      "MPI_LOCALRANKID=0",
+                                      "MPI_LOCALRANKID_X=1",
+                                      "HYDRA_CONTROL_FD=7",
+                                      "RANK=0",
+                                      "WORLD_SIZE=2",
+                                      "LOCAL_RANK=1",
+                                      "LOCAL_WORLD_SIZE=2",
+                                      "MASTER_ADDR=127.0.0.1",
+                                      "MASTER_PORT=29500",
+                                      "GROUP_RANK=0",
+                                      "ROLE_RANK=0",
+                                      "RANK=",
+                                      "RANK",
+                                      "WORLD_SIZE"};
+    static const char *const no[] = {"PATH=/usr/bin",
+                                     "HOME=/root",
+                                     "RANKS=3",
+                                     "MY_RANK=1",
+                                     "RANK_0=1",
+                                     "XRANK=1",
+                                     "WORLD_SIZE_X=2",
+                                     "MASTER=1",
+                                     "MASTER_ADDRESS=x",
+                                     "OMPI=1",
+                                     "PMI=1",
+                                     "PMIX=1",
+                                     "HYDRA=1",
+                                     "MPI_LOCALRANK=0",
+                                     "SLURM_PROCID=0",
+                                     "ompi_comm_world_rank=1",
+                                     "rank=0",
+                                     "",
+                                     "=RANK"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        if (!tp_boot_launcher_var(yes[i]))
+            fail_msg("\"%s\" is a launcher variable, tp_boot_launcher_var says not", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        if (tp_boot_launcher_var(no[i]))
+            fail_msg("\"%s\" is no launcher variable, tp_boot_launcher_var says it is", no[i]);
+}
+
+/* ---- groups ---- */
 
 /* Run fn in a child; return its exit status. */
 static int in_child(int (*fn)(void *), void *arg)
@@ -308,6 +470,8 @@ static void env_wrong_key_and_bad_env(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(table_names),        cmocka_unit_test(table_detection),
+        cmocka_unit_test(table_rank0),        cmocka_unit_test(table_launcher_vars),
         cmocka_unit_test(local_sizes),        cmocka_unit_test(env_group),
         cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
         cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_wrong_key_and_bad_env),
