@@ -9,7 +9,8 @@
  *   local  rank 0 forks the other ranks on this host (the embedded default);
  *          the key is made fresh and shared through fork.
  *   env    torchrun/Kubernetes: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
- *          (LOCAL_RANK, LOCAL_WORLD_SIZE read when set); rank 0 listens at
+ *          (LOCAL_RANK and LOCAL_WORLD_SIZE are not needed: which ranks
+ *          share a host follows from their host names); rank 0 listens at
  *          MASTER_ADDR:MASTER_PORT, the others connect; a key file is
  *          required unless MASTER_ADDR is a loopback address.
  *   mpi    mpirun or srun started the ranks (Open MPI, MPICH/PMI or PMIx in
