@@ -27,12 +27,11 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "tp/atomicfile.h"
 #include "tp/judge.h"
 #include "tp/report.h"
 #include "tp/result.h"
-#include "validate.h"
+#include "validate_int.h"
 
 struct node {
     char label[280]; /* the host, with "#rank" when ranks share a host */
@@ -40,7 +39,7 @@ struct node {
 };
 
 /* What this node ran, for the gather: a test or a pair measurement. */
-static json_t *ran(const struct vt_test *t, const char *status, const char *docpath)
+static json_t *ran(const struct tp_validate_test *t, const char *status, const char *docpath)
 {
     json_t *doc = NULL;
     tp_error err;
@@ -125,7 +124,7 @@ static int pick_addr(const char *iface, char *out, size_t cap, tp_error *err)
 
 /* The session key of the net servers: rank 0 draws it, every node keeps it
  * in its scratch folder (0600), so no server takes a stranger. */
-static int share_key(struct vt_ctx *c, struct tp_boot *b, tp_error *err)
+static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *err)
 {
     char hex[65] = "";
     if (tp_boot_rank(b) == 0) {
@@ -160,7 +159,8 @@ static void path_safe(char *s)
 }
 
 /* The nodes: labels, then the net servers' addresses. */
-static int meet(struct vt_ctx *c, struct tp_boot *b, struct node *nodes, bool net, tp_error *err)
+static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct node *nodes, bool net,
+                tp_error *err)
 {
     int n = tp_boot_size(b), me = tp_boot_rank(b);
     for (int r = 0; r < n; r++) {
@@ -175,14 +175,14 @@ static int meet(struct vt_ctx *c, struct tp_boot *b, struct node *nodes, bool ne
     }
     char mydir[4400];
     snprintf(mydir, sizeof mydir, "%s/nodes/%s", c->outdir, nodes[me].label);
-    int rc = validate_mkdirs(mydir) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", mydir) : 0;
+    int rc = tp__validate_mkdirs(mydir) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", mydir) : 0;
     if (net) {
         if (!rc)
             rc = pick_addr(c->iface, c->addr, sizeof c->addr, err);
         if ((rc = agree(b, rc, err)))
             return rc;
         if ((rc = share_key(c, b, err)) == 0)
-            rc = validate_start_server(c, mydir, err);
+            rc = tp__validate_start_server(c, mydir, err);
     }
     if ((rc = agree(b, rc, err)))
         return rc;
@@ -201,14 +201,14 @@ static int meet(struct vt_ctx *c, struct tp_boot *b, struct node *nodes, bool ne
 
 /* Measure t from node a against node b's server, the documents in
  * pairs/A--B/ (sub: a folder under it, or NULL). Returns what ran. */
-static json_t *measure_pair(struct vt_ctx *c, struct vt_test *t, const struct node *nodes, int a,
-                            int b, const char *sub)
+static json_t *measure_pair(struct tp__validate_ctx *c, struct tp_validate_test *t,
+                            const struct node *nodes, int a, int b, const char *sub)
 {
     char dir[5000], doc[5200];
     snprintf(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
              sub ? "/" : "", sub ? sub : "");
-    validate_mkdirs(dir);
-    const char *st = validate_run(c, t, dir, nodes[b].addr, nodes[b].port);
+    tp__validate_mkdirs(dir);
+    const char *st = tp__validate_run_test(c, t, dir, nodes[b].addr, nodes[b].port);
     snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
     json_t *o = ran(t, st, doc);
     json_object_set_new(o, "a", json_string(nodes[a].label));
@@ -217,25 +217,27 @@ static json_t *measure_pair(struct vt_ctx *c, struct vt_test *t, const struct no
 }
 
 /* Step 1: this node's own tests. */
-static void node_tests(struct vt_ctx *c, struct tp_boot *b, const struct node *nodes,
+static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const struct node *nodes,
                        json_t *tests)
 {
     int me = tp_boot_rank(b);
     char dir[4400];
     snprintf(dir, sizeof dir, "%s/nodes/%s", c->outdir, nodes[me].label);
     int total = 0, done = 0;
-    for (int i = 0; i < c->n; i++)
-        total += strcmp(c->t[i].group, "net") != 0 && strcmp(c->t[i].group, "plan") != 0;
-    for (int i = 0; i < c->n; i++) {
-        struct vt_test *t = &c->t[i];
+    for (int i = 0; i < c->tests.n; i++) {
+        const char *g = c->tests.t[i].group;
+        total += strcmp(g, "net") != 0 && strcmp(g, "plan") != 0;
+    }
+    for (int i = 0; i < c->tests.n; i++) {
+        struct tp_validate_test *t = &c->tests.t[i];
         if (strcmp(t->group, "net") == 0 || strcmp(t->group, "plan") == 0)
             continue;
         double left = 0;
-        for (int k = i; k < c->n; k++)
-            left += strcmp(c->t[k].group, "net") ? c->t[k].expect_s : 0;
+        for (int k = i; k < c->tests.n; k++)
+            left += strcmp(c->tests.t[k].group, "net") ? c->tests.t[k].expect_s : 0;
         if (me == 0)
-            validate_progress(c, done, total, t->what, left);
-        const char *st = validate_run(c, t, dir, NULL, NULL);
+            tp__validate_progress(c, done, total, t->what, left);
+        const char *st = tp__validate_run_test(c, t, dir, NULL, NULL);
         char doc[4600];
         snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
         json_array_append_new(tests, ran(t, st, doc));
@@ -244,14 +246,14 @@ static void node_tests(struct vt_ctx *c, struct tp_boot *b, const struct node *n
 }
 
 /* Step 2: the pairs, round by round. */
-static int pair_rounds(struct vt_ctx *c, struct tp_boot *b, const struct node *nodes,
+static int pair_rounds(struct tp__validate_ctx *c, struct tp_boot *b, const struct node *nodes,
                        json_t *pairs, tp_error *err)
 {
     int n = tp_boot_size(b), me = tp_boot_rank(b), rounds = tp_fleet_rounds(n);
     double per_round = 0;
-    for (int i = 0; i < c->n; i++)
-        if (strcmp(c->t[i].group, "net") == 0)
-            per_round += c->t[i].expect_s * (c->t[i].directional ? 2 : 1);
+    for (int i = 0; i < c->tests.n; i++)
+        if (strcmp(c->tests.t[i].group, "net") == 0)
+            per_round += c->tests.t[i].expect_s * (c->tests.t[i].directional ? 2 : 1);
     for (int r = 0; r < rounds; r++) {
         int p = tp_fleet_partner(n, r, me), in_round = 0, mine = 0;
         /* the round's pairs in the order of their lower rank; with
@@ -270,11 +272,11 @@ static int pair_rounds(struct vt_ctx *c, struct tp_boot *b, const struct node *n
                 if (me == 0) {
                     char what[64];
                     snprintf(what, sizeof what, "pairs, round %d of %d", r + 1, rounds);
-                    validate_progress(c, r, rounds, what, per_round * (rounds - r));
+                    tp__validate_progress(c, r, rounds, what, per_round * (rounds - r));
                 }
                 bool mine_now = p >= 0 && mine / at_once == slot && (way == 0) == (me < p);
-                for (int i = 0; mine_now && i < c->n; i++) {
-                    struct vt_test *t = &c->t[i];
+                for (int i = 0; mine_now && i < c->tests.n; i++) {
+                    struct tp_validate_test *t = &c->tests.t[i];
                     if (strcmp(t->group, "net") != 0 || (way == 1 && !t->directional))
                         continue;
                     json_t *o = measure_pair(c, t, nodes, me, p, NULL);
@@ -296,7 +298,7 @@ static int write_doc(const char *dir, const char *name, const json_t *doc, tp_er
 {
     char path[4600];
     snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    if (validate_mkdirs(dir) < 0)
+    if (tp__validate_mkdirs(dir) < 0)
         return tp_error_errno(err, TP_ESYS, errno, "%s", dir);
     return tp_result_write(doc, path, err);
 }
@@ -490,7 +492,7 @@ static char *retest_plan(const json_t *gathered, const json_t *retests, const st
 
 /* Every node: run the retests in plan that start from it, one at a time
  * across the allocation (a barrier after each). */
-static int retest_run(struct vt_ctx *c, struct tp_boot *b, const struct node *nodes,
+static int retest_run(struct tp__validate_ctx *c, struct tp_boot *b, const struct node *nodes,
                       const char *plan, json_t *mine, tp_error *err)
 {
     int me = tp_boot_rank(b), n = tp_boot_size(b);
@@ -500,8 +502,8 @@ static int retest_run(struct vt_ctx *c, struct tp_boot *b, const struct node *no
         if (sscanf(p, "%d %d %31s", &a, &bb, test) != 3 || a < 0 || bb < 0 || a >= n || bb >= n)
             continue;
         if (a == me)
-            for (int i = 0; i < c->n; i++) {
-                struct vt_test *t = &c->t[i];
+            for (int i = 0; i < c->tests.n; i++) {
+                struct tp_validate_test *t = &c->tests.t[i];
                 if (strcmp(t->name, test) == 0)
                     json_array_append_new(mine, measure_pair(c, t, nodes, a, bb, "retest"));
             }
@@ -513,11 +515,11 @@ static int retest_run(struct vt_ctx *c, struct tp_boot *b, const struct node *no
 }
 
 /* One verdict per test across the nodes: the worst status, and who. */
-static json_t *test_verdicts(json_t *gathered, const struct vt_ctx *c, int *failed)
+static json_t *test_verdicts(json_t *gathered, const struct tp__validate_ctx *c, int *failed)
 {
     json_t *v = json_array();
-    for (int i = 0; i < c->n; i++) {
-        const struct vt_test *t = &c->t[i];
+    for (int i = 0; i < c->tests.n; i++) {
+        const struct tp_validate_test *t = &c->tests.t[i];
         if (strcmp(t->group, "net") == 0 || strcmp(t->group, "plan") == 0)
             continue;
         int nfail = 0, nwarn = 0, nodes = 0;
@@ -562,7 +564,7 @@ static json_t *test_verdicts(json_t *gathered, const struct vt_ctx *c, int *fail
     return v;
 }
 
-static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gathered,
+static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, json_t *gathered,
                   const json_t *retests)
 {
     int retested = 0;
@@ -666,8 +668,8 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
     /* the plan: this allocation, its network from rank 0's first pair */
     json_t *verdicts = test_verdicts(gathered, c, &failed);
     int net_tests = 0;
-    for (int i = 0; i < c->n; i++)
-        net_tests += strcmp(c->t[i].group, "net") == 0;
+    for (int i = 0; i < c->tests.n; i++)
+        net_tests += strcmp(c->tests.t[i].group, "net") == 0;
     if (net_tests) {
         char summary[300];
         int len = snprintf(summary, sizeof summary,
@@ -684,8 +686,8 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
                                                   summary));
     }
     failed += pair_fail;
-    for (int i = 0; i < c->n; i++) {
-        struct vt_test *t = &c->t[i];
+    for (int i = 0; i < c->tests.n; i++) {
+        struct tp_validate_test *t = &c->tests.t[i];
         if (strcmp(t->group, "plan") != 0)
             continue;
         int p = -1;
@@ -699,11 +701,11 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
         snprintf(coll, sizeof coll, "nodes/%s/coll-allreduce.json", nodes[0].label);
         snprintf(io, sizeof io, "nodes/%s/io-checkpoint.json", nodes[0].label);
         const char *st = "FAIL";
-        if (validate_write_plan(c, n, 2, lat, bw, coll, io) < 0) {
+        if (tp__validate_write_plan(c, n, 2, lat, bw, coll, io) < 0) {
             t->rc = -1;
             snprintf(t->why, sizeof t->why, "cannot write the plan: %s", strerror(errno));
         } else {
-            st = validate_run(c, t, c->outdir, NULL, NULL);
+            st = tp__validate_run_test(c, t, c->outdir, NULL, NULL);
         }
         failed += strcmp(st, "FAIL") == 0;
         json_array_append_new(verdicts,
@@ -756,7 +758,7 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
 
     if (!c->quiet) {
         printf("# trainpath validate --profile %s: %d nodes, %d rounds of pairs, in %.0f s\n",
-               c->profile, n, rounds, validate_now_s() - c->t0);
+               c->profile, n, rounds, tp__validate_now_s() - c->t0);
         size_t i;
         json_t *v;
         json_array_foreach(verdicts, i, v) {
@@ -770,7 +772,7 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
         printf("fleet: %s/fleet.jsonl, %s/fleet.json\n", c->outdir, c->outdir);
     }
     if (rc)
-        cli_fail(&err);
+        tp__validate_fail(&err);
     /* history and Prometheus: every node's rows, with its label as host */
     json_t *rows = json_copy(json_object_get(fo.data, "rows"));
     if (fdoc) {
@@ -787,7 +789,7 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
         hdocs[i] = json_array_get(html_docs, i);
     /* the history takes every document; the report rank 0's node, its
      * first pair, the plan and the fleet */
-    int orc = docs && hdocs ? validate_outputs(c, docs, nd, hdocs, nh, rows, verdicts) : 1;
+    int orc = docs && hdocs ? tp__validate_outputs(c, docs, nd, hdocs, nh, rows, verdicts) : 1;
     free(docs);
     free(hdocs);
     json_decref(rows);
@@ -804,19 +806,19 @@ static int finish(struct vt_ctx *c, const struct node *nodes, int n, json_t *gat
     return rc || orc || failed || strcmp(fstatus, "FAIL") == 0 ? 1 : 0;
 }
 
-int validate_alloc(struct vt_ctx *c, struct tp_boot *b)
+int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
 {
     tp_error err = {0};
     int n = tp_boot_size(b), me = tp_boot_rank(b);
     struct node *nodes = calloc((size_t)n, sizeof *nodes);
     if (!nodes) {
         tp_error_set(&err, TP_ENOMEM, "out of memory");
-        return cli_fail(&err);
+        return tp__validate_fail(&err);
     }
     bool net = false;
-    for (int i = 0; i < c->n; i++)
-        net |= strcmp(c->t[i].group, "net") == 0;
-    c->t0 = validate_now_s();
+    for (int i = 0; i < c->tests.n; i++)
+        net |= strcmp(c->tests.t[i].group, "net") == 0;
+    c->t0 = tp__validate_now_s();
     int rc = meet(c, b, nodes, net, &err);
     json_t *tests = json_array(), *pairs = json_array();
     if (rc == 0) {
@@ -826,7 +828,7 @@ int validate_alloc(struct vt_ctx *c, struct tp_boot *b)
     if (rc == 0 && net)
         rc = pair_rounds(c, b, nodes, pairs, &err);
     if (me == 0)
-        validate_progress_clear(c);
+        tp__validate_progress_clear(c);
     char *mine = NULL, **all = NULL;
     if (rc == 0) {
         json_t *o = json_pack("{s:s, s:s, s:s, s:O, s:O}", "label", nodes[me].label, "host",
@@ -862,7 +864,7 @@ int validate_alloc(struct vt_ctx *c, struct tp_boot *b)
             (rc = tp_boot_allgather(b, plan ? plan : "", &plans, &err)) == 0) {
             bool none = !plans[0][0];
             if (me == 0 && !none)
-                validate_progress(c, pass, 3, "slow links measured again alone", 0);
+                tp__validate_progress(c, pass, 3, "slow links measured again alone", 0);
             json_array_clear(mine_re);
             if (!none)
                 rc = retest_run(c, b, nodes, plans[0], mine_re, &err);
@@ -896,10 +898,10 @@ int validate_alloc(struct vt_ctx *c, struct tp_boot *b)
         broken = rc != 0;
     }
     if (me == 0)
-        validate_progress_clear(c);
-    validate_stop_server(c);
+        tp__validate_progress_clear(c);
+    tp__validate_stop_server(c);
     if (rc)
-        status = cli_fail(&err);
+        status = tp__validate_fail(&err);
     else if (me == 0)
         status = finish(c, nodes, n, gathered, retests);
     free(plan);
@@ -916,7 +918,7 @@ int validate_alloc(struct vt_ctx *c, struct tp_boot *b)
             status = atoi(st[0]);
             tp_boot_free_strings(st, n);
         } else {
-            status = cli_fail(&err);
+            status = tp__validate_fail(&err);
         }
     }
     free(mine);

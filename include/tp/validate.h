@@ -1,0 +1,92 @@
+/* trainpath validate: the main job. A profile (quick, standard, extended) is
+ * a list of tests, each a command line of this binary (check, net, coll, io,
+ * step, plan) run as a child process with a deadline, each writing its
+ * result document into one results folder; then the history database, the
+ * Prometheus textfile and the HTML report there.
+ *
+ * Alone it validates this host (local ranks over loopback and shared memory,
+ * storage in a scratch folder under /var/tmp). Under mpirun, srun or
+ * torchrun each process is one node of the allocation: every node alone,
+ * then every pair of nodes, and rank 0 judges the fleet. */
+#ifndef TP_VALIDATE_H
+#define TP_VALIDATE_H
+
+#include <stdbool.h>
+
+#include "tp/error.h"
+
+#define TP_VALIDATE_MAX_TESTS 24
+#define TP_VALIDATE_MAX_ARGS 48
+
+/* One test: a command line of this binary. Words in argv that are
+ * placeholders are filled when it runs: PEER and PORT (the net server to
+ * measure against), KEY (--key-file and the session key, or nothing), PLAN
+ * (the plan file of this machine). */
+struct tp_validate_test {
+    const char *name;  /* the document's file name, without .json */
+    const char *what;  /* for the progress line and the summary */
+    const char *group; /* check, net, coll, io, step, plan: what --only picks */
+    double expect_s;   /* roughly how long it takes here */
+    int argc;
+    const char *argv[TP_VALIDATE_MAX_ARGS]; /* without argv[0] and --json */
+    bool nagios;                            /* exit codes 0..2 are verdicts, not failures (check) */
+    bool directional;                       /* between nodes: measured both ways (bandwidth) */
+    /* filled when it runs (zero in a fresh list) */
+    int rc;
+    double took_s;
+    char why[256];
+};
+
+/* The tests of a profile, in the order they run. argv's words point into
+ * this list (words, ngpu), into the policy and scratch strings it was built
+ * with and into static text: keep those while it is used, and do not copy
+ * the list by value. */
+struct tp_validate_list {
+    int n;
+    struct tp_validate_test t[TP_VALIDATE_MAX_TESTS];
+    char ngpu[16];    /* the rank count of the GPU tests */
+    char words[4096]; /* the arguments, split */
+};
+
+/* Build the tests of profile ("quick", "standard" or "extended") into *out
+ * without running anything. only: the groups to keep, comma-separated
+ * (check,net,coll,io,step,plan; NULL: every group), in the profile's order;
+ * plan needs net, coll and io. policy: the audit's plane policy file (NULL:
+ * node rules only). ngpu: the GPUs here (0: none; more adds NCCL's
+ * allreduce and a GPU-compute step, one rank per GPU). scratch: the folder
+ * io and step write into. Returns 0; on error TP_EUSAGE with err naming the
+ * profile or the --only list at fault (the messages of `trainpath
+ * validate`), and *out holds no tests. */
+int tp_validate_tests(const char *profile, const char *only, const char *policy, int ngpu,
+                      const char *scratch, struct tp_validate_list *out, tp_error *err);
+
+/* What `trainpath validate` was asked. */
+struct tp_validate_opts {
+    const char *profile;  /* quick (NULL), standard or extended */
+    const char *out;      /* the results folder; NULL: results/validate-UTCSTAMP, named by rank 0 */
+    const char *db;       /* the history database; NULL: OUT/history.sqlite */
+    const char *only;     /* groups to run (see tp_validate_tests); NULL: all */
+    const char *policy;   /* the plane policy of the audit; NULL: node rules only */
+    const char *prom;     /* the Prometheus textfile to write; NULL: none */
+    const char *launcher; /* local (NULL), mpi or env: as detected or given */
+    const char *iface;    /* allocation: the interface the other nodes reach */
+    const char *key_file; /* env launcher: the pre-shared key of the rendezvous */
+    int pairs_at_once;    /* allocation: pairs measured at once (0: a whole round) */
+    bool quiet;           /* no progress line, no summary */
+};
+
+/* Validate: check the options (--policy and --key-file readable, the
+ * launcher, the profile and --only), join the group when launched (mpi,
+ * env), make the results folder and a scratch folder, then validate this
+ * host alone or, in a group of more than one, the allocation; prints the
+ * progress line, the summary and where the outputs went unless quiet, and
+ * removes the scratch folder. Returns the exit status of a validation that
+ * ran (0: every test ran and none failed; 1: a test failed, the audit found
+ * a critical finding, the fleet a slow node or link, or an output could not
+ * be written; 2: a refusal agreed by the group), having printed its errors.
+ * On error before anything ran, a negative TP_E* code with err set and
+ * nothing left behind but an empty results folder: TP_EUSAGE for bad input
+ * (exit 2), else the group or a folder that could not be made. */
+int tp_validate_run(const struct tp_validate_opts *o, tp_error *err);
+
+#endif

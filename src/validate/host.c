@@ -1,0 +1,78 @@
+/* validate on this host alone: the tests one after the other, the net tests
+ * against a server on loopback, the plan fed with this host's documents;
+ * then the summary table and the outputs from the documents written. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tp/report.h"
+#include "validate_int.h"
+
+int tp__validate_host(struct tp__validate_ctx *c)
+{
+    tp_error err = {0};
+    snprintf(c->addr, sizeof c->addr, "127.0.0.1");
+    bool net = false;
+    for (int i = 0; i < c->tests.n; i++)
+        net |= strcmp(c->tests.t[i].group, "net") == 0;
+    if (net && tp__validate_start_server(c, c->outdir, &err))
+        return tp__validate_fail(&err);
+    c->t0 = tp__validate_now_s();
+    int failed = 0;
+    json_t *verdicts = json_array();
+    for (int i = 0; i < c->tests.n; i++) {
+        struct tp_validate_test *t = &c->tests.t[i];
+        double left = 0;
+        for (int k = i; k < c->tests.n; k++)
+            left += c->tests.t[k].expect_s;
+        tp__validate_progress(c, i, c->tests.n, t->what, left);
+        if (strcmp(t->group, "plan") == 0 &&
+            tp__validate_write_plan(c, 1, 2, "net-lat.json", "net-bw.json", "coll-allreduce.json",
+                                    "io-checkpoint.json") < 0) {
+            t->rc = -1;
+            snprintf(t->why, sizeof t->why, "cannot write %.160s: %s", c->plan, strerror(errno));
+        }
+        const char *status =
+            t->rc < 0 ? "FAIL" : tp__validate_run_test(c, t, c->outdir, NULL, NULL);
+        failed += strcmp(status, "FAIL") == 0;
+        json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status",
+                                                  status, "summary", t->why[0] ? t->why : t->what,
+                                                  "seconds", t->took_s));
+    }
+    tp__validate_stop_server(c);
+    tp__validate_progress_clear(c);
+
+    /* the history and the report, from the documents written */
+    json_t *docs[TP_VALIDATE_MAX_TESTS], *rows = json_array();
+    size_t nd = 0;
+    for (int i = 0; i < c->tests.n; i++) {
+        char json[4400];
+        snprintf(json, sizeof json, "%s/%s.json", c->outdir, c->tests.t[i].name);
+        tp_error lerr;
+        if (tp_report_load(json, &docs[nd], &lerr) != 0)
+            continue;
+        json_t *r = tp_report_metrics(docs[nd], &lerr);
+        if (r)
+            json_array_extend(rows, r);
+        json_decref(r);
+        nd++;
+    }
+    if (!c->quiet) {
+        printf("# trainpath validate --profile %s: %d tests in %.0f s\n", c->profile, c->tests.n,
+               tp__validate_now_s() - c->t0);
+        for (int i = 0; i < c->tests.n; i++) {
+            const struct tp_validate_test *t = &c->tests.t[i];
+            const char *st = tp__validate_status(t);
+            printf("%-4s %-20s %6.1f s  %s\n", strcmp(st, "PASS") == 0 ? "ok" : st, t->name,
+                   t->took_s, t->why[0] ? t->why : t->what);
+        }
+    }
+    int orc = tp__validate_outputs(c, (const json_t *const *)docs, nd, (const json_t *const *)docs,
+                                   nd, rows, verdicts);
+    for (size_t i = 0; i < nd; i++)
+        json_decref(docs[i]);
+    json_decref(rows);
+    json_decref(verdicts);
+    return failed || orc ? 1 : 0;
+}

@@ -1,0 +1,242 @@
+/* validate's child runner: every test is a child process of this binary
+ * (fork, exec /proc/self/exe) with its output in a log and a deadline, so a
+ * test that hangs or crashes is a failed test with a reason, not a hung
+ * validation; its ranks are in its own process group and die with it. The
+ * net tests measure against a `net serve` child started and stopped here.
+ * The children's environment drops the launcher's variables. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tp/clock.h"
+#include "validate_int.h"
+
+extern char **environ;
+
+double tp__validate_now_s(void)
+{
+    return (double)tp_now_ns() / 1e9;
+}
+
+double tp__validate_deadline_s(const struct tp_validate_test *t)
+{
+    return 60 + 10 * t->expect_s;
+}
+
+void tp__validate_progress(const struct tp__validate_ctx *c, int i, int n, const char *what,
+                           double left_s)
+{
+    if (c->quiet || !c->tty)
+        return;
+    fprintf(stderr, "\r\033[K[%d/%d] %s: %.0f s elapsed, about %.0f s left", i + 1, n, what,
+            tp__validate_now_s() - c->t0, left_s);
+    fflush(stderr);
+}
+
+void tp__validate_progress_clear(const struct tp__validate_ctx *c)
+{
+    if (!c->quiet && c->tty)
+        fprintf(stderr, "\r\033[K");
+}
+
+/* The environment of the children: without the variables by which a
+ * launcher (mpirun, srun, torchrun) makes a process a rank, so a child's
+ * own ranks are its own local group, not members of this job.
+ * TODO(lead): use tp_boot_launcher_var */
+static bool launcher_var(const char *kv)
+{
+    static const char *const prefix[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALRANKID", "HYDRA_"};
+    static const char *const exact[] = {
+        "RANK",        "WORLD_SIZE",  "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+        "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK", "ROLE_RANK"};
+    for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+        if (strncmp(kv, prefix[i], strlen(prefix[i])) == 0)
+            return true;
+    size_t n = strcspn(kv, "=");
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (n == strlen(exact[i]) && strncmp(kv, exact[i], n) == 0)
+            return true;
+    return false;
+}
+
+char **tp__validate_child_env(void)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **e = calloc(n + 1, sizeof *e);
+    size_t k = 0;
+    for (size_t i = 0; e && i < n; i++)
+        if (!launcher_var(environ[i]))
+            e[k++] = environ[i];
+    return e;
+}
+
+/* Run argv (argv[0] is this binary) with stdout and stderr into log, under
+ * a deadline. Returns the exit code, or -1 with why filled. */
+static int run(const struct tp__validate_ctx *c, const char *const *argv, const char *log,
+               double deadline_s, char *why, size_t cap)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, cap, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            dup2(null, 0);
+        setpgid(0, 0); /* its ranks die with it */
+        execve("/proc/self/exe", (char *const *)argv, c->envp ? c->envp : environ);
+        _exit(127);
+    }
+    double end = tp__validate_now_s() + deadline_s;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) {
+            if (WIFEXITED(st))
+                return WEXITSTATUS(st);
+            snprintf(why, cap, "killed by signal %d", WTERMSIG(st));
+            return -1;
+        }
+        if (tp__validate_now_s() > end) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            snprintf(why, cap, "did not finish within %.0f s", deadline_s);
+            return -1;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+const char *tp__validate_status(const struct tp_validate_test *t)
+{
+    bool ok = t->rc == 0 || (t->nagios && t->rc >= 0 && t->rc <= 2);
+    /* the audit's verdict on the node counts: a critical finding fails the
+     * validation as a test that could not run does */
+    return !ok                       ? "FAIL"
+           : t->nagios && t->rc == 2 ? "FAIL"
+           : t->nagios && t->rc == 1 ? "WARN"
+                                     : "PASS";
+}
+
+const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate_test *t,
+                                  const char *docdir, const char *peer, const char *port)
+{
+    const char *args[TP_VALIDATE_MAX_ARGS + 8];
+    int k = 0;
+    t->why[0] = 0;
+    args[k++] = "trainpath";
+    for (int a = 0; a < t->argc; a++) {
+        const char *w = t->argv[a];
+        if (strcmp(w, "PLAN") == 0)
+            args[k++] = c->plan;
+        else if (strcmp(w, "PEER") == 0)
+            args[k++] = peer ? peer : "127.0.0.1";
+        else if (strcmp(w, "PORT") == 0)
+            args[k++] = port ? port : c->port;
+        else if (strcmp(w, "KEY") == 0) {
+            if (c->keyfile[0]) {
+                args[k++] = "--key-file";
+                args[k++] = c->keyfile;
+            }
+        } else
+            args[k++] = w;
+    }
+    char json[4400], log[4400];
+    snprintf(json, sizeof json, "%s/%s.json", docdir, t->name);
+    snprintf(log, sizeof log, "%s/%s.log", docdir, t->name);
+    args[k++] = "--json";
+    args[k++] = json;
+    args[k] = NULL;
+    double s0 = tp__validate_now_s();
+    t->rc = run(c, args, log, tp__validate_deadline_s(t), t->why, sizeof t->why);
+    t->took_s = tp__validate_now_s() - s0;
+    const char *st = tp__validate_status(t);
+    if (strcmp(st, "FAIL") == 0 && !t->why[0]) {
+        if (t->nagios && t->rc == 2)
+            snprintf(t->why, sizeof t->why, "a critical finding (see %s.json)", t->name);
+        else
+            snprintf(t->why, sizeof t->why, "exit %d (see %s.log)", t->rc, t->name);
+    }
+    return st;
+}
+
+int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp_error *err)
+{
+    char log[4400];
+    snprintf(log, sizeof log, "%s/net-serve.log", logdir);
+    const char *argv[12];
+    int k = 0;
+    argv[k++] = "trainpath";
+    argv[k++] = "net";
+    argv[k++] = "serve";
+    argv[k++] = "--bind";
+    argv[k++] = c->addr;
+    argv[k++] = "--port";
+    argv[k++] = "0";
+    if (c->keyfile[0]) {
+        argv[k++] = "--key-file";
+        argv[k++] = c->keyfile;
+    }
+    argv[k] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "fork");
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execve("/proc/self/exe", (char *const *)argv, c->envp ? c->envp : environ);
+        _exit(127);
+    }
+    c->server = pid;
+    for (int i = 0; i < 200; i++) {
+        FILE *f = fopen(log, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            const char *p = strstr(line, " port ");
+            if (strstr(line, "listening") && p && sscanf(p + 6, "%15[0-9]", c->port) == 1) {
+                fclose(f);
+                return 0;
+            }
+        }
+        if (f)
+            fclose(f);
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            c->server = 0;
+            return tp_error_set(err, TP_ESYS, "net serve on %s exited (see %s)", c->addr, log);
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    tp__validate_stop_server(c);
+    return tp_error_set(err, TP_ESYS, "net serve on %s did not start (see %s)", c->addr, log);
+}
+
+void tp__validate_stop_server(struct tp__validate_ctx *c)
+{
+    if (c->server > 0) {
+        kill(c->server, SIGTERM);
+        waitpid(c->server, NULL, 0);
+        c->server = 0;
+    }
+}

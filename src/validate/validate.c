@@ -1,0 +1,129 @@
+/* trainpath validate: the main job's entry point. Everything that can refuse
+ * the input is checked before anything is created; then the boot group when
+ * launched (its ranks agree on the options), the results folder rank 0
+ * names (every node writes into the same one when it is shared), a scratch
+ * folder for io and step, and the mode: this host alone (host.c) or one
+ * node of an allocation (alloc.c). */
+#include <errno.h>
+#include <ftw.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tp/gpu.h"
+#include "validate_int.h"
+
+/* GPUs the NVIDIA driver exposes here (/dev/nvidia0, 1, ...), without
+ * touching CUDA in this process: the tests run as children. */
+static int gpu_count(void)
+{
+    glob_t g;
+    if (glob("/dev/nvidia[0-9]*", 0, NULL, &g) != 0)
+        return 0;
+    int n = (int)g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* The scratch folder and what io and step left in it (the step's dataset). */
+static void rm_tree(const char *path)
+{
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
+{
+    struct tp__validate_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    *c = (struct tp__validate_ctx){.profile = o->profile ? o->profile : "quick",
+                                   .out = o->out,
+                                   .db = o->db,
+                                   .policy = o->policy,
+                                   .prom = o->prom,
+                                   .only = o->only,
+                                   .iface = o->iface,
+                                   .launcher = o->launcher ? o->launcher : "local",
+                                   .key_file = o->key_file,
+                                   .quiet = o->quiet,
+                                   .pairs_at_once = o->pairs_at_once};
+    int rc = 0;
+    if (c->policy && access(c->policy, R_OK) != 0)
+        rc = tp_error_errno(err, TP_EUSAGE, errno, "--policy %s", c->policy);
+    if (rc == 0 && c->key_file && access(c->key_file, R_OK) != 0)
+        rc = tp_error_errno(err, TP_EUSAGE, errno, "--key-file %s", c->key_file);
+    if (rc == 0 && strcmp(c->launcher, "local") != 0 && strcmp(c->launcher, "mpi") != 0 &&
+        strcmp(c->launcher, "env") != 0)
+        rc = tp_error_set(err, TP_EUSAGE, "--launcher %s: local, mpi or env", c->launcher);
+    /* the tests are built with a scratch path to come; this checks the
+     * profile and --only before anything is created */
+    int ngpu = tp_gpu_built() ? gpu_count() : 0;
+    if (rc == 0)
+        rc = tp_validate_tests(c->profile, c->only, c->policy, ngpu, "", &c->tests, err);
+    struct tp_boot *b = NULL;
+    if (rc == 0 && strcmp(c->launcher, "local") != 0) {
+        json_t *bo_opts =
+            json_pack("{s:s, s:s?, s:s?, s:i}", "profile", c->profile, "only", c->only, "policy",
+                      c->policy ? "given" : NULL, "pairs-at-once", c->pairs_at_once);
+        struct tp_boot_opts bo = {.backend = c->launcher,
+                                  .key_file = c->key_file,
+                                  .timeout_ns = 3600ull * 1000000000ull,
+                                  .options = bo_opts};
+        rc = tp_boot_init(&bo, &b, err);
+        json_decref(bo_opts);
+    }
+    /* the results folder: rank 0 names it, so every node writes into the
+     * same one (when it is on a shared file system) */
+    char stamp[64] = "";
+    if (rc == 0 && !c->out) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "results/validate-%Y%m%dT%H%M%SZ", &tm);
+        char **all = NULL;
+        if (b && (rc = tp_boot_allgather(b, stamp, &all, err)) == 0) {
+            snprintf(stamp, sizeof stamp, "%s", all[0]);
+            tp_boot_free_strings(all, tp_boot_size(b));
+        }
+    }
+    if (rc == 0)
+        snprintf(c->outdir, sizeof c->outdir, "%s", c->out ? c->out : stamp);
+    if (rc == 0 && tp__validate_mkdirs(c->outdir) < 0)
+        rc = tp_error_errno(err, TP_EUSAGE, errno, "--out %s: cannot create the folder", c->outdir);
+    if (rc == 0 && access(c->outdir, W_OK | X_OK) != 0)
+        rc = tp_error_errno(err, TP_EUSAGE, errno, "--out %s: not writable", c->outdir);
+    if (rc == 0) {
+        snprintf(c->dir, sizeof c->dir, "/var/tmp/trainpath-validate.XXXXXX");
+        if (!mkdtemp(c->dir)) {
+            rc = tp_error_errno(err, TP_ESYS, errno, "scratch folder under /var/tmp");
+            c->dir[0] = 0;
+        }
+    }
+    if (rc == 0 && !(c->envp = tp__validate_child_env()))
+        rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = tp_validate_tests(c->profile, c->only, c->policy, ngpu, c->dir, &c->tests, err);
+    int status = rc;
+    if (rc == 0) {
+        c->tty = isatty(2);
+        status = b && tp_boot_size(b) > 1 ? tp__validate_alloc(c, b) : tp__validate_host(c);
+    }
+    if (c->dir[0])
+        rm_tree(c->dir);
+    free(c->envp);
+    free(c);
+    tp_boot_fini(b);
+    return status;
+}
