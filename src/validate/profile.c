@@ -1,26 +1,107 @@
-/* validate's profiles: the tests of quick, standard and extended, each a
- * command line of this binary, and --only's choice of groups among them. */
-#include <stdarg.h>
+/* validate's profiles as a table: one row per test, and in each row a cell
+ * per profile (quick, standard, extended) with the test's expected seconds
+ * and its arguments, or none where the profile leaves it out. The same
+ * tests grow longer and larger with the profile; standard and extended add
+ * the loaded latency, both directions at once and two more collectives.
+ * Where the GPU path is built and the driver shows GPUs, NCCL's allreduce
+ * and a GPU-compute step (one rank per GPU) join the coll and step groups.
+ * Building a profile is one loop over the rows; --only keeps the groups it
+ * picks, in the table's order. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tp/validate.h"
 
-static void add(struct tp_validate_list *c, const char *name, const char *group, const char *what,
-                double expect_s, ...)
-{
-    struct tp_validate_test *t = &c->t[c->n++];
-    *t = (struct tp_validate_test){.name = name, .group = group, .what = what, .expect_s = expect_s};
-    t->nagios = strcmp(group, "check") == 0;
-    t->directional = strcmp(name, "net-bw") == 0;
-    va_list ap;
-    va_start(ap, expect_s);
-    const char *a;
-    while ((a = va_arg(ap, const char *)) && t->argc < TP_VALIDATE_MAX_ARGS - 4)
-        t->argv[t->argc++] = a;
-    va_end(ap);
-}
+enum { QUICK, STANDARD, EXTENDED, NPROFILES };
+
+static const char *const profiles[NPROFILES] = {"quick", "standard", "extended"};
+
+/* A row's test in one profile: args are words split at spaces (NULL: not
+ * in this profile). Besides the placeholders filled when a test runs (PEER,
+ * PORT, KEY, PLAN), three are filled here: DIR (the scratch folder), NGPU
+ * (the GPUs here) and POLICY (the --policy file). */
+struct cell {
+    double expect_s;
+    const char *args;
+};
+
+/* Where a row joins a profile: always, with or without a --policy, or
+ * where GPUs show. */
+enum join { ALWAYS, WITH_POLICY, WITHOUT_POLICY, WITH_GPUS };
+
+struct row {
+    const char *name, *group, *what;
+    enum join join;
+    bool nagios;      /* exit codes 0..2 are the audit's verdicts */
+    bool directional; /* between nodes: measured both ways */
+    struct cell in[NPROFILES];
+};
+
+static const struct row rows[] = {
+    {"check", "check", "node audit", WITH_POLICY, .nagios = true,
+     .in = {{1, "check --policy POLICY -q"},
+            {1, "check --policy POLICY -q"},
+            {1, "check --policy POLICY -q"}}},
+    {"check", "check", "node audit (node rules)", WITHOUT_POLICY, .nagios = true,
+     .in = {{1, "check -q"}, {1, "check -q"}, {1, "check -q"}}},
+    {"net-lat", "net", "net lat", ALWAYS,
+     .in = {{2, "net lat PEER -p PORT KEY --sizes 8,4K,64K --time 0.3"},
+            {32, "net lat PEER -p PORT KEY --sizes 8,64,1K,4K,64K,1M --time 5"},
+            {125, "net lat PEER -p PORT KEY --sizes 8,64,1K,4K,64K,1M --time 20"}}},
+    {"net-bw", "net", "net bw", ALWAYS, .directional = true,
+     .in = {{1.5, "net bw PEER -p PORT KEY --sizes 1M --time 0.5"},
+            {8, "net bw PEER -p PORT KEY --sizes 64K,1M --time 3"},
+            {35, "net bw PEER -p PORT KEY --sizes 64K,1M,4M --time 10"}}},
+    {"net-bibw", "net", "net bibw", ALWAYS,
+     .in = {{0, NULL},
+            {4, "net bibw PEER -p PORT KEY --sizes 1M --time 3"},
+            {25, "net bibw PEER -p PORT KEY --sizes 64K,1M --time 10"}}},
+    {"net-loaded", "net", "net loaded latency", ALWAYS,
+     .in = {{0, NULL},
+            {12, "net loaded PEER -p PORT KEY --streams 2 --time 5"},
+            {45, "net loaded PEER -p PORT KEY --streams 2 --time 20"}}},
+    {"coll-allreduce", "coll", "coll allreduce, 2 local ranks", ALWAYS,
+     .in = {{3, "coll -n 2 --launcher local --sizes 8-4M --time 20ms -q"},
+            {25, "coll -n 2 --launcher local --sizes 8-64M --time 1s -q"},
+            {90, "coll -n 2 --launcher local --sizes 8-64M --time 5s -q"}}},
+    {"coll-allgather", "coll", "coll allgather, 2 local ranks", ALWAYS,
+     .in = {{0, NULL},
+            {10, "coll -n 2 --launcher local --op allgather --sizes 8-64M --time 300ms -q"},
+            {40, "coll -n 2 --launcher local --op allgather --sizes 8-64M --time 2s -q"}}},
+    {"coll-reduce-scatter", "coll", "coll reduce-scatter, 2 local ranks", ALWAYS,
+     .in = {{0, NULL},
+            {10, "coll -n 2 --launcher local --op reduce-scatter --sizes 8-64M --time 300ms -q"},
+            {40, "coll -n 2 --launcher local --op reduce-scatter --sizes 8-64M --time 2s -q"}}},
+    {"coll-nccl", "coll", "coll allreduce through NCCL, one rank per GPU", WITH_GPUS,
+     .in = {{3, "coll -n NGPU --launcher local --backend nccl --sizes 8-64M --time 20ms -q"},
+            {25, "coll -n NGPU --launcher local --backend nccl --sizes 8-1G --time 300ms -q"},
+            {90, "coll -n NGPU --launcher local --backend nccl --sizes 8-1G --time 2s -q"}}},
+    {"io-commit", "io", "io commit", ALWAYS,
+     .in = {{1, "io commit DIR --count 200 -q"},
+            {10, "io commit DIR --count 5000 -q"},
+            {40, "io commit DIR --count 20000 -q"}}},
+    {"io-checkpoint", "io", "io checkpoint", ALWAYS,
+     .in = {{3, "io checkpoint DIR --size 64M --shards 2 --jobs 2 --repeat 3 -q"},
+            {25, "io checkpoint DIR --size 1G --shards 2 --jobs 2 --repeat 5 -q"},
+            {90, "io checkpoint DIR --size 4G --shards 2 --jobs 2 --repeat 5 -q"}}},
+    {"step", "step", "step resnet50, 2 local ranks", ALWAYS,
+     .in = {{5, "step -n 2 --launcher local --preset resnet50 --scale 0.05 --steps 30 "
+                "--ckpt-every 10 --dir DIR -q"},
+            {30, "step -n 2 --launcher local --preset resnet50 --scale 0.1 --steps 1000 "
+                 "--ckpt-every 100 --dir DIR -q"},
+            {120, "step -n 2 --launcher local --preset resnet50 --scale 0.1 --steps 5000 "
+                  "--ckpt-every 100 --dir DIR -q"}}},
+    {"step-gpu", "step", "step, GPU compute and NCCL, one rank per GPU", WITH_GPUS,
+     .in = {{5, "step -n NGPU --launcher local --compute gpu --backend nccl --preset llm-1.3b "
+                "--scale 0.05 --steps 30 --no-io --verify-repro 2 --dir DIR -q"},
+            {30, "step -n NGPU --launcher local --compute gpu --backend nccl --preset llm-1.3b "
+                 "--scale 0.2 --steps 500 --no-io --verify-repro 2 --dir DIR -q"},
+            {120, "step -n NGPU --launcher local --compute gpu --backend nccl --preset llm-1.3b "
+                  "--scale 0.2 --steps 2000 --no-io --verify-repro 2 --dir DIR -q"}}},
+    {"plan", "plan", "plan of this machine", ALWAYS,
+     .in = {{1, "plan PLAN"}, {1, "plan PLAN"}, {1, "plan PLAN"}}},
+};
 
 static const char *const groups[] = {"check", "net", "coll", "io", "step", "plan"};
 
@@ -63,77 +144,75 @@ static int check_only(const char *only, tp_error *err)
     return 0;
 }
 
-/* The profiles: the same tests, longer and larger as the profile grows;
- * standard and extended add the loaded latency, both directions at once
- * and two more collectives. Where the GPU path is built and the driver
- * shows GPUs, NCCL's allreduce (one rank per GPU) and a GPU-compute step
- * join the coll and step groups. */
-int tp_validate_tests(const char *profile, const char *only, const char *policy, int ngpu,
-                      const char *scratch, struct tp_validate_list *c, tp_error *err)
+static bool joins(const struct row *r, const char *policy, int ngpu)
 {
-    c->n = 0;
-    int q = strcmp(profile, "quick") == 0, s = strcmp(profile, "standard") == 0;
-    int e = strcmp(profile, "extended") == 0;
-    if (!q && !s && !e)
+    switch (r->join) {
+    case WITH_POLICY: return policy != NULL;
+    case WITHOUT_POLICY: return policy == NULL;
+    case WITH_GPUS: return ngpu > 0;
+    case ALWAYS: break;
+    }
+    return true;
+}
+
+/* Split args into t's argv: the words are copied into out->words from
+ * *used on, the build-time placeholders filled. Returns 0, or -1 when the
+ * list has no room left (the table outgrew the list). */
+static int split(struct tp_validate_list *out, size_t *used, struct tp_validate_test *t,
+                 const char *args, const char *policy, const char *scratch)
+{
+    size_t len = strlen(args);
+    if (*used + len + 1 > sizeof out->words)
+        return -1;
+    char *w = out->words + *used;
+    memcpy(w, args, len + 1);
+    *used += len + 1;
+    for (char *save = NULL, *word = strtok_r(w, " ", &save); word;
+         word = strtok_r(NULL, " ", &save)) {
+        if (t->argc >= TP_VALIDATE_MAX_ARGS - 4) /* room for KEY's two words */
+            return -1;
+        t->argv[t->argc++] = strcmp(word, "DIR") == 0      ? scratch
+                             : strcmp(word, "NGPU") == 0   ? out->ngpu
+                             : strcmp(word, "POLICY") == 0 ? policy
+                                                           : word;
+    }
+    return 0;
+}
+
+int tp_validate_tests(const char *profile, const char *only, const char *policy, int ngpu,
+                      const char *scratch, struct tp_validate_list *out, tp_error *err)
+{
+    out->n = 0;
+    int p = 0;
+    while (p < NPROFILES && strcmp(profile, profiles[p]) != 0)
+        p++;
+    if (p == NPROFILES)
         return tp_error_set(err, TP_EUSAGE, "--profile %s: use quick, standard or extended",
                             profile);
     int rc = check_only(only, err);
     if (rc)
         return rc;
-    if (policy)
-        add(c, "check", "check", "node audit", 1, "check", "--policy", policy, "-q", NULL);
-    else
-        add(c, "check", "check", "node audit (node rules)", 1, "check", "-q", NULL);
-    const char *t_lat = q ? "0.3" : s ? "5" : "20", *t_bw = q ? "0.5" : s ? "3" : "10";
-    add(c, "net-lat", "net", "net lat", q ? 2 : s ? 32 : 125, "net", "lat", "PEER", "-p", "PORT",
-        "KEY", "--sizes", q ? "8,4K,64K" : "8,64,1K,4K,64K,1M", "--time", t_lat, NULL);
-    add(c, "net-bw", "net", "net bw", q ? 1.5 : s ? 8 : 35, "net", "bw", "PEER", "-p", "PORT",
-        "KEY", "--sizes", q ? "1M" : s ? "64K,1M" : "64K,1M,4M", "--time", t_bw, NULL);
-    if (!q) {
-        add(c, "net-bibw", "net", "net bibw", s ? 4 : 25, "net", "bibw", "PEER", "-p", "PORT",
-            "KEY", "--sizes", s ? "1M" : "64K,1M", "--time", t_bw, NULL);
-        add(c, "net-loaded", "net", "net loaded latency", s ? 12 : 45, "net", "loaded", "PEER",
-            "-p", "PORT", "KEY", "--streams", "2", "--time", s ? "5" : "20", NULL);
+    snprintf(out->ngpu, sizeof out->ngpu, "%d", ngpu);
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const struct row *r = &rows[i];
+        const struct cell *in = &r->in[p];
+        if (!in->args || !joins(r, policy, ngpu) || !picked(only, r->group))
+            continue;
+        struct tp_validate_test *t = out->n < TP_VALIDATE_MAX_TESTS ? &out->t[out->n] : NULL;
+        if (t)
+            *t = (struct tp_validate_test){.name = r->name,
+                                           .what = r->what,
+                                           .group = r->group,
+                                           .expect_s = in->expect_s,
+                                           .nagios = r->nagios,
+                                           .directional = r->directional};
+        if (!t || split(out, &used, t, in->args, policy, scratch) < 0) {
+            out->n = 0;
+            return tp_error_set(err, TP_ENOMEM,
+                                "--profile %s: more tests or words than a list holds", profile);
+        }
+        out->n++;
     }
-    add(c, "coll-allreduce", "coll", "coll allreduce, 2 local ranks", q ? 3 : s ? 25 : 90,
-        "coll", "-n", "2", "--launcher", "local", "--sizes", q ? "8-4M" : "8-64M", "--time",
-        q ? "20ms" : s ? "1s" : "5s", "-q", NULL);
-    if (!q) {
-        add(c, "coll-allgather", "coll", "coll allgather, 2 local ranks", s ? 10 : 40, "coll",
-            "-n", "2", "--launcher", "local", "--op", "allgather", "--sizes", "8-64M", "--time",
-            s ? "300ms" : "2s", "-q", NULL);
-        add(c, "coll-reduce-scatter", "coll", "coll reduce-scatter, 2 local ranks", s ? 10 : 40,
-            "coll", "-n", "2", "--launcher", "local", "--op", "reduce-scatter", "--sizes", "8-64M",
-            "--time", s ? "300ms" : "2s", "-q", NULL);
-    }
-    const char *ngpu_s = c->ngpu;
-    snprintf(c->ngpu, sizeof c->ngpu, "%d", ngpu);
-    if (ngpu > 0)
-        add(c, "coll-nccl", "coll", "coll allreduce through NCCL, one rank per GPU",
-            q ? 3 : s ? 25 : 90, "coll", "-n", ngpu_s, "--launcher", "local", "--backend", "nccl",
-            "--sizes",
-            q ? "8-64M" : "8-1G", "--time", q ? "20ms" : s ? "300ms" : "2s", "-q", NULL);
-    add(c, "io-commit", "io", "io commit", q ? 1 : s ? 10 : 40, "io", "commit", scratch,
-        "--count", q ? "200" : s ? "5000" : "20000", "-q", NULL);
-    add(c, "io-checkpoint", "io", "io checkpoint", q ? 3 : s ? 25 : 90, "io", "checkpoint", scratch,
-        "--size", q ? "64M" : s ? "1G" : "4G", "--shards", "2", "--jobs", "2", "--repeat",
-        q ? "3" : "5", "-q", NULL);
-    add(c, "step", "step", "step resnet50, 2 local ranks", q ? 5 : s ? 30 : 120, "step", "-n",
-        "2", "--launcher", "local", "--preset", "resnet50", "--scale", q ? "0.05" : "0.1",
-        "--steps", q ? "30" : s ? "1000" : "5000", "--ckpt-every", q ? "10" : "100", "--dir",
-        scratch, "-q", NULL);
-    if (ngpu > 0)
-        add(c, "step-gpu", "step", "step, GPU compute and NCCL, one rank per GPU",
-            q ? 5 : s ? 30 : 120, "step", "-n", ngpu_s, "--launcher", "local", "--compute", "gpu",
-            "--backend", "nccl", "--preset", "llm-1.3b", "--scale", q ? "0.05" : "0.2", "--steps",
-            q ? "30" : s ? "500" : "2000", "--no-io", "--verify-repro", "2", "--dir", scratch, "-q",
-            NULL);
-    add(c, "plan", "plan", "plan of this machine", 1, "plan", "PLAN", NULL);
-    /* --only: keep the groups picked, in order */
-    int k = 0;
-    for (int i = 0; i < c->n; i++)
-        if (picked(only, c->t[i].group))
-            c->t[k++] = c->t[i];
-    c->n = k;
     return 0;
 }
