@@ -1,0 +1,277 @@
+/* Tests for validate's profiles, built without running anything: each
+ * profile's tests in order and a few of their arguments, --only keeping the
+ * groups picked in the profile's order and refusing what it cannot run, the
+ * GPU rows only where GPUs show, the audit's row with and without a policy;
+ * and tp_validate_run refusing bad input before it creates anything. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tp_test.h"
+#include "tp/validate.h"
+
+static struct tp_validate_list list;
+
+/* Build profile into list, which must succeed. */
+static void build(const char *profile, const char *only, const char *policy, int ngpu)
+{
+    tp_error err = {0};
+    int rc = tp_validate_tests(profile, only, policy, ngpu, "/scratch", &list, &err);
+    if (rc != 0)
+        fail_msg("tp_validate_tests(%s, %s) = %d: %s", profile, only ? only : "NULL", rc, err.msg);
+}
+
+/* The names of the tests in list, space-separated, into buf. */
+static const char *names(char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < list.n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " " : "", list.t[i].name);
+    return buf;
+}
+
+static const struct tp_validate_test *find(const char *name)
+{
+    for (int i = 0; i < list.n; i++)
+        if (strcmp(list.t[i].name, name) == 0)
+            return &list.t[i];
+    fail_msg("no test %s in the list", name);
+    return NULL;
+}
+
+/* The word after flag in test name's arguments. */
+static const char *arg(const char *name, const char *flag)
+{
+    const struct tp_validate_test *t = find(name);
+    for (int i = 0; i + 1 < t->argc; i++)
+        if (strcmp(t->argv[i], flag) == 0)
+            return t->argv[i + 1];
+    fail_msg("%s has no %s", name, flag);
+    return NULL;
+}
+
+/* All of t's arguments, space-separated, into buf. */
+static const char *line(const struct tp_validate_test *t, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < t->argc && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " " : "", t->argv[i]);
+    return buf;
+}
+
+static void quick(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("quick", NULL, NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf),
+              "check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan");
+    TP_EQ_STR(arg("net-lat", "--sizes"), "8,4K,64K");
+    TP_EQ_STR(arg("net-lat", "--time"), "0.3");
+    TP_EQ_STR(arg("net-bw", "--time"), "0.5");
+    TP_EQ_STR(arg("coll-allreduce", "--sizes"), "8-4M");
+    TP_EQ_STR(arg("coll-allreduce", "--time"), "20ms");
+    TP_EQ_STR(arg("io-checkpoint", "--size"), "64M");
+    TP_EQ_STR(arg("io-checkpoint", "--repeat"), "3");
+    TP_EQ_STR(arg("step", "--steps"), "30");
+    TP_EQ_STR(arg("step", "--ckpt-every"), "10");
+    TP_NEAR(find("net-bw")->expect_s, 1.5, 0);
+    TP_NEAR(find("step")->expect_s, 5, 0);
+}
+
+static void standard(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("standard", NULL, NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf),
+              "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
+              "coll-reduce-scatter io-commit io-checkpoint step plan");
+    TP_EQ_STR(arg("net-lat", "--sizes"), "8,64,1K,4K,64K,1M");
+    TP_EQ_STR(arg("net-lat", "--time"), "5");
+    TP_EQ_STR(arg("net-bibw", "--sizes"), "1M");
+    TP_EQ_STR(arg("net-loaded", "--streams"), "2");
+    TP_EQ_STR(arg("coll-allreduce", "--sizes"), "8-64M");
+    TP_EQ_STR(arg("coll-allreduce", "--time"), "1s");
+    TP_EQ_STR(arg("coll-allgather", "--op"), "allgather");
+    TP_EQ_STR(arg("coll-allgather", "--time"), "300ms");
+    TP_EQ_STR(arg("io-commit", "--count"), "5000");
+    TP_EQ_STR(arg("io-checkpoint", "--size"), "1G");
+    TP_EQ_STR(arg("step", "--steps"), "1000");
+    TP_NEAR(find("net-lat")->expect_s, 32, 0);
+}
+
+static void extended(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("extended", NULL, NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf),
+              "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
+              "coll-reduce-scatter io-commit io-checkpoint step plan");
+    TP_EQ_STR(arg("net-lat", "--time"), "20");
+    TP_EQ_STR(arg("net-bw", "--sizes"), "64K,1M,4M");
+    TP_EQ_STR(arg("net-loaded", "--time"), "20");
+    TP_EQ_STR(arg("coll-allreduce", "--time"), "5s");
+    TP_EQ_STR(arg("coll-reduce-scatter", "--time"), "2s");
+    TP_EQ_STR(arg("io-checkpoint", "--size"), "4G");
+    TP_EQ_STR(arg("step", "--steps"), "5000");
+    TP_NEAR(find("step")->expect_s, 120, 0);
+}
+
+/* The words the tests fill when they run stay; the scratch folder is in. */
+static void placeholders(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("quick", NULL, NULL, 0);
+    TP_EQ_STR(line(find("net-lat"), buf, sizeof buf),
+              "net lat PEER -p PORT KEY --sizes 8,4K,64K --time 0.3");
+    TP_EQ_STR(line(find("plan"), buf, sizeof buf), "plan PLAN");
+    TP_EQ_STR(line(find("io-commit"), buf, sizeof buf), "io commit /scratch --count 200 -q");
+    TP_EQ_STR(arg("step", "--dir"), "/scratch");
+    /* only the audit's exit codes are verdicts, only bandwidth goes both ways */
+    for (int i = 0; i < list.n; i++) {
+        const struct tp_validate_test *t = &list.t[i];
+        TP_EQ_INT(t->nagios, strcmp(t->name, "check") == 0);
+        TP_EQ_INT(t->directional, strcmp(t->name, "net-bw") == 0);
+        TP_EQ_INT(t->rc, 0);
+        TP_EQ_INT(t->why[0], 0);
+    }
+}
+
+static void only_keeps_the_profiles_order(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("quick", "io,step", NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf), "io-commit io-checkpoint step");
+    build("standard", "step,check", NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf), "check step");
+    build("standard", "plan,io,coll,net", NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf),
+              "net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
+              "coll-reduce-scatter io-commit io-checkpoint plan");
+}
+
+static void refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *profile, *only, *says;
+    } bad[] = {
+        {"quick", "plan,io", "--only plan,io: plan is fed by the net, coll and io results"},
+        {"quick", "plan,net,coll", "plan is fed by the net, coll and io results: add them"},
+        {"quick", "io,disk", "--only io,disk: 'disk' is not a group (check, net, coll, io, step"},
+        {"quick", "io,,step", "--only io,,step: '' is not a group"},
+        {"quick", "", "--only: empty (give check,net,coll,io,step,plan)"},
+        {"nonsense", NULL, "--profile nonsense: use quick, standard or extended"},
+        {"Quick", "io", "--profile Quick: use quick, standard or extended"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tp_error err = {0};
+        list.n = 5;
+        int rc = tp_validate_tests(bad[i].profile, bad[i].only, NULL, 0, "/scratch", &list, &err);
+        TP_EQ_INT(rc, TP_EUSAGE);
+        TP_EQ_INT(err.code, TP_EUSAGE);
+        TP_HAS(err.msg, bad[i].says);
+        TP_EQ_INT(list.n, 0);
+    }
+}
+
+static void gpu_rows_only_with_gpus(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("quick", NULL, NULL, 0);
+    TP_EQ_INT(strstr(names(buf, sizeof buf), "nccl") || strstr(buf, "gpu"), 0);
+    build("quick", NULL, NULL, 4);
+    TP_EQ_STR(names(buf, sizeof buf), "check net-lat net-bw coll-allreduce coll-nccl io-commit "
+                                      "io-checkpoint step step-gpu plan");
+    TP_EQ_STR(arg("coll-nccl", "-n"), "4");
+    TP_EQ_STR(arg("coll-nccl", "--backend"), "nccl");
+    TP_EQ_STR(arg("coll-nccl", "--sizes"), "8-64M");
+    TP_EQ_STR(arg("step-gpu", "-n"), "4");
+    TP_EQ_STR(arg("step-gpu", "--compute"), "gpu");
+    TP_EQ_STR(arg("step-gpu", "--dir"), "/scratch");
+    build("extended", "coll", NULL, 8);
+    TP_EQ_STR(names(buf, sizeof buf),
+              "coll-allreduce coll-allgather coll-reduce-scatter coll-nccl");
+    TP_EQ_STR(arg("coll-nccl", "-n"), "8");
+    TP_EQ_STR(arg("coll-nccl", "--sizes"), "8-1G");
+    TP_EQ_STR(arg("coll-nccl", "--time"), "2s");
+}
+
+static void check_row_and_policy(void **state)
+{
+    (void)state;
+    char buf[512];
+    build("quick", "check", NULL, 0);
+    TP_EQ_INT(list.n, 1);
+    TP_EQ_STR(list.t[0].what, "node audit (node rules)");
+    TP_EQ_STR(line(&list.t[0], buf, sizeof buf), "check -q");
+    build("extended", "check", "/etc/trainpath/plane.yaml", 0);
+    TP_EQ_INT(list.n, 1);
+    TP_EQ_STR(list.t[0].name, "check");
+    TP_EQ_STR(list.t[0].what, "node audit");
+    TP_EQ_STR(line(&list.t[0], buf, sizeof buf), "check --policy /etc/trainpath/plane.yaml -q");
+    TP_EQ_INT(list.t[0].nagios, 1);
+}
+
+/* Bad input is refused before the results folder or a group exists. */
+static void run_refuses_bad_input(void **state)
+{
+    (void)state;
+    char dir[256], out[320];
+    if (tp_test_mkdtemp(dir, sizeof dir, "test_validate") < 0)
+        fail_msg("mkdtemp: %s", strerror(errno));
+    snprintf(out, sizeof out, "%s/results", dir);
+    static const struct {
+        struct tp_validate_opts o;
+        const char *says;
+    } bad[] = {
+        {{.profile = "nonsense", .quiet = true}, "--profile nonsense: use quick"},
+        {{.only = "io,disk", .quiet = true}, "'disk' is not a group"},
+        {{.only = "plan", .quiet = true}, "plan is fed by"},
+        {{.launcher = "slurm", .quiet = true}, "--launcher slurm: local, mpi or env"},
+        {{.policy = "/nonexistent/plane.yaml", .quiet = true}, "--policy /nonexistent/plane.yaml"},
+        {{.key_file = "/nonexistent/key", .launcher = "env", .quiet = true},
+         "--key-file /nonexistent/key"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct tp_validate_opts o = bad[i].o;
+        o.out = out;
+        tp_error err = {0};
+        TP_EQ_INT(tp_validate_run(&o, &err), TP_EUSAGE);
+        TP_HAS(err.msg, bad[i].says);
+        struct stat st;
+        TP_EQ_INT(stat(out, &st), -1);
+    }
+    TP_EQ_INT(tp_test_rmtree(dir), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(quick),
+        cmocka_unit_test(standard),
+        cmocka_unit_test(extended),
+        cmocka_unit_test(placeholders),
+        cmocka_unit_test(only_keeps_the_profiles_order),
+        cmocka_unit_test(refused),
+        cmocka_unit_test(gpu_rows_only_with_gpus),
+        cmocka_unit_test(check_row_and_policy),
+        cmocka_unit_test(run_refuses_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
