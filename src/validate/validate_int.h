@@ -35,9 +35,6 @@ struct tp__validate_ctx {
 
 double tp__validate_now_s(void);
 
-/* The child's deadline: a hang is a failed test, not a hung validation. */
-double tp__validate_deadline_s(const struct tp_validate_test *t);
-
 /* The environment of the children: this process's, without the variables
  * by which a launcher makes a process a rank (an array of environ's
  * strings, to free alone). NULL when out of memory. */
