@@ -69,64 +69,81 @@ static const char *line(const struct tp_validate_test *t, char *buf, size_t cap)
     return buf;
 }
 
-static void quick(void **state)
+/* Each profile's tests, in the order they run. */
+static void profiles(void **state)
 {
     (void)state;
+    static const struct {
+        const char *profile, *tests;
+    } want[] = {
+        {"quick", "check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan"},
+        {"standard", "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
+                     "coll-reduce-scatter io-commit io-checkpoint step plan"},
+        {"extended", "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
+                     "coll-reduce-scatter io-commit io-checkpoint step plan"},
+    };
     char buf[512];
-    build("quick", NULL, NULL, 0);
-    TP_EQ_STR(names(buf, sizeof buf),
-              "check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan");
-    TP_EQ_STR(arg("net-lat", "--sizes"), "8,4K,64K");
-    TP_EQ_STR(arg("net-lat", "--time"), "0.3");
-    TP_EQ_STR(arg("net-bw", "--time"), "0.5");
-    TP_EQ_STR(arg("coll-allreduce", "--sizes"), "8-4M");
-    TP_EQ_STR(arg("coll-allreduce", "--time"), "20ms");
-    TP_EQ_STR(arg("io-checkpoint", "--size"), "64M");
-    TP_EQ_STR(arg("io-checkpoint", "--repeat"), "3");
-    TP_EQ_STR(arg("step", "--steps"), "30");
-    TP_EQ_STR(arg("step", "--ckpt-every"), "10");
-    TP_NEAR(find("net-bw")->expect_s, 1.5, 0);
-    TP_NEAR(find("step")->expect_s, 5, 0);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        build(want[i].profile, NULL, NULL, 0);
+        print_message("%s: %s\n", want[i].profile, names(buf, sizeof buf));
+        TP_EQ_STR(names(buf, sizeof buf), want[i].tests);
+    }
 }
 
-static void standard(void **state)
+/* A few arguments and expected seconds per profile: the same tests, longer
+ * and larger as the profile grows. */
+static void arguments(void **state)
 {
     (void)state;
-    char buf[512];
-    build("standard", NULL, NULL, 0);
-    TP_EQ_STR(names(buf, sizeof buf),
-              "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
-              "coll-reduce-scatter io-commit io-checkpoint step plan");
-    TP_EQ_STR(arg("net-lat", "--sizes"), "8,64,1K,4K,64K,1M");
-    TP_EQ_STR(arg("net-lat", "--time"), "5");
-    TP_EQ_STR(arg("net-bibw", "--sizes"), "1M");
-    TP_EQ_STR(arg("net-loaded", "--streams"), "2");
-    TP_EQ_STR(arg("coll-allreduce", "--sizes"), "8-64M");
-    TP_EQ_STR(arg("coll-allreduce", "--time"), "1s");
-    TP_EQ_STR(arg("coll-allgather", "--op"), "allgather");
-    TP_EQ_STR(arg("coll-allgather", "--time"), "300ms");
-    TP_EQ_STR(arg("io-commit", "--count"), "5000");
-    TP_EQ_STR(arg("io-checkpoint", "--size"), "1G");
-    TP_EQ_STR(arg("step", "--steps"), "1000");
-    TP_NEAR(find("net-lat")->expect_s, 32, 0);
-}
-
-static void extended(void **state)
-{
-    (void)state;
-    char buf[512];
-    build("extended", NULL, NULL, 0);
-    TP_EQ_STR(names(buf, sizeof buf),
-              "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
-              "coll-reduce-scatter io-commit io-checkpoint step plan");
-    TP_EQ_STR(arg("net-lat", "--time"), "20");
-    TP_EQ_STR(arg("net-bw", "--sizes"), "64K,1M,4M");
-    TP_EQ_STR(arg("net-loaded", "--time"), "20");
-    TP_EQ_STR(arg("coll-allreduce", "--time"), "5s");
-    TP_EQ_STR(arg("coll-reduce-scatter", "--time"), "2s");
-    TP_EQ_STR(arg("io-checkpoint", "--size"), "4G");
-    TP_EQ_STR(arg("step", "--steps"), "5000");
-    TP_NEAR(find("step")->expect_s, 120, 0);
+    static const struct {
+        const char *profile, *test, *flag, *value;
+    } want[] = {
+        {"quick", "net-lat", "--sizes", "8,4K,64K"},
+        {"quick", "net-lat", "--time", "0.3"},
+        {"quick", "net-bw", "--time", "0.5"},
+        {"quick", "coll-allreduce", "--sizes", "8-4M"},
+        {"quick", "coll-allreduce", "--time", "20ms"},
+        {"quick", "io-checkpoint", "--size", "64M"},
+        {"quick", "io-checkpoint", "--repeat", "3"},
+        {"quick", "step", "--steps", "30"},
+        {"quick", "step", "--ckpt-every", "10"},
+        {"standard", "net-lat", "--sizes", "8,64,1K,4K,64K,1M"},
+        {"standard", "net-lat", "--time", "5"},
+        {"standard", "net-bibw", "--sizes", "1M"},
+        {"standard", "net-loaded", "--streams", "2"},
+        {"standard", "coll-allreduce", "--sizes", "8-64M"},
+        {"standard", "coll-allreduce", "--time", "1s"},
+        {"standard", "coll-allgather", "--op", "allgather"},
+        {"standard", "coll-allgather", "--time", "300ms"},
+        {"standard", "io-commit", "--count", "5000"},
+        {"standard", "io-checkpoint", "--size", "1G"},
+        {"standard", "step", "--steps", "1000"},
+        {"extended", "net-lat", "--time", "20"},
+        {"extended", "net-bw", "--sizes", "64K,1M,4M"},
+        {"extended", "net-loaded", "--time", "20"},
+        {"extended", "coll-allreduce", "--time", "5s"},
+        {"extended", "coll-reduce-scatter", "--time", "2s"},
+        {"extended", "io-checkpoint", "--size", "4G"},
+        {"extended", "step", "--steps", "5000"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        build(want[i].profile, NULL, NULL, 0);
+        const char *got = arg(want[i].test, want[i].flag);
+        if (strcmp(got, want[i].value) != 0)
+            fail_msg("%s: %s %s = \"%s\", expected \"%s\"", want[i].profile, want[i].test,
+                     want[i].flag, got, want[i].value);
+    }
+    static const struct {
+        const char *profile, *test;
+        double expect_s;
+    } secs[] = {{"quick", "net-bw", 1.5},
+                {"quick", "step", 5},
+                {"standard", "net-lat", 32},
+                {"extended", "step", 120}};
+    for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
+        build(secs[i].profile, NULL, NULL, 0);
+        TP_NEAR(find(secs[i].test)->expect_s, secs[i].expect_s, 0);
+    }
 }
 
 /* The words the tests fill when they run stay; the scratch folder is in. */
@@ -263,9 +280,8 @@ static void run_refuses_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(quick),
-        cmocka_unit_test(standard),
-        cmocka_unit_test(extended),
+        cmocka_unit_test(profiles),
+        cmocka_unit_test(arguments),
         cmocka_unit_test(placeholders),
         cmocka_unit_test(only_keeps_the_profiles_order),
         cmocka_unit_test(refused),
