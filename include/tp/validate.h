@@ -81,12 +81,13 @@ struct tp_validate_opts {
  * host alone or, in a group of more than one, the allocation; prints the
  * progress line, the summary and where the outputs went unless quiet, and
  * removes the scratch folder. Returns the exit status of a validation that
- * ran (0: every test ran and none failed; 1: a test failed, the audit found
- * a critical finding, the fleet a slow node or link, or an output could not
- * be written; 2: a refusal agreed by the group), having printed its errors.
- * On error before anything ran, a negative TP_E* code with err set and
- * nothing left behind but an empty results folder: TP_EUSAGE for bad input
- * (exit 2), else the group or a folder that could not be made. */
+ * ran: 0 every test ran and none failed; 1 a test failed, the audit found a
+ * critical finding, the fleet a slow node or link, an output could not be
+ * written or a step failed (said on stderr, "trainpath: error: ..."). On
+ * error before anything ran, a negative TP_E* code with err set, nothing
+ * printed and nothing left but the results folder if it was made:
+ * TP_EUSAGE for bad input (exit 2), else the group that could not form or
+ * the scratch folder that could not be made. */
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err);
 
 #endif
