@@ -58,6 +58,12 @@ const char *tp_boot_detect(const char *given);
  * MPI's, PMI's or PMIx's, the first that is set, for mpi). */
 bool tp_boot_will_be_rank0(const char *backend);
 
+/* Whether the ranks of backend (NULL: the detected one) are started by a
+ * launcher outside this process (mpi, env), rather than forked by it on
+ * this host (local): what tells a job that it is one node of an
+ * allocation. False for a name that is no backend. */
+bool tp_boot_launched(const char *backend);
+
 /* Check a backend name given by the user: 0 when name is a backend (or
  * NULL, which is detection). On error TP_EUSAGE, err (which may be NULL)
  * reading "WHAT NAME: local, mpi or env", the list of every backend; what

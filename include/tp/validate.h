@@ -68,7 +68,7 @@ struct tp_validate_opts {
     const char *only;     /* groups to run (see tp_validate_tests); NULL: all */
     const char *policy;   /* the plane policy of the audit; NULL: node rules only */
     const char *prom;     /* the Prometheus textfile to write; NULL: none */
-    const char *launcher; /* local (NULL), mpi or env: as detected or given */
+    const char *launcher; /* local, mpi or env; NULL: detected (tp_boot_detect) */
     const char *iface;    /* allocation: the interface the other nodes reach */
     const char *key_file; /* env launcher: the pre-shared key of the rendezvous */
     int pairs_at_once;    /* allocation: pairs measured at once (0: a whole round) */

@@ -57,6 +57,12 @@ bool tp_boot_will_be_rank0(const char *backend)
     return !v || !*v || strcmp(v, "0") == 0;
 }
 
+bool tp_boot_launched(const char *backend)
+{
+    const struct tp_boot_backend *be = find(tp_boot_detect(backend));
+    return be && be->rank_vars;
+}
+
 int tp_boot_check_backend(const char *name, const char *what, tp_error *err)
 {
     if (!name || find(name))

@@ -103,7 +103,6 @@ int cmd_validate(int argc, char **argv)
         rc = tp_error_set(&err, TP_EUSAGE, "%s: unexpected argument", argv[optind]);
     if (rc)
         return cli_fail(&err);
-    o.launcher = cli_launcher(o.launcher);
     rc = tp_validate_run(&o, &err);
     return rc < 0 ? cli_fail(&err) : rc;
 }

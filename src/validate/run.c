@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp/boot.h"
 #include "tp/clock.h"
 #include "validate_int.h"
 
@@ -48,25 +49,9 @@ void tp__validate_progress_clear(const struct tp__validate_ctx *c)
 }
 
 /* The environment of the children: without the variables by which a
- * launcher (mpirun, srun, torchrun) makes a process a rank, so a child's
- * own ranks are its own local group, not members of this job.
- * TODO(lead): use tp_boot_launcher_var */
-static bool launcher_var(const char *kv)
-{
-    static const char *const prefix[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALRANKID", "HYDRA_"};
-    static const char *const exact[] = {
-        "RANK",        "WORLD_SIZE",  "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-        "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK", "ROLE_RANK"};
-    for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
-        if (strncmp(kv, prefix[i], strlen(prefix[i])) == 0)
-            return true;
-    size_t n = strcspn(kv, "=");
-    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
-        if (n == strlen(exact[i]) && strncmp(kv, exact[i], n) == 0)
-            return true;
-    return false;
-}
-
+ * launcher (mpirun, srun, torchrun) makes a process a rank (boot knows
+ * them), so a child's own ranks are its own local group, not members of
+ * this job. */
 char **tp__validate_child_env(void)
 {
     size_t n = 0;
@@ -75,7 +60,7 @@ char **tp__validate_child_env(void)
     char **e = calloc(n + 1, sizeof *e);
     size_t k = 0;
     for (size_t i = 0; e && i < n; i++)
-        if (!launcher_var(environ[i]))
+        if (!tp_boot_launcher_var(environ[i]))
             e[k++] = environ[i];
     return e;
 }

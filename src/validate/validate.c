@@ -55,7 +55,7 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .prom = o->prom,
                                    .only = o->only,
                                    .iface = o->iface,
-                                   .launcher = o->launcher ? o->launcher : "local",
+                                   .launcher = tp_boot_detect(o->launcher),
                                    .key_file = o->key_file,
                                    .quiet = o->quiet,
                                    .pairs_at_once = o->pairs_at_once};
@@ -64,16 +64,15 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--policy %s", c->policy);
     if (rc == 0 && c->key_file && access(c->key_file, R_OK) != 0)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--key-file %s", c->key_file);
-    if (rc == 0 && strcmp(c->launcher, "local") != 0 && strcmp(c->launcher, "mpi") != 0 &&
-        strcmp(c->launcher, "env") != 0)
-        rc = tp_error_set(err, TP_EUSAGE, "--launcher %s: local, mpi or env", c->launcher);
+    if (rc == 0)
+        rc = tp_boot_check_backend(c->launcher, "--launcher", err);
     /* the tests are built with a scratch path to come; this checks the
      * profile and --only before anything is created */
     int ngpu = tp_gpu_built() ? gpu_count() : 0;
     if (rc == 0)
         rc = tp_validate_tests(c->profile, c->only, c->policy, ngpu, "", &c->tests, err);
     struct tp_boot *b = NULL;
-    if (rc == 0 && strcmp(c->launcher, "local") != 0) {
+    if (rc == 0 && tp_boot_launched(c->launcher)) {
         json_t *bo_opts =
             json_pack("{s:s, s:s?, s:s?, s:i}", "profile", c->profile, "only", c->only, "policy",
                       c->policy ? "given" : NULL, "pairs-at-once", c->pairs_at_once);

@@ -94,6 +94,15 @@ static void table_detection(void **state)
     clear_rank_vars();
     TP_EQ_STR(tp_boot_detect(NULL), "local");
     TP_EQ_STR(tp_boot_detect("mpi"), "mpi");
+    /* launched (one node of an allocation) or forking its own ranks */
+    assert_false(tp_boot_launched(NULL));
+    assert_false(tp_boot_launched("local"));
+    assert_true(tp_boot_launched("mpi"));
+    assert_true(tp_boot_launched("env"));
+    assert_false(tp_boot_launched("bogus"));
+    setenv("RANK", "0", 1);
+    assert_true(tp_boot_launched(NULL));
+    clear_rank_vars();
 }
 
 static void table_rank0(void **state)
