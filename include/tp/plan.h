@@ -1,10 +1,12 @@
 /* The scale model behind `trainpath plan`: pure computation, no measuring.
- * Four parts: the checkpoint interval (how often to checkpoint, given what
+ * Five parts: the checkpoint interval (how often to checkpoint, given what
  * one checkpoint costs and how often the job fails); the jitter at scale
  * (the step waits for the slowest of N ranks); the plan file (a workload, a
  * cluster, prices and candidate designs, each figure nominal or measured);
- * and the model that turns a plan into step time, checkpoint waste, time to
- * train and cost per candidate and scale. */
+ * the model that turns a plan into step time, checkpoint waste, time to
+ * train and cost per candidate and scale; and the decision: the candidates
+ * ranked, swept over scales, their break-even scales and the words that
+ * explain them, with the result documents of both subcommands. */
 #ifndef TP_PLAN_H
 #define TP_PLAN_H
 
@@ -236,6 +238,9 @@ struct tp_plan_point {
     double cost_gpu, cost_network, cost_storage, cost; /* $ per run */
 };
 
+/* The share of pt's step that is exposed communication: exposed_s / step_s. */
+double tp_plan_exposed_fraction(const struct tp_plan_point *pt);
+
 /* Evaluate candidate c at gpus GPUs: on ceil(gpus / gpus_per_node) nodes,
  * the GPUs spread evenly over them (11 GPUs of 8 per node: 2 nodes of 5.5). */
 void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *c, double gpus,
@@ -253,5 +258,92 @@ double tp_plan_break_even(const struct tp_plan_spec *s, const struct tp_plan_can
  * (seconds). Deterministic for a seed. */
 void tp_plan_simulate(const struct tp_plan_spec *s, const struct tp_plan_candidate *c,
                       double gpus, unsigned steps, uint64_t seed, double *out);
+
+/* ---- the decision: src/plan/decide.c, explain.c, doc.c ---- */
+
+#include <jansson.h>
+
+/* One term of a candidate's wall time (the step over 1 - waste) and its
+ * share of it. */
+struct tp_plan_term {
+    const char *what;  /* "compute", "exposed communication", ... */
+    double share;      /* 0..1 */
+};
+#define TP_PLAN_TERMS 5
+
+/* Split pt's wall time into its terms: compute (the mean rank's), exposed
+ * communication, waiting for the slowest rank (jitter and the rare stall),
+ * dataset reads, and checkpoints, rework and restarts. Fills t largest
+ * first, equal shares in that order; the shares add up to 1. */
+void tp_plan_terms(const struct tp_plan_spec *s, const struct tp_plan_point *pt,
+                   struct tp_plan_term t[TP_PLAN_TERMS]);
+
+/* One candidate at the scale of the decision, with its simulated run. */
+struct tp_plan_outcome {
+    struct tp_plan_point pt;
+    double sim_mean_s, sim_p99_s;  /* of the simulated steps (p99: nearest rank) */
+    double *series;                /* the spec's sim_steps simulated steps (s) */
+    int rank;                      /* 1: costs least per run */
+};
+
+/* From from_gpus on, candidate cheaper costs less per run than candidate
+ * than, which cost less at the sweep's smallest scale. */
+struct tp_plan_crossing {
+    int cheaper, than;             /* candidate indices */
+    double from_gpus;
+};
+
+struct tp_plan_decision {
+    double gpus;                          /* the scale decided at */
+    struct tp_plan_outcome ev[TP_PLAN_MAX_CAND]; /* by candidate index */
+    int order[TP_PLAN_MAX_CAND];          /* candidate indices, cheapest first */
+    double scales[TP_PLAN_MAX_SWEEP + 1]; /* the sweep's GPU counts */
+    int nscales;
+    struct tp_plan_point (*sweep)[TP_PLAN_MAX_CAND]; /* [k][i]: candidate i at scales[k] */
+    struct tp_plan_crossing cross[TP_PLAN_MAX_CAND * (TP_PLAN_MAX_CAND - 1)];
+    int ncross;
+    /* the explanation, one string per sentence: first the words about the
+     * scale decided at (nexplain of them), then one per crossing */
+    json_t *words;
+    size_t nexplain;
+};
+
+/* Decide between the candidates of s at gpus GPUs: evaluate each there and
+ * simulate its run (s->sim_steps steps from s->seed), rank them by cost per
+ * run (equal costs keep the plan file's order), evaluate each over the
+ * sweep's scales (the plan's, else gpus_per_node doubled up to gpus, and
+ * gpus), find the break-even scale of every pair in which one costs less at
+ * the smallest scale, and say in words what matters. d is overwritten.
+ * Returns 0. On error (TP_EUSAGE for a spec without candidates, TP_ENOMEM)
+ * err says why and d holds what was allocated. Either way d is to be freed
+ * with tp_plan_decision_free. */
+int tp_plan_decide(const struct tp_plan_spec *s, double gpus, struct tp_plan_decision *d,
+                   tp_error *err);
+
+/* Free what tp_plan_decide allocated; d may be zeroed or partial. */
+void tp_plan_decision_free(struct tp_plan_decision *d);
+
+/* `trainpath plan FILE`: read the plan file at path into s (tp_plan_parse,
+ * tp_plan_resolve), decide at gpus GPUs (0: the cluster's nodes times
+ * gpus_per_node) into d, and fill doc's "config" (the effective plan) and
+ * "results" (the candidates ranked, the words, the sweep and the
+ * break-evens). On error the error of the step that failed is returned with
+ * err set, doc's config names only the plan file when the plan could not be
+ * read, and its results stay as they were. s and d are to be freed
+ * (tp_plan_spec_free, tp_plan_decision_free) either way. */
+int tp_plan_run(const char *path, double gpus, struct tp_plan_spec *s,
+                struct tp_plan_decision *d, json_t *doc, tp_error *err);
+
+/* `trainpath plan interval`: the checkpoint interval alone. */
+struct tp_plan_interval {
+    double ckpt_s, mtbf_s, restart_s;  /* given: delta, M and R, delta and M > 0 */
+    double young_s, daly_s;            /* the intervals */
+    double young_waste, daly_waste;    /* the share of wall time lost at each */
+};
+
+/* Fill iv's intervals and the waste at each from its ckpt_s, mtbf_s and
+ * restart_s, and, unless doc is NULL, doc's "config" and "results". Cannot
+ * fail. */
+void tp_plan_interval_run(struct tp_plan_interval *iv, json_t *doc);
 
 #endif

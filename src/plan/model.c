@@ -221,6 +221,11 @@ void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *
     pt->cost = pt->cost_gpu + pt->cost_network + pt->cost_storage;
 }
 
+double tp_plan_exposed_fraction(const struct tp_plan_point *pt)
+{
+    return pt->exposed_s / pt->step_s;
+}
+
 double tp_plan_break_even(const struct tp_plan_spec *s, const struct tp_plan_candidate *a,
                           const struct tp_plan_candidate *b, double lo, double hi)
 {
