@@ -3,7 +3,10 @@
  * expected wall time, and the waste around the optimum; the maximum of N
  * ranks against integration and Monte Carlo; the collective model's busbw
  * relations; a candidate's step, waste and cost; the break-even scale
- * against a scan; the direct simulation against brute force. */
+ * against a scan; the direct simulation against brute force. The decision
+ * (src/plan/decide.c): the ranking and its ties, the break-evens it finds
+ * and those it does not, the dominant term, the words, and the result
+ * documents of both subcommands. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +21,9 @@
 #include "tp/coll.h"
 #include "tp/pattern.h"
 #include "tp/plan.h"
+#include "tp/result.h"
+#include "tp/units.h"
+#include "tp_test.h"
 
 /* The interval minimising the wall time, by golden-section search. */
 static double numeric_optimum(double delta, double restart, double mtbf)
@@ -416,6 +422,304 @@ static void simulation(void **state)
     free(s);
 }
 
+/* ---- the decision ---- */
+
+/* Two designs: a cheap slow network ("slow") and a dear fast one ("fast"),
+ * the break_even test's pair, at 100 simulated steps. */
+static void two_designs(struct tp_plan_spec *s)
+{
+    base_spec(s);
+    s->w.params = 1e8;
+    s->sim_steps = 100;
+    snprintf(s->cand[0].name, sizeof s->cand[0].name, "slow");
+    s->cand[0].link_bps = 100e9;
+    s->cand[0].nics_per_node = 1;
+    s->cand[0].net_lat_s = 30e-6;
+    s->cand[1] = s->cand[0];
+    snprintf(s->cand[1].name, sizeof s->cand[1].name, "fast");
+    s->cand[1].link_bps = 400e9;
+    s->cand[1].nics_per_node = 8;
+    s->cand[1].node_cost = 20000;
+    s->ncand = 2;
+}
+
+static const char *word(const struct tp_plan_decision *d, size_t i)
+{
+    return json_string_value(json_array_get(d->words, i));
+}
+
+/* Cheapest first by cost per run; equal costs keep the plan's order, and
+ * the ranks follow the order. */
+static void decide_ranking(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    struct tp_plan_decision d;
+    tp_error err = {0};
+    base_spec(s);
+    s->sim_steps = 10;
+    /* two alike that cost more (a dearer network), then the cheapest */
+    s->cand[0].node_cost = 50000;
+    snprintf(s->cand[0].name, sizeof s->cand[0].name, "dear");
+    s->cand[1] = s->cand[0];
+    snprintf(s->cand[1].name, sizeof s->cand[1].name, "dear-too");
+    s->cand[2] = s->cand[0];
+    s->cand[2].node_cost = 0;
+    snprintf(s->cand[2].name, sizeof s->cand[2].name, "cheap");
+    s->ncand = 3;
+    TP_EQ_INT(tp_plan_decide(s, 128, &d, &err), 0);
+    TP_EQ_INT(d.order[0], 2);
+    TP_EQ_INT(d.order[1], 0);
+    TP_EQ_INT(d.order[2], 1);
+    TP_EQ_INT(d.ev[2].rank, 1);
+    TP_EQ_INT(d.ev[0].rank, 2);
+    TP_EQ_INT(d.ev[1].rank, 3);
+    assert_true(d.ev[2].pt.cost < d.ev[0].pt.cost);
+    assert_true(d.ev[0].pt.cost == d.ev[1].pt.cost);
+    /* each at the scale decided at, with its simulated run */
+    struct tp_plan_point p;
+    tp_plan_eval(s, &s->cand[1], 128, &p);
+    assert_memory_equal(&p, &d.ev[1].pt, sizeof p);
+    TP_NEAR_REL(d.ev[1].sim_mean_s, p.step_s, 0.01);
+    assert_true(d.ev[1].sim_p99_s >= d.ev[1].sim_mean_s);
+    tp_plan_decision_free(&d);
+    /* the order of the plan decides ties, not the names: swapped, swapped */
+    struct tp_plan_candidate x = s->cand[0];
+    s->cand[0] = s->cand[1];
+    s->cand[1] = x;
+    TP_EQ_INT(tp_plan_decide(s, 128, &d, &err), 0);
+    TP_EQ_STR(s->cand[d.order[1]].name, "dear-too");
+    TP_EQ_STR(s->cand[d.order[2]].name, "dear");
+    tp_plan_decision_free(&d);
+    free(s);
+}
+
+/* The sweep's scales (one node's GPUs doubling up to the scale decided at,
+ * then that scale, unless the plan names them), and the break-even of a
+ * pair that crosses: where the scan finds it, and said in words after the
+ * explanation. */
+static void decide_break_even(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    struct tp_plan_decision d;
+    tp_error err = {0};
+    two_designs(s);
+    TP_EQ_INT(tp_plan_decide(s, 1000, &d, &err), 0);
+    static const double want[] = {8, 16, 32, 64, 128, 256, 512, 1000};
+    TP_EQ_INT(d.nscales, 8);
+    for (int k = 0; k < d.nscales; k++)
+        TP_NEAR(d.scales[k], want[k], 0);
+    struct tp_plan_point p;
+    tp_plan_eval(s, &s->cand[1], 64, &p);
+    assert_memory_equal(&p, &d.sweep[3][1], sizeof p);
+    /* slow costs less at 8 GPUs, fast from some scale on: one crossing */
+    assert_true(d.sweep[0][0].cost < d.sweep[0][1].cost);
+    TP_EQ_INT(d.ncross, 1);
+    TP_EQ_INT(d.cross[0].cheaper, 1);
+    TP_EQ_INT(d.cross[0].than, 0);
+    TP_NEAR(d.cross[0].from_gpus, tp_plan_break_even(s, &s->cand[0], &s->cand[1], 8, 1000), 0);
+    assert_true(d.cross[0].from_gpus > 8 && d.cross[0].from_gpus <= 1000);
+    TP_EQ_INT(json_array_size(d.words), d.nexplain + 1);
+    char line[128];
+    snprintf(line, sizeof line, "fast becomes cheaper per run than slow from %.0f GPUs",
+             d.cross[0].from_gpus);
+    TP_EQ_STR(word(&d, d.nexplain), line);
+    tp_plan_decision_free(&d);
+    /* the plan's own sweep: its scales, and the break-even searched up to
+     * the larger of its last and the scale decided at */
+    s->sweep_gpus[0] = 16;
+    s->sweep_gpus[1] = 64;
+    s->nsweep = 2;
+    TP_EQ_INT(tp_plan_decide(s, 1000, &d, &err), 0);
+    TP_EQ_INT(d.nscales, 2);
+    TP_NEAR(d.scales[1], 64, 0);
+    TP_EQ_INT(d.ncross, 1);
+    TP_NEAR(d.cross[0].from_gpus, tp_plan_break_even(s, &s->cand[0], &s->cand[1], 16, 1000), 0);
+    tp_plan_decision_free(&d);
+    free(s);
+}
+
+/* A pair that never crosses in the range: no break-even, no words for it. */
+static void decide_no_break_even(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    struct tp_plan_decision d;
+    tp_error err = {0};
+    two_designs(s);
+    s->cand[1].node_cost = 1e12;
+    TP_EQ_INT(tp_plan_decide(s, 1000, &d, &err), 0);
+    TP_EQ_INT(d.ncross, 0);
+    TP_EQ_INT(json_array_size(d.words), d.nexplain);
+    TP_EQ_INT(d.order[0], 0);
+    tp_plan_decision_free(&d);
+    /* no candidates: refused, not a crash */
+    s->ncand = 0;
+    TP_EQ_INT(tp_plan_decide(s, 1000, &d, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "0 candidates");
+    tp_plan_decision_free(&d);
+    free(s);
+}
+
+/* The terms of the wall time, largest first, equal shares in their fixed
+ * order, adding up to 1; on a slow network, exposed communication leads. */
+static void dominant_term(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    base_spec(s);
+    /* by hand: 1 s steps, no waste, 0.5 s compute, 0.25 s each exposed
+     * and waiting */
+    struct tp_plan_point p = {.step_s = 1, .exposed_s = 0.25, .jitter_s = 0.2, .rare_s = 0.05};
+    struct tp_plan_term t[TP_PLAN_TERMS];
+    tp_plan_terms(s, &p, t);
+    static const char *const order[TP_PLAN_TERMS] = {
+        "compute", "exposed communication", "waiting for the slowest rank", "dataset reads",
+        "checkpoints, rework and restarts"};
+    static const double share[TP_PLAN_TERMS] = {0.5, 0.25, 0.25, 0, 0};
+    for (int i = 0; i < TP_PLAN_TERMS; i++) {
+        TP_EQ_STR(t[i].what, order[i]);
+        TP_NEAR(t[i].share, share[i], 1e-15);
+    }
+    /* a real point: the shares add up to 1 and descend */
+    s->cand[0].link_bps = 1e9;
+    tp_plan_eval(s, &s->cand[0], 128, &p);
+    tp_plan_terms(s, &p, t);
+    TP_EQ_STR(t[0].what, "exposed communication");
+    TP_NEAR_REL(t[0].share, p.exposed_s * (1 - p.waste) / p.step_s, 1e-12);
+    double sum = 0;
+    for (int i = 0; i < TP_PLAN_TERMS; i++) {
+        sum += t[i].share;
+        if (i > 0)
+            assert_true(t[i].share <= t[i - 1].share);
+    }
+    TP_NEAR(sum, 1, 1e-12);
+    free(s);
+}
+
+/* The words for two designs at 1000 GPUs: the worst's exposed communication
+ * against the best, what the best costs and what its wall time is, the
+ * slowest rank, the rare stall when there is one, the checkpoints. */
+static void explanation(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    struct tp_plan_decision d;
+    tp_error err = {0};
+    char a[48], b[48], line[512];
+    two_designs(s);
+    TP_EQ_INT(tp_plan_decide(s, 1000, &d, &err), 0);
+    TP_EQ_INT(d.order[0], 1); /* fast wins at this scale */
+    TP_EQ_INT(d.nexplain, 4);
+    const struct tp_plan_point *best = &d.ev[1].pt, *worst = &d.ev[0].pt;
+    snprintf(line, sizeof line,
+             "at 1000 GPUs the step of slow is %.0f %% exposed communication; fast cuts it to "
+             "%.0f %% and saves %s per run (%s sooner)",
+             100 * tp_plan_exposed_fraction(worst), 100 * tp_plan_exposed_fraction(best),
+             tp_fmt_money(worst->cost - best->cost, a, sizeof a),
+             tp_fmt_duration_s(worst->train_s - best->train_s, b, sizeof b));
+    TP_EQ_STR(word(&d, 0), line);
+    struct tp_plan_term t[TP_PLAN_TERMS];
+    tp_plan_terms(s, best, t);
+    snprintf(line, sizeof line,
+             "fast costs least: %s per run, %s to train; its wall time is %.1f %% %s",
+             tp_fmt_money(best->cost, a, sizeof a), tp_fmt_duration_s(best->train_s, b, sizeof b),
+             100 * t[0].share, t[0].what);
+    if (strncmp(word(&d, 1), line, strlen(line)) != 0)
+        fail_msg("\"%s\" does not start \"%s\"", word(&d, 1), line);
+    TP_HAS(word(&d, 2), "the slowest of 1000 ranks adds ");
+    TP_HAS(word(&d, 2), " of compute (a normal)");
+    TP_HAS(word(&d, 3), "fast: checkpoint every ");
+    tp_plan_decision_free(&d);
+    /* a rare stall adds a sentence; one design alone is not said to cost
+     * least, nor compared */
+    s->w.spike_s = 0.05;
+    s->w.spike_p = 1e-5;
+    s->ncand = 1;
+    TP_EQ_INT(tp_plan_decide(s, 1000, &d, &err), 0);
+    TP_EQ_INT(d.nexplain, 4);
+    TP_HAS(word(&d, 0), "slow: ");
+    TP_HAS(word(&d, 0), " per run, ");
+    assert_null(strstr(word(&d, 0), "costs least"));
+    snprintf(line, sizeof line,
+             "a 50.0 ms stall at per-rank probability 1e-05 hits %.1f %% of steps",
+             100 * tp_plan_rare_event(1e-5, 1000));
+    TP_HAS(word(&d, 2), line);
+    tp_plan_decision_free(&d);
+    free(s);
+}
+
+/* tp_plan_run on the commented example: the document's config and results
+ * are the decision's; a plan that cannot be read leaves only its name. */
+static void run_document(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    struct tp_plan_decision d;
+    tp_error err = {0};
+    const char *ex = TP_SOURCE_ROOT "/docs/examples/plan.yaml";
+    json_t *doc = tp_result_new("plan", NULL);
+    TP_EQ_INT(tp_plan_run(ex, 64, s, &d, doc, &err), 0);
+    json_t *cfg = json_object_get(doc, "config"), *r = json_object_get(doc, "results");
+    TP_EQ_STR(json_string_value(json_object_get(cfg, "plan_file")), ex);
+    TP_NEAR(json_real_value(json_object_get(cfg, "gpus")), 64, 0);
+    TP_NEAR(json_real_value(json_object_get(r, "nodes")), 8, 0);
+    json_t *ranking = json_object_get(r, "ranking"), *cands = json_object_get(r, "candidates");
+    TP_EQ_INT(json_array_size(ranking), 3);
+    for (int i = 0; i < 3; i++) {
+        const char *name = s->cand[d.order[i]].name;
+        TP_EQ_STR(json_string_value(json_array_get(ranking, (size_t)i)), name);
+        json_t *c = json_array_get(cands, (size_t)i);
+        TP_EQ_STR(json_string_value(json_object_get(c, "name")), name);
+        TP_EQ_INT(json_integer_value(json_object_get(c, "rank")), i + 1);
+        TP_EQ_INT(json_array_size(json_object_get(json_object_get(c, "simulation"), "series")),
+                  1000);
+    }
+    assert_true(json_equal(json_object_get(r, "words"), d.words));
+    TP_EQ_INT(json_array_size(json_object_get(r, "sweep")), 6);
+    TP_EQ_INT(json_array_size(json_object_get(r, "break_even")), d.ncross);
+    tp_plan_decision_free(&d);
+    tp_plan_spec_free(s);
+    json_decref(doc);
+    /* a plan that does not exist: its name alone, no results */
+    memset(s, 0, sizeof *s);
+    doc = tp_result_new("plan", NULL);
+    TP_EQ_INT(tp_plan_run("/nonexistent/plan.yaml", 0, s, &d, doc, &err), TP_EUSAGE);
+    cfg = json_object_get(doc, "config");
+    TP_EQ_INT(json_object_size(cfg), 1);
+    TP_EQ_STR(json_string_value(json_object_get(cfg, "plan_file")), "/nonexistent/plan.yaml");
+    TP_EQ_INT(json_object_size(json_object_get(doc, "results")), 0);
+    tp_plan_decision_free(&d);
+    tp_plan_spec_free(s);
+    json_decref(doc);
+    free(s);
+}
+
+/* plan interval: both intervals, their waste, and the document. */
+static void interval_document(void **state)
+{
+    (void)state;
+    struct tp_plan_interval iv = {.ckpt_s = 300, .mtbf_s = 86400, .restart_s = 600};
+    json_t *doc = tp_result_new("plan interval", NULL);
+    tp_plan_interval_run(&iv, doc);
+    TP_NEAR_REL(iv.young_s, 7200, 1e-12);
+    TP_NEAR_REL(iv.daly_s, tp_plan_daly(300, 86400), 1e-15);
+    TP_NEAR_REL(iv.daly_waste, tp_plan_waste(iv.daly_s, 300, 600, 86400), 1e-15);
+    assert_true(iv.daly_waste <= iv.young_waste);
+    json_t *cfg = json_object_get(doc, "config"), *r = json_object_get(doc, "results");
+    TP_NEAR(json_real_value(json_object_get(cfg, "restart_s")), 600, 0);
+    json_t *young = json_object_get(r, "young");
+    TP_NEAR(json_real_value(json_object_get(json_object_get(young, "interval"), "value")),
+            iv.young_s, 0);
+    TP_NEAR(json_real_value(json_object_get(young, "waste_fraction")), iv.young_waste, 0);
+    json_decref(doc);
+    /* no document: the figures alone */
+    struct tp_plan_interval bare = {.ckpt_s = 300, .mtbf_s = 86400, .restart_s = 600};
+    tp_plan_interval_run(&bare, NULL);
+    TP_NEAR(bare.daly_s, iv.daly_s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +735,13 @@ int main(void)
         cmocka_unit_test(candidate_terms),
         cmocka_unit_test(break_even),
         cmocka_unit_test(simulation),
+        cmocka_unit_test(decide_ranking),
+        cmocka_unit_test(decide_break_even),
+        cmocka_unit_test(decide_no_break_even),
+        cmocka_unit_test(dominant_term),
+        cmocka_unit_test(explanation),
+        cmocka_unit_test(run_document),
+        cmocka_unit_test(interval_document),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
