@@ -32,7 +32,7 @@
 #define META_BYTES 65536u /* the metadata region of a raw device */
 
 struct ckpt_job {
-    struct ckpt_ctx *x;
+    struct tp__io_ckpt_ctx *x;
     unsigned j;
     void **bufs;
     unsigned nbufs;
@@ -43,13 +43,13 @@ struct ckpt_job {
     tp_hist *lat; /* per-request latency of this job (writes or reads) */
 };
 
-struct ckpt_ctx {
+struct tp__io_ckpt_ctx {
     const struct tp_ckpt_opts *o;
     const struct tp_target *t;
     unsigned K, J;
     uint64_t shard_bytes, bs;
     uint64_t blocks; /* per shard */
-    struct io_file *files;
+    struct tp__io_file *files;
     uint64_t **block_hash; /* [K][blocks] */
     uint64_t *written;     /* bytes completed per shard */
     unsigned r;
@@ -63,25 +63,25 @@ struct ckpt_ctx {
     char step[64];
 };
 
-static uint64_t shard_len(const struct ckpt_ctx *x, unsigned k)
+static uint64_t shard_len(const struct tp__io_ckpt_ctx *x, unsigned k)
 {
     uint64_t last = x->o->size - x->shard_bytes * (x->K - 1);
     return k == x->K - 1 ? last : x->shard_bytes;
 }
 
-static uint64_t block_len(const struct ckpt_ctx *x, unsigned k, uint64_t b)
+static uint64_t block_len(const struct tp__io_ckpt_ctx *x, unsigned k, uint64_t b)
 {
     uint64_t len = shard_len(x, k);
     uint64_t off = b * x->bs;
     return len - off < x->bs ? len - off : x->bs;
 }
 
-static uint64_t shard_blocks(const struct ckpt_ctx *x, unsigned k)
+static uint64_t shard_blocks(const struct tp__io_ckpt_ctx *x, unsigned k)
 {
     return (shard_len(x, k) + x->bs - 1) / x->bs;
 }
 
-static void fail(struct ckpt_ctx *x, struct ckpt_job *jb, int rc)
+static void fail(struct tp__io_ckpt_ctx *x, struct ckpt_job *jb, int rc)
 {
     jb->rc = rc;
     atomic_store(&x->failed, true);
@@ -91,7 +91,7 @@ static void fail(struct ckpt_ctx *x, struct ckpt_job *jb, int rc)
  * back (hashed, header checked). */
 static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsigned nmine)
 {
-    struct ckpt_ctx *x = jb->x;
+    struct tp__io_ckpt_ctx *x = jb->x;
     unsigned qd = x->o->c.qd;
     unsigned *free_buf = malloc(qd * sizeof *free_buf), nfree = qd;
     uint64_t *tag_shard = malloc(qd * sizeof *tag_shard), *tag_block = malloc(qd * sizeof *tag_block);
@@ -114,8 +114,8 @@ static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsign
             uint64_t len = block_len(x, k, b);
             char *p = jb->bufs[buf];
             if (!x->reading) {
-                struct io_hdr h = {IO_HDR_MAGIC, (uint64_t)k | (uint64_t)x->r << 32, b,
-                                   x->o->c.seed};
+                struct tp__io_hdr h = {TP__IO_HDR_MAGIC, (uint64_t)k | (uint64_t)x->r << 32, b,
+                                       x->o->c.seed};
                 memcpy(p, &h, len < sizeof h ? len : sizeof h);
                 x->block_hash[k][b] = XXH3_64bits(p, len);
             }
@@ -183,14 +183,14 @@ static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsign
                 uint64_t hsh = XXH3_64bits(p, len);
                 x->block_hash[k][blk] = hsh;
                 if (hsh != x->want_hash[k][blk]) {
-                    struct io_hdr h = {0};
+                    struct tp__io_hdr h = {0};
                     memcpy(&h, p, len < sizeof h ? len : sizeof h);
                     if (__atomic_fetch_add(&x->bad_blocks, 1, __ATOMIC_RELAXED) == 0)
                         snprintf(x->bad_msg, sizeof x->bad_msg,
                                  "%.300s: block %" PRIu64 " (offset %" PRIu64 ") differs from what "
                                  "was written%s",
                                  x->files[k].path, blk, blk * x->bs,
-                                 h.magic != IO_HDR_MAGIC ? " (no block header: not ours)"
+                                 h.magic != TP__IO_HDR_MAGIC ? " (no block header: not ours)"
                                  : (h.a & 0xffffffffu) != k || h.b != blk
                                      ? " (a header of another block: misplaced)"
                                  : (h.a >> 32) != x->r ? " (an older checkpoint: stale)"
@@ -208,7 +208,7 @@ out:
 static void *job_main(void *arg)
 {
     struct ckpt_job *jb = arg;
-    struct ckpt_ctx *x = jb->x;
+    struct tp__io_ckpt_ctx *x = jb->x;
     unsigned nmine = 0;
     unsigned *mine = calloc(x->K / x->J + 1, sizeof *mine);
     int *fds = calloc(x->K / x->J + 1, sizeof *fds);
@@ -277,8 +277,8 @@ static void *job_main(void *arg)
     return NULL;
 }
 
-int ckpt_prepare(const struct tp_ckpt_opts *o, const struct tp_target *t, struct ckpt_ctx **out,
-                 tp_error *err)
+int tp__io_ckpt_prepare(const struct tp_ckpt_opts *o, const struct tp_target *t,
+                        struct tp__io_ckpt_ctx **out, tp_error *err)
 {
     char a[32], b[32];
     if (o->shards < 1 || o->size < o->shards)
@@ -291,7 +291,7 @@ int ckpt_prepare(const struct tp_ckpt_opts *o, const struct tp_target *t, struct
             return tp_error_set(err, TP_EUSAGE, "--bs %s: not a multiple of the O_DIRECT "
                                 "alignment (%u bytes) of %s",
                                 tp_fmt_size(bs, a, sizeof a), al, t->path);
-        shard_bytes = io_round_up(shard_bytes, al);
+        shard_bytes = tp__io_round_up(shard_bytes, al);
         if (shard_bytes * (K - 1) >= o->size || (o->size - shard_bytes * (K - 1)) % al)
             return tp_error_set(err, TP_EUSAGE,
                                 "--size %s over %u shards: with --direct every shard must be a "
@@ -301,7 +301,7 @@ int ckpt_prepare(const struct tp_ckpt_opts *o, const struct tp_target *t, struct
     if (shard_bytes * (K - 1) >= o->size)
         return tp_error_set(err, TP_EUSAGE, "--size %s cannot be split into %u shards",
                             tp_fmt_size(o->size, a, sizeof a), K);
-    struct ckpt_ctx *x = calloc(1, sizeof *x);
+    struct tp__io_ckpt_ctx *x = calloc(1, sizeof *x);
     if (!x)
         return tp_error_set(err, TP_ENOMEM, "checkpoint: out of memory");
     x->o = o;
@@ -340,19 +340,20 @@ int ckpt_prepare(const struct tp_ckpt_opts *o, const struct tp_target *t, struct
         x->jobs[j].x = x;
         x->jobs[j].j = j;
         x->jobs[j].nbufs = o->c.qd;
-        x->jobs[j].bufs = io_bufs_alloc(o->c.qd, x->bs, t->dio_mem_align, o->c.seed * 1000 + j * 64);
+        x->jobs[j].bufs =
+            tp__io_bufs_alloc(o->c.qd, x->bs, t->dio_mem_align, o->c.seed * 1000 + j * 64);
         x->jobs[j].lat = tp_hist_new();
         ok = x->jobs[j].bufs && x->jobs[j].lat;
     }
     if (!ok || pthread_barrier_init(&x->bar, NULL, x->J) != 0) {
-        ckpt_free(x);
+        tp__io_ckpt_free(x);
         return tp_error_set(err, TP_ENOMEM, "checkpoint: out of memory for %u shards", x->K);
     }
     *out = x;
     return 0;
 }
 
-void ckpt_free(struct ckpt_ctx *x)
+void tp__io_ckpt_free(struct tp__io_ckpt_ctx *x)
 {
     if (!x)
         return;
@@ -364,10 +365,10 @@ void ckpt_free(struct ckpt_ctx *x)
         if (x->want_hash)
             free(x->want_hash[k]);
         if (x->files)
-            io_file_close(&x->files[k]);
+            tp__io_file_close(&x->files[k]);
     }
     for (unsigned j = 0; x->jobs && j < x->J; j++) {
-        io_bufs_free(x->jobs[j].bufs, x->jobs[j].nbufs);
+        tp__io_bufs_free(x->jobs[j].bufs, x->jobs[j].nbufs);
         tp_hist_free(x->jobs[j].lat);
         json_decref(x->jobs[j].engine);
     }
@@ -379,13 +380,13 @@ void ckpt_free(struct ckpt_ctx *x)
     free(x);
 }
 
-static int open_shards(struct ckpt_ctx *x, int flags, tp_error *err)
+static int open_shards(struct tp__io_ckpt_ctx *x, int flags, tp_error *err)
 {
     for (unsigned k = 0; k < x->K; k++) {
         char name[64];
         snprintf(name, sizeof name, "shard-%04u-of-%04u.bin", k, x->K);
-        int rc = io_file_open(x->t, &x->o->c, x->step, name, k, x->shard_bytes, flags,
-                              &x->files[k], err);
+        int rc = tp__io_file_open(x->t, &x->o->c, x->step, name, k, x->shard_bytes, flags,
+                                  &x->files[k], err);
         if (rc)
             return rc;
         x->files[k].bytes = shard_len(x, k);
@@ -393,14 +394,14 @@ static int open_shards(struct ckpt_ctx *x, int flags, tp_error *err)
     return 0;
 }
 
-static void close_shards(struct ckpt_ctx *x)
+static void close_shards(struct tp__io_ckpt_ctx *x)
 {
     for (unsigned k = 0; k < x->K; k++)
-        io_file_close(&x->files[k]);
+        tp__io_file_close(&x->files[k]);
 }
 
 /* Run the jobs over the shards; the first job error wins. */
-static int run(struct ckpt_ctx *x, tp_error *err)
+static int run(struct tp__io_ckpt_ctx *x, tp_error *err)
 {
     atomic_store(&x->failed, false);
     memset(x->written, 0, x->K * sizeof *x->written);
@@ -408,7 +409,7 @@ static int run(struct ckpt_ctx *x, tp_error *err)
         x->jobs[j].rc = 0;
         tp_error_clear(&x->jobs[j].err);
     }
-    int rc = io_run_jobs(x->J, job_main, x->jobs, sizeof *x->jobs, err);
+    int rc = tp__io_run_jobs(x->J, job_main, x->jobs, sizeof *x->jobs, err);
     for (unsigned j = 0; rc == 0 && j < x->J; j++)
         if (x->jobs[j].rc) {
             *err = x->jobs[j].err;
@@ -417,7 +418,7 @@ static int run(struct ckpt_ctx *x, tp_error *err)
     return rc;
 }
 
-static json_t *meta_doc(struct ckpt_ctx *x)
+static json_t *meta_doc(struct tp__io_ckpt_ctx *x)
 {
     json_t *shards = json_array();
     for (unsigned k = 0; k < x->K; k++) {
@@ -437,7 +438,7 @@ static json_t *meta_doc(struct ckpt_ctx *x)
 
 /* The metadata commit: temporary file, fsync, rename, folder fsync (on a
  * raw device: the metadata region, then fdatasync). */
-static int commit_meta(struct ckpt_ctx *x, tp_error *err)
+static int commit_meta(struct tp__io_ckpt_ctx *x, tp_error *err)
 {
     json_t *m = meta_doc(x);
     char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
@@ -501,15 +502,16 @@ static int commit_meta(struct ckpt_ctx *x, tp_error *err)
     return rc;
 }
 
-int ckpt_write(struct ckpt_ctx *x, unsigned r, struct ckpt_phases *ph, tp_error *err)
+int tp__io_ckpt_write(struct tp__io_ckpt_ctx *x, unsigned r, struct tp__io_ckpt_phases *ph,
+                      tp_error *err)
 {
     memset(ph, 0, sizeof *ph);
     x->r = r;
     x->reading = false;
     snprintf(x->step, sizeof x->step, CKPT_DIR "/step-%04u", r);
-    int rc = io_mkdir(x->t, CKPT_DIR, false, err);
+    int rc = tp__io_mkdir(x->t, CKPT_DIR, false, err);
     if (rc == 0)
-        rc = io_mkdir(x->t, x->step, true, err);
+        rc = tp__io_mkdir(x->t, x->step, true, err);
     if (rc == 0)
         rc = open_shards(x, O_CREAT | O_TRUNC | O_WRONLY, err);
     if (rc == 0)
@@ -531,7 +533,7 @@ int ckpt_write(struct ckpt_ctx *x, unsigned r, struct ckpt_phases *ph, tp_error 
     uint64_t m1 = tp_now_ns();
     close_shards(x);
     if (rc) {
-        io_rmdir(x->t, x->step); /* no partial checkpoint left behind */
+        tp__io_rmdir(x->t, x->step); /* no partial checkpoint left behind */
         return rc;
     }
     ph->write_ns = wend - t0;
@@ -544,7 +546,7 @@ int ckpt_write(struct ckpt_ctx *x, unsigned r, struct ckpt_phases *ph, tp_error 
 }
 
 /* The metadata as a restore finds it on the storage. */
-static json_t *read_meta(struct ckpt_ctx *x, tp_error *err)
+static json_t *read_meta(struct tp__io_ckpt_ctx *x, tp_error *err)
 {
     json_error_t je;
     json_t *m = NULL;
@@ -572,7 +574,7 @@ static json_t *read_meta(struct ckpt_ctx *x, tp_error *err)
 }
 
 /* Restore: read the committed checkpoint back and check it. Fills v. */
-static int ckpt_verify(struct ckpt_ctx *x, json_t *v, tp_error *err)
+static int ckpt_verify(struct tp__io_ckpt_ctx *x, json_t *v, tp_error *err)
 {
     json_t *m = read_meta(x, err);
     if (!m) {
@@ -584,10 +586,10 @@ static int ckpt_verify(struct ckpt_ctx *x, json_t *v, tp_error *err)
     const char *cache = x->o->c.direct ? "direct" : "cached";
     if (rc == 0 && !x->o->c.direct) {
         if (x->o->c.drop_cache) {
-            io_drop_cache(x->files, x->K);
+            tp__io_drop_cache(x->files, x->K);
             cache = "dropped";
         }
-        cached = io_cached_fraction(x->files, x->K);
+        cached = tp__io_cached_fraction(x->files, x->K);
         if (cached > 0.01)
             cache = "cached";
         else if (cached < 0 && !x->o->c.drop_cache)
@@ -626,7 +628,7 @@ static int ckpt_verify(struct ckpt_ctx *x, json_t *v, tp_error *err)
     json_object_set_new(v, "restore_throughput",
                         tp_metric(t1 > t0 ? (double)x->o->size / ((double)(t1 - t0) / 1e9) : 0,
                                   "B/s"));
-    json_object_set_new(v, "read_latency", lat ? io_lat_json(lat) : json_null());
+    json_object_set_new(v, "read_latency", lat ? tp__io_lat_json(lat) : json_null());
     json_object_set_new(v, "page_cache", json_string(cache));
     json_object_set_new(v, "cached_fraction_before", cached >= 0 ? json_real(cached) : json_null());
     json_object_set_new(v, "bad_blocks", json_integer((json_int_t)x->bad_blocks));
@@ -645,7 +647,7 @@ static int ckpt_verify(struct ckpt_ctx *x, json_t *v, tp_error *err)
 
 /* Test hook: TP_IO_TEST_CORRUPT=SHARD:OFFSET flips one byte of a committed
  * shard before it is verified, so the tests see the restore path catch it. */
-static void corrupt_hook(struct ckpt_ctx *x)
+static void corrupt_hook(struct tp__io_ckpt_ctx *x)
 {
     const char *spec = getenv("TP_IO_TEST_CORRUPT");
     unsigned k;
@@ -671,7 +673,7 @@ static void corrupt_hook(struct ckpt_ctx *x)
         close(fd);
 }
 
-static json_t *phase_json(const struct ckpt_phases *p)
+static json_t *phase_json(const struct tp__io_ckpt_phases *p)
 {
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "commit", tp_metric((double)p->commit_ns, "ns"),
                      "write", tp_metric((double)p->write_ns, "ns"), "data_sync",
@@ -685,11 +687,11 @@ static json_t *phase_json(const struct ckpt_phases *p)
 int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *err)
 {
     struct tp_target t;
-    int rc = io_open_target(&o->c, &t, results, err);
+    int rc = tp__io_open_target(&o->c, &t, results, err);
     if (rc)
         return rc;
-    struct ckpt_ctx *x = NULL;
-    rc = ckpt_prepare(o, &t, &x, err);
+    struct tp__io_ckpt_ctx *x = NULL;
+    rc = tp__io_ckpt_prepare(o, &t, &x, err);
     if (rc) {
         tp_target_close(&t);
         return rc;
@@ -701,10 +703,10 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
     tp_hist *lat = tp_hist_new();
     double bytes_total = 0, ns_total = 0;
     for (unsigned r = 0; rc == 0 && r < o->repeat; r++) {
-        struct ckpt_phases ph;
+        struct tp__io_ckpt_phases ph;
         for (unsigned j = 0; j < x->J; j++)
             tp_hist_reset(x->jobs[j].lat);
-        rc = ckpt_write(x, r, &ph, err);
+        rc = tp__io_ckpt_write(x, r, &ph, err);
         if (rc) {
             json_array_append_new(list, json_pack("{s:I, s:b, s:s, s:I}", "checkpoint",
                                                   (json_int_t)r, "committed", 0, "error",
@@ -742,18 +744,18 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
             char prev[64];
             snprintf(prev, sizeof prev, CKPT_DIR "/step-%04u", r - 1);
             uint64_t t0 = tp_now_ns();
-            io_rmdir(&t, prev);
+            tp__io_rmdir(&t, prev);
             json_object_set_new(e, "retire", tp_metric((double)(tp_now_ns() - t0), "ns"));
         }
     }
     if (x->jobs[0].engine)
         json_object_set(results, "engine", x->jobs[0].engine);
-    json_object_set_new(results, "commit", io_lat_json(hc));
+    json_object_set_new(results, "commit", tp__io_lat_json(hc));
     json_object_set_new(results, "commit_histogram", tp_hist_to_json(hc));
     json_object_set_new(results, "phases",
-                        json_pack("{s:o, s:o, s:o}", "write", io_lat_json(hw), "data_sync",
-                                  io_lat_json(hs), "metadata", io_lat_json(hm)));
-    json_object_set_new(results, "write_latency", io_lat_json(lat));
+                        json_pack("{s:o, s:o, s:o}", "write", tp__io_lat_json(hw), "data_sync",
+                                  tp__io_lat_json(hs), "metadata", tp__io_lat_json(hm)));
+    json_object_set_new(results, "write_latency", tp__io_lat_json(lat));
     json_object_set_new(results, "throughput",
                         tp_metric(ns_total > 0 ? bytes_total / (ns_total / 1e9) : 0, "B/s"));
     tp_hist_free(hc);
@@ -764,11 +766,11 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
     for (unsigned r = 0; !o->keep && r < o->repeat; r++) {
         char step[64];
         snprintf(step, sizeof step, CKPT_DIR "/step-%04u", r);
-        io_rmdir(&t, step);
+        tp__io_rmdir(&t, step);
     }
     if (!o->keep)
-        io_rmdir(&t, CKPT_DIR); /* trainpath's own folder; stays if it holds kept steps */
-    ckpt_free(x);
+        tp__io_rmdir(&t, CKPT_DIR); /* trainpath's own folder; stays if it holds kept steps */
+    tp__io_ckpt_free(x);
     tp_target_close(&t);
     return rc;
 }
@@ -776,7 +778,7 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
 struct tp_io_ckpt {
     struct tp_ckpt_opts o;
     struct tp_target t;
-    struct ckpt_ctx *x;
+    struct tp__io_ckpt_ctx *x;
     bool wrote;
     unsigned last;
 };
@@ -790,7 +792,7 @@ int tp_io_ckpt_open(const struct tp_ckpt_opts *o, struct tp_io_ckpt **out, tp_er
     w->o.repeat = 1;
     int rc = tp_target_open(&w->o.c.target, &w->t, err);
     if (rc == 0) {
-        rc = ckpt_prepare(&w->o, &w->t, &w->x, err);
+        rc = tp__io_ckpt_prepare(&w->o, &w->t, &w->x, err);
         if (rc)
             tp_target_close(&w->t);
     }
@@ -804,14 +806,14 @@ int tp_io_ckpt_open(const struct tp_ckpt_opts *o, struct tp_io_ckpt **out, tp_er
 
 int tp_io_ckpt_write(struct tp_io_ckpt *w, unsigned r, uint64_t *commit_ns, tp_error *err)
 {
-    struct ckpt_phases ph;
-    int rc = ckpt_write(w->x, r, &ph, err);
+    struct tp__io_ckpt_phases ph;
+    int rc = tp__io_ckpt_write(w->x, r, &ph, err);
     *commit_ns = rc ? 0 : ph.commit_ns;
     if (rc == 0) {
         if (w->wrote && !w->o.keep && w->last != r) {
             char prev[64];
             snprintf(prev, sizeof prev, CKPT_DIR "/step-%04u", w->last);
-            io_rmdir(&w->t, prev);
+            tp__io_rmdir(&w->t, prev);
         }
         w->wrote = true;
         w->last = r;
@@ -826,10 +828,10 @@ void tp_io_ckpt_close(struct tp_io_ckpt *w)
     if (w->wrote && !w->o.keep) {
         char last[64];
         snprintf(last, sizeof last, CKPT_DIR "/step-%04u", w->last);
-        io_rmdir(&w->t, last);
-        io_rmdir(&w->t, CKPT_DIR);
+        tp__io_rmdir(&w->t, last);
+        tp__io_rmdir(&w->t, CKPT_DIR);
     }
-    ckpt_free(w->x);
+    tp__io_ckpt_free(w->x);
     tp_target_close(&w->t);
     free(w);
 }

@@ -26,7 +26,7 @@ struct cm_job {
     const struct tp_commit_opts *o;
     const struct tp_target *t;
     unsigned j;
-    struct io_file f;
+    struct tp__io_file f;
     void **buf;
     json_t *engine;
     tp_hist *total, *write, *sync;
@@ -72,7 +72,7 @@ static void *cm_main(void *arg)
     for (uint64_t i = 0; i < o->count && tp_now_ns() < deadline; i++) {
         /* overwrite: cycle over the laid-out file; append: always extend */
         uint64_t off = jb->f.base + (o->overwrite ? (i % (jb->f.bytes / ws)) * ws : i * ws);
-        struct io_hdr h = {IO_HDR_MAGIC, jb->j, i, o->c.seed};
+        struct tp__io_hdr h = {TP__IO_HDR_MAGIC, jb->j, i, o->c.seed};
         memcpy(jb->buf[0], &h, ws < sizeof h ? ws : sizeof h);
         struct tp_io_req w = {.kind = TP_IO_WRITE, .len = (uint32_t)ws, .off = off, .tag = 0};
         struct tp_io_req s = {.kind = mode == SYNC_FSYNC ? TP_IO_FSYNC : TP_IO_FDATASYNC,
@@ -144,7 +144,7 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
     if (mode < 0)
         return tp_error_set(err, TP_EUSAGE, "--sync %s: fdatasync, fsync or dsync", o->sync);
     struct tp_target t;
-    int rc = io_open_target(&o->c, &t, results, err);
+    int rc = tp__io_open_target(&o->c, &t, results, err);
     if (rc)
         return rc;
     uint64_t ws = o->write_size;
@@ -160,7 +160,7 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
         rc = tp_error_set(err, TP_EUSAGE, "--count x --write-size: %s needed, %s has less free",
                           tp_fmt_size(region * o->c.jobs, a, sizeof a), t.path);
     if (rc == 0)
-        rc = io_mkdir(&t, COMMIT_DIR, true, err);
+        rc = tp__io_mkdir(&t, COMMIT_DIR, true, err);
     struct cm_job *jobs = rc ? NULL : calloc(o->c.jobs, sizeof *jobs);
     if (rc == 0 && !jobs)
         rc = tp_error_set(err, TP_ENOMEM, "commit: out of memory");
@@ -169,7 +169,7 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
         jb->o = o;
         jb->t = &t;
         jb->j = j;
-        jb->buf = io_bufs_alloc(1, ws, t.dio_mem_align, o->c.seed + j);
+        jb->buf = tp__io_bufs_alloc(1, ws, t.dio_mem_align, o->c.seed + j);
         jb->total = tp_hist_new();
         jb->write = tp_hist_new();
         jb->sync = tp_hist_new();
@@ -180,16 +180,16 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
         char name[32];
         snprintf(name, sizeof name, "commit-%02u.log", j);
         struct tp_io_common c = o->c;
-        rc = io_file_open(&t, &c, COMMIT_DIR, name, j, region,
-                          O_CREAT | O_TRUNC | O_WRONLY | (mode == SYNC_DSYNC ? O_DSYNC : 0),
-                          &jb->f, err);
+        rc = tp__io_file_open(&t, &c, COMMIT_DIR, name, j, region,
+                              O_CREAT | O_TRUNC | O_WRONLY | (mode == SYNC_DSYNC ? O_DSYNC : 0),
+                              &jb->f, err);
         if (rc == 0 && mode == SYNC_DSYNC && t.is_device)
             rc = tp_error_set(err, TP_EUSAGE, "--sync dsync: not with --device (use fdatasync)");
         if (rc == 0 && o->overwrite)
             rc = layout(jb, err);
     }
     if (rc == 0)
-        rc = io_run_jobs(o->c.jobs, cm_main, jobs, sizeof *jobs, err);
+        rc = tp__io_run_jobs(o->c.jobs, cm_main, jobs, sizeof *jobs, err);
     tp_hist *total = tp_hist_new(), *wr = tp_hist_new(), *sy = tp_hist_new();
     uint64_t commits = 0, t0 = UINT64_MAX, t1 = 0;
     for (unsigned j = 0; jobs && j < o->c.jobs; j++) {
@@ -217,10 +217,11 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
     json_object_set_new(results, "mode", json_string(o->overwrite ? "overwrite" : "append"));
     json_object_set_new(results, "commits", json_integer((json_int_t)commits));
     json_object_set_new(results, "commits_per_s", tp_metric(s > 0 ? (double)commits / s : 0, "1/s"));
-    json_object_set_new(results, "latency", io_lat_json(total));
+    json_object_set_new(results, "latency", tp__io_lat_json(total));
     json_object_set_new(results, "latency_histogram", tp_hist_to_json(total));
-    json_object_set_new(results, "write_latency", io_lat_json(wr));
-    json_object_set_new(results, "sync_latency", mode == SYNC_DSYNC ? json_null() : io_lat_json(sy));
+    json_object_set_new(results, "write_latency", tp__io_lat_json(wr));
+    json_object_set_new(results, "sync_latency",
+                        mode == SYNC_DSYNC ? json_null() : tp__io_lat_json(sy));
     if (o->c.progress && commits) {
         char b[32], c[32];
         tp_log(TP_LOG_INFO, "%" PRIu64 " commits: p50 %s, p99 %s", commits,
@@ -231,15 +232,15 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
     tp_hist_free(wr);
     tp_hist_free(sy);
     for (unsigned j = 0; jobs && j < o->c.jobs; j++) {
-        io_file_close(&jobs[j].f);
-        io_bufs_free(jobs[j].buf, 1);
+        tp__io_file_close(&jobs[j].f);
+        tp__io_bufs_free(jobs[j].buf, 1);
         tp_hist_free(jobs[j].total);
         tp_hist_free(jobs[j].write);
         tp_hist_free(jobs[j].sync);
         json_decref(jobs[j].engine);
     }
     free(jobs);
-    io_rmdir(&t, COMMIT_DIR);
+    tp__io_rmdir(&t, COMMIT_DIR);
     tp_target_close(&t);
     return rc;
 }

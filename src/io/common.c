@@ -14,9 +14,9 @@
 #include "tp/pattern.h"
 #include "tp/stats.h"
 
-int io_file_open(const struct tp_target *t, const struct tp_io_common *c, const char *sub,
-                 const char *name, unsigned region, uint64_t region_bytes, int flags,
-                 struct io_file *f, tp_error *err)
+int tp__io_file_open(const struct tp_target *t, const struct tp_io_common *c, const char *sub,
+                     const char *name, unsigned region, uint64_t region_bytes, int flags,
+                     struct tp__io_file *f, tp_error *err)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
@@ -44,14 +44,14 @@ int io_file_open(const struct tp_target *t, const struct tp_io_common *c, const 
     return 0;
 }
 
-void io_file_close(struct io_file *f)
+void tp__io_file_close(struct tp__io_file *f)
 {
     if (f->own_fd && f->fd >= 0)
         close(f->fd);
     f->fd = -1;
 }
 
-void io_rmdir(const struct tp_target *t, const char *sub)
+void tp__io_rmdir(const struct tp_target *t, const char *sub)
 {
     if (t->is_device)
         return;
@@ -68,12 +68,12 @@ void io_rmdir(const struct tp_target *t, const char *sub)
     rmdir(path);
 }
 
-int io_mkdir(const struct tp_target *t, const char *sub, bool fresh, tp_error *err)
+int tp__io_mkdir(const struct tp_target *t, const char *sub, bool fresh, tp_error *err)
 {
     if (t->is_device)
         return 0;
     if (fresh)
-        io_rmdir(t, sub);
+        tp__io_rmdir(t, sub);
     char path[4352];
     snprintf(path, sizeof path, "%s/%s", t->path, sub);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
@@ -81,7 +81,7 @@ int io_mkdir(const struct tp_target *t, const char *sub, bool fresh, tp_error *e
     return 0;
 }
 
-void **io_bufs_alloc(unsigned n, size_t bytes, uint32_t align, uint64_t seed)
+void **tp__io_bufs_alloc(unsigned n, size_t bytes, uint32_t align, uint64_t seed)
 {
     void **b = calloc(n, sizeof *b);
     if (!b)
@@ -89,7 +89,7 @@ void **io_bufs_alloc(unsigned n, size_t bytes, uint32_t align, uint64_t seed)
     size_t a = align < 4096 ? 4096 : align;
     for (unsigned i = 0; i < n; i++) {
         if (posix_memalign(&b[i], a, bytes ? bytes : 1) != 0) {
-            io_bufs_free(b, i);
+            tp__io_bufs_free(b, i);
             return NULL;
         }
         tp_pattern_fill(b[i], bytes, seed + i);
@@ -97,7 +97,7 @@ void **io_bufs_alloc(unsigned n, size_t bytes, uint32_t align, uint64_t seed)
     return b;
 }
 
-void io_bufs_free(void **bufs, unsigned n)
+void tp__io_bufs_free(void **bufs, unsigned n)
 {
     if (!bufs)
         return;
@@ -106,7 +106,7 @@ void io_bufs_free(void **bufs, unsigned n)
     free(bufs);
 }
 
-json_t *io_lat_json(const tp_hist *h)
+json_t *tp__io_lat_json(const tp_hist *h)
 {
     tp_stats s;
     tp_stats_from_hist(h, &s);
@@ -122,8 +122,8 @@ static json_t *target_json(const struct tp_target *t, const struct tp_io_common 
                      (json_int_t)t->dio_off_align, "source", t->align_source);
 }
 
-int io_open_target(const struct tp_io_common *c, struct tp_target *t, json_t *results,
-                   tp_error *err)
+int tp__io_open_target(const struct tp_io_common *c, struct tp_target *t, json_t *results,
+                       tp_error *err)
 {
     int rc = tp_target_open(&c->target, t, err);
     if (rc)
@@ -140,7 +140,7 @@ struct job_start {
     bool started;
 };
 
-int io_run_jobs(unsigned n, void *(*fn)(void *), void *arg, size_t stride, tp_error *err)
+int tp__io_run_jobs(unsigned n, void *(*fn)(void *), void *arg, size_t stride, tp_error *err)
 {
     struct job_start *j = calloc(n, sizeof *j);
     if (!j)
@@ -160,7 +160,7 @@ int io_run_jobs(unsigned n, void *(*fn)(void *), void *arg, size_t stride, tp_er
     return rc;
 }
 
-double io_cached_fraction(const struct io_file *f, unsigned n)
+double tp__io_cached_fraction(const struct tp__io_file *f, unsigned n)
 {
     double in = 0, all = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -175,7 +175,7 @@ double io_cached_fraction(const struct io_file *f, unsigned n)
     return all > 0 ? in / all : -1;
 }
 
-void io_drop_cache(const struct io_file *f, unsigned n)
+void tp__io_drop_cache(const struct tp__io_file *f, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         posix_fadvise(f[i].fd, (off_t)f[i].base, (off_t)f[i].bytes, POSIX_FADV_DONTNEED);

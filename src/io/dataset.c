@@ -39,7 +39,7 @@ struct ds_ctx {
     const struct tp_target *t;
     unsigned F, J;
     uint64_t per_file; /* record slots per file */
-    struct io_file *files;
+    struct tp__io_file *files;
     int *fds;
     uint32_t *perm;
     unsigned epoch;
@@ -69,7 +69,7 @@ static uint64_t rec_seed(const struct ds_ctx *x, uint64_t i)
 static void rec_fill(const struct ds_ctx *x, uint64_t i, char *p)
 {
     uint64_t r = x->o->record_size;
-    struct io_hdr h = {IO_HDR_MAGIC, i, r, x->o->c.seed};
+    struct tp__io_hdr h = {TP__IO_HDR_MAGIC, i, r, x->o->c.seed};
     memcpy(p, &h, sizeof h);
     tp_pattern_fill(p + sizeof h, r - sizeof h, rec_seed(x, i));
 }
@@ -77,9 +77,9 @@ static void rec_fill(const struct ds_ctx *x, uint64_t i, char *p)
 /* 0 when the record read as p is record i, else a reason. */
 static const char *rec_check(const struct ds_ctx *x, uint64_t i, const char *p, bool full)
 {
-    struct io_hdr h;
+    struct tp__io_hdr h;
     memcpy(&h, p, sizeof h);
-    if (h.magic != IO_HDR_MAGIC)
+    if (h.magic != TP__IO_HDR_MAGIC)
         return "no record header";
     if (h.a != i)
         return "the header of another record";
@@ -144,7 +144,7 @@ static int create(struct ds_ctx *x, tp_error *err)
         return tp_error_set(err, TP_ENOMEM, "dataset: out of memory");
     int rc = 0;
     for (unsigned k = 0; rc == 0 && k < x->F; k++) {
-        struct io_file *f = &x->files[k];
+        struct tp__io_file *f = &x->files[k];
         for (uint64_t s = 0; rc == 0 && s < x->per_file; s += per_chunk) {
             uint64_t n = x->per_file - s < per_chunk ? x->per_file - s : per_chunk;
             for (uint64_t i = 0; i < n; i++) {
@@ -275,7 +275,7 @@ static int run_readers(struct ds_ctx *x, tp_error *err)
         x->jobs[j].reads = 0;
         tp_hist_reset(x->jobs[j].lat);
     }
-    int rc = io_run_jobs(x->J, reader, x->jobs, sizeof *x->jobs, err);
+    int rc = tp__io_run_jobs(x->J, reader, x->jobs, sizeof *x->jobs, err);
     for (unsigned j = 0; rc == 0 && j < x->J; j++)
         if (x->jobs[j].rc) {
             *err = x->jobs[j].err;
@@ -323,8 +323,8 @@ static int during_checkpoint(struct ds_ctx *x, const tp_hist *base, json_t *r, t
     struct tp_ckpt_opts co = x->o->ckpt;
     co.c = x->o->c;
     co.repeat = 1;
-    struct ckpt_ctx *cx = NULL;
-    int rc = ckpt_prepare(&co, x->t, &cx, err);
+    struct tp__io_ckpt_ctx *cx = NULL;
+    int rc = tp__io_ckpt_prepare(&co, x->t, &cx, err);
     if (rc)
         return rc;
     x->continuous = true;
@@ -333,24 +333,24 @@ static int during_checkpoint(struct ds_ctx *x, const tp_hist *base, json_t *r, t
     struct during d = {.x = x};
     pthread_t th;
     if (pthread_create(&th, NULL, during_readers, &d) != 0) {
-        ckpt_free(cx);
+        tp__io_ckpt_free(cx);
         return tp_error_errno(err, TP_ESYS, errno, "dataset: pthread_create");
     }
     while (atomic_load(&x->ready) < x->J)
         usleep(100);
     usleep(20000); /* the readers are at full depth before the writer starts */
-    struct ckpt_phases ph;
+    struct tp__io_ckpt_phases ph;
     uint64_t c0 = tp_now_ns();
-    int crc = ckpt_write(cx, 0, &ph, err);
+    int crc = tp__io_ckpt_write(cx, 0, &ph, err);
     uint64_t c1 = tp_now_ns();
     atomic_store(&x->stop, true);
     pthread_join(th, NULL);
     x->continuous = false;
     char step[64];
     snprintf(step, sizeof step, "trainpath-ckpt/step-%04u", 0u);
-    io_rmdir(x->t, step);
-    io_rmdir(x->t, "trainpath-ckpt");
-    ckpt_free(cx);
+    tp__io_rmdir(x->t, step);
+    tp__io_rmdir(x->t, "trainpath-ckpt");
+    tp__io_ckpt_free(cx);
     if (crc)
         return crc;
     if (d.rc) {
@@ -365,8 +365,8 @@ static int during_checkpoint(struct ds_ctx *x, const tp_hist *base, json_t *r, t
     tp_stats_from_hist(h, &sd);
     json_object_set_new(
         r, "during_checkpoint",
-        json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "baseline", io_lat_json(base), "during",
-                  io_lat_json(h), "reads", (json_int_t)reads, "p99_ratio",
+        json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "baseline", tp__io_lat_json(base),
+                  "during", tp__io_lat_json(h), "reads", (json_int_t)reads, "p99_ratio",
                   sb.p99 > 0 ? json_real(sd.p99 / sb.p99) : json_null(), "mean_ratio",
                   sb.mean > 0 ? json_real(sd.mean / sb.mean) : json_null(), "checkpoint",
                   json_pack("{s:o, s:o, s:o, s:o, s:I}", "commit",
@@ -383,9 +383,9 @@ static int during_checkpoint(struct ds_ctx *x, const tp_hist *base, json_t *r, t
 static void ds_free(struct ds_ctx *x)
 {
     for (unsigned k = 0; x->files && k < x->F; k++)
-        io_file_close(&x->files[k]);
+        tp__io_file_close(&x->files[k]);
     for (unsigned j = 0; x->jobs && j < x->J; j++) {
-        io_bufs_free(x->jobs[j].bufs, x->o->c.qd);
+        tp__io_bufs_free(x->jobs[j].bufs, x->o->c.qd);
         tp_hist_free(x->jobs[j].lat);
         json_decref(x->jobs[j].engine);
     }
@@ -399,9 +399,9 @@ static int check_opts(const struct tp_dataset_opts *o, const struct tp_target *t
                       tp_error *err)
 {
     char a[32], b[32];
-    if (o->record_size < sizeof(struct io_hdr))
+    if (o->record_size < sizeof(struct tp__io_hdr))
         return tp_error_set(err, TP_EUSAGE, "--record-size %s: at least %zu bytes",
-                            tp_fmt_size(o->record_size, a, sizeof a), sizeof(struct io_hdr));
+                            tp_fmt_size(o->record_size, a, sizeof a), sizeof(struct tp__io_hdr));
     if (o->record_size > (1u << 30))
         return tp_error_set(err, TP_EUSAGE, "--record-size %s: at most 1G",
                             tp_fmt_size(o->record_size, a, sizeof a));
@@ -430,7 +430,7 @@ static int check_opts(const struct tp_dataset_opts *o, const struct tp_target *t
 int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *err)
 {
     struct tp_target t;
-    int rc = io_open_target(&o->c, &t, results, err);
+    int rc = tp__io_open_target(&o->c, &t, results, err);
     if (rc)
         return rc;
     struct ds_ctx x = {.o = o, .t = &t};
@@ -450,7 +450,7 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     for (unsigned j = 0; ok && j < x.J; j++) {
         x.jobs[j].x = &x;
         x.jobs[j].j = j;
-        x.jobs[j].bufs = io_bufs_alloc(o->c.qd, o->record_size, t.dio_mem_align, j);
+        x.jobs[j].bufs = tp__io_bufs_alloc(o->c.qd, o->record_size, t.dio_mem_align, j);
         x.jobs[j].lat = tp_hist_new();
         ok = x.jobs[j].bufs && x.jobs[j].lat;
     }
@@ -468,28 +468,28 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
 
     /* create or reuse */
     bool reuse = !t.is_device && manifest_matches(&x);
-    rc = io_mkdir(&t, DS_DIR, false, err);
+    rc = tp__io_mkdir(&t, DS_DIR, false, err);
     uint64_t c0 = tp_now_ns();
     for (unsigned k = 0; rc == 0 && k < x.F; k++) {
         char name[32];
         snprintf(name, sizeof name, "data-%04u.bin", k);
         struct tp_io_common plain = o->c;
         plain.direct = false; /* created buffered; the direct reads open it again below */
-        rc = io_file_open(&t, reuse ? &o->c : &plain, DS_DIR, name, k,
-                          x.per_file * o->record_size,
-                          reuse ? O_RDONLY : O_CREAT | O_TRUNC | O_RDWR, &x.files[k], err);
+        rc = tp__io_file_open(&t, reuse ? &o->c : &plain, DS_DIR, name, k,
+                              x.per_file * o->record_size,
+                              reuse ? O_RDONLY : O_CREAT | O_TRUNC | O_RDWR, &x.files[k], err);
     }
     if (rc == 0 && !reuse) {
         rc = create(&x, err);
         for (unsigned k = 0; rc == 0 && k < x.F; k++) {
-            io_file_close(&x.files[k]);
+            tp__io_file_close(&x.files[k]);
             char name[32];
             snprintf(name, sizeof name, "data-%04u.bin", k);
-            rc = io_file_open(&t, &o->c, DS_DIR, name, k, x.per_file * o->record_size, O_RDONLY,
-                              &x.files[k], err);
+            rc = tp__io_file_open(&t, &o->c, DS_DIR, name, k, x.per_file * o->record_size, O_RDONLY,
+                                  &x.files[k], err);
         }
         if (rc)
-            io_rmdir(&t, DS_DIR);
+            tp__io_rmdir(&t, DS_DIR);
     }
     for (unsigned k = 0; rc == 0 && k < x.F; k++)
         x.fds[k] = x.files[k].fd;
@@ -521,8 +521,8 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     char wrong_msg[256] = "";
     for (unsigned e = 0; rc == 0 && e < o->epochs; e++) {
         if (o->c.drop_cache)
-            io_drop_cache(x.files, x.F);
-        double cached = io_cached_fraction(x.files, x.F);
+            tp__io_drop_cache(x.files, x.F);
+        double cached = tp__io_cached_fraction(x.files, x.F);
         shuffle(&x, e);
         rc = run_readers(&x, err);
         tp_hist *h = tp_hist_new();
@@ -539,13 +539,13 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
         total_reads += reads;
         total_ns += t1 - t0;
         json_array_append_new(
-            epochs, json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "epoch", (json_int_t)e,
-                              "reads", (json_int_t)reads, "time", tp_metric(s, "s"),
-                              "samples_per_s", tp_metric(s > 0 ? (double)reads / s : 0, "1/s"),
-                              "throughput",
-                              tp_metric(s > 0 ? (double)reads * (double)o->record_size / s : 0, "B/s"),
-                              "cached_fraction_before", cached >= 0 ? json_real(cached) : json_null(),
-                              "latency", io_lat_json(h)));
+            epochs,
+            json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "epoch", (json_int_t)e, "reads",
+                      (json_int_t)reads, "time", tp_metric(s, "s"), "samples_per_s",
+                      tp_metric(s > 0 ? (double)reads / s : 0, "1/s"), "throughput",
+                      tp_metric(s > 0 ? (double)reads * (double)o->record_size / s : 0, "B/s"),
+                      "cached_fraction_before", cached >= 0 ? json_real(cached) : json_null(),
+                      "latency", tp__io_lat_json(h)));
         if (o->c.progress && rc == 0) {
             char a[32], b[32];
             tp_stats st;
@@ -559,7 +559,7 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     if (x.jobs[0].engine)
         json_object_set(results, "engine", x.jobs[0].engine);
     double ts = (double)total_ns / 1e9;
-    json_object_set_new(results, "latency", io_lat_json(all));
+    json_object_set_new(results, "latency", tp__io_lat_json(all));
     json_object_set_new(results, "latency_histogram", tp_hist_to_json(all));
     json_object_set_new(results, "samples_per_s",
                         tp_metric(ts > 0 ? (double)total_reads / ts : 0, "1/s"));
