@@ -79,6 +79,79 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
 int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *err);
 int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err);
 
+/* One file of a workload: a real file in a folder, or a region of a raw
+ * device (the device's fd shared, offsets shifted by base). */
+struct tp_io_file {
+    int fd;
+    bool own_fd; /* close it (folder); a device region borrows the device's fd */
+    uint64_t base;
+    uint64_t bytes;
+    char path[4352]; /* for messages: the file, or "DEV@offset" */
+};
+
+/* Close f's fd when it owns one; f->fd becomes -1. A zeroed or already
+ * closed f is fine. */
+void tp_io_file_close(struct tp_io_file *f);
+
+/* Record files: how `trainpath io dataset` and the loader of `trainpath
+ * step` keep a dataset of `records` records of record_bytes each. They live
+ * in files files DIR/data-KKKK.bin: record i is slot i div files of file
+ * i mod files (the last slots of short files are zeros). A manifest.json
+ * beside them, written last, names the dataset, so a later run that asks
+ * for the same one reuses the files. What a record holds (fill) and what
+ * the manifest says are the caller's. */
+struct tp_io_records {
+    const char *dir;      /* the files' folder (made when missing; its parent exists) */
+    const char *name;     /* the dataset in messages ("dataset", "step dataset") */
+    uint64_t records;
+    uint64_t record_bytes;
+    unsigned files;       /* 1..records */
+    uint64_t chunk_bytes; /* creation writes this much per call (at least one record) */
+    void (*fill)(const void *arg, uint64_t i, char *rec); /* record i's record_bytes */
+    const void *arg;
+};
+
+/* Record slots per file. */
+static inline uint64_t tp_io_records_per_file(const struct tp_io_records *d)
+{
+    return (d->records + d->files - 1) / d->files;
+}
+
+/* The file that holds record i, and the record's offset in it (a device
+ * region adds its base). */
+static inline unsigned tp_io_record_file(const struct tp_io_records *d, uint64_t i)
+{
+    return (unsigned)(i % d->files);
+}
+static inline uint64_t tp_io_record_off(const struct tp_io_records *d, uint64_t i)
+{
+    return i / d->files * d->record_bytes;
+}
+
+/* Write every slot of d into files[0 .. d->files-1] (fill for a record,
+ * zeros past the last one), then fdatasync each file. Returns 0; on error
+ * TP_ENOMEM, or TP_ESYS naming the file and the offset, with the files
+ * partly written. */
+int tp_io_records_write(const struct tp_io_records *d, const struct tp_io_file *files,
+                        tp_error *err);
+
+/* Make d->dir hold the dataset that manifest describes. When its
+ * manifest.json has every field of manifest with the same value and every
+ * file has its size, the files are kept and *created is false. Otherwise the
+ * folder is made, the files written (tp_io_records_write) and manifest
+ * written beside them atomically; *created is true. Returns 0; on error
+ * TP_ESYS or TP_ENOMEM naming the file, and what this call wrote is removed
+ * (the files, the manifest, the folder when it is left empty). */
+int tp_io_records_ensure(const struct tp_io_records *d, const json_t *manifest, bool *created,
+                         tp_error *err);
+
+/* Open every file of d for reading, with O_DIRECT when direct, into
+ * files[0 .. d->files-1]. Returns 0; on error TP_EUSAGE when the filesystem
+ * refuses O_DIRECT, else TP_ESYS, naming the file, and the files it had
+ * opened are closed again. */
+int tp_io_records_open(const struct tp_io_records *d, bool direct, struct tp_io_file *files,
+                       tp_error *err);
+
 /* A checkpoint writer for callers that checkpoint now and then (the
  * training loop of `trainpath step`): the target is checked and the
  * buffers are allocated once; each write is one checkpoint committed as

@@ -49,7 +49,7 @@ struct tp__io_ckpt_ctx {
     unsigned K, J;
     uint64_t shard_bytes, bs;
     uint64_t blocks; /* per shard */
-    struct tp__io_file *files;
+    struct tp_io_file *files;
     uint64_t **block_hash; /* [K][blocks] */
     uint64_t *written;     /* bytes completed per shard */
     unsigned r;
@@ -365,7 +365,7 @@ void tp__io_ckpt_free(struct tp__io_ckpt_ctx *x)
         if (x->want_hash)
             free(x->want_hash[k]);
         if (x->files)
-            tp__io_file_close(&x->files[k]);
+            tp_io_file_close(&x->files[k]);
     }
     for (unsigned j = 0; x->jobs && j < x->J; j++) {
         tp__io_bufs_free(x->jobs[j].bufs, x->jobs[j].nbufs);
@@ -397,7 +397,7 @@ static int open_shards(struct tp__io_ckpt_ctx *x, int flags, tp_error *err)
 static void close_shards(struct tp__io_ckpt_ctx *x)
 {
     for (unsigned k = 0; k < x->K; k++)
-        tp__io_file_close(&x->files[k]);
+        tp_io_file_close(&x->files[k]);
 }
 
 /* Run the jobs over the shards; the first job error wins. */

@@ -26,7 +26,7 @@ struct cm_job {
     const struct tp_commit_opts *o;
     const struct tp_target *t;
     unsigned j;
-    struct tp__io_file f;
+    struct tp_io_file f;
     void **buf;
     json_t *engine;
     tp_hist *total, *write, *sync;
@@ -232,7 +232,7 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
     tp_hist_free(wr);
     tp_hist_free(sy);
     for (unsigned j = 0; jobs && j < o->c.jobs; j++) {
-        tp__io_file_close(&jobs[j].f);
+        tp_io_file_close(&jobs[j].f);
         tp__io_bufs_free(jobs[j].buf, 1);
         tp_hist_free(jobs[j].total);
         tp_hist_free(jobs[j].write);

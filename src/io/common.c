@@ -16,7 +16,7 @@
 
 int tp__io_file_open(const struct tp_target *t, const struct tp_io_common *c, const char *sub,
                      const char *name, unsigned region, uint64_t region_bytes, int flags,
-                     struct tp__io_file *f, tp_error *err)
+                     struct tp_io_file *f, tp_error *err)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
@@ -31,20 +31,28 @@ int tp__io_file_open(const struct tp_target *t, const struct tp_io_common *c, co
         snprintf(f->path, sizeof f->path, "%s@%llu", t->path, (unsigned long long)f->base);
         return 0;
     }
-    snprintf(f->path, sizeof f->path, "%s/%s/%s", t->path, sub, name);
-    int fd = open(f->path, flags | O_CLOEXEC | (c->direct ? O_DIRECT : 0), 0644);
-    if (fd < 0 && errno == EINVAL && c->direct)
+    char path[sizeof f->path];
+    snprintf(path, sizeof path, "%s/%s/%s", t->path, sub, name);
+    return tp__io_file_open_path(path, flags, c->direct, region_bytes, f, err);
+}
+
+int tp__io_file_open_path(const char *path, int flags, bool direct, uint64_t bytes,
+                          struct tp_io_file *f, tp_error *err)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    f->fd = open(f->path, flags | O_CLOEXEC | (direct ? O_DIRECT : 0), 0644);
+    if (f->fd < 0 && errno == EINVAL && direct)
         return tp_error_set(err, TP_EUSAGE, "%s: the filesystem refuses O_DIRECT (--direct)",
                             f->path);
-    if (fd < 0)
+    if (f->fd < 0)
         return tp_error_errno(err, TP_ESYS, errno, "%s", f->path);
-    f->fd = fd;
     f->own_fd = true;
-    f->bytes = region_bytes;
+    f->bytes = bytes;
     return 0;
 }
 
-void tp__io_file_close(struct tp__io_file *f)
+void tp_io_file_close(struct tp_io_file *f)
 {
     if (f->own_fd && f->fd >= 0)
         close(f->fd);
@@ -160,7 +168,7 @@ int tp__io_run_jobs(unsigned n, void *(*fn)(void *), void *arg, size_t stride, t
     return rc;
 }
 
-double tp__io_cached_fraction(const struct tp__io_file *f, unsigned n)
+double tp__io_cached_fraction(const struct tp_io_file *f, unsigned n)
 {
     double in = 0, all = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -175,7 +183,7 @@ double tp__io_cached_fraction(const struct tp__io_file *f, unsigned n)
     return all > 0 ? in / all : -1;
 }
 
-void tp__io_drop_cache(const struct tp__io_file *f, unsigned n)
+void tp__io_drop_cache(const struct tp_io_file *f, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         posix_fadvise(f[i].fd, (off_t)f[i].base, (off_t)f[i].bytes, POSIX_FADV_DONTNEED);

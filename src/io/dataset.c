@@ -6,7 +6,8 @@
  * reads every record once in a shuffled order drawn from the seed and the
  * epoch number, as a sampler does; J jobs take every J-th position of that
  * order, each with q reads in flight. The dataset is reused when a previous
- * run left the same one (manifest.json and file sizes match).
+ * run left the same one (manifest.json and file sizes match; the layout and
+ * the manifest are records.c's, which step's loader shares).
  *
  * --during checkpoint reads again, continuing the epochs, while one
  * checkpoint is written into the same target: the read p99 against the
@@ -18,11 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_int.h"
-#include "tp/atomicfile.h"
 #include "tp/clock.h"
 #include "tp/log.h"
 #include "tp/pattern.h"
@@ -37,9 +36,10 @@ struct ds_job;
 struct ds_ctx {
     const struct tp_dataset_opts *o;
     const struct tp_target *t;
-    unsigned F, J;
-    uint64_t per_file; /* record slots per file */
-    struct tp__io_file *files;
+    struct tp_io_records d; /* the files' layout (tp/io.h) */
+    char dir[4400];
+    unsigned J;
+    struct tp_io_file *files;
     int *fds;
     uint32_t *perm;
     unsigned epoch;
@@ -66,8 +66,9 @@ static uint64_t rec_seed(const struct ds_ctx *x, uint64_t i)
     return tp_splitmix64(x->o->c.seed ^ (i * 0x9e3779b97f4a7c15ull));
 }
 
-static void rec_fill(const struct ds_ctx *x, uint64_t i, char *p)
+static void rec_fill(const void *arg, uint64_t i, char *p)
 {
+    const struct ds_ctx *x = arg;
     uint64_t r = x->o->record_size;
     struct tp__io_hdr h = {TP__IO_HDR_MAGIC, i, r, x->o->c.seed};
     memcpy(p, &h, sizeof h);
@@ -95,7 +96,7 @@ static const char *rec_check(const struct ds_ctx *x, uint64_t i, const char *p, 
 
 static uint64_t rec_off(const struct ds_ctx *x, uint64_t i)
 {
-    return x->files[i % x->F].base + (i / x->F) * x->o->record_size;
+    return x->files[tp_io_record_file(&x->d, i)].base + tp_io_record_off(&x->d, i);
 }
 
 static void shuffle(struct ds_ctx *x, unsigned epoch)
@@ -112,73 +113,6 @@ static void shuffle(struct ds_ctx *x, unsigned epoch)
     }
 }
 
-static bool manifest_matches(const struct ds_ctx *x)
-{
-    char path[4400];
-    snprintf(path, sizeof path, "%s/" DS_DIR "/manifest.json", x->t->path);
-    json_t *m = json_load_file(path, 0, NULL);
-    if (!m)
-        return false;
-    bool ok = json_integer_value(json_object_get(m, "records")) == (json_int_t)x->o->records &&
-              json_integer_value(json_object_get(m, "record_size")) ==
-                  (json_int_t)x->o->record_size &&
-              json_integer_value(json_object_get(m, "files")) == (json_int_t)x->F &&
-              json_integer_value(json_object_get(m, "seed")) == (json_int_t)x->o->c.seed;
-    json_decref(m);
-    for (unsigned k = 0; ok && k < x->F; k++) {
-        struct stat st;
-        char f[4400];
-        snprintf(f, sizeof f, "%s/" DS_DIR "/data-%04u.bin", x->t->path, k);
-        ok = stat(f, &st) == 0 && (uint64_t)st.st_size == x->per_file * x->o->record_size;
-    }
-    return ok;
-}
-
-/* Write the dataset (not timed as a workload; its time is reported). */
-static int create(struct ds_ctx *x, tp_error *err)
-{
-    uint64_t r = x->o->record_size;
-    uint64_t per_chunk = x->o->c.bs / r ? x->o->c.bs / r : 1;
-    char *buf = NULL;
-    if (posix_memalign((void **)&buf, 4096, per_chunk * r) != 0)
-        return tp_error_set(err, TP_ENOMEM, "dataset: out of memory");
-    int rc = 0;
-    for (unsigned k = 0; rc == 0 && k < x->F; k++) {
-        struct tp__io_file *f = &x->files[k];
-        for (uint64_t s = 0; rc == 0 && s < x->per_file; s += per_chunk) {
-            uint64_t n = x->per_file - s < per_chunk ? x->per_file - s : per_chunk;
-            for (uint64_t i = 0; i < n; i++) {
-                uint64_t idx = (s + i) * x->F + k;
-                if (idx < x->o->records)
-                    rec_fill(x, idx, buf + i * r);
-                else
-                    memset(buf + i * r, 0, r); /* the last slots of short files */
-            }
-            ssize_t w = pwrite(f->fd, buf, n * r, (off_t)(f->base + s * r));
-            if (w != (ssize_t)(n * r))
-                rc = tp_error_errno(err, TP_ESYS, w < 0 ? errno : ENOSPC,
-                                    "%s: creating the dataset at offset %" PRIu64, f->path,
-                                    s * r);
-        }
-        if (rc == 0 && fdatasync(f->fd) != 0)
-            rc = tp_error_errno(err, TP_ESYS, errno, "%s: fdatasync", f->path);
-    }
-    free(buf);
-    if (rc == 0 && !x->t->is_device) {
-        json_t *m = json_pack("{s:s, s:I, s:I, s:I, s:I}", "format", "trainpath-dataset/1",
-                              "records", (json_int_t)x->o->records, "record_size", (json_int_t)r,
-                              "files", (json_int_t)x->F, "seed", (json_int_t)x->o->c.seed);
-        char *text = json_dumps(m, JSON_INDENT(2));
-        char path[4400];
-        snprintf(path, sizeof path, "%s/" DS_DIR "/manifest.json", x->t->path);
-        rc = text ? tp_write_atomic(path, text, strlen(text), err)
-                  : tp_error_set(err, TP_ENOMEM, "dataset manifest: out of memory");
-        free(text);
-        json_decref(m);
-    }
-    return rc;
-}
-
 static void *reader(void *arg)
 {
     struct ds_job *jb = arg;
@@ -186,8 +120,9 @@ static void *reader(void *arg)
     const struct tp_dataset_opts *o = x->o;
     unsigned qd = o->c.qd;
     struct tp_ioq *q = NULL;
-    struct tp_ioq_opts qo = {.engine = o->c.engine, .depth = qd, .fds = x->fds, .nfds = x->F,
-                             .bufs = jb->bufs, .nbufs = qd, .buf_bytes = o->record_size,
+    struct tp_ioq_opts qo = {.engine = o->c.engine, .depth = qd, .fds = x->fds,
+                             .nfds = x->d.files, .bufs = jb->bufs, .nbufs = qd,
+                             .buf_bytes = o->record_size,
                              .submit_batch = o->c.batch,
                              .timeout_ns = o->c.timeout_ns};
     unsigned *free_buf = malloc(qd * sizeof *free_buf), nfree = qd;
@@ -217,7 +152,8 @@ static void *reader(void *arg)
             pos += x->J;
             unsigned b = free_buf[--nfree];
             rec_of[b] = i;
-            struct tp_io_req rq = {.kind = TP_IO_READ, .file = (uint16_t)(i % x->F), .buf = b,
+            struct tp_io_req rq = {.kind = TP_IO_READ,
+                                   .file = (uint16_t)tp_io_record_file(&x->d, i), .buf = b,
                                    .len = (uint32_t)o->record_size, .off = rec_off(x, i),
                                    .tag = b};
             if (!jb->first_ns)
@@ -244,8 +180,9 @@ static void *reader(void *arg)
             free_buf[nfree++] = b;
             jb->end_ns = done[k].end_ns;
             if (done[k].res < 0) {
-                jb->rc = tp_error_errno(&jb->err, TP_ESYS, (int)-done[k].res, "%s: read of record %" PRIu64,
-                                        x->files[i % x->F].path, i);
+                jb->rc = tp_error_errno(&jb->err, TP_ESYS, (int)-done[k].res,
+                                        "%s: read of record %" PRIu64,
+                                        x->files[tp_io_record_file(&x->d, i)].path, i);
                 atomic_store(&x->failed, true);
                 continue;
             }
@@ -256,7 +193,7 @@ static void *reader(void *arg)
                                   : rec_check(x, i, jb->bufs[b], o->verify);
             if (why && jb->wrong++ == 0)
                 snprintf(jb->wrong_msg, sizeof jb->wrong_msg, "%.160s: record %" PRIu64 ": %s",
-                         x->files[i % x->F].path, i, why);
+                         x->files[tp_io_record_file(&x->d, i)].path, i, why);
         }
     }
 out:
@@ -382,8 +319,8 @@ static int during_checkpoint(struct ds_ctx *x, const tp_hist *base, json_t *r, t
 
 static void ds_free(struct ds_ctx *x)
 {
-    for (unsigned k = 0; x->files && k < x->F; k++)
-        tp__io_file_close(&x->files[k]);
+    for (unsigned k = 0; x->files && k < x->d.files; k++)
+        tp_io_file_close(&x->files[k]);
     for (unsigned j = 0; x->jobs && j < x->J; j++) {
         tp__io_bufs_free(x->jobs[j].bufs, x->o->c.qd);
         tp_hist_free(x->jobs[j].lat);
@@ -434,16 +371,20 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     if (rc)
         return rc;
     struct ds_ctx x = {.o = o, .t = &t};
-    x.F = (unsigned)(o->files < o->records ? o->files : o->records);
-    rc = check_opts(o, &t, x.F, err);
+    x.d.files = (unsigned)(o->files < o->records ? o->files : o->records);
+    rc = check_opts(o, &t, x.d.files, err);
     if (rc) {
         tp_target_close(&t);
         return rc;
     }
+    snprintf(x.dir, sizeof x.dir, "%s/" DS_DIR, t.path);
+    x.d = (struct tp_io_records){.dir = x.dir, .name = "dataset", .records = o->records,
+                                 .record_bytes = o->record_size, .files = x.d.files,
+                                 .chunk_bytes = o->c.bs, .fill = rec_fill, .arg = &x};
+    uint64_t per_file = tp_io_records_per_file(&x.d);
     x.J = o->c.jobs;
-    x.per_file = (o->records + x.F - 1) / x.F;
-    x.files = calloc(x.F, sizeof *x.files);
-    x.fds = calloc(x.F, sizeof *x.fds);
+    x.files = calloc(x.d.files, sizeof *x.files);
+    x.fds = calloc(x.d.files, sizeof *x.fds);
     x.perm = malloc(o->records * sizeof *x.perm);
     x.jobs = calloc(x.J, sizeof *x.jobs);
     bool ok = x.files && x.fds && x.perm && x.jobs;
@@ -463,35 +404,34 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     uint64_t data_bytes = o->records * o->record_size;
     json_object_set_new(results, "records", json_integer((json_int_t)o->records));
     json_object_set_new(results, "record_size", json_integer((json_int_t)o->record_size));
-    json_object_set_new(results, "files", json_integer((json_int_t)x.F));
+    json_object_set_new(results, "files", json_integer((json_int_t)x.d.files));
     json_object_set_new(results, "dataset_bytes", json_integer((json_int_t)data_bytes));
 
-    /* create or reuse */
-    bool reuse = !t.is_device && manifest_matches(&x);
-    rc = tp__io_mkdir(&t, DS_DIR, false, err);
+    /* create or reuse: a folder keeps a manifest; a device's regions are
+     * written every time */
+    bool created = true;
     uint64_t c0 = tp_now_ns();
-    for (unsigned k = 0; rc == 0 && k < x.F; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "data-%04u.bin", k);
-        struct tp_io_common plain = o->c;
-        plain.direct = false; /* created buffered; the direct reads open it again below */
-        rc = tp__io_file_open(&t, reuse ? &o->c : &plain, DS_DIR, name, k,
-                              x.per_file * o->record_size,
-                              reuse ? O_RDONLY : O_CREAT | O_TRUNC | O_RDWR, &x.files[k], err);
-    }
-    if (rc == 0 && !reuse) {
-        rc = create(&x, err);
-        for (unsigned k = 0; rc == 0 && k < x.F; k++) {
-            tp__io_file_close(&x.files[k]);
-            char name[32];
-            snprintf(name, sizeof name, "data-%04u.bin", k);
-            rc = tp__io_file_open(&t, &o->c, DS_DIR, name, k, x.per_file * o->record_size, O_RDONLY,
+    if (t.is_device) {
+        for (unsigned k = 0; rc == 0 && k < x.d.files; k++)
+            rc = tp__io_file_open(&t, &o->c, DS_DIR, "", k, per_file * o->record_size, O_RDONLY,
                                   &x.files[k], err);
-        }
-        if (rc)
+        if (rc == 0)
+            rc = tp_io_records_write(&x.d, x.files, err);
+    } else {
+        json_t *m = json_pack("{s:s, s:I, s:I, s:I, s:I}", "format", "trainpath-dataset/1",
+                              "records", (json_int_t)o->records, "record_size",
+                              (json_int_t)o->record_size, "files", (json_int_t)x.d.files, "seed",
+                              (json_int_t)o->c.seed);
+        rc = m ? tp_io_records_ensure(&x.d, m, &created, err)
+               : tp_error_set(err, TP_ENOMEM, "dataset manifest: out of memory");
+        json_decref(m);
+        if (rc == 0)
+            rc = tp_io_records_open(&x.d, o->c.direct, x.files, err);
+        if (rc && created)
             tp__io_rmdir(&t, DS_DIR);
     }
-    for (unsigned k = 0; rc == 0 && k < x.F; k++)
+    bool reuse = !created;
+    for (unsigned k = 0; rc == 0 && k < x.d.files; k++)
         x.fds[k] = x.files[k].fd;
     json_object_set_new(results, "created", json_boolean(!reuse));
     json_object_set_new(results, "create_time",
@@ -521,8 +461,8 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     char wrong_msg[256] = "";
     for (unsigned e = 0; rc == 0 && e < o->epochs; e++) {
         if (o->c.drop_cache)
-            tp__io_drop_cache(x.files, x.F);
-        double cached = tp__io_cached_fraction(x.files, x.F);
+            tp__io_drop_cache(x.files, x.d.files);
+        double cached = tp__io_cached_fraction(x.files, x.d.files);
         shuffle(&x, e);
         rc = run_readers(&x, err);
         tp_hist *h = tp_hist_new();

@@ -12,16 +12,6 @@
 #include "tp/result.h"
 #include "tp/storage.h"
 
-/* One file of a workload: a real file in the target folder, or a region of
- * the raw device (fd shared, offsets shifted by base). */
-struct tp__io_file {
-    int fd;
-    bool own_fd; /* close it (folder); a device region borrows the device's fd */
-    uint64_t base;
-    uint64_t bytes;
-    char path[4352]; /* for messages: the file, or "DEV@offset" */
-};
-
 #define TP__IO_HDR_MAGIC 0x7470696f68647231ull /* "tpiohdr1" */
 
 /* The first 32 bytes of every block a workload writes: where it belongs, so
@@ -37,8 +27,12 @@ struct tp__io_hdr {
  * when c->direct. Errors name the file. */
 int tp__io_file_open(const struct tp_target *t, const struct tp_io_common *c, const char *sub,
                      const char *name, unsigned region, uint64_t region_bytes, int flags,
-                     struct tp__io_file *f, tp_error *err);
-void tp__io_file_close(struct tp__io_file *f);
+                     struct tp_io_file *f, tp_error *err);
+/* Open the file at path (a folder's file, f->bytes = bytes), adding O_CLOEXEC
+ * and O_DIRECT when direct. TP_EUSAGE when the filesystem refuses O_DIRECT,
+ * else TP_ESYS, naming the file. */
+int tp__io_file_open_path(const char *path, int flags, bool direct, uint64_t bytes,
+                          struct tp_io_file *f, tp_error *err);
 
 /* Create DIR/sub (and remove what a previous run left in it when fresh). */
 int tp__io_mkdir(const struct tp_target *t, const char *sub, bool fresh, tp_error *err);
@@ -84,8 +78,8 @@ void tp__io_ckpt_free(struct tp__io_ckpt_ctx *x);
 
 /* Page cache: fraction of the files' pages cached, by mincore (-1 unknown;
  * a device region is unknown). */
-double tp__io_cached_fraction(const struct tp__io_file *f, unsigned n);
+double tp__io_cached_fraction(const struct tp_io_file *f, unsigned n);
 /* Ask the kernel to drop the files' clean cached pages. */
-void tp__io_drop_cache(const struct tp__io_file *f, unsigned n);
+void tp__io_drop_cache(const struct tp_io_file *f, unsigned n);
 
 #endif
