@@ -1,0 +1,213 @@
+/* Internal to src/step: one rank's state in `trainpath step`, shared by the
+ * files of the training loop. loop.c owns the rank and its threads and calls
+ * the others: data.c (the dataset and the prefetching loader), compute.c
+ * (the calibrated work, the model's step), comm.c (the comm thread and the
+ * bucket allreduce), ckpt.c (checkpoints, the background writer), summary.c
+ * (what rank 0 reports), delay.c (the injected delays). None of them calls
+ * loop.c back. Non-static names here are tp__step_*. */
+#ifndef TP_STEP_INT_H
+#define TP_STEP_INT_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "tp/boot.h"
+#include "tp/coll.h"
+#include "tp/error.h"
+#include "tp/io.h"
+#include "tp/step.h"
+
+/* What every rank records per step (rec[step * NF + field]); rank 0 gathers
+ * them all. F_READY (when the rank's gradient was ready, on rank 0's clock)
+ * becomes the "straggler_wait" series: how long the rank then waited for
+ * the last rank to be ready. */
+enum { F_WAIT, F_COMPUTE, F_COMM, F_EXPOSED, F_CKPT, F_DELAY_IO, F_DELAY_COMM, F_DELAY_COMPUTE,
+       F_STEP, F_LOSS, F_READY, F_OVERLAP, NF };
+
+#define STEP_SUB "trainpath-step" /* DIR/STEP_SUB: the dataset and the checkpoints */
+#define STEP_FILES 8u             /* the dataset's files (fewer when fewer samples) */
+
+/* One prefetch slot of the loader. */
+struct slot {
+    char *buf;         /* local batch records */
+    uint64_t step;     /* which step it holds */
+    bool ready;
+    uint64_t delay_ns; /* io delay injected while reading it */
+};
+
+struct rank {
+    const struct tp_step_opts *o;
+    struct tp_comm *c;
+    struct tp_boot *b;
+    int me, n;
+    unsigned run;
+    /* dataset */
+    int fds[STEP_FILES];
+    unsigned nfiles;
+    uint64_t per_file;
+    uint64_t local_max; /* most samples a rank gets per step */
+    /* loader */
+    pthread_t loader;
+    bool loader_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct slot *slots;
+    bool stop;
+    int loader_rc;
+    tp_error loader_err;
+    /* comm thread */
+    pthread_t comm;
+    bool comm_started;
+    int posted;    /* buckets posted this step (highest first) */
+    int done_upto; /* buckets allreduced this step */
+    bool comm_quit;
+    uint64_t comm_busy_ns, comm_delay_ns;
+    uint64_t bstart[1024], bend[1024]; /* this step's buckets, in the order run */
+    int comm_rc;
+    tp_error comm_err;
+    uint64_t cur_step;
+    /* gradient */
+    float *grad, *gsum; /* grad_bytes each (comm arena) */
+    size_t count, bucket_elems;
+    uint64_t *fx, *fx_sum, *fx_tmp; /* exact: grad_len elements of fx words */
+    float *gather;                  /* arrival: n * grad_len */
+    uint64_t *ready_ns, *ready_all;
+    float *w;
+    /* compute */
+    double work_ns_per_iter;
+    volatile double sink;
+    /* the GPU path */
+    float *dgrad, *dgsum; /* the buckets in GPU memory (grad_cuda) */
+    unsigned gemm_n;      /* compute_gpu: the matrix side, */
+    double gemm_ns;       /* one product's time, */
+    uint64_t gemm_reps;   /* and the products in compute_ms */
+    /* checkpoints */
+    struct tp_io_ckpt *ckpt;
+    pthread_t writer;
+    bool writer_started, writer_busy, writer_quit;
+    uint64_t writer_req;
+    char *snapshot;
+    uint64_t snapshot_bytes;
+    int writer_rc;
+    tp_error writer_err;
+    /* records */
+    uint64_t *rec;     /* steps * NF */
+    cpu_set_t allowed; /* the process's cores: the helper threads run on any of them */
+    bool have_allowed;
+    uint64_t rng;
+};
+
+/* What --verify-repro found over the runs so far. */
+struct tp__step_repro {
+    char first_hash[65]; /* run 0's weights */
+    float *w0;           /* run 0's weights, to count ulps against */
+    bool differs;
+    unsigned distinct;
+    uint64_t max_ulps;
+};
+
+/* Samples this rank gets per step: its share of the global batch. */
+static inline uint64_t tp__step_local_count(const struct rank *r)
+{
+    uint64_t B = r->o->batch;
+    return B / (uint64_t)r->n + ((uint64_t)r->me < B % (uint64_t)r->n ? 1 : 0);
+}
+
+/* Helper threads are created by the pinned compute thread and would inherit
+ * its single core: give them back every core the process may use. */
+static inline void tp__step_unpin(const struct rank *r)
+{
+    if (r->have_allowed)
+        pthread_setaffinity_np(pthread_self(), sizeof r->allowed, &r->allowed);
+}
+
+/* delay.c: the delay to inject at where for this rank and step, drawn from
+ * *rng (the rank's stream, so each run and rank sees its own timing). */
+uint64_t tp__step_delay_draw(const struct rank *r, uint64_t *rng, enum tp_delay_where where);
+/* Sleep ns, through signals. */
+void tp__step_sleep_ns(uint64_t ns);
+
+/* data.c: the global sample index of the k-th sample of step s (an
+ * epoch-wise shuffle, the same for any rank count). */
+uint64_t tp__step_sample_of(const struct tp_step_opts *o, uint64_t s, uint64_t k);
+/* The lowest rank of each host creates (or reuses) the dataset; then every
+ * rank opens it (a barrier between). *created: this rank wrote it. Errors
+ * name the file; TP_EUSAGE when the filesystem refuses --direct. */
+int tp__step_data_open(struct rank *r, bool *created, tp_error *err);
+/* Close what tp__step_data_open opened (fds of -1 are skipped). */
+void tp__step_data_close(struct rank *r);
+/* The loader thread (arg: the rank): fills the prefetch slots step by step
+ * until r->stop; its error goes to r->loader_rc and r->loader_err. */
+void *tp__step_loader_main(void *arg);
+/* Wait for step s's batch; *out is its slot. Returns 0, or the loader's
+ * error (err filled). */
+int tp__step_batch_wait(struct rank *r, uint64_t s, struct slot **out, tp_error *err);
+/* Hand a consumed slot back to the loader. */
+void tp__step_batch_release(struct rank *r, struct slot *sl);
+
+/* compute.c: pin the calling (compute) thread to one core per rank of this
+ * host. */
+void tp__step_pin(struct rank *r);
+/* Time the CPU work (r->work_ns_per_iter). */
+void tp__step_calibrate(struct rank *r);
+/* --compute gpu: choose the matrix side and count the products that fill
+ * compute_ms (r->gemm_*). Errors are the GPU's. */
+int tp__step_calibrate_gpu(struct rank *r, tp_error *err);
+/* Slice k of the step's compute_ms (CPU work or GPU products; slice 0 takes
+ * the remainder). Errors are the GPU's. */
+int tp__step_compute_slice(struct rank *r, int k, tp_error *err);
+/* The model's forward and backward on this rank's share of the batch (buf):
+ * the gradient into r->grad, or r->fx when exact. TP_ECHECK naming the
+ * sample when a record is not the one written. */
+int tp__step_model_step(struct rank *r, const char *buf, tp_error *err);
+
+/* comm.c: the comm thread (arg: the rank): allreduces the buckets posted,
+ * in order, until r->comm_quit; its error goes to r->comm_rc and
+ * r->comm_err. */
+void *tp__step_comm_main(void *arg);
+/* Start a step: no bucket posted or done, no comm time yet. */
+void tp__step_comm_reset(struct rank *r);
+/* Post the next bucket (from B-1 down to 0) to the comm thread. */
+void tp__step_comm_post(struct rank *r);
+/* Wait until the step's buckets are all allreduced: *busy_ns the comm
+ * thread's time in them, *delay_ns the comm delay it injected. Returns 0, or
+ * the comm thread's error (err filled). */
+int tp__step_comm_wait(struct rank *r, uint64_t *busy_ns, uint64_t *delay_ns, tp_error *err);
+/* The summed gradient of the real model, once bucket 0 completed. */
+void tp__step_real_sum(struct rank *r, float *out);
+
+/* ckpt.c: set up the rank's checkpoints (DIR/STEP_SUB/ckpt-rankN, its share
+ * of ckpt_bytes, the snapshot for --ckpt-async). Errors name the folder. */
+int tp__step_ckpt_open(struct rank *r, tp_error *err);
+/* The background writer thread (arg: the rank). */
+void *tp__step_ckpt_writer_main(void *arg);
+/* Checkpoint number n: written and committed now, or the snapshot handed to
+ * the writer. Errors are the checkpoint's (or the writer's previous one). */
+int tp__step_ckpt_take(struct rank *r, unsigned n, tp_error *err);
+/* Wait for the writer to finish what it holds; its error, if any (err
+ * filled), else 0. */
+int tp__step_ckpt_drain(struct rank *r, tp_error *err);
+/* Remove what the checkpoints left and free them. */
+void tp__step_ckpt_close(struct rank *r);
+
+/* summary.c: note run's weights (hex their sha256) in p: run 0 sets the
+ * reference, later runs count against it. */
+void tp__step_repro_note(struct tp__step_repro *p, const struct rank *r, unsigned run,
+                         const char *hex);
+/* Rank 0's document of one run from every rank's records
+ * (all[rank][step * NF + f]; F_READY is rewritten as the straggler wait).
+ * NULL when out of memory. */
+json_t *tp__step_run_json(const struct rank *r, unsigned run, const char *hex, uint64_t wall_ns,
+                          uint64_t *all);
+/* Rank 0's results after the runs: the dataset, the calibration, the data
+ * path, runs (taken) and the reproducibility verdict. */
+void tp__step_results(const struct rank *r, const struct tp__step_repro *p, bool created,
+                      json_t *runs, json_t *results);
+/* TP_ECHECK when the runs' weights had to be identical and were not. */
+int tp__step_repro_check(const struct rank *r, const struct tp__step_repro *p, tp_error *err);
+
+#endif
