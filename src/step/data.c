@@ -2,24 +2,20 @@
  *
  * The dataset is `samples` records of the model (tp_model_record_fill) in up
  * to 8 files under DIR/trainpath-step, created once per host and reused
- * while its parameters match. Each step, a rank's share of the global batch
+ * while its parameters match: io's record files (tp_io_records in tp/io.h),
+ * the layout and manifest `trainpath io dataset` uses too. Each step, a rank's share of the global batch
  * is the samples at positions me, me + n, me + 2n, ... of that step's part of
  * an epoch-wise shuffle that is an affine map of the sample index: the same
  * global order for any rank count, so --reduce exact trains the same weights
  * on 1 or N ranks. The loader thread reads a step's share through an io queue
  * into one of `prefetch` slots, ahead of the compute, and the compute thread
  * waits for the slot of its step. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "step_int.h"
-#include "tp/atomicfile.h"
 #include "tp/model.h"
 #include "tp/pattern.h"
 #include "tp/storage.h"
@@ -64,91 +60,22 @@ uint64_t tp__step_sample_of(const struct tp_step_opts *o, uint64_t s, uint64_t k
 
 /* ---- dataset ---- */
 
-static void ds_path(const struct tp_step_opts *o, unsigned k, char *out, size_t cap)
+/* Record i of the dataset: the model's sample i (tp/model.h). */
+static void fill(const void *arg, uint64_t i, char *rec)
 {
-    snprintf(out, cap, "%s/" STEP_SUB "/data-%04u.bin", o->dir, k);
+    const struct tp_step_opts *o = arg;
+    tp_model_record_fill(rec, o->sample_bytes, o->seed, i, o->dim);
 }
 
-static bool ds_matches(const struct rank *r)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/" STEP_SUB "/manifest.json", r->o->dir);
-    json_t *m = json_load_file(p, 0, NULL);
-    bool ok = m && json_integer_value(json_object_get(m, "samples")) == (json_int_t)r->o->samples &&
-              json_integer_value(json_object_get(m, "sample_bytes")) ==
-                  (json_int_t)r->o->sample_bytes &&
-              json_integer_value(json_object_get(m, "dim")) == (json_int_t)r->o->dim &&
-              json_integer_value(json_object_get(m, "seed")) == (json_int_t)r->o->seed;
-    json_decref(m);
-    for (unsigned k = 0; ok && k < r->nfiles; k++) {
-        struct stat st;
-        ds_path(r->o, k, p, sizeof p);
-        ok = stat(p, &st) == 0 && (uint64_t)st.st_size == r->per_file * r->o->sample_bytes;
-    }
-    return ok;
-}
-
-static int ds_create(const struct rank *r, tp_error *err)
-{
-    const struct tp_step_opts *o = r->o;
-    char p[4200];
-    snprintf(p, sizeof p, "%s/" STEP_SUB, o->dir);
-    if (mkdir(p, 0755) != 0 && errno != EEXIST)
-        return tp_error_errno(err, TP_EUSAGE, errno, "%s", p);
-    size_t per = (size_t)((1u << 20) / o->sample_bytes ? (1u << 20) / o->sample_bytes : 1);
-    char *buf = malloc(per * o->sample_bytes);
-    if (!buf)
-        return tp_error_set(err, TP_ENOMEM, "step dataset: out of memory");
-    int rc = 0;
-    for (unsigned k = 0; rc == 0 && k < r->nfiles; k++) {
-        ds_path(o, k, p, sizeof p);
-        int fd = open(p, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            rc = tp_error_errno(err, TP_EUSAGE, errno, "%s", p);
-            break;
-        }
-        for (uint64_t s = 0; rc == 0 && s < r->per_file; s += per) {
-            uint64_t m = r->per_file - s < per ? r->per_file - s : per;
-            for (uint64_t i = 0; i < m; i++) {
-                uint64_t idx = (s + i) * r->nfiles + k;
-                char *rec = buf + i * o->sample_bytes;
-                if (idx < o->samples)
-                    tp_model_record_fill(rec, o->sample_bytes, o->seed, idx, o->dim);
-                else
-                    memset(rec, 0, o->sample_bytes);
-            }
-            ssize_t w = pwrite(fd, buf, m * o->sample_bytes, (off_t)(s * o->sample_bytes));
-            if (w != (ssize_t)(m * o->sample_bytes))
-                rc = tp_error_errno(err, TP_ESYS, w < 0 ? errno : ENOSPC, "%s: creating the dataset",
-                                    p);
-        }
-        if (rc == 0 && fdatasync(fd) != 0)
-            rc = tp_error_errno(err, TP_ESYS, errno, "%s: fdatasync", p);
-        close(fd);
-    }
-    free(buf);
-    if (rc == 0) {
-        json_t *m = json_pack("{s:s, s:I, s:I, s:I, s:I}", "format", "trainpath-step-dataset/1",
-                              "samples", (json_int_t)o->samples, "sample_bytes",
-                              (json_int_t)o->sample_bytes, "dim", (json_int_t)o->dim, "seed",
-                              (json_int_t)o->seed);
-        char *text = json_dumps(m, JSON_INDENT(2));
-        snprintf(p, sizeof p, "%s/" STEP_SUB "/manifest.json", o->dir);
-        rc = text ? tp_write_atomic(p, text, strlen(text), err)
-                  : tp_error_set(err, TP_ENOMEM, "out of memory");
-        free(text);
-        json_decref(m);
-    }
-    return rc;
-}
-
-/* The lowest rank of each host creates (or reuses) the dataset; everyone
- * then opens it. */
 int tp__step_data_open(struct rank *r, bool *created, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
-    r->nfiles = (unsigned)(o->samples < STEP_FILES ? o->samples : STEP_FILES);
-    r->per_file = (o->samples + r->nfiles - 1) / r->nfiles;
+    snprintf(r->ds_dir, sizeof r->ds_dir, "%s/" STEP_SUB, o->dir);
+    r->ds = (struct tp_io_records){
+        .dir = r->ds_dir, .name = "step dataset", .records = o->samples,
+        .record_bytes = o->sample_bytes,
+        .files = (unsigned)(o->samples < STEP_FILES ? o->samples : STEP_FILES),
+        .chunk_bytes = 1u << 20, .fill = fill, .arg = o};
     int first = r->me;
     for (int i = 0; i < r->me; i++)
         if (strcmp(tp_boot_host(r->b, i), tp_boot_host(r->b, r->me)) == 0) {
@@ -157,9 +84,14 @@ int tp__step_data_open(struct rank *r, bool *created, tp_error *err)
         }
     int rc = 0;
     *created = false;
-    if (first == r->me && !ds_matches(r)) {
-        rc = ds_create(r, err);
-        *created = true;
+    if (first == r->me) {
+        json_t *m = json_pack("{s:s, s:I, s:I, s:I, s:I}", "format", "trainpath-step-dataset/1",
+                              "samples", (json_int_t)o->samples, "sample_bytes",
+                              (json_int_t)o->sample_bytes, "dim", (json_int_t)o->dim, "seed",
+                              (json_int_t)o->seed);
+        rc = m ? tp_io_records_ensure(&r->ds, m, created, err)
+               : tp_error_set(err, TP_ENOMEM, "step dataset manifest: out of memory");
+        json_decref(m);
     }
     tp_error berr;
     int brc = tp_boot_barrier(r->b, &berr);
@@ -169,22 +101,16 @@ int tp__step_data_open(struct rank *r, bool *created, tp_error *err)
         *err = berr;
         return brc;
     }
-    for (unsigned k = 0; k < r->nfiles; k++) {
-        char p[4200];
-        ds_path(o, k, p, sizeof p);
-        r->fds[k] = open(p, O_RDONLY | O_CLOEXEC | (o->direct ? O_DIRECT : 0));
-        if (r->fds[k] < 0)
-            return tp_error_errno(err, errno == EINVAL ? TP_EUSAGE : TP_ESYS, errno, "%s%s", p,
-                                  errno == EINVAL ? " (--direct)" : "");
-    }
-    return 0;
+    rc = tp_io_records_open(&r->ds, o->direct, r->files, err);
+    for (unsigned k = 0; rc == 0 && k < r->ds.files; k++)
+        r->fds[k] = r->files[k].fd;
+    return rc;
 }
 
 void tp__step_data_close(struct rank *r)
 {
     for (unsigned k = 0; k < STEP_FILES; k++)
-        if (r->fds[k] >= 0)
-            close(r->fds[k]);
+        tp_io_file_close(&r->files[k]);
 }
 
 /* ---- loader ---- */
@@ -197,9 +123,10 @@ static int load_batch(struct rank *r, struct tp_ioq *q, uint64_t s, tp_error *er
     while (done < m) {
         while (next < m && tp_ioq_inflight(q) < o->qd) {
             uint64_t i = tp__step_sample_of(o, s, (uint64_t)r->me + next * (uint64_t)r->n);
-            struct tp_io_req rq = {.kind = TP_IO_READ, .file = (uint16_t)(i % r->nfiles),
+            struct tp_io_req rq = {.kind = TP_IO_READ,
+                                   .file = (uint16_t)tp_io_record_file(&r->ds, i),
                                    .buf = (uint32_t)next, .len = (uint32_t)o->sample_bytes,
-                                   .off = (i / r->nfiles) * o->sample_bytes, .tag = next};
+                                   .off = tp_io_record_off(&r->ds, i), .tag = next};
             int rc = tp_ioq_push(q, &rq, err);
             if (rc)
                 return rc;
@@ -241,7 +168,7 @@ void *tp__step_loader_main(void *arg)
         for (uint64_t j = 0; j < m; j++)
             bufs[p][j] = r->slots[p].buf + j * o->sample_bytes;
         struct tp_ioq_opts qo = {.engine = o->engine, .depth = o->qd, .fds = r->fds,
-                                 .nfds = r->nfiles, .bufs = bufs[p], .nbufs = (unsigned)m,
+                                 .nfds = r->ds.files, .bufs = bufs[p], .nbufs = (unsigned)m,
                                  .buf_bytes = o->sample_bytes, .submit_batch = 1,
                                  .timeout_ns = 60000000000ull};
         rc = tp_ioq_open(&qo, &qs[p], &r->loader_err);

@@ -170,8 +170,6 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     r->n = tp_comm_size(c);
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
-    for (unsigned k = 0; k < STEP_FILES; k++)
-        r->fds[k] = -1;
     size_t gl = tp_model_grad_len(o->dim), words = tp_fx_words(TP_F32);
     r->count = o->grad_bytes / 4;
     r->bucket_elems = (r->count + o->buckets - 1) / o->buckets;

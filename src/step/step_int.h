@@ -46,9 +46,10 @@ struct rank {
     int me, n;
     unsigned run;
     /* dataset */
-    int fds[STEP_FILES];
-    unsigned nfiles;
-    uint64_t per_file;
+    struct tp_io_records ds; /* its files (tp/io.h) */
+    char ds_dir[4200];
+    struct tp_io_file files[STEP_FILES];
+    int fds[STEP_FILES]; /* the files' fds, for the io queues */
     uint64_t local_max; /* most samples a rank gets per step */
     /* loader */
     pthread_t loader;
@@ -134,11 +135,12 @@ void tp__step_sleep_ns(uint64_t ns);
 /* data.c: the global sample index of the k-th sample of step s (an
  * epoch-wise shuffle, the same for any rank count). */
 uint64_t tp__step_sample_of(const struct tp_step_opts *o, uint64_t s, uint64_t k);
-/* The lowest rank of each host creates (or reuses) the dataset; then every
- * rank opens it (a barrier between). *created: this rank wrote it. Errors
- * name the file; TP_EUSAGE when the filesystem refuses --direct. */
+/* The lowest rank of each host creates (or reuses) the dataset, as io's
+ * record files (tp_io_records_ensure); then every rank opens them (a
+ * barrier between). *created: this rank wrote it. Errors name the file;
+ * TP_EUSAGE when the filesystem refuses --direct. */
 int tp__step_data_open(struct rank *r, bool *created, tp_error *err);
-/* Close what tp__step_data_open opened (fds of -1 are skipped). */
+/* Close what tp__step_data_open opened. */
 void tp__step_data_close(struct rank *r);
 /* The loader thread (arg: the rank): fills the prefetch slots step by step
  * until r->stop; its error goes to r->loader_rc and r->loader_err. */
