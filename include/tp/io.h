@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -78,6 +79,51 @@ struct tp_commit_opts {
 int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *err);
 int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *err);
 int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err);
+
+/* `trainpath io` as one call (src/io/workload.c): a workload is a row of a
+ * table (checkpoint, dataset, commit, info) with the options it takes, its
+ * defaults, its config block, its run and its table. */
+struct tp_io_workload;
+
+/* One invocation's options, whichever workload it runs; each workload's
+ * tp_*_opts gets c copied in when it runs. */
+struct tp_io_opts {
+    const struct tp_io_workload *w;
+    struct tp_io_common c;
+    struct tp_ckpt_opts ck;    /* checkpoint; dataset's --during takes its size and shards */
+    struct tp_dataset_opts ds; /* dataset */
+    struct tp_commit_opts cm;  /* commit */
+    const char *path;          /* DIR, or info's PATH */
+    const char *mountinfo;     /* info: this file instead of /proc/self/mountinfo */
+    bool have_qd;              /* c.qd was given (else the workload's default) */
+};
+
+/* The workload named name (checkpoint, dataset, commit, info), or NULL. */
+const struct tp_io_workload *tp_io_workload(const char *name);
+/* Its name, as the CLI and the config document spell it. */
+const char *tp_io_workload_name(const struct tp_io_workload *w);
+/* Whether w takes the option of that long name ("record-size", without the
+ * dashes): its own, the target and engine options when it has a target,
+ * and sysfs-root. The CLI's own options (--json, --quiet) are not asked. */
+bool tp_io_workload_takes(const struct tp_io_workload *w, const char *option);
+
+/* Fill o with the defaults of every workload (o->w stays NULL). */
+void tp_io_opts_init(struct tp_io_opts *o);
+/* After parsing (o->w set): check what depends on several options (DIR or
+ * --device, not both; --destroy-data only with --device; --during needs a
+ * folder; info needs a PATH) and fill in the target and the workload's
+ * default queue depth. Returns 0, or TP_EUSAGE naming the option. */
+int tp_io_opts_finish(struct tp_io_opts *o, tp_error *err);
+/* The effective configuration as the result document's "config". NULL when
+ * out of memory. */
+json_t *tp_io_config_json(const struct tp_io_opts *o);
+/* Run o's workload, filling results; returns as that workload does
+ * (tp_io_checkpoint, tp_io_dataset, tp_io_commit, or tp_blkpath_describe
+ * for info). */
+int tp_io_run(const struct tp_io_opts *o, json_t *results, tp_error *err);
+/* Print results as the workload's table on f (also what a failed run
+ * measured; info prints the storage description when there is one). */
+void tp_io_print(FILE *f, const struct tp_io_opts *o, const json_t *results);
 
 /* One file of a workload: a real file in a folder, or a region of a raw
  * device (the device's fd shared, offsets shifted by base). */

@@ -82,4 +82,10 @@ double tp__io_cached_fraction(const struct tp_io_file *f, unsigned n);
 /* Ask the kernel to drop the files' clean cached pages. */
 void tp__io_drop_cache(const struct tp_io_file *f, unsigned n);
 
+/* table.c: each workload's table of its results (the rows' print). */
+void tp__io_print_checkpoint(FILE *f, const struct tp_io_opts *o, const json_t *r);
+void tp__io_print_dataset(FILE *f, const struct tp_io_opts *o, const json_t *r);
+void tp__io_print_commit(FILE *f, const struct tp_io_opts *o, const json_t *r);
+void tp__io_print_info(FILE *f, const struct tp_io_opts *o, const json_t *r);
+
 #endif
