@@ -3,13 +3,14 @@
  * The dataset is `samples` records of the model (tp_model_record_fill) in up
  * to 8 files under DIR/trainpath-step, created once per host and reused
  * while its parameters match: io's record files (tp_io_records in tp/io.h),
- * the layout and manifest `trainpath io dataset` uses too. Each step, a rank's share of the global batch
- * is the samples at positions me, me + n, me + 2n, ... of that step's part of
- * an epoch-wise shuffle that is an affine map of the sample index: the same
- * global order for any rank count, so --reduce exact trains the same weights
- * on 1 or N ranks. The loader thread reads a step's share through an io queue
- * into one of `prefetch` slots, ahead of the compute, and the compute thread
- * waits for the slot of its step. */
+ * the layout and manifest `trainpath io dataset` uses too. Each step, a
+ * rank's share of the global batch is the samples at positions me, me + n,
+ * me + 2n, ... of that step's part of an epoch-wise shuffle that is an
+ * affine map of the sample index: the same global order for any rank count,
+ * so --reduce exact trains the same weights on 1 or N ranks. The loader
+ * thread reads a step's share through an io queue into one of `prefetch`
+ * slots, ahead of the compute, and the compute thread waits for the slot of
+ * its step. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +140,8 @@ static int load_batch(struct rank *r, struct tp_ioq *q, uint64_t s, tp_error *er
         for (int k = 0; k < n; k++) {
             if (d[k].res != (int64_t)o->sample_bytes)
                 return tp_error_set(err, TP_ESYS, "step dataset: read of sample %" PRIu64 ": %s",
-                                    tp__step_sample_of(o, s, (uint64_t)r->me + d[k].tag * (uint64_t)r->n),
+                                    tp__step_sample_of(o, s,
+                                                       (uint64_t)r->me + d[k].tag * (uint64_t)r->n),
                                     d[k].res < 0 ? strerror((int)-d[k].res) : "short read");
             done++;
         }
@@ -173,7 +175,8 @@ void *tp__step_loader_main(void *arg)
                                  .timeout_ns = 60000000000ull};
         rc = tp_ioq_open(&qo, &qs[p], &r->loader_err);
     }
-    uint64_t rng = tp_splitmix64(o->seed ^ 0x10adull ^ ((uint64_t)r->me << 20) ^ ((uint64_t)r->run << 40));
+    uint64_t rng = tp_splitmix64(o->seed ^ 0x10adull ^ ((uint64_t)r->me << 20) ^
+                                 ((uint64_t)r->run << 40));
     for (uint64_t s = 0; rc == 0 && s < o->steps; s++) {
         struct slot *sl = &r->slots[s % P];
         pthread_mutex_lock(&r->mu);
