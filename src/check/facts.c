@@ -36,7 +36,7 @@ extern char **environ;
 
 /* ---- root-relative files ---- */
 
-int fx_path(const struct fx *c, char *out, const char *fmt, ...)
+int tp__check_fx_path(const struct fx *c, char *out, const char *fmt, ...)
 {
     size_t r = strlen(c->root);
     if (r >= PATH_MAX)
@@ -49,7 +49,7 @@ int fx_path(const struct fx *c, char *out, const char *fmt, ...)
     return n >= 0 && (size_t)n < PATH_MAX - r ? 0 : -1;
 }
 
-int fx_fmt(char *out, const char *fmt, ...)
+int tp__check_fx_fmt(char *out, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -67,7 +67,7 @@ static void trim_right(char *s, size_t n)
         s[--n] = '\0';
 }
 
-int fx_read_abs(const char *path, char *buf, size_t cap)
+int tp__check_fx_read_abs(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -93,24 +93,24 @@ int fx_read_abs(const char *path, char *buf, size_t cap)
     return 0;
 }
 
-int fx_read(const struct fx *c, char *buf, size_t cap, const char *fmt, ...)
+int tp__check_fx_read(const struct fx *c, char *buf, size_t cap, const char *fmt, ...)
 {
     char rel[PATH_MAX], path[PATH_MAX];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(rel, sizeof rel, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof rel || fx_path(c, path, "%s", rel) < 0) {
+    if (n < 0 || (size_t)n >= sizeof rel || tp__check_fx_path(c, path, "%s", rel) < 0) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    return fx_read_abs(path, buf, cap);
+    return tp__check_fx_read_abs(path, buf, cap);
 }
 
-int fx_long_abs(const char *path, long *out)
+int tp__check_fx_long_abs(const char *path, long *out)
 {
     char buf[64], *end;
-    if (fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
+    if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
         return -1;
     errno = 0;
     long v = strtol(buf, &end, 0);
@@ -120,19 +120,19 @@ int fx_long_abs(const char *path, long *out)
     return 0;
 }
 
-int fx_long(const struct fx *c, long *out, const char *fmt, ...)
+int tp__check_fx_long(const struct fx *c, long *out, const char *fmt, ...)
 {
     char rel[PATH_MAX], path[PATH_MAX];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(rel, sizeof rel, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof rel || fx_path(c, path, "%s", rel) < 0)
+    if (n < 0 || (size_t)n >= sizeof rel || tp__check_fx_path(c, path, "%s", rel) < 0)
         return -1;
-    return fx_long_abs(path, out);
+    return tp__check_fx_long_abs(path, out);
 }
 
-char *fx_slurp_abs(const char *path, size_t max, size_t *len)
+char *tp__check_fx_slurp_abs(const char *path, size_t max, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -178,7 +178,7 @@ char *fx_slurp_abs(const char *path, size_t max, size_t *len)
     return buf;
 }
 
-int fx_link_base(const char *path, char *buf, size_t cap)
+int tp__check_fx_link_base(const char *path, char *buf, size_t cap)
 {
     char target[PATH_MAX];
     ssize_t n = readlink(path, target, sizeof target - 1);
@@ -226,12 +226,12 @@ static int names_of(DIR *d, bool (*keep)(const char *), struct fx_names *out)
         qsort(out->v, out->n, sizeof *out->v, by_version);
     return 0;
 oom:
-    fx_names_free(out);
+    tp__check_fx_names_free(out);
     errno = ENOMEM;
     return -1;
 }
 
-int fx_list(const char *path, bool (*keep)(const char *name), struct fx_names *out)
+int tp__check_fx_list(const char *path, bool (*keep)(const char *name), struct fx_names *out)
 {
     out->v = NULL;
     out->n = 0;
@@ -245,7 +245,7 @@ int fx_list(const char *path, bool (*keep)(const char *name), struct fx_names *o
     return rc;
 }
 
-void fx_names_free(struct fx_names *n)
+void tp__check_fx_names_free(struct fx_names *n)
 {
     for (size_t i = 0; i < n->n; i++)
         free(n->v[i]);
@@ -254,7 +254,7 @@ void fx_names_free(struct fx_names *n)
     n->n = 0;
 }
 
-bool fx_prefixed_number(const char *name, const char *prefix)
+bool tp__check_fx_prefixed_number(const char *name, const char *prefix)
 {
     size_t p = strlen(prefix);
     if (strncmp(name, prefix, p) != 0 || !name[p])
@@ -265,7 +265,7 @@ bool fx_prefixed_number(const char *name, const char *prefix)
     return true;
 }
 
-bool fx_is_dir(const char *path)
+bool tp__check_fx_is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -280,36 +280,36 @@ static json_t *oom_check(struct fx *c, json_t *v)
     return v;
 }
 
-json_t *fx_str(struct fx *c, const char *s)
+json_t *tp__check_fx_str(struct fx *c, const char *s)
 {
     if (!s)
         return oom_check(c, json_null());
     return oom_check(c, tp_json_text(s));
 }
 
-json_t *fx_int(struct fx *c, bool ok, long v)
+json_t *tp__check_fx_int(struct fx *c, bool ok, long v)
 {
     return oom_check(c, ok ? json_integer(v) : json_null());
 }
 
-json_t *fx_long_json(struct fx *c, const char *path)
+json_t *tp__check_fx_long_json(struct fx *c, const char *path)
 {
     long v;
-    bool ok = fx_long_abs(path, &v) == 0;
-    return fx_int(c, ok, ok ? v : 0);
+    bool ok = tp__check_fx_long_abs(path, &v) == 0;
+    return tp__check_fx_int(c, ok, ok ? v : 0);
 }
 
-json_t *fx_obj(struct fx *c)
+json_t *tp__check_fx_obj(struct fx *c)
 {
     return oom_check(c, json_object());
 }
 
-json_t *fx_arr(struct fx *c)
+json_t *tp__check_fx_arr(struct fx *c)
 {
     return oom_check(c, json_array());
 }
 
-void fx_set(struct fx *c, json_t *obj, const char *key, json_t *v)
+void tp__check_fx_set(struct fx *c, json_t *obj, const char *key, json_t *v)
 {
     if (!obj || !v) {
         json_decref(v);
@@ -324,7 +324,7 @@ void fx_set(struct fx *c, json_t *obj, const char *key, json_t *v)
     /* A key can be what the node says (a CPU's governor, a folder's name in
      * a sysctl's): one that is not UTF-8 made jansson refuse it, and the
      * whole collection end as "out of memory" (found by fuzz/fuzz_facts).
-     * Keep it as fx_str keeps such a value. */
+     * Keep it as tp__check_fx_str keeps such a value. */
     char *copy = strdup(key);
     if (!copy || json_object_set(obj, tp_utf8_fix(copy), v) < 0)
         c->oom = true;
@@ -332,7 +332,7 @@ void fx_set(struct fx *c, json_t *obj, const char *key, json_t *v)
     json_decref(v);
 }
 
-void fx_push(struct fx *c, json_t *arr, json_t *v)
+void tp__check_fx_push(struct fx *c, json_t *arr, json_t *v)
 {
     if (!arr || !v) {
         json_decref(v);
@@ -344,17 +344,17 @@ void fx_push(struct fx *c, json_t *arr, json_t *v)
         c->oom = true;
 }
 
-void fx_missing(struct fx *c, const char *part, const char *fmt, ...)
+void tp__check_fx_missing(struct fx *c, const char *part, const char *fmt, ...)
 {
     char reason[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    json_t *m = fx_obj(c);
-    fx_set(c, m, "part", fx_str(c, part));
-    fx_set(c, m, "reason", fx_str(c, reason));
-    fx_push(c, c->missing, m);
+    json_t *m = tp__check_fx_obj(c);
+    tp__check_fx_set(c, m, "part", tp__check_fx_str(c, part));
+    tp__check_fx_set(c, m, "reason", tp__check_fx_str(c, reason));
+    tp__check_fx_push(c, c->missing, m);
 }
 
 /* ---- a helper program, with a deadline ---- */
@@ -366,7 +366,7 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int fx_run(char *const argv[], char *buf, size_t cap, int timeout_ms, char *why)
+int tp__check_fx_run(char *const argv[], char *buf, size_t cap, int timeout_ms, char *why)
 {
     int p[2];
     buf[0] = '\0';
@@ -468,31 +468,31 @@ int tp_check_facts(const char *root, json_t **facts, tp_error *err)
         c->root[len] = '\0';
     }
 
-    c->facts = fx_obj(c);
-    c->missing = fx_arr(c);
-    fx_set(c, c->facts, "schema", fx_str(c, "trainpath.facts/1"));
-    fx_set(c, c->facts, "root", fx_str(c, c->live ? "/" : c->root));
+    c->facts = tp__check_fx_obj(c);
+    c->missing = tp__check_fx_arr(c);
+    tp__check_fx_set(c, c->facts, "schema", tp__check_fx_str(c, "trainpath.facts/1"));
+    tp__check_fx_set(c, c->facts, "root", tp__check_fx_str(c, c->live ? "/" : c->root));
     char host[256];
-    if (fx_read(c, host, sizeof host, "/proc/sys/kernel/hostname") == 0 && host[0]) {
-        fx_set(c, c->facts, "host", fx_str(c, host));
+    if (tp__check_fx_read(c, host, sizeof host, "/proc/sys/kernel/hostname") == 0 && host[0]) {
+        tp__check_fx_set(c, c->facts, "host", tp__check_fx_str(c, host));
     } else {
-        fx_set(c, c->facts, "host", fx_str(c, NULL));
-        fx_missing(c, "host", "no proc/sys/kernel/hostname");
+        tp__check_fx_set(c, c->facts, "host", tp__check_fx_str(c, NULL));
+        tp__check_fx_missing(c, "host", "no proc/sys/kernel/hostname");
     }
     /* missing is filled by everything below; it sits near the top so a
      * reader sees at once what the facts lack */
     json_incref(c->missing);
-    fx_set(c, c->facts, "missing", c->missing);
+    tp__check_fx_set(c, c->facts, "missing", c->missing);
 
-    fx_net_interfaces(c);
-    fx_net_routes(c);
-    fx_net_listeners(c);
-    fx_net_nftables(c);
-    fx_sysctl(c);
-    fx_node_rdma(c);
-    fx_storage(c);
-    fx_node(c);
-    fx_set(c, c->facts, "secrets", json_null()); /* until tp_check_scan_secrets */
+    tp__check_fx_net_interfaces(c);
+    tp__check_fx_net_routes(c);
+    tp__check_fx_net_listeners(c);
+    tp__check_fx_net_nftables(c);
+    tp__check_fx_sysctl(c);
+    tp__check_fx_node_rdma(c);
+    tp__check_fx_storage(c);
+    tp__check_fx_node(c);
+    tp__check_fx_set(c, c->facts, "secrets", json_null()); /* until tp_check_scan_secrets */
 
     bool oom = c->oom || !c->facts || !c->missing;
     json_decref(c->missing);
@@ -566,11 +566,11 @@ static bool has_pem_private_key(const char *b, size_t n)
 
 static void found(struct scan *s, const char *rel, const char *kind)
 {
-    json_t *f = fx_obj(s->c);
-    fx_set(s->c, f, "dir", fx_str(s->c, s->dir));
-    fx_set(s->c, f, "file", fx_str(s->c, rel));
-    fx_set(s->c, f, "kind", fx_str(s->c, kind));
-    fx_push(s->c, s->found, f);
+    json_t *f = tp__check_fx_obj(s->c);
+    tp__check_fx_set(s->c, f, "dir", tp__check_fx_str(s->c, s->dir));
+    tp__check_fx_set(s->c, f, "file", tp__check_fx_str(s->c, rel));
+    tp__check_fx_set(s->c, f, "kind", tp__check_fx_str(s->c, kind));
+    tp__check_fx_push(s->c, s->found, f);
 }
 
 static void scan_file(struct scan *s, int dfd, const char *name, const char *rel)
@@ -624,7 +624,8 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
 {
     DIR *d = fdopendir(dfd);
     if (!d) {
-        fx_missing(s->c, "secrets", "%s%s%s: %s", s->dir, *rel ? "/" : "", rel, strerror(errno));
+        tp__check_fx_missing(s->c, "secrets", "%s%s%s: %s", s->dir, *rel ? "/" : "", rel,
+                             strerror(errno));
         close(dfd);
         return;
     }
@@ -648,7 +649,7 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
                 continue;
             int cfd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (cfd < 0) {
-                fx_missing(s->c, "secrets", "%s/%s: %s", s->dir, child, strerror(errno));
+                tp__check_fx_missing(s->c, "secrets", "%s/%s: %s", s->dir, child, strerror(errno));
                 continue;
             }
             scan_dir(s, cfd, child, depth + 1);
@@ -656,7 +657,7 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
             scan_file(s, dirfd(d), name, child);
         }
     }
-    fx_names_free(&names);
+    tp__check_fx_names_free(&names);
     closedir(d);
 }
 
@@ -667,13 +668,13 @@ int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_erro
     struct fx c = {.facts = facts, .live = true};
     c.missing = json_object_get(facts, "missing");
     if (!json_is_array(c.missing)) {
-        c.missing = fx_arr(&c);
+        c.missing = tp__check_fx_arr(&c);
         json_incref(c.missing);
-        fx_set(&c, facts, "missing", c.missing);
+        tp__check_fx_set(&c, facts, "missing", c.missing);
     } else {
         json_incref(c.missing);
     }
-    struct scan s = {.c = &c, .found = fx_arr(&c)};
+    struct scan s = {.c = &c, .found = tp__check_fx_arr(&c)};
     for (int i = 0; i < n && !c.oom; i++) {
         if (!dirs[i])
             continue;
@@ -681,7 +682,7 @@ int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_erro
         /* the folder itself may be a link the user named: follow that one */
         int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
-            fx_missing(&c, "secrets", "%s: %s", dirs[i], strerror(errno));
+            tp__check_fx_missing(&c, "secrets", "%s: %s", dirs[i], strerror(errno));
             continue;
         }
         scan_dir(&s, fd, "", 0);
@@ -691,6 +692,6 @@ int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_erro
         json_decref(s.found);
         return tp_error_set(err, TP_ENOMEM, "check secrets: out of memory");
     }
-    fx_set(&c, facts, "secrets", s.found);
+    tp__check_fx_set(&c, facts, "secrets", s.found);
     return c.oom ? tp_error_set(err, TP_ENOMEM, "check secrets: out of memory") : 0;
 }

@@ -136,7 +136,7 @@ struct vlan {
 static size_t read_vlans(struct fx *c, struct vlan *v, size_t cap)
 {
     char path[PATH_MAX];
-    if (fx_path(c, path, "/proc/net/vlan/config") < 0)
+    if (tp__check_fx_path(c, path, "/proc/net/vlan/config") < 0)
         return 0;
     FILE *f = fopen(path, "re");
     if (!f)
@@ -165,22 +165,23 @@ static size_t read_rdma_links(struct fx *c, struct rdma_link *l, size_t cap)
 {
     char path[PATH_MAX];
     struct fx_names devs;
-    if (fx_path(c, path, "/sys/class/infiniband") < 0 || fx_list(path, NULL, &devs) < 0)
+    if (tp__check_fx_path(c, path, "/sys/class/infiniband") < 0 ||
+        tp__check_fx_list(path, NULL, &devs) < 0)
         return 0;
     size_t n = 0;
     for (size_t i = 0; i < devs.n; i++) {
         struct fx_names nets;
-        if (fx_path(c, path, "/sys/class/infiniband/%s/device/net", devs.v[i]) < 0 ||
-            fx_list(path, NULL, &nets) < 0)
+        if (tp__check_fx_path(c, path, "/sys/class/infiniband/%s/device/net", devs.v[i]) < 0 ||
+            tp__check_fx_list(path, NULL, &nets) < 0)
             continue;
         for (size_t j = 0; j < nets.n && n < cap; j++) {
             snprintf(l[n].dev, sizeof l[n].dev, "%s", devs.v[i]);
             snprintf(l[n].netdev, sizeof l[n].netdev, "%s", nets.v[j]);
             n++;
         }
-        fx_names_free(&nets);
+        tp__check_fx_names_free(&nets);
     }
-    fx_names_free(&devs);
+    tp__check_fx_names_free(&devs);
     return n;
 }
 
@@ -224,11 +225,11 @@ static void add_address(struct fx *c, json_t *ifaces, const char *ifname, const 
     json_t *list = it ? json_object_get(it, "addresses") : NULL;
     if (!json_is_array(list))
         return;
-    json_t *a = fx_obj(c);
-    fx_set(c, a, "family", fx_str(c, family));
-    fx_set(c, a, "address", fx_str(c, addr));
-    fx_set(c, a, "prefix", fx_int(c, true, prefix));
-    fx_push(c, list, a);
+    json_t *a = tp__check_fx_obj(c);
+    tp__check_fx_set(c, a, "family", tp__check_fx_str(c, family));
+    tp__check_fx_set(c, a, "address", tp__check_fx_str(c, addr));
+    tp__check_fx_set(c, a, "prefix", tp__check_fx_int(c, true, prefix));
+    tp__check_fx_push(c, list, a);
 }
 
 static unsigned mask_bits(const struct sockaddr *m)
@@ -252,7 +253,7 @@ static void addresses_live(struct fx *c, json_t *ifaces)
 {
     struct ifaddrs *ifas = NULL;
     if (getifaddrs(&ifas) < 0) {
-        fx_missing(c, "addresses", "getifaddrs: %s", strerror(errno));
+        tp__check_fx_missing(c, "addresses", "getifaddrs: %s", strerror(errno));
         return;
     }
     for (struct ifaddrs *a = ifas; a; a = a->ifa_next) {
@@ -279,16 +280,17 @@ static void addresses_live(struct fx *c, json_t *ifaces)
 static int addresses_ipjson(struct fx *c, json_t *ifaces)
 {
     char path[PATH_MAX];
-    if (fx_path(c, path, "/ip-addr.json") < 0 || access(path, F_OK) < 0)
+    if (tp__check_fx_path(c, path, "/ip-addr.json") < 0 || access(path, F_OK) < 0)
         return -1;
     json_error_t je;
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc) {
-        fx_missing(c, "addresses", "ip-addr.json:%d: %s", je.line, je.text);
+        tp__check_fx_missing(c, "addresses", "ip-addr.json:%d: %s", je.line, je.text);
         return -1;
     }
     if (!json_is_array(doc)) {
-        fx_missing(c, "addresses", "ip-addr.json: not an array (expected `ip -j addr show`)");
+        tp__check_fx_missing(c, "addresses",
+                             "ip-addr.json: not an array (expected `ip -j addr show`)");
         json_decref(doc);
         return -1;
     }
@@ -318,7 +320,7 @@ static int addresses_ipjson(struct fx *c, json_t *ifaces)
 static int addresses_if_inet6(struct fx *c, json_t *ifaces)
 {
     char path[PATH_MAX];
-    FILE *f = fx_path(c, path, "/proc/net/if_inet6") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/if_inet6") == 0 ? fopen(path, "re") : NULL;
     if (!f)
         return -1;
     char line[256], hex[33], name[64];
@@ -339,62 +341,70 @@ static void iface_json(struct fx *c, json_t *ifaces, const char *name, const str
                        size_t nvl, const struct rdma_link *rl, size_t nrl)
 {
     char dir[PATH_MAX], path[PATH_MAX], buf[256];
-    if (fx_path(c, dir, "/sys/class/net/%s", name) < 0)
+    if (tp__check_fx_path(c, dir, "/sys/class/net/%s", name) < 0)
         return;
-    json_t *it = fx_obj(c);
+    json_t *it = tp__check_fx_obj(c);
     long v = 0;
-    fx_set(c, it, "name", fx_str(c, name));
-    fx_fmt(path, "%s/ifindex", dir);
-    fx_set(c, it, "ifindex", fx_long_json(c, path));
-    fx_fmt(path, "%s/operstate", dir);
-    fx_set(c, it, "state", fx_str(c, fx_read_abs(path, buf, sizeof buf) == 0 ? buf : NULL));
-    fx_fmt(path, "%s/mtu", dir);
-    fx_set(c, it, "mtu", fx_long_json(c, path));
-    fx_fmt(path, "%s/address", dir);
-    fx_set(c, it, "mac", fx_str(c, fx_read_abs(path, buf, sizeof buf) == 0 && buf[0] ? buf : NULL));
-    fx_fmt(path, "%s/type", dir);
-    fx_set(c, it, "loopback", json_boolean(fx_long_abs(path, &v) == 0 && v == ARPHRD_LOOPBACK_));
-    fx_fmt(path, "%s/device/driver", dir);
-    fx_set(c, it, "driver", fx_str(c, fx_link_base(path, buf, sizeof buf) == 0 ? buf : NULL));
+    tp__check_fx_set(c, it, "name", tp__check_fx_str(c, name));
+    tp__check_fx_fmt(path, "%s/ifindex", dir);
+    tp__check_fx_set(c, it, "ifindex", tp__check_fx_long_json(c, path));
+    tp__check_fx_fmt(path, "%s/operstate", dir);
+    tp__check_fx_set(
+        c, it, "state",
+        tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 ? buf : NULL));
+    tp__check_fx_fmt(path, "%s/mtu", dir);
+    tp__check_fx_set(c, it, "mtu", tp__check_fx_long_json(c, path));
+    tp__check_fx_fmt(path, "%s/address", dir);
+    tp__check_fx_set(c, it, "mac",
+                     tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0]
+                                             ? buf
+                                             : NULL));
+    tp__check_fx_fmt(path, "%s/type", dir);
+    tp__check_fx_set(c, it, "loopback",
+                     json_boolean(tp__check_fx_long_abs(path, &v) == 0 && v == ARPHRD_LOOPBACK_));
+    tp__check_fx_fmt(path, "%s/device/driver", dir);
+    tp__check_fx_set(
+        c, it, "driver",
+        tp__check_fx_str(c, tp__check_fx_link_base(path, buf, sizeof buf) == 0 ? buf : NULL));
     /* speed fails (EINVAL) on a link that is down and on virtual devices;
      * SPEED_UNKNOWN is -1, or 4294967295 where printed unsigned */
-    fx_fmt(path, "%s/speed", dir);
-    bool speed = fx_long_abs(path, &v) == 0 && v > 0 && v < 4294967295L;
-    fx_set(c, it, "speed_mbps", fx_int(c, speed, v));
+    tp__check_fx_fmt(path, "%s/speed", dir);
+    bool speed = tp__check_fx_long_abs(path, &v) == 0 && v > 0 && v < 4294967295L;
+    tp__check_fx_set(c, it, "speed_mbps", tp__check_fx_int(c, speed, v));
 
     json_t *vlan = json_null();
     for (size_t i = 0; i < nvl; i++) {
         if (!strcmp(vl[i].name, name)) {
             json_decref(vlan);
-            vlan = fx_obj(c);
-            fx_set(c, vlan, "id", fx_int(c, true, vl[i].id));
-            fx_set(c, vlan, "parent", fx_str(c, vl[i].parent));
+            vlan = tp__check_fx_obj(c);
+            tp__check_fx_set(c, vlan, "id", tp__check_fx_int(c, true, vl[i].id));
+            tp__check_fx_set(c, vlan, "parent", tp__check_fx_str(c, vl[i].parent));
             break;
         }
     }
-    fx_set(c, it, "vlan", vlan);
+    tp__check_fx_set(c, it, "vlan", vlan);
 
     char pci[64], pci_dir[PATH_MAX];
-    fx_fmt(path, "%s/device", dir);
+    tp__check_fx_fmt(path, "%s/device", dir);
     bool on_pci = pci_of(path, pci, sizeof pci, pci_dir) == 0;
     /* device/numa_node, or the PCI function's when the device is not the
      * function itself (virtio); -1 means the platform does not say */
-    fx_fmt(path, "%s/device/numa_node", dir);
-    int got = fx_long_abs(path, &v);
+    tp__check_fx_fmt(path, "%s/device/numa_node", dir);
+    int got = tp__check_fx_long_abs(path, &v);
     if (got < 0 && on_pci) {
-        fx_fmt(path, "%s/numa_node", pci_dir);
-        got = fx_long_abs(path, &v);
+        tp__check_fx_fmt(path, "%s/numa_node", pci_dir);
+        got = tp__check_fx_long_abs(path, &v);
     }
-    fx_set(c, it, "numa_node", fx_int(c, got == 0 && v >= 0, v));
-    fx_set(c, it, "pci", fx_str(c, on_pci ? pci : NULL));
+    tp__check_fx_set(c, it, "numa_node", tp__check_fx_int(c, got == 0 && v >= 0, v));
+    tp__check_fx_set(c, it, "pci", tp__check_fx_str(c, on_pci ? pci : NULL));
 
     const char *rdma = NULL;
     for (size_t i = 0; i < nrl && !rdma; i++)
         if (!strcmp(rl[i].netdev, name))
             rdma = rl[i].dev;
-    fx_set(c, it, "rdma_device", fx_str(c, rdma));
-    fx_set(c, it, "addresses", fx_arr(c));
-    fx_push(c, ifaces, it);
+    tp__check_fx_set(c, it, "rdma_device", tp__check_fx_str(c, rdma));
+    tp__check_fx_set(c, it, "addresses", tp__check_fx_arr(c));
+    tp__check_fx_push(c, ifaces, it);
 }
 
 static bool not_file(const char *name)
@@ -402,28 +412,31 @@ static bool not_file(const char *name)
     return strcmp(name, "bonding_masters") != 0;
 }
 
-void fx_net_interfaces(struct fx *c)
+void tp__check_fx_net_interfaces(struct fx *c)
 {
     char path[PATH_MAX];
     struct fx_names names;
-    if (fx_path(c, path, "/sys/class/net") < 0 || fx_list(path, not_file, &names) < 0) {
-        fx_set(c, c->facts, "interfaces", json_null());
-        fx_missing(c, "interfaces", "no sys/class/net");
+    if (tp__check_fx_path(c, path, "/sys/class/net") < 0 ||
+        tp__check_fx_list(path, not_file, &names) < 0) {
+        tp__check_fx_set(c, c->facts, "interfaces", json_null());
+        tp__check_fx_missing(c, "interfaces", "no sys/class/net");
         return;
     }
     struct ifsort *order = calloc(names.n ? names.n : 1, sizeof *order);
     if (!order) {
         c->oom = true;
-        fx_names_free(&names);
+        tp__check_fx_names_free(&names);
         return;
     }
     size_t n = 0;
     for (size_t i = 0; i < names.n; i++) {
-        if (fx_path(c, path, "/sys/class/net/%s", names.v[i]) < 0 || !fx_is_dir(path))
+        if (tp__check_fx_path(c, path, "/sys/class/net/%s", names.v[i]) < 0 ||
+            !tp__check_fx_is_dir(path))
             continue;
         long idx;
-        order[n].ifindex =
-            fx_long(c, &idx, "/sys/class/net/%s/ifindex", names.v[i]) == 0 ? idx : 1L << 30;
+        order[n].ifindex = tp__check_fx_long(c, &idx, "/sys/class/net/%s/ifindex", names.v[i]) == 0
+                               ? idx
+                               : 1L << 30;
         order[n++].name = names.v[i];
     }
     qsort(order, n, sizeof *order, by_ifindex);
@@ -436,26 +449,27 @@ void fx_net_interfaces(struct fx *c)
         free(vl);
         free(rl);
         free(order);
-        fx_names_free(&names);
+        tp__check_fx_names_free(&names);
         return;
     }
     size_t nvl = read_vlans(c, vl, MAXLINKS), nrl = read_rdma_links(c, rl, MAXLINKS);
-    json_t *ifaces = fx_arr(c);
+    json_t *ifaces = tp__check_fx_arr(c);
     for (size_t i = 0; i < n; i++)
         iface_json(c, ifaces, order[i].name, vl, nvl, rl, nrl);
     free(vl);
     free(rl);
     free(order);
-    fx_names_free(&names);
+    tp__check_fx_names_free(&names);
 
     if (c->live) {
         addresses_live(c, ifaces);
     } else if (addresses_ipjson(c, ifaces) < 0) {
-        fx_missing(c, "addresses.inet", "no ip-addr.json in the snapshot (`ip -j addr show`)");
+        tp__check_fx_missing(c, "addresses.inet",
+                             "no ip-addr.json in the snapshot (`ip -j addr show`)");
         if (addresses_if_inet6(c, ifaces) < 0)
-            fx_missing(c, "addresses.inet6", "no proc/net/if_inet6");
+            tp__check_fx_missing(c, "addresses.inet6", "no proc/net/if_inet6");
     }
-    fx_set(c, c->facts, "interfaces", ifaces);
+    tp__check_fx_set(c, c->facts, "interfaces", ifaces);
 }
 
 /* ---- routes ---- */
@@ -465,13 +479,13 @@ static void route_json(struct fx *c, json_t *routes, const char *family, const c
 {
     char d[INET6_ADDRSTRLEN + 8];
     snprintf(d, sizeof d, "%s/%u", dst, plen);
-    json_t *r = fx_obj(c);
-    fx_set(c, r, "family", fx_str(c, family));
-    fx_set(c, r, "dst", fx_str(c, d));
-    fx_set(c, r, "gateway", fx_str(c, gw));
-    fx_set(c, r, "dev", fx_str(c, dev));
-    fx_set(c, r, "metric", fx_int(c, true, metric));
-    fx_push(c, routes, r);
+    json_t *r = tp__check_fx_obj(c);
+    tp__check_fx_set(c, r, "family", tp__check_fx_str(c, family));
+    tp__check_fx_set(c, r, "dst", tp__check_fx_str(c, d));
+    tp__check_fx_set(c, r, "gateway", tp__check_fx_str(c, gw));
+    tp__check_fx_set(c, r, "dev", tp__check_fx_str(c, dev));
+    tp__check_fx_set(c, r, "metric", tp__check_fx_int(c, true, metric));
+    tp__check_fx_push(c, routes, r);
 }
 
 #define RTF_UP_ 0x0001
@@ -482,7 +496,7 @@ static void route_json(struct fx *c, json_t *routes, const char *family, const c
 static int routes_v4(struct fx *c, json_t *routes)
 {
     char path[PATH_MAX];
-    FILE *f = fx_path(c, path, "/proc/net/route") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/route") == 0 ? fopen(path, "re") : NULL;
     if (!f)
         return -1;
     char line[512], dev[64], dst_hex[16], gw_hex[16], mask_hex[16];
@@ -514,7 +528,7 @@ static int routes_v4(struct fx *c, json_t *routes)
 static int routes_v6(struct fx *c, json_t *routes)
 {
     char path[PATH_MAX];
-    FILE *f = fx_path(c, path, "/proc/net/ipv6_route") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/ipv6_route") == 0 ? fopen(path, "re") : NULL;
     if (!f)
         return -1;
     char line[512], dst_hex[33], src_hex[33], gw_hex[33], dev[64];
@@ -536,19 +550,19 @@ static int routes_v6(struct fx *c, json_t *routes)
     return 0;
 }
 
-void fx_net_routes(struct fx *c)
+void tp__check_fx_net_routes(struct fx *c)
 {
-    json_t *routes = fx_arr(c);
+    json_t *routes = tp__check_fx_arr(c);
     int v4 = routes_v4(c, routes), v6 = routes_v6(c, routes);
     if (v4 < 0)
-        fx_missing(c, "routes.inet", "no proc/net/route");
+        tp__check_fx_missing(c, "routes.inet", "no proc/net/route");
     if (v6 < 0)
-        fx_missing(c, "routes.inet6", "no proc/net/ipv6_route");
+        tp__check_fx_missing(c, "routes.inet6", "no proc/net/ipv6_route");
     if (v4 < 0 && v6 < 0) {
         json_decref(routes);
         routes = json_null();
     }
-    fx_set(c, c->facts, "routes", routes);
+    tp__check_fx_set(c, c->facts, "routes", routes);
 }
 
 /* ---- listeners ---- */
@@ -576,7 +590,7 @@ struct socks {
 static int read_socks(struct fx *c, const char *file, const char *proto, int af, struct socks *s)
 {
     char path[PATH_MAX];
-    FILE *f = fx_path(c, path, "/proc/net/%s", file) == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/%s", file) == 0 ? fopen(path, "re") : NULL;
     if (!f)
         return -1;
     size_t nbytes = af == AF_INET ? 4 : 16;
@@ -625,23 +639,23 @@ static size_t find_owners(struct fx *c, struct socks *s)
 {
     char path[PATH_MAX];
     struct fx_names pids;
-    if (fx_path(c, path, "/proc") < 0 || fx_list(path, NULL, &pids) < 0)
+    if (tp__check_fx_path(c, path, "/proc") < 0 || tp__check_fx_list(path, NULL, &pids) < 0)
         return 0;
     size_t denied = 0;
     for (size_t i = 0; i < pids.n; i++) {
-        if (!fx_prefixed_number(pids.v[i], ""))
+        if (!tp__check_fx_prefixed_number(pids.v[i], ""))
             continue;
         long pid = strtol(pids.v[i], NULL, 10);
         struct fx_names fds;
-        if (fx_path(c, path, "/proc/%s/fd", pids.v[i]) < 0)
+        if (tp__check_fx_path(c, path, "/proc/%s/fd", pids.v[i]) < 0)
             continue;
-        if (fx_list(path, NULL, &fds) < 0) {
+        if (tp__check_fx_list(path, NULL, &fds) < 0) {
             denied += errno == EACCES || errno == EPERM;
             continue;
         }
         for (size_t j = 0; j < fds.n; j++) {
             char link[PATH_MAX], target[64];
-            if (fx_path(c, link, "/proc/%s/fd/%s", pids.v[i], fds.v[j]) < 0)
+            if (tp__check_fx_path(c, link, "/proc/%s/fd/%s", pids.v[i], fds.v[j]) < 0)
                 continue;
             ssize_t n = readlink(link, target, sizeof target - 1);
             if (n < 0 && (errno == EACCES || errno == EPERM)) {
@@ -659,13 +673,13 @@ static size_t find_owners(struct fx *c, struct socks *s)
                 if (s->v[k].inode == ino && (s->v[k].pid < 0 || pid < s->v[k].pid))
                     s->v[k].pid = pid;
         }
-        fx_names_free(&fds);
+        tp__check_fx_names_free(&fds);
     }
-    fx_names_free(&pids);
+    tp__check_fx_names_free(&pids);
     return denied;
 }
 
-void fx_net_listeners(struct fx *c)
+void tp__check_fx_net_listeners(struct fx *c)
 {
     static const struct {
         const char *file, *proto;
@@ -680,37 +694,38 @@ void fx_net_listeners(struct fx *c)
         if (read_socks(c, files[i].file, files[i].proto, files[i].af, &s) == 0)
             read_any = 1;
         else
-            fx_missing(c, "listeners", "no proc/net/%s", files[i].file);
+            tp__check_fx_missing(c, "listeners", "no proc/net/%s", files[i].file);
     }
     if (!read_any) {
         free(s.v);
-        fx_set(c, c->facts, "listeners", json_null());
+        tp__check_fx_set(c, c->facts, "listeners", json_null());
         return;
     }
     size_t denied = s.n ? find_owners(c, &s) : 0;
     if (denied)
-        fx_missing(c, "listeners.pid",
-                   "the fds of %zu processes could not be read (not root, or another pid "
-                   "namespace's): some pid/process are null",
-                   denied);
-    json_t *list = fx_arr(c);
+        tp__check_fx_missing(c, "listeners.pid",
+                             "the fds of %zu processes could not be read (not root, or another pid "
+                             "namespace's): some pid/process are null",
+                             denied);
+    json_t *list = tp__check_fx_arr(c);
     for (size_t i = 0; i < s.n; i++) {
         const struct sock *k = &s.v[i];
-        json_t *o = fx_obj(c);
-        fx_set(c, o, "proto", fx_str(c, k->proto));
-        fx_set(c, o, "family", fx_str(c, k->family));
-        fx_set(c, o, "address", fx_str(c, k->addr));
-        fx_set(c, o, "port", fx_int(c, true, (long)k->port));
-        fx_set(c, o, "wildcard", json_boolean(k->wildcard));
-        fx_set(c, o, "inode", fx_int(c, true, (long)k->inode));
-        fx_set(c, o, "pid", fx_int(c, k->pid >= 0, k->pid));
+        json_t *o = tp__check_fx_obj(c);
+        tp__check_fx_set(c, o, "proto", tp__check_fx_str(c, k->proto));
+        tp__check_fx_set(c, o, "family", tp__check_fx_str(c, k->family));
+        tp__check_fx_set(c, o, "address", tp__check_fx_str(c, k->addr));
+        tp__check_fx_set(c, o, "port", tp__check_fx_int(c, true, (long)k->port));
+        tp__check_fx_set(c, o, "wildcard", json_boolean(k->wildcard));
+        tp__check_fx_set(c, o, "inode", tp__check_fx_int(c, true, (long)k->inode));
+        tp__check_fx_set(c, o, "pid", tp__check_fx_int(c, k->pid >= 0, k->pid));
         char comm[64];
-        bool named = k->pid >= 0 && fx_read(c, comm, sizeof comm, "/proc/%ld/comm", k->pid) == 0;
-        fx_set(c, o, "process", fx_str(c, named ? comm : NULL));
-        fx_push(c, list, o);
+        bool named =
+            k->pid >= 0 && tp__check_fx_read(c, comm, sizeof comm, "/proc/%ld/comm", k->pid) == 0;
+        tp__check_fx_set(c, o, "process", tp__check_fx_str(c, named ? comm : NULL));
+        tp__check_fx_push(c, list, o);
     }
     free(s.v);
-    fx_set(c, c->facts, "listeners", list);
+    tp__check_fx_set(c, c->facts, "listeners", list);
 }
 
 /* ---- nftables ---- */
@@ -719,7 +734,7 @@ void fx_net_listeners(struct fx *c)
  * {"chain": {"family", "table", "name", "hook", "prio", "policy"}}. */
 static json_t *input_chains(struct fx *c, const json_t *ruleset)
 {
-    json_t *out = fx_arr(c);
+    json_t *out = tp__check_fx_arr(c);
     size_t i;
     json_t *item;
     json_array_foreach(json_object_get(ruleset, "nftables"), i, item)
@@ -728,14 +743,18 @@ static json_t *input_chains(struct fx *c, const json_t *ruleset)
         const char *hook = json_string_value(json_object_get(ch, "hook"));
         if (!hook || strcmp(hook, "input") != 0)
             continue;
-        json_t *o = fx_obj(c);
-        fx_set(c, o, "family", fx_str(c, json_string_value(json_object_get(ch, "family"))));
-        fx_set(c, o, "table", fx_str(c, json_string_value(json_object_get(ch, "table"))));
-        fx_set(c, o, "chain", fx_str(c, json_string_value(json_object_get(ch, "name"))));
-        fx_set(c, o, "policy", fx_str(c, json_string_value(json_object_get(ch, "policy"))));
+        json_t *o = tp__check_fx_obj(c);
+        tp__check_fx_set(c, o, "family",
+                         tp__check_fx_str(c, json_string_value(json_object_get(ch, "family"))));
+        tp__check_fx_set(c, o, "table",
+                         tp__check_fx_str(c, json_string_value(json_object_get(ch, "table"))));
+        tp__check_fx_set(c, o, "chain",
+                         tp__check_fx_str(c, json_string_value(json_object_get(ch, "name"))));
+        tp__check_fx_set(c, o, "policy",
+                         tp__check_fx_str(c, json_string_value(json_object_get(ch, "policy"))));
         json_t *prio = json_object_get(ch, "prio");
-        fx_set(c, o, "priority", prio ? json_incref(prio) : json_null());
-        fx_push(c, out, o);
+        tp__check_fx_set(c, o, "priority", prio ? json_incref(prio) : json_null());
+        tp__check_fx_push(c, out, o);
     }
     return out;
 }
@@ -759,30 +778,31 @@ static bool have_net_admin(void)
 static json_t *ruleset_live(struct fx *c)
 {
     if (!have_net_admin()) {
-        fx_missing(c, "nftables", "listing the ruleset needs CAP_NET_ADMIN (run as root)");
+        tp__check_fx_missing(c, "nftables",
+                             "listing the ruleset needs CAP_NET_ADMIN (run as root)");
         return NULL;
     }
     struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
     if (!nft) {
-        fx_missing(c, "nftables", "libnftables: cannot create a context");
+        tp__check_fx_missing(c, "nftables", "libnftables: cannot create a context");
         return NULL;
     }
     nft_ctx_output_set_flags(nft, NFT_CTX_OUTPUT_JSON);
     json_t *doc = NULL;
     if (nft_ctx_buffer_output(nft) != 0 || nft_ctx_buffer_error(nft) != 0) {
-        fx_missing(c, "nftables", "libnftables: cannot buffer its output");
+        tp__check_fx_missing(c, "nftables", "libnftables: cannot buffer its output");
     } else if (nft_run_cmd_from_buffer(nft, "list ruleset") != 0) {
         char msg[256];
         snprintf(msg, sizeof msg, "%s", nft_ctx_get_error_buffer(nft));
         char *nl = strchr(msg, '\n');
         if (nl)
             *nl = '\0';
-        fx_missing(c, "nftables", "list ruleset: %s", msg[0] ? msg : "failed");
+        tp__check_fx_missing(c, "nftables", "list ruleset: %s", msg[0] ? msg : "failed");
     } else {
         json_error_t je;
         doc = json_loads(nft_ctx_get_output_buffer(nft), 0, &je);
         if (!doc)
-            fx_missing(c, "nftables", "libnftables output is not JSON: %s", je.text);
+            tp__check_fx_missing(c, "nftables", "libnftables output is not JSON: %s", je.text);
     }
     nft_ctx_free(nft);
     return doc;
@@ -791,33 +811,34 @@ static json_t *ruleset_live(struct fx *c)
 static json_t *ruleset_file(struct fx *c)
 {
     char path[PATH_MAX];
-    if (fx_path(c, path, "/nftables.json") < 0 || access(path, F_OK) < 0) {
-        fx_missing(c, "nftables", "no nftables.json in the snapshot (`nft -j list ruleset`)");
+    if (tp__check_fx_path(c, path, "/nftables.json") < 0 || access(path, F_OK) < 0) {
+        tp__check_fx_missing(c, "nftables",
+                             "no nftables.json in the snapshot (`nft -j list ruleset`)");
         return NULL;
     }
     json_error_t je;
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc)
-        fx_missing(c, "nftables", "nftables.json:%d: %s", je.line, je.text);
+        tp__check_fx_missing(c, "nftables", "nftables.json:%d: %s", je.line, je.text);
     return doc;
 }
 
-void fx_net_nftables(struct fx *c)
+void tp__check_fx_net_nftables(struct fx *c)
 {
     json_t *ruleset = c->live ? ruleset_live(c) : ruleset_file(c);
     if (ruleset && !json_is_array(json_object_get(ruleset, "nftables"))) {
-        fx_missing(c, "nftables", "the ruleset has no \"nftables\" array");
+        tp__check_fx_missing(c, "nftables", "the ruleset has no \"nftables\" array");
         json_decref(ruleset);
         ruleset = NULL;
     }
     if (!ruleset) {
-        fx_set(c, c->facts, "nftables", json_null());
+        tp__check_fx_set(c, c->facts, "nftables", json_null());
         return;
     }
-    json_t *nft = fx_obj(c);
-    fx_set(c, nft, "ruleset", ruleset);
-    fx_set(c, nft, "input_chains", input_chains(c, ruleset));
-    fx_set(c, c->facts, "nftables", nft);
+    json_t *nft = tp__check_fx_obj(c);
+    tp__check_fx_set(c, nft, "ruleset", ruleset);
+    tp__check_fx_set(c, nft, "input_chains", input_chains(c, ruleset));
+    tp__check_fx_set(c, c->facts, "nftables", nft);
 }
 
 /* ---- sysctls ---- */
@@ -826,8 +847,8 @@ void fx_net_nftables(struct fx *c)
 static void sysctl_add(struct fx *c, json_t *obj, const char *name, const char *rel)
 {
     char buf[256];
-    if (fx_read(c, buf, sizeof buf, "/proc/sys/%s", rel) == 0)
-        fx_set(c, obj, name, fx_str(c, buf));
+    if (tp__check_fx_read(c, buf, sizeof buf, "/proc/sys/%s", rel) == 0)
+        tp__check_fx_set(c, obj, name, tp__check_fx_str(c, buf));
 }
 
 static const char *const conf_keys[] = {"rp_filter",           "accept_redirects", "send_redirects",
@@ -855,27 +876,27 @@ static bool not_all_default(const char *name)
     return strcmp(name, "all") != 0 && strcmp(name, "default") != 0;
 }
 
-void fx_sysctl(struct fx *c)
+void tp__check_fx_sysctl(struct fx *c)
 {
     char path[PATH_MAX];
-    json_t *obj = fx_obj(c);
-    if (fx_path(c, path, "/proc/sys") < 0 || !fx_is_dir(path))
-        fx_missing(c, "sysctl", "no proc/sys");
-    else if (fx_path(c, path, "/proc/sys/net") < 0 || !fx_is_dir(path))
-        fx_missing(c, "sysctl.net", "no proc/sys/net");
+    json_t *obj = tp__check_fx_obj(c);
+    if (tp__check_fx_path(c, path, "/proc/sys") < 0 || !tp__check_fx_is_dir(path))
+        tp__check_fx_missing(c, "sysctl", "no proc/sys");
+    else if (tp__check_fx_path(c, path, "/proc/sys/net") < 0 || !tp__check_fx_is_dir(path))
+        tp__check_fx_missing(c, "sysctl.net", "no proc/sys/net");
     sysctl_add(c, obj, "net.ipv4.ip_forward", "net/ipv4/ip_forward");
     conf_dev(c, obj, "all");
     conf_dev(c, obj, "default");
     struct fx_names devs;
-    if (fx_path(c, path, "/proc/sys/net/ipv4/conf") == 0 &&
-        fx_list(path, not_all_default, &devs) == 0) {
+    if (tp__check_fx_path(c, path, "/proc/sys/net/ipv4/conf") == 0 &&
+        tp__check_fx_list(path, not_all_default, &devs) == 0) {
         for (size_t i = 0; i < devs.n; i++)
             conf_dev(c, obj, devs.v[i]);
-        fx_names_free(&devs);
+        tp__check_fx_names_free(&devs);
     }
     sysctl_add(c, obj, "net.ipv6.conf.all.accept_redirects", "net/ipv6/conf/all/accept_redirects");
     sysctl_add(c, obj, "net.ipv6.conf.all.accept_source_route",
                "net/ipv6/conf/all/accept_source_route");
-    fx_node_sysctls(c, obj);
-    fx_set(c, c->facts, "sysctl", obj);
+    tp__check_fx_node_sysctls(c, obj);
+    tp__check_fx_set(c, c->facts, "sysctl", obj);
 }

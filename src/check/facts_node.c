@@ -15,7 +15,7 @@
 
 /* ---- kernel sysctls ---- */
 
-void fx_node_sysctls(struct fx *c, json_t *sysctl)
+void tp__check_fx_node_sysctls(struct fx *c, json_t *sysctl)
 {
     static const char *const keys[][2] = {
         {"kernel.kptr_restrict", "kernel/kptr_restrict"},
@@ -25,8 +25,8 @@ void fx_node_sysctls(struct fx *c, json_t *sysctl)
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char buf[64];
-        if (fx_read(c, buf, sizeof buf, "/proc/sys/%s", keys[i][1]) == 0)
-            fx_set(c, sysctl, keys[i][0], fx_str(c, buf));
+        if (tp__check_fx_read(c, buf, sizeof buf, "/proc/sys/%s", keys[i][1]) == 0)
+            tp__check_fx_set(c, sysctl, keys[i][0], tp__check_fx_str(c, buf));
     }
 }
 
@@ -34,7 +34,7 @@ void fx_node_sysctls(struct fx *c, json_t *sysctl)
 
 static bool is_number(const char *name)
 {
-    return fx_prefixed_number(name, "");
+    return tp__check_fx_prefixed_number(name, "");
 }
 
 /* The distinct non-empty GID types of a port, in GID index order. Reading
@@ -42,23 +42,23 @@ static bool is_number(const char *name)
 static json_t *gid_types(struct fx *c, const char *port_dir)
 {
     char dir[PATH_MAX], path[PATH_MAX], buf[64];
-    json_t *types = fx_arr(c);
+    json_t *types = tp__check_fx_arr(c);
     struct fx_names idx;
-    fx_fmt(dir, "%s/gid_attrs/types", port_dir);
-    if (fx_list(dir, is_number, &idx) < 0)
+    tp__check_fx_fmt(dir, "%s/gid_attrs/types", port_dir);
+    if (tp__check_fx_list(dir, is_number, &idx) < 0)
         return types;
     for (size_t i = 0; i < idx.n; i++) {
-        fx_fmt(path, "%s/%s", dir, idx.v[i]);
-        if (fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
+        tp__check_fx_fmt(path, "%s/%s", dir, idx.v[i]);
+        if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
             continue;
         bool seen = false;
         size_t k;
         json_t *t;
         json_array_foreach(types, k, t) seen |= strcmp(json_string_value(t), buf) == 0;
         if (!seen)
-            fx_push(c, types, fx_str(c, buf));
+            tp__check_fx_push(c, types, tp__check_fx_str(c, buf));
     }
-    fx_names_free(&idx);
+    tp__check_fx_names_free(&idx);
     return types;
 }
 
@@ -67,52 +67,56 @@ static json_t *gid_types(struct fx *c, const char *port_dir)
 static json_t *port_netdev(struct fx *c, const char *dev_dir, const char *port_dir)
 {
     char path[PATH_MAX], buf[64];
-    fx_fmt(path, "%s/gid_attrs/ndevs/0", port_dir);
-    if (fx_read_abs(path, buf, sizeof buf) == 0 && buf[0])
-        return fx_str(c, buf);
+    tp__check_fx_fmt(path, "%s/gid_attrs/ndevs/0", port_dir);
+    if (tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0])
+        return tp__check_fx_str(c, buf);
     struct fx_names nets;
-    fx_fmt(path, "%s/device/net", dev_dir);
-    if (fx_list(path, NULL, &nets) < 0)
-        return fx_str(c, NULL);
-    json_t *v = fx_str(c, nets.n ? nets.v[0] : NULL);
-    fx_names_free(&nets);
+    tp__check_fx_fmt(path, "%s/device/net", dev_dir);
+    if (tp__check_fx_list(path, NULL, &nets) < 0)
+        return tp__check_fx_str(c, NULL);
+    json_t *v = tp__check_fx_str(c, nets.n ? nets.v[0] : NULL);
+    tp__check_fx_names_free(&nets);
     return v;
 }
 
 static json_t *rdma_device(struct fx *c, const char *base, const char *name)
 {
     char dev_dir[PATH_MAX], path[PATH_MAX], buf[128];
-    fx_fmt(dev_dir, "%s/%s", base, name);
-    json_t *d = fx_obj(c), *ports = fx_arr(c);
-    fx_set(c, d, "name", fx_str(c, name));
-    fx_fmt(path, "%s/node_guid", dev_dir);
-    fx_set(c, d, "node_guid", fx_str(c, fx_read_abs(path, buf, sizeof buf) == 0 ? buf : NULL));
+    tp__check_fx_fmt(dev_dir, "%s/%s", base, name);
+    json_t *d = tp__check_fx_obj(c), *ports = tp__check_fx_arr(c);
+    tp__check_fx_set(c, d, "name", tp__check_fx_str(c, name));
+    tp__check_fx_fmt(path, "%s/node_guid", dev_dir);
+    tp__check_fx_set(
+        c, d, "node_guid",
+        tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 ? buf : NULL));
     struct fx_names pn;
-    fx_fmt(path, "%s/ports", dev_dir);
-    if (fx_list(path, is_number, &pn) == 0) {
+    tp__check_fx_fmt(path, "%s/ports", dev_dir);
+    if (tp__check_fx_list(path, is_number, &pn) == 0) {
         for (size_t i = 0; i < pn.n; i++) {
             char port_dir[PATH_MAX];
-            fx_fmt(port_dir, "%s/ports/%s", dev_dir, pn.v[i]);
-            json_t *p = fx_obj(c);
-            fx_set(c, p, "port", fx_int(c, true, strtol(pn.v[i], NULL, 10)));
+            tp__check_fx_fmt(port_dir, "%s/ports/%s", dev_dir, pn.v[i]);
+            json_t *p = tp__check_fx_obj(c);
+            tp__check_fx_set(c, p, "port", tp__check_fx_int(c, true, strtol(pn.v[i], NULL, 10)));
             /* state reads "4: ACTIVE" */
-            fx_fmt(path, "%s/state", port_dir);
+            tp__check_fx_fmt(path, "%s/state", port_dir);
             const char *state = NULL;
-            if (fx_read_abs(path, buf, sizeof buf) == 0) {
+            if (tp__check_fx_read_abs(path, buf, sizeof buf) == 0) {
                 char *colon = strchr(buf, ':');
                 state = colon ? colon + 1 + strspn(colon + 1, " ") : buf;
             }
-            fx_set(c, p, "state", fx_str(c, state));
-            fx_fmt(path, "%s/link_layer", port_dir);
-            fx_set(c, p, "link_layer",
-                   fx_str(c, fx_read_abs(path, buf, sizeof buf) == 0 && buf[0] ? buf : NULL));
-            fx_set(c, p, "netdev", port_netdev(c, dev_dir, port_dir));
-            fx_set(c, p, "gid_types", gid_types(c, port_dir));
-            fx_push(c, ports, p);
+            tp__check_fx_set(c, p, "state", tp__check_fx_str(c, state));
+            tp__check_fx_fmt(path, "%s/link_layer", port_dir);
+            tp__check_fx_set(
+                c, p, "link_layer",
+                tp__check_fx_str(
+                    c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0] ? buf : NULL));
+            tp__check_fx_set(c, p, "netdev", port_netdev(c, dev_dir, port_dir));
+            tp__check_fx_set(c, p, "gid_types", gid_types(c, port_dir));
+            tp__check_fx_push(c, ports, p);
         }
-        fx_names_free(&pn);
+        tp__check_fx_names_free(&pn);
     }
-    fx_set(c, d, "ports", ports);
+    tp__check_fx_set(c, d, "ports", ports);
     return d;
 }
 
@@ -143,54 +147,55 @@ static json_t *netns_mode(struct fx *c)
     if (c->live) {
         char out[4096], why[128];
         char *argv[] = {"rdma", "-j", "system", "show", NULL};
-        if (fx_run(argv, out, sizeof out, 5000, why) < 0)
-            fx_missing(c, "rdma.netns_mode", "%s", why);
+        if (tp__check_fx_run(argv, out, sizeof out, 5000, why) < 0)
+            tp__check_fx_missing(c, "rdma.netns_mode", "%s", why);
         else if (!(mode = netns_mode_of(out)))
-            fx_missing(c, "rdma.netns_mode", "`rdma -j system show` names no netns mode");
+            tp__check_fx_missing(c, "rdma.netns_mode", "`rdma -j system show` names no netns mode");
     } else {
         char path[PATH_MAX];
-        char *text =
-            fx_path(c, path, "/rdma-system.txt") == 0 ? fx_slurp_abs(path, 65536, NULL) : NULL;
+        char *text = tp__check_fx_path(c, path, "/rdma-system.txt") == 0
+                         ? tp__check_fx_slurp_abs(path, 65536, NULL)
+                         : NULL;
         if (!text)
-            fx_missing(c, "rdma.netns_mode",
-                       "no rdma-system.txt in the snapshot (`rdma system show`)");
+            tp__check_fx_missing(c, "rdma.netns_mode",
+                                 "no rdma-system.txt in the snapshot (`rdma system show`)");
         else if (!(mode = netns_mode_of(text)))
-            fx_missing(c, "rdma.netns_mode", "rdma-system.txt names no netns mode");
+            tp__check_fx_missing(c, "rdma.netns_mode", "rdma-system.txt names no netns mode");
         free(text);
     }
-    return fx_str(c, mode);
+    return tp__check_fx_str(c, mode);
 }
 
-void fx_node_rdma(struct fx *c)
+void tp__check_fx_node_rdma(struct fx *c)
 {
     char base[PATH_MAX];
     struct fx_names devs = {0};
-    if (fx_path(c, base, "/sys/class/infiniband") < 0 || fx_list(base, NULL, &devs) < 0 ||
-        devs.n == 0) {
-        fx_names_free(&devs);
-        fx_set(c, c->facts, "rdma", json_null());
-        fx_missing(c, "rdma", "no RDMA device in sys/class/infiniband");
+    if (tp__check_fx_path(c, base, "/sys/class/infiniband") < 0 ||
+        tp__check_fx_list(base, NULL, &devs) < 0 || devs.n == 0) {
+        tp__check_fx_names_free(&devs);
+        tp__check_fx_set(c, c->facts, "rdma", json_null());
+        tp__check_fx_missing(c, "rdma", "no RDMA device in sys/class/infiniband");
         return;
     }
-    json_t *r = fx_obj(c), *list = fx_arr(c);
-    fx_set(c, r, "netns_mode", netns_mode(c));
+    json_t *r = tp__check_fx_obj(c), *list = tp__check_fx_arr(c);
+    tp__check_fx_set(c, r, "netns_mode", netns_mode(c));
     for (size_t i = 0; i < devs.n; i++)
-        fx_push(c, list, rdma_device(c, base, devs.v[i]));
-    fx_names_free(&devs);
-    fx_set(c, r, "devices", list);
-    fx_set(c, c->facts, "rdma", r);
+        tp__check_fx_push(c, list, rdma_device(c, base, devs.v[i]));
+    tp__check_fx_names_free(&devs);
+    tp__check_fx_set(c, r, "devices", list);
+    tp__check_fx_set(c, c->facts, "rdma", r);
 }
 
 /* ---- CPU and NUMA ---- */
 
 static bool is_cpu(const char *name)
 {
-    return fx_prefixed_number(name, "cpu");
+    return tp__check_fx_prefixed_number(name, "cpu");
 }
 
 static bool is_node(const char *name)
 {
-    return fx_prefixed_number(name, "node");
+    return tp__check_fx_prefixed_number(name, "node");
 }
 
 static bool not_dot(const char *name)
@@ -201,43 +206,49 @@ static bool not_dot(const char *name)
 static void cpu(struct fx *c)
 {
     char base[PATH_MAX], path[PATH_MAX], buf[64];
-    json_t *o = fx_obj(c);
+    json_t *o = tp__check_fx_obj(c);
     struct fx_names cpus = {0};
-    if (fx_path(c, base, "/sys/devices/system/cpu") < 0 || fx_list(base, is_cpu, &cpus) < 0 ||
-        cpus.n == 0) {
-        fx_set(c, o, "count", json_null());
-        fx_missing(c, "cpu.count", "no sys/devices/system/cpu/cpuN");
+    if (tp__check_fx_path(c, base, "/sys/devices/system/cpu") < 0 ||
+        tp__check_fx_list(base, is_cpu, &cpus) < 0 || cpus.n == 0) {
+        tp__check_fx_set(c, o, "count", json_null());
+        tp__check_fx_missing(c, "cpu.count", "no sys/devices/system/cpu/cpuN");
     } else {
-        fx_set(c, o, "count", fx_int(c, true, (long)cpus.n));
+        tp__check_fx_set(c, o, "count", tp__check_fx_int(c, true, (long)cpus.n));
     }
-    json_t *gov = fx_obj(c);
+    json_t *gov = tp__check_fx_obj(c);
     size_t with_gov = 0;
     for (size_t i = 0; i < cpus.n; i++) {
-        fx_fmt(path, "%s/%s/cpufreq/scaling_governor", base, cpus.v[i]);
-        if (fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
+        tp__check_fx_fmt(path, "%s/%s/cpufreq/scaling_governor", base, cpus.v[i]);
+        if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
             continue;
         json_t *n = json_object_get(gov, buf);
-        fx_set(c, gov, buf, fx_int(c, true, n ? (long)json_integer_value(n) + 1 : 1));
+        tp__check_fx_set(c, gov, buf,
+                         tp__check_fx_int(c, true, n ? (long)json_integer_value(n) + 1 : 1));
         with_gov++;
     }
     if (with_gov == 0) {
         json_decref(gov);
         gov = json_null();
-        fx_missing(c, "cpu.governors", "no cpufreq (sys/devices/system/cpu/cpuN/cpufreq)");
+        tp__check_fx_missing(c, "cpu.governors",
+                             "no cpufreq (sys/devices/system/cpu/cpuN/cpufreq)");
     }
-    fx_set(c, o, "governors", gov);
-    fx_names_free(&cpus);
-    fx_fmt(path, "%s/smt/control", base);
-    fx_set(c, o, "smt", fx_str(c, fx_read_abs(path, buf, sizeof buf) == 0 && buf[0] ? buf : NULL));
+    tp__check_fx_set(c, o, "governors", gov);
+    tp__check_fx_names_free(&cpus);
+    tp__check_fx_fmt(path, "%s/smt/control", base);
+    tp__check_fx_set(c, o, "smt",
+                     tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0]
+                                             ? buf
+                                             : NULL));
     struct fx_names nodes;
-    if (fx_path(c, base, "/sys/devices/system/node") == 0 && fx_list(base, is_node, &nodes) == 0) {
-        fx_set(c, o, "numa_nodes", fx_int(c, nodes.n > 0, (long)nodes.n));
-        fx_names_free(&nodes);
+    if (tp__check_fx_path(c, base, "/sys/devices/system/node") == 0 &&
+        tp__check_fx_list(base, is_node, &nodes) == 0) {
+        tp__check_fx_set(c, o, "numa_nodes", tp__check_fx_int(c, nodes.n > 0, (long)nodes.n));
+        tp__check_fx_names_free(&nodes);
     } else {
-        fx_set(c, o, "numa_nodes", json_null());
-        fx_missing(c, "cpu.numa_nodes", "no sys/devices/system/node");
+        tp__check_fx_set(c, o, "numa_nodes", json_null());
+        tp__check_fx_missing(c, "cpu.numa_nodes", "no sys/devices/system/node");
     }
-    fx_set(c, c->facts, "cpu", o);
+    tp__check_fx_set(c, c->facts, "cpu", o);
 }
 
 /* ---- GPUs ---- */
@@ -254,50 +265,51 @@ static void gpudirect(struct fx *c)
 {
     static const char *const mods[] = {"nvidia_peermem", "nv_peer_mem"};
     char path[PATH_MAX], ver[64];
-    json_t *g = fx_obj(c);
+    json_t *g = tp__check_fx_obj(c);
     const char *peer = NULL;
     for (size_t i = 0; i < 2 && !peer; i++) {
         struct stat st;
-        if (fx_path(c, path, "/sys/module/%s", mods[i]) == 0 && stat(path, &st) == 0 &&
+        if (tp__check_fx_path(c, path, "/sys/module/%s", mods[i]) == 0 && stat(path, &st) == 0 &&
             S_ISDIR(st.st_mode))
             peer = mods[i];
     }
-    fx_set(c, g, "peermem", fx_str(c, peer));
-    bool have_ver = fx_read(c, ver, sizeof ver, "/sys/module/nvidia/version") == 0;
-    fx_set(c, g, "nvidia_driver", fx_str(c, have_ver ? ver : NULL));
-    fx_set(c, c->facts, "gpudirect", g);
+    tp__check_fx_set(c, g, "peermem", tp__check_fx_str(c, peer));
+    bool have_ver = tp__check_fx_read(c, ver, sizeof ver, "/sys/module/nvidia/version") == 0;
+    tp__check_fx_set(c, g, "nvidia_driver", tp__check_fx_str(c, have_ver ? ver : NULL));
+    tp__check_fx_set(c, c->facts, "gpudirect", g);
 }
 
 static void gpus(struct fx *c)
 {
     char base[PATH_MAX], path[PATH_MAX], vendor[32], cls[32];
     struct fx_names devs;
-    json_t *list = fx_arr(c);
-    if (fx_path(c, base, "/sys/bus/pci/devices") < 0 || fx_list(base, not_dot, &devs) < 0) {
+    json_t *list = tp__check_fx_arr(c);
+    if (tp__check_fx_path(c, base, "/sys/bus/pci/devices") < 0 ||
+        tp__check_fx_list(base, not_dot, &devs) < 0) {
         json_decref(list);
-        fx_set(c, c->facts, "gpus", json_null());
-        fx_missing(c, "gpus", "no sys/bus/pci/devices");
+        tp__check_fx_set(c, c->facts, "gpus", json_null());
+        tp__check_fx_missing(c, "gpus", "no sys/bus/pci/devices");
         return;
     }
     for (size_t i = 0; i < devs.n; i++) {
-        fx_fmt(path, "%s/%s/class", base, devs.v[i]);
-        if (fx_read_abs(path, cls, sizeof cls) < 0 || strncmp(cls, "0x03", 4) != 0)
+        tp__check_fx_fmt(path, "%s/%s/class", base, devs.v[i]);
+        if (tp__check_fx_read_abs(path, cls, sizeof cls) < 0 || strncmp(cls, "0x03", 4) != 0)
             continue;
-        fx_fmt(path, "%s/%s/vendor", base, devs.v[i]);
-        if (fx_read_abs(path, vendor, sizeof vendor) < 0 || !gpu_vendor(vendor))
+        tp__check_fx_fmt(path, "%s/%s/vendor", base, devs.v[i]);
+        if (tp__check_fx_read_abs(path, vendor, sizeof vendor) < 0 || !gpu_vendor(vendor))
             continue;
         long node = 0;
-        fx_fmt(path, "%s/%s/numa_node", base, devs.v[i]);
-        bool has_node = fx_long_abs(path, &node) == 0 && node >= 0;
-        json_t *g = fx_obj(c);
-        fx_set(c, g, "pci", fx_str(c, devs.v[i]));
-        fx_set(c, g, "vendor", fx_str(c, vendor));
-        fx_set(c, g, "class", fx_str(c, cls));
-        fx_set(c, g, "numa_node", fx_int(c, has_node, node));
-        fx_push(c, list, g);
+        tp__check_fx_fmt(path, "%s/%s/numa_node", base, devs.v[i]);
+        bool has_node = tp__check_fx_long_abs(path, &node) == 0 && node >= 0;
+        json_t *g = tp__check_fx_obj(c);
+        tp__check_fx_set(c, g, "pci", tp__check_fx_str(c, devs.v[i]));
+        tp__check_fx_set(c, g, "vendor", tp__check_fx_str(c, vendor));
+        tp__check_fx_set(c, g, "class", tp__check_fx_str(c, cls));
+        tp__check_fx_set(c, g, "numa_node", tp__check_fx_int(c, has_node, node));
+        tp__check_fx_push(c, list, g);
     }
-    fx_names_free(&devs);
-    fx_set(c, c->facts, "gpus", list);
+    tp__check_fx_names_free(&devs);
+    tp__check_fx_set(c, c->facts, "gpus", list);
     gpudirect(c);
 }
 
@@ -306,10 +318,10 @@ static void gpus(struct fx *c)
 static void memory(struct fx *c)
 {
     char path[PATH_MAX];
-    json_t *o = fx_obj(c);
+    json_t *o = tp__check_fx_obj(c);
     bool total_ok = false, size_ok = false;
     long total = 0, size_kb = 0;
-    FILE *f = fx_path(c, path, "/proc/meminfo") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/meminfo") == 0 ? fopen(path, "re") : NULL;
     if (f) {
         char line[256];
         while (fgets(line, sizeof line, f)) {
@@ -318,24 +330,24 @@ static void memory(struct fx *c)
         }
         fclose(f);
     } else {
-        fx_missing(c, "memory", "no proc/meminfo");
+        tp__check_fx_missing(c, "memory", "no proc/meminfo");
     }
-    fx_set(c, o, "hugepages_total", fx_int(c, total_ok, total));
-    fx_set(c, o, "hugepage_size_kb", fx_int(c, size_ok, size_kb));
+    tp__check_fx_set(c, o, "hugepages_total", tp__check_fx_int(c, total_ok, total));
+    tp__check_fx_set(c, o, "hugepage_size_kb", tp__check_fx_int(c, size_ok, size_kb));
     /* "always [madvise] never": the bracketed word is the mode in force */
     char buf[128];
     const char *thp = NULL;
-    if (fx_read(c, buf, sizeof buf, "/sys/kernel/mm/transparent_hugepage/enabled") == 0) {
+    if (tp__check_fx_read(c, buf, sizeof buf, "/sys/kernel/mm/transparent_hugepage/enabled") == 0) {
         char *open = strchr(buf, '['), *close = open ? strchr(open, ']') : NULL;
         if (close) {
             *close = '\0';
             thp = open + 1;
         }
     } else {
-        fx_missing(c, "memory.thp", "no sys/kernel/mm/transparent_hugepage/enabled");
+        tp__check_fx_missing(c, "memory.thp", "no sys/kernel/mm/transparent_hugepage/enabled");
     }
-    fx_set(c, o, "thp", fx_str(c, thp));
-    fx_set(c, c->facts, "memory", o);
+    tp__check_fx_set(c, o, "thp", tp__check_fx_str(c, thp));
+    tp__check_fx_set(c, c->facts, "memory", o);
 }
 
 /* ---- IOMMU ---- */
@@ -358,18 +370,20 @@ static bool cmdline_has(const char *cmdline, const char *word)
 static void iommu(struct fx *c)
 {
     char path[PATH_MAX], cmdline[4096];
-    json_t *o = fx_obj(c);
-    bool have_cmd = fx_read(c, cmdline, sizeof cmdline, "/proc/cmdline") == 0;
+    json_t *o = tp__check_fx_obj(c);
+    bool have_cmd = tp__check_fx_read(c, cmdline, sizeof cmdline, "/proc/cmdline") == 0;
     if (!have_cmd)
-        fx_missing(c, "iommu.cmdline", "no proc/cmdline");
+        tp__check_fx_missing(c, "iommu.cmdline", "no proc/cmdline");
     struct fx_names groups = {0}, units = {0};
-    bool have_groups =
-        fx_path(c, path, "/sys/kernel/iommu_groups") == 0 && fx_list(path, is_number, &groups) == 0;
-    bool have_class = fx_path(c, path, "/sys/class/iommu") == 0 && fx_list(path, NULL, &units) == 0;
+    bool have_groups = tp__check_fx_path(c, path, "/sys/kernel/iommu_groups") == 0 &&
+                       tp__check_fx_list(path, is_number, &groups) == 0;
+    bool have_class = tp__check_fx_path(c, path, "/sys/class/iommu") == 0 &&
+                      tp__check_fx_list(path, NULL, &units) == 0;
     size_t identity = 0;
     for (size_t i = 0; i < groups.n; i++) {
         char type[32];
-        if (fx_read(c, type, sizeof type, "/sys/kernel/iommu_groups/%s/type", groups.v[i]) == 0 &&
+        if (tp__check_fx_read(c, type, sizeof type, "/sys/kernel/iommu_groups/%s/type",
+                              groups.v[i]) == 0 &&
             !strcmp(type, "identity"))
             identity++;
     }
@@ -386,56 +400,56 @@ static void iommu(struct fx *c)
         mode = "off";
     else
         mode = "unknown";
-    fx_set(c, o, "mode", fx_str(c, mode));
-    fx_set(c, o, "cmdline", fx_str(c, have_cmd ? cmdline : NULL));
-    fx_set(c, o, "groups", fx_int(c, have_groups, (long)groups.n));
-    fx_names_free(&groups);
-    fx_names_free(&units);
-    fx_set(c, c->facts, "iommu", o);
+    tp__check_fx_set(c, o, "mode", tp__check_fx_str(c, mode));
+    tp__check_fx_set(c, o, "cmdline", tp__check_fx_str(c, have_cmd ? cmdline : NULL));
+    tp__check_fx_set(c, o, "groups", tp__check_fx_int(c, have_groups, (long)groups.n));
+    tp__check_fx_names_free(&groups);
+    tp__check_fx_names_free(&units);
+    tp__check_fx_set(c, c->facts, "iommu", o);
 }
 
 /* ---- time ---- */
 
 static void time_sync(struct fx *c)
 {
-    json_t *o = fx_obj(c);
+    json_t *o = tp__check_fx_obj(c);
     json_t *sync = json_null(), *source = json_null(), *maxerr = json_null();
     if (c->live) {
         struct timex tx = {0}; /* modes 0: read only */
         int state = ntp_adjtime(&tx);
         if (state < 0) {
-            fx_missing(c, "time", "ntp_adjtime: %s", strerror(errno));
+            tp__check_fx_missing(c, "time", "ntp_adjtime: %s", strerror(errno));
         } else {
             sync = json_boolean(!(tx.status & STA_UNSYNC) && state != TIME_ERROR);
-            source = fx_str(c, "adjtimex");
-            maxerr = fx_int(c, true, tx.maxerror);
+            source = tp__check_fx_str(c, "adjtimex");
+            maxerr = tp__check_fx_int(c, true, tx.maxerror);
         }
     } else {
         char path[PATH_MAX];
         json_error_t je;
         json_t *doc = NULL;
-        if (fx_path(c, path, "/time.json") < 0 || access(path, F_OK) < 0)
-            fx_missing(c, "time", "no time.json in the snapshot");
+        if (tp__check_fx_path(c, path, "/time.json") < 0 || access(path, F_OK) < 0)
+            tp__check_fx_missing(c, "time", "no time.json in the snapshot");
         else if (!(doc = json_load_file(path, 0, &je)))
-            fx_missing(c, "time", "time.json:%d: %s", je.line, je.text);
+            tp__check_fx_missing(c, "time", "time.json:%d: %s", je.line, je.text);
         else if (!json_is_boolean(json_object_get(doc, "synchronized")))
-            fx_missing(c, "time", "time.json has no boolean \"synchronized\"");
+            tp__check_fx_missing(c, "time", "time.json has no boolean \"synchronized\"");
         else {
             sync = json_incref(json_object_get(doc, "synchronized"));
-            source = fx_str(c, "file");
+            source = tp__check_fx_str(c, "file");
             json_t *me = json_object_get(doc, "maxerror_us");
             if (json_is_integer(me))
                 maxerr = json_incref(me);
         }
         json_decref(doc);
     }
-    fx_set(c, o, "synchronized", sync);
-    fx_set(c, o, "source", source);
-    fx_set(c, o, "maxerror_us", maxerr);
-    fx_set(c, c->facts, "time", o);
+    tp__check_fx_set(c, o, "synchronized", sync);
+    tp__check_fx_set(c, o, "source", source);
+    tp__check_fx_set(c, o, "maxerror_us", maxerr);
+    tp__check_fx_set(c, c->facts, "time", o);
 }
 
-void fx_node(struct fx *c)
+void tp__check_fx_node(struct fx *c)
 {
     cpu(c);
     gpus(c);
