@@ -1,5 +1,6 @@
 /* Internal to the fact collectors (src/check/facts*.c): the collection
- * context and the root-relative file helpers they share. Every kernel path
+ * context, the root-relative file helpers they share (facts_util.c) and
+ * the collectors the driver (facts.c) calls. Every kernel path
  * is written as it is on a live system ("/sys/class/net") and read under
  * the context's root, so a snapshot folder and the live host take the same
  * code path; only the few facts the kernel does not expose as files
@@ -7,6 +8,7 @@
 #ifndef TP_FACTS_INT_H
 #define TP_FACTS_INT_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +64,10 @@ int tp__check_fx_link_base(const char *path, char *buf, size_t cap);
  * then empty. Free with tp__check_fx_names_free. */
 int tp__check_fx_list(const char *path, bool (*keep)(const char *name), struct fx_names *out);
 void tp__check_fx_names_free(struct fx_names *n);
+
+/* tp__check_fx_list of a folder already open as d (read, not closed): for
+ * a walk by file descriptor. -1 with errno ENOMEM; out is then empty. */
+int tp__check_fx_list_dir(DIR *d, bool (*keep)(const char *name), struct fx_names *out);
 
 /* True for "<prefix><digits>" names: cpu12, node0, nvme3. */
 bool tp__check_fx_prefixed_number(const char *name, const char *prefix);
