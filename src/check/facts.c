@@ -1,8 +1,8 @@
 /* The facts driver of trainpath check: one JSON object describing a node,
  * read from this host or from a snapshot folder laid out as the kernel lays
  * out /proc, /sys and configfs. The driver sets the frame (schema, root,
- * host, missing) and hands the context to the collectors of
- * facts_net.c, facts_storage.c and facts_node.c in the order of
+ * host, missing) and hands the context to the collectors of facts_net.c,
+ * facts_sysctl.c, facts_storage.c and facts_node.c in the order of
  * docs/check.md; the helpers they share are in facts_util.c, the secrets
  * scan of result folders in facts_secrets.c.
  *

@@ -94,18 +94,16 @@ void tp__check_fx_push(struct fx *c, json_t *arr, json_t *v);
  * timeout_ms. 0 when it exited 0, else -1 (reason in why[128]). */
 int tp__check_fx_run(char *const argv[], char *buf, size_t cap, int timeout_ms, char *why);
 
-/* The collectors. Each adds its keys to c->facts (in the order of
- * docs/check.md) and reports what it could not read in c->missing. */
-void tp__check_fx_net_interfaces(struct fx *c); /* interfaces */
-void tp__check_fx_net_routes(struct fx *c);     /* routes */
-void tp__check_fx_net_listeners(struct fx *c);  /* listeners */
-void tp__check_fx_net_nftables(struct fx *c);   /* nftables */
-void tp__check_fx_sysctl(struct fx *c);         /* sysctl (network and kernel) */
-void tp__check_fx_node_rdma(struct fx *c);      /* rdma */
+/* The collectors, called by the driver (facts.c) only. Each adds its keys
+ * to c->facts (in the order of docs/check.md) and reports what it could
+ * not read in c->missing. */
+void tp__check_fx_net_interfaces(struct fx *c); /* interfaces (facts_net.c) */
+void tp__check_fx_net_routes(struct fx *c);     /* routes (facts_net.c) */
+void tp__check_fx_net_listeners(struct fx *c);  /* listeners (facts_net.c) */
+void tp__check_fx_net_nftables(struct fx *c);   /* nftables (facts_net.c) */
+void tp__check_fx_sysctl(struct fx *c);         /* sysctl, network and kernel (facts_sysctl.c) */
+void tp__check_fx_node_rdma(struct fx *c);      /* rdma (facts_node.c) */
 void tp__check_fx_storage(struct fx *c);        /* nvme_hosts, nvme_multipath, nvmet */
-void tp__check_fx_node(struct fx *c);           /* cpu, gpus, memory, iommu, time */
-
-/* The kernel.* sysctls, added to the sysctl object by tp__check_fx_sysctl. */
-void tp__check_fx_node_sysctls(struct fx *c, json_t *sysctl);
+void tp__check_fx_node(struct fx *c);           /* cpu, gpus, memory, iommu, time (facts_node.c) */
 
 #endif

@@ -1,8 +1,9 @@
 /* Node facts: RDMA devices (sys/class/infiniband) and their namespace mode,
  * CPU (count, cpufreq governors, SMT, NUMA nodes), GPUs on PCI, huge pages
- * and THP, the IOMMU mode, time synchronisation and the kernel hardening
- * sysctls. NUMA placement comes from sysfs (numa_node), the file hwloc
- * itself reads, so a snapshot folder answers exactly as the live host. */
+ * and THP, the IOMMU mode and time synchronisation (the kernel hardening
+ * sysctls are facts_sysctl.c's). NUMA placement comes from sysfs
+ * (numa_node), the file hwloc itself reads, so a snapshot folder answers
+ * exactly as the live host. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,23 +13,6 @@
 #include <unistd.h>
 
 #include "facts_int.h"
-
-/* ---- kernel sysctls ---- */
-
-void tp__check_fx_node_sysctls(struct fx *c, json_t *sysctl)
-{
-    static const char *const keys[][2] = {
-        {"kernel.kptr_restrict", "kernel/kptr_restrict"},
-        {"kernel.dmesg_restrict", "kernel/dmesg_restrict"},
-        {"kernel.unprivileged_bpf_disabled", "kernel/unprivileged_bpf_disabled"},
-        {"kernel.yama.ptrace_scope", "kernel/yama/ptrace_scope"},
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        char buf[64];
-        if (tp__check_fx_read(c, buf, sizeof buf, "/proc/sys/%s", keys[i][1]) == 0)
-            tp__check_fx_set(c, sysctl, keys[i][0], tp__check_fx_str(c, buf));
-    }
-}
 
 /* ---- RDMA ---- */
 
