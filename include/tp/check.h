@@ -123,8 +123,10 @@ struct tp_check_rule {
     void (*check)(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r);
 };
 
-/* The rule table, in report order, and its length. */
-extern const struct tp_check_rule tp_check_rules[];
+/* The rules, in report order, and their number. Each row is defined beside
+ * its check in the file of its plane (src/check/rules_<plane>.c); this
+ * registry puts them in the order of the report and the result document. */
+extern const struct tp_check_rule *const tp_check_rules[];
 extern const size_t tp_check_nrules;
 
 /* Evaluate every rule: a new array of findings, one per rule, in table

@@ -302,10 +302,10 @@ static int fleet(struct opts *o, struct tp_policy *p)
     for (size_t r = 0; rc == 0 && r < tp_check_nrules; r++)
         json_array_append_new(by_rule,
                               json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:i, s:i}", "id",
-                                        tp_check_rules[r].id, "plane", tp_check_rules[r].plane,
+                                        tp_check_rules[r]->id, "plane", tp_check_rules[r]->plane,
                                         "severity",
-                                        tp_check_severity_name(tp_check_rules[r].severity),
-                                        "title", tp_check_rules[r].title, "fail", "warn", "pass",
+                                        tp_check_severity_name(tp_check_rules[r]->severity),
+                                        "title", tp_check_rules[r]->title, "fail", "warn", "pass",
                                         0, "skip", 0));
     int worst = 0;
     for (int i = 0; rc == 0 && i < o->nfleet; i++) {
@@ -378,7 +378,7 @@ static int fleet(struct opts *o, struct tp_policy *p)
 static int rules_cmd(void)
 {
     for (size_t i = 0; i < tp_check_nrules; i++) {
-        const struct tp_check_rule *r = &tp_check_rules[i];
+        const struct tp_check_rule *r = tp_check_rules[i];
         printf("%-28s %-10s %-8s %s\n", r->id, r->plane, tp_check_severity_name(r->severity),
                r->title);
     }

@@ -667,18 +667,18 @@ static void every_rule_has_cases(void **state)
     for (size_t r = 0; r < tp_check_nrules; r++) {
         bool bad = false, skip = false;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            if (strcmp(cases[i].id, tp_check_rules[r].id) != 0)
+            if (strcmp(cases[i].id, tp_check_rules[r]->id) != 0)
                 continue;
             bad |= cases[i].want == FAIL || cases[i].want == WARN;
             skip |= cases[i].want == SKIP;
         }
         if (!bad || !skip)
-            fail_msg("%s: no %s case", tp_check_rules[r].id, bad ? "SKIP" : "FAIL or WARN");
+            fail_msg("%s: no %s case", tp_check_rules[r]->id, bad ? "SKIP" : "FAIL or WARN");
     }
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bool known = false;
         for (size_t r = 0; r < tp_check_nrules; r++)
-            known |= strcmp(cases[i].id, tp_check_rules[r].id) == 0;
+            known |= strcmp(cases[i].id, tp_check_rules[r]->id) == 0;
         if (!known)
             fail_msg("case %zu names unknown rule %s", i, cases[i].id);
     }
@@ -751,7 +751,7 @@ static void findings_have_every_field(void **state)
     assert_int_equal(json_array_size(findings), tp_check_nrules);
     for (size_t i = 0; i < tp_check_nrules; i++) {
         const json_t *f = json_array_get(findings, i);
-        const struct tp_check_rule *r = &tp_check_rules[i];
+        const struct tp_check_rule *r = tp_check_rules[i];
         assert_int_equal(json_object_size(f), sizeof keys / sizeof keys[0]);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (!field(f, keys[k])[0])
@@ -774,7 +774,7 @@ static void table_is_well_formed(void **state)
     (void)state;
     assert_true(tp_check_nrules >= 30);
     for (size_t i = 0; i < tp_check_nrules; i++) {
-        const struct tp_check_rule *r = &tp_check_rules[i];
+        const struct tp_check_rule *r = tp_check_rules[i];
         const char *text[] = {r->id, r->plane, r->title, r->rationale, r->remediation, r->source};
         for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
             if (!text[k] || !text[k][0])
@@ -784,7 +784,7 @@ static void table_is_well_formed(void **state)
             fail_msg("%s: plane %s", r->id, r->plane);
         assert_true(r->severity == TP_SEV_WARNING || r->severity == TP_SEV_CRITICAL);
         for (size_t j = 0; j < i; j++)
-            if (strcmp(r->id, tp_check_rules[j].id) == 0)
+            if (strcmp(r->id, tp_check_rules[j]->id) == 0)
                 fail_msg("rule id %s twice (%zu and %zu)", r->id, j, i);
     }
 }
