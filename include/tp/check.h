@@ -10,7 +10,10 @@
  *    each with its CIDRs, interfaces and the services it may expose, and
  *    the node's role (YAML, errors at file:line:column and key path).
  *  - the rules: a table; each rule reads the facts and the policy and says
- *    PASS, WARN, FAIL or SKIP with its evidence. */
+ *    PASS, WARN, FAIL or SKIP with its evidence.
+ *
+ * The audits put the three together for one node or a fleet of them, into
+ * a result document whose verdict is a Nagios code. */
 #ifndef TP_CHECK_H
 #define TP_CHECK_H
 
@@ -135,7 +138,67 @@ extern const size_t tp_check_nrules;
 json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p);
 
 /* The Nagios exit code of findings: 2 (critical) when a critical rule
- * FAILs, else 1 (warning) when any rule FAILs or WARNs, else 0. */
+ * FAILs, else 1 (warning) when any rule FAILs or WARNs, else 3 (unknown)
+ * when findings is not an array or a finding's status is not known, else
+ * 0. */
 int tp_check_nagios(const json_t *findings);
+
+/* "OK", "WARNING", "CRITICAL" or "UNKNOWN" for the Nagios code 0..3;
+ * "UNKNOWN" for any other code. */
+const char *tp_check_nagios_word(int code);
+
+/* The findings counted by status: a new object {pass, warn, fail, skip}.
+ * NULL when out of memory. */
+json_t *tp_check_summary(const json_t *findings);
+
+/* ---- audits ---- */
+
+/* What `trainpath check` audits: one node (tp_check_audit) or a fleet
+ * (tp_check_fleet). */
+struct tp_check_opts {
+    const char *policy;         /* the policy file; NULL: none, the node rules only
+                                 * (tp_check_audit; a fleet needs one) */
+    const char *root;           /* collect the facts under this folder (NULL or "/": this host) */
+    const char *facts;          /* or read them from this file (tp_check_load_facts) */
+    const char *const *results; /* folders to scan for secrets besides the policy's */
+    int nresults;
+    const char *const *fleet;   /* tp_check_fleet: the hosts' facts files */
+    int nfleet;
+};
+
+/* The facts in the file at path: a facts object (trainpath check facts
+ * --json), or a check result document holding one in results.facts. 0 with
+ * *facts a new reference; on error TP_EUSAGE with err naming the file (and
+ * the line and column where it is not JSON), *facts untouched. */
+int tp_check_load_facts(const char *path, json_t **facts, tp_error *err);
+
+/* The result document's "config" of o: {policy, root, facts}, or with
+ * o->fleet {policy, fleet: [files]}. A new object; NULL when out of
+ * memory. */
+json_t *tp_check_config_json(const struct tp_check_opts *o);
+
+/* Audit one node: read the policy o->policy into p (not read, and no plane
+ * rule applies, without one), collect the facts under o->root or read them
+ * from o->facts, scan the policy's and o->results' folders for secrets
+ * (collected facts only), and evaluate every rule. Fills doc's "results"
+ * with {host, role (with a policy), nagios: {code, word}, summary,
+ * findings, facts}; the node's Nagios code is results.nagios.code. Returns
+ * 0, or on error a TP_E* code (TP_EUSAGE for a policy, root or facts file
+ * that cannot be used; TP_ENOMEM) with err naming the file, and doc's
+ * results left empty. */
+int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *doc,
+                   tp_error *err);
+
+/* Audit the hosts' facts files o->fleet (tp_check_load_facts) under the
+ * policy o->policy, read into p. Fills doc's "results" with {hosts: [{host,
+ * file, nagios, summary}], by_rule: one per rule in table order, {id,
+ * plane, severity, title, fail: [{host, evidence}], warn: [...], pass,
+ * skip}, nagios: {code, word} of the worst host}. A host is named by its
+ * facts' host, else by its file. Returns 0, or on error a TP_E* code
+ * (TP_EUSAGE: no or a bad policy, a file without facts; TP_ENOMEM) with err
+ * naming the file; doc's results then hold the hosts audited before it, and
+ * no nagios. */
+int tp_check_fleet(const struct tp_check_opts *o, struct tp_policy *p, json_t *doc,
+                   tp_error *err);
 
 #endif

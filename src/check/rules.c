@@ -122,3 +122,24 @@ int tp_check_nagios(const json_t *findings)
     }
     return warn ? 1 : unknown ? 3 : 0;
 }
+
+json_t *tp_check_summary(const json_t *findings)
+{
+    int n[4] = {0};
+    size_t i;
+    const json_t *f;
+    json_array_foreach(findings, i, f) {
+        const char *st = tp__check_sget(f, "status");
+        for (int k = 0; k < 4; k++)
+            if (st && strcmp(st, tp_check_status_name((enum tp_check_status)k)) == 0)
+                n[k]++;
+    }
+    return json_pack("{s:i, s:i, s:i, s:i}", "pass", n[TP_CHECK_PASS], "warn", n[TP_CHECK_WARN],
+                     "fail", n[TP_CHECK_FAIL], "skip", n[TP_CHECK_SKIP]);
+}
+
+const char *tp_check_nagios_word(int code)
+{
+    static const char *const w[] = {"OK", "WARNING", "CRITICAL", "UNKNOWN"};
+    return code >= 0 && code <= 3 ? w[code] : "UNKNOWN";
+}

@@ -1,4 +1,6 @@
-/* trainpath check: the node audit.
+/* trainpath check: the node audit's command line. It parses the options,
+ * makes one library call (tp_check_facts, tp_check_audit, tp_check_fleet;
+ * src/check/audit.c), prints the table and writes the result document.
  *
  *   trainpath check facts [--root DIR] [--json FILE]
  *   trainpath check --policy FILE [--root DIR | --facts FILE] [--results DIR]...
@@ -153,17 +155,21 @@ static int facts_cmd(int argc, char **argv)
     return rc ? cli_fail(&err) : 0;
 }
 
-static void print_findings(FILE *out, const char *host, const struct tp_policy *p,
-                           const json_t *findings)
+/* The table of one audit: a line per rule, the remediation under every
+ * FAIL and WARN, and the summary with the verdict. */
+static void print_audit(FILE *out, const struct tp_policy *p, const json_t *res)
 {
-    size_t i;
-    const json_t *f;
+    const json_t *findings = json_object_get(res, "findings"), *f;
+    const char *host = json_string_value(json_object_get(json_object_get(res, "facts"), "host"));
+    if (!host)
+        host = "?";
     if (p)
         fprintf(out, "# trainpath check: %s, policy %s (role %s), %zu rules\n", host, p->file,
                 tp_role_name(p->role), json_array_size(findings));
     else
         fprintf(out, "# trainpath check: %s, no policy (the plane rules skip), %zu rules\n", host,
                 json_array_size(findings));
+    size_t i;
     json_array_foreach(findings, i, f) {
         const char *st = json_string_value(json_object_get(f, "status"));
         fprintf(out, "%-4s  %-8s  %-28s %-10s %s\n", st,
@@ -175,204 +181,74 @@ static void print_findings(FILE *out, const char *host, const struct tp_policy *
             fprintf(out, "      remediation: %s\n",
                    json_string_value(json_object_get(f, "remediation")));
     }
+    const json_t *sum = json_object_get(res, "summary"), *nagios = json_object_get(res, "nagios");
+    fprintf(out, "# %lld pass, %lld warn, %lld fail, %lld skip: %s (exit %lld)\n",
+            json_integer_value(json_object_get(sum, "pass")),
+            json_integer_value(json_object_get(sum, "warn")),
+            json_integer_value(json_object_get(sum, "fail")),
+            json_integer_value(json_object_get(sum, "skip")),
+            json_string_value(json_object_get(nagios, "word")),
+            json_integer_value(json_object_get(nagios, "code")));
 }
 
-static json_t *summary(const json_t *findings)
+/* The fleet's table: each rule some host fails or warns on, with the hosts. */
+static void print_fleet(FILE *out, int nhosts, const struct tp_policy *p, const json_t *res)
 {
-    int n[4] = {0};
-    size_t i;
-    const json_t *f;
-    json_array_foreach(findings, i, f) {
-        const char *st = json_string_value(json_object_get(f, "status"));
-        for (int k = 0; k < 4; k++)
-            if (st && strcmp(st, tp_check_status_name((enum tp_check_status)k)) == 0)
-                n[k]++;
+    fprintf(out, "# trainpath check --fleet: %d hosts, policy %s\n", nhosts, p->file);
+    size_t k;
+    const json_t *g;
+    json_array_foreach(json_object_get(res, "by_rule"), k, g) {
+        size_t nf = json_array_size(json_object_get(g, "fail"));
+        size_t nw = json_array_size(json_object_get(g, "warn"));
+        if (!nf && !nw)
+            continue;
+        fprintf(out, "%-28s %-8s fail %zu, warn %zu:", json_string_value(json_object_get(g, "id")),
+                json_string_value(json_object_get(g, "severity")), nf, nw);
+        const char *keys[] = {"fail", "warn"};
+        for (int x = 0; x < 2; x++) {
+            size_t j;
+            const json_t *h;
+            json_array_foreach(json_object_get(g, keys[x]), j, h)
+                fprintf(out, " %s", json_string_value(json_object_get(h, "host")));
+        }
+        fprintf(out, "\n");
     }
-    return json_pack("{s:i, s:i, s:i, s:i}", "pass", n[TP_CHECK_PASS], "warn", n[TP_CHECK_WARN],
-                     "fail", n[TP_CHECK_FAIL], "skip", n[TP_CHECK_SKIP]);
+    const json_t *nagios = json_object_get(res, "nagios");
+    fprintf(out, "# worst: %s (exit %lld)\n", json_string_value(json_object_get(nagios, "word")),
+            json_integer_value(json_object_get(nagios, "code")));
 }
 
-static const char *nagios_word(int code)
+/* One node's audit, or with --fleet many hosts': the table, the document,
+ * and the Nagios code as the exit status (UNKNOWN when the audit could not
+ * run). */
+static int audit(const struct opts *o, struct tp_policy *p)
 {
-    static const char *const w[] = {"OK", "WARNING", "CRITICAL", "UNKNOWN"};
-    return code >= 0 && code <= 3 ? w[code] : "UNKNOWN";
-}
-
-/* Facts from a file: a facts object, or a check result document holding one. */
-static int load_facts(const char *path, json_t **out, tp_error *err)
-{
-    json_error_t je;
-    json_t *d = json_load_file(path, 0, &je);
-    if (!d)
-        return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
-                                          je.column, je.text)
-                           : tp_error_set(err, TP_EUSAGE, "%s: %s", path, je.text);
-    const char *schema = json_string_value(json_object_get(d, "schema"));
-    if (schema && strcmp(schema, "trainpath.facts/1") == 0) {
-        *out = d;
-        return 0;
-    }
-    json_t *inner = json_object_get(json_object_get(d, "results"), "facts");
-    schema = json_string_value(json_object_get(inner, "schema"));
-    if (schema && strcmp(schema, "trainpath.facts/1") == 0) {
-        *out = json_incref(inner);
-        json_decref(d);
-        return 0;
-    }
-    json_decref(d);
-    return tp_error_set(err, TP_EUSAGE,
-                        "%s: not trainpath facts (want the output of trainpath check facts, or a "
-                        "trainpath check result)",
-                        path);
-}
-
-static int audit(struct opts *o, struct tp_policy *p)
-{
+    const struct tp_check_opts co = {
+        .policy = o->policy, .root = o->root, .facts = o->facts,
+        .results = o->results, .nresults = o->nresults,
+        .fleet = (const char *const *)o->fleet, .nfleet = o->nfleet,
+    };
     tp_error err = {0};
-    json_t *cfg = json_pack("{s:s?, s:s?, s:s?}", "policy", o->policy, "root", o->root, "facts",
-                            o->facts);
-    json_t *doc = tp_result_new("check", cfg), *facts = NULL, *results = json_object();
-    json_object_set_new(doc, "results", results);
-    int rc = o->policy ? tp_policy_parse(o->policy, p, &err) : 0;
-    if (!o->policy)
-        p = NULL; /* the node rules only */
-    if (rc == 0)
-        rc = o->facts ? load_facts(o->facts, &facts, &err) : tp_check_facts(o->root, &facts, &err);
-    if (rc == 0) {
-        const char *dirs[2 * MAX_RESULTS];
-        int nd = 0;
-        for (int i = 0; p && i < p->nresults_dirs; i++)
-            dirs[nd++] = p->results_dirs[i];
-        for (int i = 0; i < o->nresults; i++)
-            dirs[nd++] = o->results[i];
-        if (nd && !o->facts)
-            rc = tp_check_scan_secrets(facts, dirs, nd, &err);
-    }
+    json_t *doc = tp_result_new(o->fleet ? "check fleet" : "check", tp_check_config_json(&co));
+    int rc = o->fleet ? tp_check_fleet(&co, p, doc, &err) : tp_check_audit(&co, p, doc, &err);
     if (rc) {
-        if (!o->quiet || !o->json)
+        if (o->fleet || !o->quiet || !o->json)
             cli_fail(&err);
         write_doc(doc, o->json, rc, &err);
-        json_decref(facts);
         return NAGIOS_UNKNOWN;
     }
-    json_t *findings = tp_check_evaluate(facts, p);
-    int code = tp_check_nagios(findings);
-    const char *host = json_string_value(json_object_get(facts, "host"));
+    const json_t *res = json_object_get(doc, "results");
+    int code = (int)json_integer_value(json_object_get(json_object_get(res, "nagios"), "code"));
     FILE *out = o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
-    if (!o->quiet)
-        print_findings(out, host ? host : "?", p, findings);
-    json_t *sum = summary(findings);
-    if (!o->quiet)
-        fprintf(out, "# %lld pass, %lld warn, %lld fail, %lld skip: %s (exit %d)\n",
-                json_integer_value(json_object_get(sum, "pass")),
-                json_integer_value(json_object_get(sum, "warn")),
-                json_integer_value(json_object_get(sum, "fail")),
-                json_integer_value(json_object_get(sum, "skip")), nagios_word(code), code);
-    json_object_set_new(results, "host", json_string(host ? host : ""));
-    if (p)
-        json_object_set_new(results, "role", json_string(tp_role_name(p->role)));
-    json_object_set_new(results, "nagios", json_pack("{s:i, s:s}", "code", code, "word",
-                                                     nagios_word(code)));
-    json_object_set_new(results, "summary", sum);
-    json_object_set_new(results, "findings", findings);
-    json_object_set_new(results, "facts", facts);
+    if (!o->quiet && o->fleet)
+        print_fleet(out, o->nfleet, p, res);
+    else if (!o->quiet)
+        print_audit(out, o->policy ? p : NULL, res);
     /* the audit ran: the document is "ok" whatever it found; the verdict is
      * in results.nagios */
     if (write_doc(doc, o->json, 0, &err) < 0)
         return NAGIOS_UNKNOWN;
     return code;
-}
-
-/* Many hosts' facts under one policy: every host audited, findings grouped
- * by rule (which hosts fail or warn on each). */
-static int fleet(struct opts *o, struct tp_policy *p)
-{
-    tp_error err = {0};
-    json_t *cfg = json_pack("{s:s}", "policy", o->policy);
-    json_t *files = json_array();
-    for (int i = 0; i < o->nfleet; i++)
-        json_array_append_new(files, json_string(o->fleet[i]));
-    json_object_set_new(cfg, "fleet", files);
-    json_t *doc = tp_result_new("check fleet", cfg), *results = json_object();
-    json_object_set_new(doc, "results", results);
-    int rc = tp_policy_parse(o->policy, p, &err);
-    json_t *hosts = json_array(), *by_rule = json_array();
-    json_object_set_new(results, "hosts", hosts);
-    json_object_set_new(results, "by_rule", by_rule);
-    for (size_t r = 0; rc == 0 && r < tp_check_nrules; r++)
-        json_array_append_new(by_rule,
-                              json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:i, s:i}", "id",
-                                        tp_check_rules[r]->id, "plane", tp_check_rules[r]->plane,
-                                        "severity",
-                                        tp_check_severity_name(tp_check_rules[r]->severity),
-                                        "title", tp_check_rules[r]->title, "fail", "warn", "pass",
-                                        0, "skip", 0));
-    int worst = 0;
-    for (int i = 0; rc == 0 && i < o->nfleet; i++) {
-        json_t *facts = NULL;
-        rc = load_facts(o->fleet[i], &facts, &err);
-        if (rc)
-            break;
-        json_t *findings = tp_check_evaluate(facts, p);
-        int code = tp_check_nagios(findings);
-        worst = code > worst ? code : worst;
-        const char *host = json_string_value(json_object_get(facts, "host"));
-        char name[300];
-        snprintf(name, sizeof name, "%s", host && *host ? host : o->fleet[i]);
-        json_array_append_new(hosts, json_pack("{s:s, s:s, s:i, s:o}", "host", name, "file",
-                                               o->fleet[i], "nagios", code, "summary",
-                                               summary(findings)));
-        size_t k;
-        const json_t *f;
-        json_array_foreach(findings, k, f) {
-            json_t *g = json_array_get(by_rule, k);
-            const char *st = json_string_value(json_object_get(f, "status"));
-            if (strcmp(st, "FAIL") == 0 || strcmp(st, "WARN") == 0)
-                json_array_append_new(json_object_get(g, strcmp(st, "FAIL") == 0 ? "fail" : "warn"),
-                                      json_pack("{s:s, s:O}", "host", name, "evidence",
-                                                json_object_get(f, "evidence")));
-            else {
-                const char *key = strcmp(st, "PASS") == 0 ? "pass" : "skip";
-                json_object_set_new(g, key,
-                                    json_integer(json_integer_value(json_object_get(g, key)) + 1));
-            }
-        }
-        json_decref(findings);
-        json_decref(facts);
-    }
-    if (rc) {
-        cli_fail(&err);
-        write_doc(doc, o->json, rc, &err);
-        return NAGIOS_UNKNOWN;
-    }
-    FILE *out = o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
-    if (!o->quiet) {
-        fprintf(out, "# trainpath check --fleet: %d hosts, policy %s\n", o->nfleet, p->file);
-        size_t k;
-        const json_t *g;
-        json_array_foreach(by_rule, k, g) {
-            size_t nf = json_array_size(json_object_get(g, "fail"));
-            size_t nw = json_array_size(json_object_get(g, "warn"));
-            if (!nf && !nw)
-                continue;
-            fprintf(out, "%-28s %-8s fail %zu, warn %zu:", json_string_value(json_object_get(g, "id")),
-                    json_string_value(json_object_get(g, "severity")), nf, nw);
-            const char *keys[] = {"fail", "warn"};
-            for (int x = 0; x < 2; x++) {
-                size_t j;
-                const json_t *h;
-                json_array_foreach(json_object_get(g, keys[x]), j, h)
-                    fprintf(out, " %s", json_string_value(json_object_get(h, "host")));
-            }
-            fprintf(out, "\n");
-        }
-        fprintf(out, "# worst: %s (exit %d)\n", nagios_word(worst), worst);
-    }
-    json_object_set_new(results, "nagios", json_pack("{s:i, s:s}", "code", worst, "word",
-                                                     nagios_word(worst)));
-    if (write_doc(doc, o->json, 0, &err) < 0)
-        return NAGIOS_UNKNOWN;
-    return worst;
 }
 
 static int rules_cmd(void)
@@ -410,7 +286,7 @@ int cmd_check(int argc, char **argv)
         cli_fail(&err);
         return NAGIOS_UNKNOWN;
     }
-    rc = o.fleet ? fleet(&o, p) : audit(&o, p);
+    rc = audit(&o, p);
     free(p);
     return rc;
 }

@@ -6,7 +6,9 @@
  * policy, built in C, makes every rule PASS; each case then changes one
  * thing in the facts or the policy and expects one rule to WARN, FAIL or
  * SKIP, with evidence that names what it saw. A coverage test checks that
- * every rule of the table has a PASS, a FAIL or WARN, and a SKIP case. */
+ * every rule of the table has a PASS, a FAIL or WARN, and a SKIP case. The
+ * audits behind the command line (one node, a fleet, facts files) run on
+ * the snapshot fixtures of tests/fixtures/check. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,6 +22,9 @@
 #include <sys/socket.h>
 
 #include "tp/check.h"
+#include "tp_test.h"
+
+#define FIXTURES TP_SOURCE_ROOT "/tests/fixtures/check"
 
 /* ---- building facts and policies ---- */
 
@@ -867,6 +872,222 @@ static void names(void **state)
     assert_string_equal(tp_role_name(TP_ROLE_KUBERNETES), "kubernetes");
 }
 
+/* ---- audits (the library calls behind trainpath check) ---- */
+
+static void summary_and_words(void **state)
+{
+    (void)state;
+    json_t *f = loads("[{'status': 'PASS'}, {'status': 'FAIL'}, {'status': 'FAIL'},"
+                      " {'status': 'SKIP'}, {'status': 'BOGUS'}, {}]");
+    json_t *sum = tp_check_summary(f);
+    assert_non_null(sum);
+    static const char *const keys[] = {"pass", "warn", "fail", "skip"};
+    static const long long want[] = {1, 0, 2, 1};
+    for (int k = 0; k < 4; k++)
+        TP_EQ_INT(json_integer_value(json_object_get(sum, keys[k])), want[k]);
+    TP_EQ_INT(json_object_size(sum), 4);
+    json_decref(sum);
+    json_decref(f);
+    static const char *const words[] = {"OK", "WARNING", "CRITICAL", "UNKNOWN"};
+    for (int c = 0; c < 4; c++)
+        TP_EQ_STR(tp_check_nagios_word(c), words[c]);
+    TP_EQ_STR(tp_check_nagios_word(-1), "UNKNOWN");
+    TP_EQ_STR(tp_check_nagios_word(4), "UNKNOWN");
+}
+
+static const char node_policy[] = "role: compute\n"
+                                  "multi_tenant: true\n"
+                                  "planes:\n"
+                                  "  management:\n"
+                                  "    cidrs: [10.0.0.0/24]\n"
+                                  "    interfaces: [eth0]\n"
+                                  "    services:\n"
+                                  "      - {name: sshd, port: 22}\n"
+                                  "    mtu_min: 1500\n"
+                                  "  data:\n"
+                                  "    cidrs: [10.0.1.0/24, \"fd00:1::/64\"]\n"
+                                  "    interfaces: [eth2]\n"
+                                  "    rdma: true\n";
+
+/* A document as the CLI hands one over: an empty results object. */
+static json_t *doc_new(void)
+{
+    json_t *doc = json_pack("{s:s, s:{}}", "command", "check", "results");
+    assert_non_null(doc);
+    return doc;
+}
+
+static const json_t *results_of(const json_t *doc)
+{
+    const json_t *r = json_object_get(doc, "results");
+    assert_true(json_is_object(r));
+    return r;
+}
+
+static void audit_one_node(void **state)
+{
+    (void)state;
+    char dir[64], pol[128], saved[128];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_rules_audit"), 0);
+    tp_test_write(dir, "node.yaml", node_policy, pol, sizeof pol);
+    struct tp_policy p;
+    struct tp_check_opts o = {.policy = pol, .facts = FIXTURES "/node-rdma.json"};
+    tp_error err = {0};
+    json_t *doc = doc_new();
+    int rc = tp_check_audit(&o, &p, doc, &err);
+    if (rc)
+        fail_msg("audit: %d %s", rc, err.msg);
+    const json_t *r = results_of(doc), *findings = json_object_get(r, "findings");
+    static const char *const keys[] = {"host", "role", "nagios", "summary", "findings", "facts"};
+    TP_EQ_INT(json_object_size(r), 6);
+    size_t k = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)r, key, v) TP_EQ_STR(key, keys[k++]);
+    TP_EQ_STR(field(r, "host"), "node17");
+    TP_EQ_STR(field(r, "role"), "compute");
+    TP_EQ_STR(p.file, pol);
+    TP_EQ_INT(json_array_size(findings), tp_check_nrules);
+    int code = tp_check_nagios(findings);
+    TP_EQ_INT(code, 2); /* sshd on the wildcard reaches the data plane */
+    TP_EQ_STR(field(finding(findings, "SEC-SSHD-MGMT"), "status"), "FAIL");
+    const json_t *nagios = json_object_get(r, "nagios");
+    TP_EQ_INT(json_integer_value(json_object_get(nagios, "code")), code);
+    TP_EQ_STR(field(nagios, "word"), "CRITICAL");
+    const json_t *sum = json_object_get(r, "summary");
+    long long total = 0;
+    json_object_foreach((json_t *)sum, key, v) total += json_integer_value(v);
+    TP_EQ_INT(total, tp_check_nrules);
+    TP_EQ_STR(field(json_object_get(r, "facts"), "schema"), "trainpath.facts/1");
+
+    /* the result document holds the facts: audited again from it, the same findings */
+    snprintf(saved, sizeof saved, "%s/node.json", dir);
+    assert_int_equal(json_dump_file(doc, saved, 0), 0);
+    json_t *again = doc_new();
+    o.facts = saved;
+    rc = tp_check_audit(&o, &p, again, &err);
+    if (rc)
+        fail_msg("audit of %s: %d %s", saved, rc, err.msg);
+    assert_true(json_equal(json_object_get(results_of(again), "findings"), findings));
+    json_decref(again);
+
+    /* no policy: the node rules only, no role */
+    json_t *bare = doc_new();
+    o.policy = NULL;
+    assert_int_equal(tp_check_audit(&o, &p, bare, &err), 0);
+    r = results_of(bare);
+    assert_null(json_object_get(r, "role"));
+    TP_EQ_STR(field(finding(json_object_get(r, "findings"), "NET-MTU-DATA"), "status"), "SKIP");
+    TP_EQ_STR(field(finding(json_object_get(r, "findings"), "KERN-KPTR"), "status"), "PASS");
+    json_decref(bare);
+    json_decref(doc);
+    assert_int_equal(tp_test_rmtree(dir), 0);
+}
+
+static void audit_refusals(void **state)
+{
+    (void)state;
+    char dir[64], pol[128], notfacts[128], notjson[128];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_rules_audit"), 0);
+    tp_test_write(dir, "node.yaml", node_policy, pol, sizeof pol);
+    tp_test_write(dir, "result.json", "{\"schema\": \"trainpath.result/1\"}", notfacts,
+                  sizeof notfacts);
+    tp_test_write(dir, "bad.json", "{\n  bad", notjson, sizeof notjson);
+    static const struct {
+        int which; /* 0: facts file not facts, 1: not JSON, 2: bad policy, 3: bad root */
+        const char *says;
+    } t[] = {{0, "not trainpath facts"}, {1, "bad.json:2:"}, {2, "nope.yaml"}, {3, "--root"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        struct tp_policy p;
+        char missing[160];
+        snprintf(missing, sizeof missing, "%s/nope.yaml", dir);
+        struct tp_check_opts o = {.policy = t[i].which == 2 ? missing : pol};
+        if (t[i].which == 0)
+            o.facts = notfacts;
+        else if (t[i].which == 1)
+            o.facts = notjson;
+        else if (t[i].which == 3)
+            o.root = notfacts; /* a file, not a folder */
+        tp_error err = {0};
+        json_t *doc = doc_new();
+        TP_EQ_INT(tp_check_audit(&o, &p, doc, &err), TP_EUSAGE);
+        TP_HAS(err.msg, t[i].says);
+        TP_EQ_INT(json_object_size(results_of(doc)), 0);
+        json_decref(doc);
+    }
+    json_t *facts = NULL;
+    tp_error err = {0};
+    TP_EQ_INT(tp_check_load_facts(notfacts, &facts, &err), TP_EUSAGE);
+    assert_null(facts);
+    TP_EQ_INT(tp_check_load_facts(FIXTURES "/node-rdma.json", &facts, &err), 0);
+    TP_EQ_STR(field(facts, "host"), "node17");
+    json_decref(facts);
+    assert_int_equal(tp_test_rmtree(dir), 0);
+}
+
+static void audit_fleet(void **state)
+{
+    (void)state;
+    char dir[64], pol[128];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_rules_fleet"), 0);
+    tp_test_write(dir, "node.yaml", node_policy, pol, sizeof pol);
+    const char *files[] = {FIXTURES "/node-rdma.json", FIXTURES "/target-open.json",
+                           FIXTURES "/absent.json"};
+    struct tp_policy p;
+    struct tp_check_opts o = {.policy = pol, .fleet = files, .nfleet = 2};
+    json_t *cfg = tp_check_config_json(&o);
+    TP_EQ_STR(field(cfg, "policy"), pol);
+    TP_EQ_INT(json_array_size(json_object_get(cfg, "fleet")), 2);
+    assert_null(json_object_get(cfg, "root"));
+    json_decref(cfg);
+    tp_error err = {0};
+    json_t *doc = doc_new();
+    int rc = tp_check_fleet(&o, &p, doc, &err);
+    if (rc)
+        fail_msg("fleet: %d %s", rc, err.msg);
+    const json_t *r = results_of(doc), *hosts = json_object_get(r, "hosts");
+    const json_t *by_rule = json_object_get(r, "by_rule");
+    TP_EQ_INT(json_array_size(hosts), 2);
+    TP_EQ_STR(field(json_array_get(hosts, 0), "host"), "node17");
+    TP_EQ_STR(field(json_array_get(hosts, 1), "host"), "stor3");
+    TP_EQ_STR(field(json_array_get(hosts, 1), "file"), files[1]);
+    long long worst = 0;
+    size_t i;
+    json_t *h, *g;
+    json_array_foreach(hosts, i, h) {
+        long long c = json_integer_value(json_object_get(h, "nagios"));
+        worst = c > worst ? c : worst;
+    }
+    TP_EQ_INT(json_integer_value(json_object_get(json_object_get(r, "nagios"), "code")), worst);
+    TP_EQ_INT(json_array_size(by_rule), tp_check_nrules);
+    json_array_foreach(by_rule, i, g) {
+        TP_EQ_STR(field(g, "id"), tp_check_rules[i]->id);
+        long long n = (long long)json_array_size(json_object_get(g, "fail")) +
+                      (long long)json_array_size(json_object_get(g, "warn")) +
+                      json_integer_value(json_object_get(g, "pass")) +
+                      json_integer_value(json_object_get(g, "skip"));
+        if (n != 2)
+            fail_msg("%s: %lld hosts counted, expected 2", tp_check_rules[i]->id, n);
+    }
+    json_decref(doc);
+
+    /* a file that cannot be read ends the fleet: the hosts before it stay */
+    o.nfleet = 3;
+    doc = doc_new();
+    TP_EQ_INT(tp_check_fleet(&o, &p, doc, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "absent.json");
+    TP_EQ_INT(json_array_size(json_object_get(results_of(doc), "hosts")), 2);
+    assert_null(json_object_get(results_of(doc), "nagios"));
+    json_decref(doc);
+
+    /* no policy: refused */
+    o.policy = NULL;
+    doc = doc_new();
+    TP_EQ_INT(tp_check_fleet(&o, &p, doc, &err), TP_EUSAGE);
+    json_decref(doc);
+    assert_int_equal(tp_test_rmtree(dir), 0);
+}
+
 /* ---- the plane helpers ---- */
 
 static void cidr_contains(void **state)
@@ -1059,6 +1280,10 @@ int main(void)
         cmocka_unit_test(each_case),
         cmocka_unit_test(findings_have_every_field),
         cmocka_unit_test(nagios_codes),
+        cmocka_unit_test(summary_and_words),
+        cmocka_unit_test(audit_one_node),
+        cmocka_unit_test(audit_refusals),
+        cmocka_unit_test(audit_fleet),
         cmocka_unit_test(vlan_sysctl_names),
         cmocka_unit_test(long_evidence),
         cmocka_unit_test(no_policy),
