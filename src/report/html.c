@@ -1,14 +1,11 @@
 /* The HTML report: result documents into one self-contained page.
  *
- * Two parts. A small SVG plotter (axes with ticks and a unit in every title,
- * linear and log scales, lines, steps, stacked bars, a legend) that writes
- * into a growing buffer; then one function per section that picks its
- * documents, draws its plots and tables, and is skipped when nothing feeds
- * it. Every string from a document goes through esc(): the page is data, and
- * a candidate named "<script>" must show as text. Nothing here reads a clock
- * or the network, so the same documents give the same page. */
+ * One function per section that picks its documents, draws its plots (with
+ * the plotter of svg.c) and tables, and is skipped when nothing feeds it.
+ * Every string from a document goes through tp__svg_esc(): the page is data,
+ * and a candidate named "<script>" must show as text. Nothing here reads a
+ * clock or the network, so the same documents give the same page. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,88 +18,7 @@
 #include "tp/json.h"
 #include "tp/units.h"
 
-/* ---- output buffer ---- */
-
-struct buf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void emit(struct buf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
-
-static void pf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void pf(struct buf *b, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if ((size_t)k < sizeof small) {
-        put(b, small, (size_t)k);
-        return;
-    }
-    char *big = malloc((size_t)k + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    put(b, big, (size_t)k);
-    free(big);
-}
-
-/* Text or attribute value: the five characters HTML and SVG give meaning. */
-static void esc(struct buf *b, const char *s)
-{
-    if (!s)
-        return;
-    const char *run = s;
-    for (; *s; s++) {
-        const char *rep = NULL;
-        switch (*s) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default: continue;
-        }
-        put(b, run, (size_t)(s - run));
-        emit(b, rep);
-        run = s + 1;
-    }
-    put(b, run, (size_t)(s - run));
-}
+#include "svg.h"
 
 /* ---- reading documents ---- */
 
@@ -163,360 +79,6 @@ static const char *fmt_pct(double frac, char *buf, size_t cap)
     return buf;
 }
 
-/* The unit a time axis shows: the largest of ns, us, ms, s not above ns. */
-static void time_unit(double ns, double *div, const char **unit)
-{
-    static const char *const u[] = {"ns", "us", "ms", "s"};
-    int k = 0;
-    double d = 1;
-    while (k < 3 && ns >= d * 1000) {
-        d *= 1000;
-        k++;
-    }
-    *div = d;
-    *unit = u[k];
-}
-
-/* ---- SVG plotting ---- */
-
-enum scale { LIN, LOG10, LOG2 };
-enum tickfmt { T_NUM, T_SIZE };
-
-struct axis {
-    double lo, hi; /* the range drawn, data units */
-    double step;   /* LIN: the tick spacing */
-    enum scale scale;
-    double div; /* a tick at v is labelled v / div */
-    enum tickfmt fmt;
-    char title[128]; /* with its unit */
-};
-
-#define MAX_SERIES 16
-
-struct legend {
-    const char *name[MAX_SERIES];
-    const char *color[MAX_SERIES];
-    bool block[MAX_SERIES]; /* a filled square (bars) rather than a line */
-    size_t n;
-};
-
-struct plot {
-    struct buf *b;
-    struct axis x, y;
-    double x0, y0, w, h; /* the plotting area, px */
-};
-
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-#define PALETTE (sizeof palette / sizeof palette[0])
-
-static void legend_add(struct legend *lg, const char *name, const char *color, bool block)
-{
-    if (lg->n < MAX_SERIES) {
-        lg->name[lg->n] = name;
-        lg->color[lg->n] = color;
-        lg->block[lg->n] = block;
-        lg->n++;
-    }
-}
-
-static double nice(double x)
-{
-    double e = pow(10, floor(log10(x))), f = x / e;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
-}
-
-/* Fit the axis to data in [lo, hi]: decades (LOG10) or powers of two (LOG2)
- * around it, or a 1-2-5 step with about five ticks (LIN, from zero when
- * zero is set). Non-finite or empty data gives a unit range. */
-static void axis_fit(struct axis *a, double lo, double hi, bool zero)
-{
-    if (!(a->div > 0))
-        a->div = 1;
-    /* far beyond any measurement, and the scale arithmetic stays finite */
-    lo = fmax(fmin(lo, 1e300), -1e300);
-    hi = fmax(fmin(hi, 1e300), -1e300);
-    if (a->scale != LIN) {
-        if (!(lo > 0) || !isfinite(lo))
-            lo = hi > 0 && isfinite(hi) ? hi : 1;
-        if (!(hi >= lo) || !isfinite(hi))
-            hi = lo;
-        if (a->scale == LOG10) {
-            a->lo = pow(10, floor(log10(lo) + 1e-9));
-            a->hi = pow(10, ceil(log10(hi) - 1e-9));
-            if (a->hi <= a->lo)
-                a->hi = a->lo * 10;
-        } else {
-            a->lo = exp2(floor(log2(lo) + 1e-9));
-            a->hi = exp2(ceil(log2(hi) - 1e-9));
-            if (a->hi <= a->lo)
-                a->hi = a->lo * 2;
-        }
-        return;
-    }
-    if (!isfinite(lo) || !isfinite(hi) || lo > hi)
-        lo = 0, hi = 1;
-    if (zero) {
-        lo = fmin(lo, 0);
-        hi = fmax(hi, 0);
-    }
-    if (hi - lo <= fabs(hi) * 1e-12)
-        hi = lo == 0 ? 1 : lo + fabs(lo) * 0.1;
-    a->step = nice((hi - lo) / 5);
-    a->lo = floor(lo / a->step + 1e-9) * a->step;
-    a->hi = ceil(hi / a->step - 1e-9) * a->step;
-}
-
-static double tr(const struct axis *a, double v)
-{
-    return a->scale == LIN ? v : a->scale == LOG10 ? log10(v) : log2(v);
-}
-
-/* position of v along the axis, 0..1, clamped */
-static double axis_pos(const struct axis *a, double v)
-{
-    if (a->scale != LIN && !(v > 0))
-        return 0;
-    double f = (tr(a, v) - tr(a, a->lo)) / (tr(a, a->hi) - tr(a, a->lo));
-    return f < 0 ? 0 : f > 1 ? 1 : f;
-}
-
-static double px(const struct plot *p, double x)
-{
-    return p->x0 + axis_pos(&p->x, x) * p->w;
-}
-
-static double py(const struct plot *p, double y)
-{
-    return p->y0 + p->h - axis_pos(&p->y, y) * p->h;
-}
-
-static bool drawable(const struct axis *a, double v)
-{
-    return isfinite(v) && (a->scale == LIN || v > 0);
-}
-
-static void tick_label(const struct axis *a, double v, char *buf, size_t cap)
-{
-    if (a->fmt == T_SIZE) {
-        tp_fmt_size((uint64_t)llround(v), buf, cap);
-        return;
-    }
-    double x = v / a->div;
-    if (fabs(x) < 1e-12 * fmax(fabs(a->hi), fabs(a->lo)) / a->div)
-        x = 0;
-    if (x != 0 && (fabs(x) >= 1e6 || fabs(x) < 1e-3)) {
-        int e = (int)floor(log10(fabs(x)) + 1e-9);
-        double m = x / pow(10, e);
-        snprintf(buf, cap, "%.3ge%d", m, e);
-    } else {
-        snprintf(buf, cap, "%.6g", x);
-    }
-}
-
-struct tick {
-    double v;
-    bool label; /* labelled, with a full grid line */
-};
-
-/* The ticks of an axis, at most cap. */
-static size_t ticks(const struct axis *a, struct tick *t, size_t cap)
-{
-    size_t n = 0;
-    if (a->scale == LIN) {
-        for (int i = 0; n < cap; i++) {
-            double v = a->lo + i * a->step;
-            if (v > a->hi + a->step * 1e-6)
-                break;
-            t[n++] = (struct tick){v, true};
-        }
-    } else if (a->scale == LOG10) {
-        int d0 = (int)lround(log10(a->lo)), d1 = (int)lround(log10(a->hi));
-        int decades = d1 - d0, stride = decades > 8 ? 2 : 1;
-        for (int d = d0; d <= d1 && n < cap; d++) {
-            double v = pow(10, d);
-            t[n++] = (struct tick){v, (d - d0) % stride == 0};
-            for (int m = 2; m <= 9 && d < d1 && decades <= 6 && n < cap; m++)
-                t[n++] = (struct tick){m * v, decades <= 2 && (m == 2 || m == 5)};
-        }
-    } else {
-        int e0 = (int)lround(log2(a->lo)), e1 = (int)lround(log2(a->hi));
-        int stride = (e1 - e0) / 8 + 1;
-        for (int e = e0; e <= e1 && n < cap; e++)
-            t[n++] = (struct tick){exp2(e), (e - e0) % stride == 0};
-    }
-    return n;
-}
-
-/* Open an SVG of W x H px: legend on top, then the plotting area with its
- * grid, ticks, tick labels and axis titles. The axes must be fitted. */
-static void plot_begin(struct plot *p, struct buf *b, const char *kind, const char *title, int W,
-                       int H, const struct legend *lg)
-{
-    const double right = 24, bottom = 46, row = 17;
-    struct tick t[160];
-    char lab[48];
-    /* room on the left for the widest y label (about 7 px a character) and the title */
-    size_t widest = 1, n = ticks(&p->y, t, 160);
-    for (size_t i = 0; i < n; i++) {
-        tick_label(&p->y, t[i].v, lab, sizeof lab);
-        widest = t[i].label && strlen(lab) > widest ? strlen(lab) : widest;
-    }
-    const double left = 30 + 7 * (double)widest;
-    /* legend entries flow left to right, wrapping; measured roughly at 6.6 px a character */
-    double lx = left, ly = 16;
-    double ex[MAX_SERIES], ey[MAX_SERIES];
-    for (size_t i = 0; lg && i < lg->n; i++) {
-        double wd = 24 + 6.6 * (double)strlen(lg->name[i]) + 14;
-        if (lx > left && lx + wd > W - right) {
-            lx = left;
-            ly += row;
-        }
-        ex[i] = lx;
-        ey[i] = ly;
-        lx += wd;
-    }
-    double top = (lg && lg->n ? ly + 10 : 12);
-    p->b = b;
-    p->x0 = left;
-    p->y0 = top;
-    p->w = W - left - right;
-    p->h = H - top - bottom;
-
-    pf(b,
-       "<svg class=\"plot\" data-kind=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-       "role=\"img\"><title>",
-       kind, W, H, W, H);
-    esc(b, title);
-    emit(b, "</title>\n");
-    pf(b, "<rect class=\"area\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n", p->x0,
-       p->y0, p->w, p->h);
-
-    /* grid: labelled ticks get a full line, the others a faint one */
-    for (int pass = 0; pass < 2; pass++) {
-        pf(b, "<path class=\"%s\" d=\"", pass ? "g" : "gm");
-        n = ticks(&p->x, t, 160);
-        for (size_t i = 0; i < n; i++)
-            if (t[i].label == (pass == 1))
-                pf(b, "M%.1f %.1fV%.1f", px(p, t[i].v), p->y0, p->y0 + p->h);
-        n = ticks(&p->y, t, 160);
-        for (size_t i = 0; i < n; i++)
-            if (t[i].label == (pass == 1))
-                pf(b, "M%.1f %.1fH%.1f", p->x0, py(p, t[i].v), p->x0 + p->w);
-        emit(b, "\"/>\n");
-    }
-    pf(b, "<path class=\"ax\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", p->x0, p->y0, p->y0 + p->h,
-       p->x0 + p->w);
-    n = ticks(&p->x, t, 160);
-    for (size_t i = 0; i < n; i++) {
-        if (!t[i].label)
-            continue;
-        tick_label(&p->x, t[i].v, lab, sizeof lab);
-        pf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", px(p, t[i].v),
-           p->y0 + p->h + 15, lab);
-    }
-    n = ticks(&p->y, t, 160);
-    for (size_t i = 0; i < n; i++) {
-        if (!t[i].label)
-            continue;
-        tick_label(&p->y, t[i].v, lab, sizeof lab);
-        pf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" dy=\"0.32em\">%s</text>\n",
-           p->x0 - 5, py(p, t[i].v), lab);
-    }
-    pf(b, "<text class=\"at\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", p->x0 + p->w / 2,
-       H - 10);
-    esc(b, p->x.title);
-    pf(b,
-       "</text>\n<text class=\"at\" transform=\"translate(14 %.1f) rotate(-90)\" "
-       "text-anchor=\"middle\">",
-       p->y0 + p->h / 2);
-    esc(b, p->y.title);
-    emit(b, "</text>\n");
-    for (size_t i = 0; lg && i < lg->n; i++) {
-        if (lg->block[i])
-            pf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"10\" fill=\"%s\"/>", ex[i],
-               ey[i] - 9, lg->color[i]);
-        else
-            pf(b, "<path d=\"M%.1f %.1fh18\" stroke=\"%s\" stroke-width=\"2.5\"/>", ex[i],
-               ey[i] - 4, lg->color[i]);
-        pf(b, "<text x=\"%.1f\" y=\"%.1f\">", ex[i] + 22, ey[i]);
-        esc(b, lg->name[i]);
-        emit(b, "</text>\n");
-    }
-}
-
-static void plot_end(struct plot *p)
-{
-    emit(p->b, "</svg>\n");
-}
-
-enum style { LINE, STEP, MARKS };
-
-/* A series: straight segments (LINE, MARKS with a dot at each point) or a
- * staircase that holds each y until the next x (STEP). Points that cannot be
- * drawn (non-finite, or not positive on a log axis) break the line. */
-static void plot_line(struct plot *p, const double *xs, const double *ys, size_t n,
-                      const char *color, enum style st)
-{
-    struct buf *b = p->b;
-    pf(b,
-       "<path class=\"s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
-       "stroke-linejoin=\"round\" d=\"",
-       color);
-    bool pen = false;
-    for (size_t i = 0; i < n; i++) {
-        if (!drawable(&p->x, xs[i]) || !drawable(&p->y, ys[i])) {
-            pen = false;
-            continue;
-        }
-        double x = px(p, xs[i]), y = py(p, ys[i]);
-        if (!pen)
-            pf(b, "M%.1f %.1f", x, y);
-        else if (st == STEP)
-            pf(b, "H%.1fV%.1f", x, y);
-        else
-            pf(b, "L%.1f %.1f", x, y);
-        pen = true;
-    }
-    emit(b, "\"/>\n");
-    if (st != MARKS)
-        return;
-    for (size_t i = 0; i < n; i++)
-        if (drawable(&p->x, xs[i]) && drawable(&p->y, ys[i]))
-            pf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" fill=\"%s\"/>", px(p, xs[i]),
-               py(p, ys[i]), color);
-    emit(b, "\n");
-}
-
-/* Stacked bars: bar i spans x in [i, i + 1) on a linear axis and stacks
- * v[0][i], v[1][i], ... from zero. One path per layer keeps the page small. */
-static void plot_stack(struct plot *p, const double *const *v, size_t layers, size_t n,
-                       const char *const *colors)
-{
-    double slot = p->w / (double)(n ? n : 1);
-    double gap = slot >= 4 ? slot * 0.15 : 0;
-    double *base = calloc(n ? n : 1, sizeof *base);
-    if (!base) {
-        p->b->oom = true;
-        return;
-    }
-    for (size_t k = 0; k < layers; k++) {
-        pf(p->b, "<path class=\"bars\" fill=\"%s\" d=\"", colors[k]);
-        for (size_t i = 0; i < n; i++) {
-            double h = isfinite(v[k][i]) && v[k][i] > 0 ? v[k][i] : 0;
-            if (h == 0)
-                continue;
-            double x0 = px(p, (double)i) + gap / 2, x1 = px(p, (double)i + 1) - gap / 2;
-            double y0 = py(p, base[i]), y1 = py(p, base[i] + h);
-            if (y0 - y1 >= 0.05)
-                pf(p->b, "M%.1f %.1fH%.1fV%.1fH%.1fZ", x0, y0, x1, y1, x0);
-            base[i] += h;
-        }
-        emit(p->b, "\"/>\n");
-    }
-    free(base);
-}
-
 /* ---- page parts ---- */
 
 static const char css[] =
@@ -559,49 +121,49 @@ static const char css[] =
     "ul.words li{margin:2px 0}\n"
     "code{font-size:12.5px;overflow-wrap:anywhere}\n";
 
-static void th(struct buf *b, const char *const *cols)
+static void th(struct svg_buf *b, const char *const *cols)
 {
-    emit(b, "<tr>");
+    tp__svg_emit(b, "<tr>");
     for (size_t i = 0; cols[i]; i++) {
         /* a leading '#' marks a numeric (right-aligned) column */
         bool n = cols[i][0] == '#';
-        pf(b, "<th%s>", n ? " class=\"n\"" : "");
-        esc(b, cols[i] + n);
-        emit(b, "</th>");
+        tp__svg_printf(b, "<th%s>", n ? " class=\"n\"" : "");
+        tp__svg_esc(b, cols[i] + n);
+        tp__svg_emit(b, "</th>");
     }
-    emit(b, "</tr>\n");
+    tp__svg_emit(b, "</tr>\n");
 }
 
-static void td(struct buf *b, const char *s)
+static void td(struct svg_buf *b, const char *s)
 {
-    emit(b, "<td>");
-    esc(b, s);
-    emit(b, "</td>");
+    tp__svg_emit(b, "<td>");
+    tp__svg_esc(b, s);
+    tp__svg_emit(b, "</td>");
 }
 
-static void tdn(struct buf *b, const char *s)
+static void tdn(struct svg_buf *b, const char *s)
 {
-    emit(b, "<td class=\"n\">");
-    esc(b, s);
-    emit(b, "</td>");
+    tp__svg_emit(b, "<td class=\"n\">");
+    tp__svg_esc(b, s);
+    tp__svg_emit(b, "</td>");
 }
 
 /* A heading that names the document: command, a detail, the host. */
-static void doc_heading(struct buf *b, const json_t *d, const char *detail)
+static void doc_heading(struct svg_buf *b, const json_t *d, const char *detail)
 {
-    emit(b, "<h3>");
-    esc(b, command(d));
+    tp__svg_emit(b, "<h3>");
+    tp__svg_esc(b, command(d));
     if (detail && *detail) {
-        emit(b, " &middot; ");
-        esc(b, detail);
+        tp__svg_emit(b, " &middot; ");
+        tp__svg_esc(b, detail);
     }
     const char *host = tp_json_str(get(d, "provenance"), "host");
     if (host) {
-        emit(b, " <span class=\"small\">on ");
-        esc(b, host);
-        emit(b, "</span>");
+        tp__svg_emit(b, " <span class=\"small\">on ");
+        tp__svg_esc(b, host);
+        tp__svg_emit(b, "</span>");
     }
-    emit(b, "</h3>\n");
+    tp__svg_emit(b, "</h3>\n");
 }
 
 /* net documents: "tcp", "ofi tcp;ofi_rxm" */
@@ -715,26 +277,26 @@ static void key_figure(const json_t *d, char *out, size_t cap)
 
 /* ---- verdicts ---- */
 
-static void box(struct buf *b, const char *status, const char *name, const char *summary,
+static void box(struct svg_buf *b, const char *status, const char *name, const char *summary,
                 const char *figure, double seconds)
 {
-    pf(b, "<div class=\"box %s\"><div class=\"name\"><span class=\"st %s\">%s</span>", status,
-       status, status);
-    esc(b, name);
-    emit(b, "</div>");
+    tp__svg_printf(b, "<div class=\"box %s\"><div class=\"name\"><span class=\"st %s\">%s</span>",
+                   status, status, status);
+    tp__svg_esc(b, name);
+    tp__svg_emit(b, "</div>");
     if (summary && *summary) {
-        emit(b, "<div class=\"sum\">");
-        esc(b, summary);
-        emit(b, "</div>");
+        tp__svg_emit(b, "<div class=\"sum\">");
+        tp__svg_esc(b, summary);
+        tp__svg_emit(b, "</div>");
     }
     if (figure && *figure) {
-        emit(b, "<div class=\"sum\">");
-        esc(b, figure);
-        emit(b, "</div>");
+        tp__svg_emit(b, "<div class=\"sum\">");
+        tp__svg_esc(b, figure);
+        tp__svg_emit(b, "</div>");
     }
     if (isfinite(seconds))
-        pf(b, "<div class=\"small\">%.1f s</div>", seconds);
-    emit(b, "</div>\n");
+        tp__svg_printf(b, "<div class=\"small\">%.1f s</div>", seconds);
+    tp__svg_emit(b, "</div>\n");
 }
 
 static const char *derived_status(const json_t *d)
@@ -748,7 +310,7 @@ static const char *derived_status(const json_t *d)
     return "INFO";
 }
 
-static void section_verdicts(struct buf *b, const json_t *const *docs, size_t n,
+static void section_verdicts(struct svg_buf *b, const json_t *const *docs, size_t n,
                              const json_t *verdicts)
 {
     size_t i;
@@ -756,35 +318,36 @@ static void section_verdicts(struct buf *b, const json_t *const *docs, size_t n,
     char fig[512];
     if (!verdicts && n == 0)
         return;
-    emit(b, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n<div class=\"boxes\">\n");
+    tp__svg_emit(b, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n<div class=\"boxes\">\n");
     if (verdicts) {
         json_array_foreach(verdicts, i, v) {
             box(b, tp_json_str(v, "status"), tp_json_str(v, "name"), tp_json_str(v, "summary"), tp_json_str(v, "figure"),
                 tp_json_num(v, "seconds"));
         }
-        emit(b, "</div>\n");
+        tp__svg_emit(b, "</div>\n");
         if (n) {
-            emit(b, "<h3>Key figures</h3>\n<table>\n");
+            tp__svg_emit(b, "<h3>Key figures</h3>\n<table>\n");
             th(b, (const char *const[]){"command", "host", "key figure", NULL});
             for (size_t k = 0; k < n; k++) {
                 key_figure(docs[k], fig, sizeof fig);
-                pf(b, "<tr class=\"%s\">", doc_ok(docs[k]) ? "ok" : "FAIL");
+                tp__svg_printf(b, "<tr class=\"%s\">", doc_ok(docs[k]) ? "ok" : "FAIL");
                 td(b, command(docs[k]));
                 td(b, tp_json_str(get(docs[k], "provenance"), "host"));
                 td(b, fig);
-                emit(b, "</tr>\n");
+                tp__svg_emit(b, "</tr>\n");
             }
-            emit(b, "</table>\n");
+            tp__svg_emit(b, "</table>\n");
         }
     } else {
         for (size_t k = 0; k < n; k++) {
             key_figure(docs[k], fig, sizeof fig);
             box(b, derived_status(docs[k]), command(docs[k]), fig, NULL, NAN);
         }
-        emit(b, "</div>\n<p class=\"small\">Derived from the documents: FAIL marks a failed run; "
-                "check shows its Nagios status; INFO is a measurement without a threshold.</p>\n");
+        tp__svg_emit(
+            b, "</div>\n<p class=\"small\">Derived from the documents: FAIL marks a failed run; "
+               "check shows its Nagios status; INFO is a measurement without a threshold.</p>\n");
     }
-    emit(b, "</section>\n");
+    tp__svg_emit(b, "</section>\n");
 }
 
 /* ---- fleet (validate across an allocation) ---- */
@@ -826,7 +389,8 @@ static int cmp_dbl(const void *a, const void *b)
 
 /* The pairwise matrix of one metric: row = the node that measured (client),
  * column = the node measured against (server). */
-static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, const json_t *nodes)
+static void fleet_matrix(struct svg_buf *b, const char *metric, const json_t *m,
+                         const json_t *nodes)
 {
     size_t n = json_array_size(nodes), nv = json_array_size(get(m, "values"));
     if (!n || !nv)
@@ -850,33 +414,40 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
     fmt_bytes(tp_json_num(m, "size"), size, sizeof size);
     int cell = shown <= 8 ? 56 : shown <= 16 ? 34 : 14, left = 150, top = 110;
     int W = left + (int)shown * cell + 20, H = top + (int)shown * cell + 56;
-    pf(b, "<figure><figcaption>");
-    esc(b, metric);
+    tp__svg_printf(b, "<figure><figcaption>");
+    tp__svg_esc(b, metric);
     /* the unit is the document's word: escaped here and in every value
      * written with it (it went into the page raw; caught with
      * fuzz/fuzz_report) */
-    pf(b, " at %s between every two nodes (", size);
-    esc(b, unit && *unit ? unit : "no unit");
-    emit(b, "; green at the median ");
-    esc(b, fmt_unit(med, unit, ms, sizeof ms));
-    emit(b, " or better, amber 20 % worse, red 50 % worse)</figcaption>\n");
+    tp__svg_printf(b, " at %s between every two nodes (", size);
+    tp__svg_esc(b, unit && *unit ? unit : "no unit");
+    tp__svg_emit(b, "; green at the median ");
+    tp__svg_esc(b, fmt_unit(med, unit, ms, sizeof ms));
+    tp__svg_emit(b, " or better, amber 20 % worse, red 50 % worse)</figcaption>\n");
     /* drawn at its own size: a small matrix is not blown up to the page */
-    pf(b, "<svg class=\"plot\" data-kind=\"matrix\" viewBox=\"0 0 %d %d\" role=\"img\" "
-          "style=\"max-width:%dpx\">\n", W, H, W);
-    pf(b, "<text class=\"at\" x=\"%d\" y=\"14\" text-anchor=\"middle\">server (measured against)"
-          "</text>\n", left + (int)shown * cell / 2);
-    pf(b, "<text class=\"at\" x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" "
-          "text-anchor=\"middle\">client (measured from)</text>\n",
-       top + (int)shown * cell / 2, top + (int)shown * cell / 2);
+    tp__svg_printf(b,
+                   "<svg class=\"plot\" data-kind=\"matrix\" viewBox=\"0 0 %d %d\" role=\"img\" "
+                   "style=\"max-width:%dpx\">\n",
+                   W, H, W);
+    tp__svg_printf(
+        b,
+        "<text class=\"at\" x=\"%d\" y=\"14\" text-anchor=\"middle\">server (measured against)"
+        "</text>\n",
+        left + (int)shown * cell / 2);
+    tp__svg_printf(b,
+                   "<text class=\"at\" x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" "
+                   "text-anchor=\"middle\">client (measured from)</text>\n",
+                   top + (int)shown * cell / 2, top + (int)shown * cell / 2);
     for (size_t k = 0; k < shown; k++) {
         const char *label = tp_json_str(json_array_get(nodes, k), "label");
-        pf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 4,
-           top + (int)k * cell + cell / 2 + 4);
-        esc(b, label);
-        pf(b, "</text>\n<text x=\"%d\" y=\"%d\" transform=\"rotate(-50 %d %d)\">",
-           left + (int)k * cell + cell / 2, top - 4, left + (int)k * cell + cell / 2, top - 4);
-        esc(b, label);
-        emit(b, "</text>\n");
+        tp__svg_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 4,
+                       top + (int)k * cell + cell / 2 + 4);
+        tp__svg_esc(b, label);
+        tp__svg_printf(b, "</text>\n<text x=\"%d\" y=\"%d\" transform=\"rotate(-50 %d %d)\">",
+                       left + (int)k * cell + cell / 2, top - 4, left + (int)k * cell + cell / 2,
+                       top - 4);
+        tp__svg_esc(b, label);
+        tp__svg_emit(b, "</text>\n");
     }
     /* a latency is a round trip, measured once per pair: both cells */
     bool both = strstr(metric, ".lat") != NULL;
@@ -890,49 +461,56 @@ static void fleet_matrix(struct buf *b, const char *metric, const json_t *m, con
         char col[16], vs[48];
         heat(v, med, better, col, sizeof col);
         fmt_unit(v, unit, vs, sizeof vs);
-        pf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#fff\">"
-              "<title>", left + (int)c * cell, top + (int)a * cell, cell, cell, col);
-        esc(b, tp_json_str(json_array_get(nodes, (size_t)a), "label"));
-        emit(b, " &#8594; ");
-        esc(b, tp_json_str(json_array_get(nodes, (size_t)c), "label"));
-        emit(b, ": ");
-        esc(b, vs);
-        emit(b, "</title></rect>\n");
+        tp__svg_printf(
+            b,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#fff\">"
+            "<title>",
+            left + (int)c * cell, top + (int)a * cell, cell, cell, col);
+        tp__svg_esc(b, tp_json_str(json_array_get(nodes, (size_t)a), "label"));
+        tp__svg_emit(b, " &#8594; ");
+        tp__svg_esc(b, tp_json_str(json_array_get(nodes, (size_t)c), "label"));
+        tp__svg_emit(b, ": ");
+        tp__svg_esc(b, vs);
+        tp__svg_emit(b, "</title></rect>\n");
         if (cell >= 34) {
             /* the number in the cell, without its unit (the caption has it) */
             char num_only[48];
             snprintf(num_only, sizeof num_only, "%s", vs);
             num_only[strcspn(num_only, " ")] = 0;
-            pf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" style=\"fill:#fff;"
-                  "font-size:10.5px\">%s</text>\n",
-               left + (int)c * cell + cell / 2, top + (int)a * cell + cell / 2 + 4, num_only);
+            tp__svg_printf(b,
+                           "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" style=\"fill:#fff;"
+                           "font-size:10.5px\">%s</text>\n",
+                           left + (int)c * cell + cell / 2, top + (int)a * cell + cell / 2 + 4,
+                           num_only);
         }
     }
     for (size_t k = 0; k < shown; k++)
-        pf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#e3e5e9\"/>\n",
-           left + (int)k * cell, top + (int)k * cell, cell, cell);
-    pf(b, "<text x=\"%d\" y=\"%d\">lowest ", left, top + (int)shown * cell + 22);
-    esc(b, fmt_unit(lo, unit, los, sizeof los));
-    emit(b, ", median ");
-    esc(b, ms);
-    emit(b, ", highest ");
-    esc(b, fmt_unit(hi, unit, his, sizeof his));
+        tp__svg_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#e3e5e9\"/>\n",
+                       left + (int)k * cell, top + (int)k * cell, cell, cell);
+    tp__svg_printf(b, "<text x=\"%d\" y=\"%d\">lowest ", left, top + (int)shown * cell + 22);
+    tp__svg_esc(b, fmt_unit(lo, unit, los, sizeof los));
+    tp__svg_emit(b, ", median ");
+    tp__svg_esc(b, ms);
+    tp__svg_emit(b, ", highest ");
+    tp__svg_esc(b, fmt_unit(hi, unit, his, sizeof his));
     if (shown < n)
-        pf(b, "; the first %zu of %zu nodes", shown, n);
-    emit(b, "</text>\n</svg></figure>\n");
+        tp__svg_printf(b, "; the first %zu of %zu nodes", shown, n);
+    tp__svg_emit(b, "</text>\n</svg></figure>\n");
 }
 
 static int status_order(const char *s);
 
-static void fleet_doc(struct buf *b, const json_t *d)
+static void fleet_doc(struct svg_buf *b, const json_t *d)
 {
     const json_t *res = get(d, "results"), *j = get(res, "judgement");
     const json_t *nodes = get(res, "nodes");
-    pf(b, "<p class=\"small\">%.0f nodes; %.0f rounds of pairs (the circle method: each node in "
-          "one pair per round, bandwidth both ways); %.0f outliers (%.0f the worse way), "
-          "%.0f slow nodes, %.0f slow links.</p>\n",
-       tp_json_num(res, "node_count"), tp_json_num(res, "rounds"), tp_json_num(j, "outliers"), tp_json_num(j, "worse"),
-       tp_json_num(j, "slow_nodes"), tp_json_num(j, "slow_links"));
+    tp__svg_printf(
+        b,
+        "<p class=\"small\">%.0f nodes; %.0f rounds of pairs (the circle method: each node in "
+        "one pair per round, bandwidth both ways); %.0f outliers (%.0f the worse way), "
+        "%.0f slow nodes, %.0f slow links.</p>\n",
+        tp_json_num(res, "node_count"), tp_json_num(res, "rounds"), tp_json_num(j, "outliers"),
+        tp_json_num(j, "worse"), tp_json_num(j, "slow_nodes"), tp_json_num(j, "slow_links"));
     /* what the judgement says: slow nodes and links first */
     json_t *words = json_array();
     size_t i, k;
@@ -949,48 +527,49 @@ static void fleet_doc(struct buf *b, const json_t *d)
                 json_array_append(words, (json_t *)get(o, "says"));
     }
     if (json_array_size(words)) {
-        emit(b, "<ul class=\"words\">\n");
+        tp__svg_emit(b, "<ul class=\"words\">\n");
         json_array_foreach(words, i, e) {
             if (i == 40) {
-                pf(b, "<li>... and %zu more (fleet.json)</li>\n", json_array_size(words) - 40);
+                tp__svg_printf(b, "<li>... and %zu more (fleet.json)</li>\n",
+                               json_array_size(words) - 40);
                 break;
             }
-            emit(b, "<li>");
-            esc(b, json_string_value(e));
-            emit(b, "</li>\n");
+            tp__svg_emit(b, "<li>");
+            tp__svg_esc(b, json_string_value(e));
+            tp__svg_emit(b, "</li>\n");
         }
-        emit(b, "</ul>\n");
+        tp__svg_emit(b, "</ul>\n");
     }
     json_decref(words);
     /* each node's tests */
     const json_t *first = get(json_array_get(nodes, 0), "tests");
     if (json_array_size(first)) {
-        emit(b, "<table>\n<tr><th>node</th>");
+        tp__svg_emit(b, "<table>\n<tr><th>node</th>");
         json_array_foreach(first, i, e) {
-            emit(b, "<th>");
-            esc(b, tp_json_str(e, "test"));
-            emit(b, "</th>");
+            tp__svg_emit(b, "<th>");
+            tp__svg_esc(b, tp_json_str(e, "test"));
+            tp__svg_emit(b, "</th>");
         }
-        emit(b, "</tr>\n");
+        tp__svg_emit(b, "</tr>\n");
         json_array_foreach(nodes, i, o) {
-            emit(b, "<tr><td>");
-            esc(b, tp_json_str(o, "label"));
-            emit(b, "</td>");
+            tp__svg_emit(b, "<tr><td>");
+            tp__svg_esc(b, tp_json_str(o, "label"));
+            tp__svg_emit(b, "</td>");
             json_array_foreach(get(o, "tests"), k, e) {
                 const char *st = tp_json_str(e, "status") ?: "?";
                 /* the class only when it is one of ours: the document's word
                  * went into the attribute unescaped, a way to put markup into
                  * the page (caught with fuzz/fuzz_report) */
-                pf(b, "<td><span class=\"st %s\">", status_order(st) < 4 ? st : "");
-                esc(b, st);
-                emit(b, "</span><span class=\"small\">");
+                tp__svg_printf(b, "<td><span class=\"st %s\">", status_order(st) < 4 ? st : "");
+                tp__svg_esc(b, st);
+                tp__svg_emit(b, "</span><span class=\"small\">");
                 if (strcmp(st, "PASS") != 0)
-                    esc(b, tp_json_str(e, "summary"));
-                emit(b, "</span></td>");
+                    tp__svg_esc(b, tp_json_str(e, "summary"));
+                tp__svg_emit(b, "</span></td>");
             }
-            emit(b, "</tr>\n");
+            tp__svg_emit(b, "</tr>\n");
         }
-        emit(b, "</table>\n");
+        tp__svg_emit(b, "</table>\n");
     }
     const char *metric;
     const json_t *m;
@@ -998,14 +577,14 @@ static void fleet_doc(struct buf *b, const json_t *d)
         fleet_matrix(b, metric, m, nodes);
 }
 
-static void section_fleet(struct buf *b, const json_t *const *docs, size_t n)
+static void section_fleet(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (!is_cmd(docs[i], "fleet") || !doc_ok(docs[i]))
             continue;
-        emit(b, "<section id=\"fleet\">\n<h2>Fleet</h2>\n");
+        tp__svg_emit(b, "<section id=\"fleet\">\n<h2>Fleet</h2>\n");
         fleet_doc(b, docs[i]);
-        emit(b, "</section>\n");
+        tp__svg_emit(b, "</section>\n");
         return;
     }
 }
@@ -1089,31 +668,32 @@ static double bucket_value(const tp_hist *h, unsigned i)
 
 #define BINS_PER_DECADE 20
 
-static void latency_plots(struct buf *b, struct curve *cv, size_t nc, const char *what)
+static void latency_plots(struct svg_buf *b, struct curve *cv, size_t nc, const char *what)
 {
     double lo = INFINITY, hi = 0;
     for (size_t k = 0; k < nc; k++) {
         lo = fmin(lo, fmax((double)cv[k].h->min * cv[k].scale, 1));
         hi = fmax(hi, fmax((double)cv[k].h->max * cv[k].scale, 1));
     }
-    struct axis x = {.scale = LOG10};
-    axis_fit(&x, lo, hi, false);
+    struct svg_axis x = {.scale = SVG_LOG10};
+    tp__svg_axis_fit(&x, lo, hi, false);
     const char *unit;
-    time_unit(sqrt(x.lo * x.hi), &x.div, &unit);
+    tp__svg_time_unit(sqrt(x.lo * x.hi), &x.div, &unit);
     snprintf(x.title, sizeof x.title, "%s (%s, log scale)", what, unit);
-    struct legend lg = {0};
+    struct svg_legend lg = {0};
     for (size_t k = 0; k < nc; k++)
-        legend_add(&lg, cv[k].label, palette[k % PALETTE], false);
+        tp__svg_legend_add(&lg, cv[k].label, tp__svg_color(k), false);
 
     /* CDF: a staircase through (value, fraction of samples <= value) */
-    emit(b, "<div class=\"pair\">\n<figure><figcaption>CDF: fraction of samples at or below a "
-            "latency</figcaption>\n");
-    struct plot p;
+    tp__svg_emit(b,
+                 "<div class=\"pair\">\n<figure><figcaption>CDF: fraction of samples at or below a "
+                 "latency</figcaption>\n");
+    struct svg_plot p;
     p.x = x;
-    p.y = (struct axis){.scale = LIN, .div = 1};
-    axis_fit(&p.y, 0, 1, true);
+    p.y = (struct svg_axis){.scale = SVG_LIN, .div = 1};
+    tp__svg_axis_fit(&p.y, 0, 1, true);
     snprintf(p.y.title, sizeof p.y.title, "cumulative fraction (0-1)");
-    plot_begin(&p, b, "cdf", "latency CDF", 500, 330, &lg);
+    tp__svg_plot_begin(&p, b, "cdf", "latency CDF", 500, 330, &lg);
     size_t cap = 2 * TP_HIST_BUCKETS + 2;
     double *xs = malloc(cap * sizeof *xs), *ys = malloc(cap * sizeof *ys);
     size_t nbins = 0;
@@ -1135,10 +715,10 @@ static void latency_plots(struct buf *b, struct curve *cv, size_t nc, const char
             xs[m] = bucket_value(h, i) * cv[k].scale;
             ys[m++] = (double)cum / (double)h->count;
         }
-        plot_line(&p, xs, ys, m, palette[k % PALETTE], STEP);
+        tp__svg_plot_line(&p, xs, ys, m, tp__svg_color(k), SVG_STEP);
     }
-    plot_end(&p);
-    emit(b, "</figure>\n");
+    tp__svg_plot_end(&p);
+    tp__svg_emit(b, "</figure>\n");
 
     /* histogram: share of samples in log-spaced bins, drawn as steps */
     int b0 = (int)floor(log10(x.lo) * BINS_PER_DECADE + 1e-9);
@@ -1163,13 +743,13 @@ static void latency_plots(struct buf *b, struct curve *cv, size_t nc, const char
         for (size_t j = 0; j < nbins; j++)
             top = fmax(top, bins[k * nbins + j]);
     }
-    emit(b, "<figure><figcaption>Histogram: share of samples per bin (20 bins a "
-            "decade)</figcaption>\n");
+    tp__svg_emit(b, "<figure><figcaption>Histogram: share of samples per bin (20 bins a "
+                    "decade)</figcaption>\n");
     p.x = x;
-    p.y = (struct axis){.scale = LIN, .div = 1};
-    axis_fit(&p.y, 0, top, true);
+    p.y = (struct svg_axis){.scale = SVG_LIN, .div = 1};
+    tp__svg_axis_fit(&p.y, 0, top, true);
     snprintf(p.y.title, sizeof p.y.title, "samples per bin (%%)");
-    plot_begin(&p, b, "hist", "latency histogram", 500, 330, &lg);
+    tp__svg_plot_begin(&p, b, "hist", "latency histogram", 500, 330, &lg);
     for (size_t k = 0; k < nc; k++) {
         size_t m = 0;
         for (size_t j = 0; j < nbins && m + 2 < cap; j++) {
@@ -1183,26 +763,26 @@ static void latency_plots(struct buf *b, struct curve *cv, size_t nc, const char
         }
         xs[m] = pow(10, (double)(b0 + (int)nbins) / BINS_PER_DECADE);
         ys[m++] = 0;
-        plot_line(&p, xs, ys, m, palette[k % PALETTE], STEP);
+        tp__svg_plot_line(&p, xs, ys, m, tp__svg_color(k), SVG_STEP);
     }
-    plot_end(&p);
-    emit(b, "</figure>\n");
+    tp__svg_plot_end(&p);
+    tp__svg_emit(b, "</figure>\n");
 out:
-    emit(b, "</div>\n");
+    tp__svg_emit(b, "</div>\n");
     free(xs);
     free(ys);
     free(bins);
 }
 
-static void latency_table(struct buf *b, const struct curve *cv, size_t nc)
+static void latency_table(struct svg_buf *b, const struct curve *cv, size_t nc)
 {
-    emit(b, "<table>\n");
+    tp__svg_emit(b, "<table>\n");
     th(b, (const char *const[]){"series", "#samples", "#mean", "#p50", "#p99", "#p99.9", "#max",
                                 NULL});
     char s[40];
     for (size_t k = 0; k < nc; k++) {
         const tp_hist *h = cv[k].h;
-        emit(b, "<tr>");
+        tp__svg_emit(b, "<tr>");
         td(b, cv[k].label);
         snprintf(s, sizeof s, "%llu", (unsigned long long)h->count);
         tdn(b, s);
@@ -1210,12 +790,12 @@ static void latency_table(struct buf *b, const struct curve *cv, size_t nc)
         static const double q[] = {50, 99, 99.9, 100};
         for (size_t i = 0; i < 4; i++)
             tdn(b, fmt_ns((double)tp_hist_percentile(h, q[i]) * cv[k].scale, s, sizeof s));
-        emit(b, "</tr>\n");
+        tp__svg_emit(b, "</tr>\n");
     }
-    emit(b, "</table>\n");
+    tp__svg_emit(b, "</table>\n");
 }
 
-static void section_latency(struct buf *b, const json_t *const *docs, size_t n)
+static void section_latency(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
@@ -1227,9 +807,10 @@ static void section_latency(struct buf *b, const json_t *const *docs, size_t n)
         if (!nc)
             continue;
         if (!open) {
-            emit(b, "<section id=\"latency\">\n<h2>Latency</h2>\n<p class=\"small\">From the "
-                    "documents' histograms (percentiles nearest-rank, within 0.4 %). Network "
-                    "latency is one-way: the round trip halved.</p>\n");
+            tp__svg_emit(b,
+                         "<section id=\"latency\">\n<h2>Latency</h2>\n<p class=\"small\">From the "
+                         "documents' histograms (percentiles nearest-rank, within 0.4 %). Network "
+                         "latency is one-way: the round trip halved.</p>\n");
             open = true;
         }
         char detail[96] = "";
@@ -1245,7 +826,7 @@ static void section_latency(struct buf *b, const json_t *const *docs, size_t n)
             tp_hist_free(cv[k].h);
     }
     if (open)
-        emit(b, "</section>\n");
+        tp__svg_emit(b, "</section>\n");
 }
 
 /* ---- collectives ---- */
@@ -1262,7 +843,7 @@ static void coll_label(const json_t *d, const char *backend, bool cuda, char *bu
              cuda && !nccl ? ", GPU memory staged" : "");
 }
 
-static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
+static void section_busbw(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     size_t nd = 0;
     double xlo = INFINITY, xhi = 0, yhi = 0;
@@ -1283,21 +864,22 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
     }
     if (!nd)
         return;
-    emit(b, "<section id=\"busbw\">\n<h2>Collective bus bandwidth</h2>\n<p class=\"small\">busbw "
-            "= size / time x the nccl-tests factor (allreduce 2(n-1)/n); time is the slowest "
-            "rank's, mean over iterations. GB/s = 1e9 B/s.</p>\n");
-    struct plot p;
-    p.x = (struct axis){.scale = LOG2, .fmt = T_SIZE};
-    axis_fit(&p.x, xlo, xhi, false);
+    tp__svg_emit(
+        b, "<section id=\"busbw\">\n<h2>Collective bus bandwidth</h2>\n<p class=\"small\">busbw "
+           "= size / time x the nccl-tests factor (allreduce 2(n-1)/n); time is the slowest "
+           "rank's, mean over iterations. GB/s = 1e9 B/s.</p>\n");
+    struct svg_plot p;
+    p.x = (struct svg_axis){.scale = SVG_LOG2, .fmt = SVG_SIZE};
+    tp__svg_axis_fit(&p.x, xlo, xhi, false);
     snprintf(p.x.title, sizeof p.x.title, "message size (bytes, log scale)");
-    p.y = (struct axis){.scale = LIN, .div = 1e9};
-    axis_fit(&p.y, 0, yhi, true);
+    p.y = (struct svg_axis){.scale = SVG_LIN, .div = 1e9};
+    tp__svg_axis_fit(&p.y, 0, yhi, true);
     snprintf(p.y.title, sizeof p.y.title, "bus bandwidth (GB/s)");
-    struct legend lg = {0};
-    char labels[MAX_SERIES][96];
-    const json_t *which[MAX_SERIES];
-    const char *backend[MAX_SERIES];
-    for (size_t i = 0; i < n && lg.n < MAX_SERIES; i++) {
+    struct svg_legend lg = {0};
+    char labels[SVG_MAX_SERIES][96];
+    const json_t *which[SVG_MAX_SERIES];
+    const char *backend[SVG_MAX_SERIES];
+    for (size_t i = 0; i < n && lg.n < SVG_MAX_SERIES; i++) {
         if (!is_cmd(docs[i], "coll"))
             continue;
         const json_t *e;
@@ -1307,17 +889,17 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
             bool seen = false;
             for (size_t j = 0; j < lg.n; j++)
                 seen |= which[j] == docs[i] && strcmp(backend[j], be) == 0;
-            if (seen || lg.n >= MAX_SERIES)
+            if (seen || lg.n >= SVG_MAX_SERIES)
                 continue;
             which[lg.n] = docs[i];
             backend[lg.n] = be;
             coll_label(docs[i], be, tp_json_str(e, "mem") && strcmp(tp_json_str(e, "mem"), "cuda") == 0,
                        labels[lg.n], sizeof labels[0]);
-            legend_add(&lg, labels[lg.n], palette[lg.n % PALETTE], false);
+            tp__svg_legend_add(&lg, labels[lg.n], tp__svg_color(lg.n), false);
         }
     }
-    emit(b, "<figure><figcaption>Bus bandwidth against message size</figcaption>\n");
-    plot_begin(&p, b, "busbw", "collective bus bandwidth", 960, 400, &lg);
+    tp__svg_emit(b, "<figure><figcaption>Bus bandwidth against message size</figcaption>\n");
+    tp__svg_plot_begin(&p, b, "busbw", "collective bus bandwidth", 960, 400, &lg);
     for (size_t k = 0; k < lg.n; k++) {
         const json_t *sizes = get(get(which[k], "results"), "sizes"), *e;
         size_t m = json_array_size(sizes), i;
@@ -1330,15 +912,15 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
                 xs[used] = tp_json_num(e, "size_bytes");
                 ys[used++] = tp_json_num(e, "busbw");
             }
-            plot_line(&p, xs, ys, used, lg.color[k], MARKS);
+            tp__svg_plot_line(&p, xs, ys, used, lg.color[k], SVG_MARKS);
         } else {
             b->oom = true;
         }
         free(xs);
         free(ys);
     }
-    plot_end(&p);
-    emit(b, "</figure>\n<table>\n");
+    tp__svg_plot_end(&p);
+    tp__svg_emit(b, "</figure>\n<table>\n");
     th(b, (const char *const[]){"collective", "#peak busbw", "#at size", "#p50 time there",
                                 "#wrong results", "alpha-beta fits (time = alpha + beta x bytes)",
                                 NULL});
@@ -1352,14 +934,14 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
                 wrong += tp_json_num(e, "wrong");
         }
         char s[64];
-        emit(b, "<tr>");
+        tp__svg_emit(b, "<tr>");
         td(b, lg.name[k]);
         tdn(b, fmt_rate(bw, s, sizeof s));
         tdn(b, fmt_bytes(tp_json_num(best, "size_bytes"), s, sizeof s));
         tdn(b, fmt_ns(tp_json_num(get(best, "time"), "p50"), s, sizeof s));
         snprintf(s, sizeof s, "%.0f", wrong);
         tdn(b, s);
-        emit(b, "<td>");
+        tp__svg_emit(b, "<td>");
         bool first = true;
         json_array_foreach(get(res, "fit"), i, e) {
             char al[32], be[32];
@@ -1372,16 +954,17 @@ static void section_busbw(struct buf *b, const json_t *const *docs, size_t n)
                 continue;
             /* beta in ns/B is 1/bandwidth: shown as the bandwidth it means */
             double beta = tp_json_num(e, "beta");
-            pf(b, "%s", first ? "" : "<br>");
+            tp__svg_printf(b, "%s", first ? "" : "<br>");
             first = false;
-            esc(b, tp_json_str(e, "algo") ?: "?");
-            pf(b, ": alpha %s, 1/beta %s (%.0f%% max error)",
-               fmt_ns(tp_json_num(e, "alpha"), al, sizeof al),
-               fmt_rate(beta > 0 ? 1e9 / beta : NAN, be, sizeof be), 100 * tp_json_num(e, "max_rel_error"));
+            tp__svg_esc(b, tp_json_str(e, "algo") ?: "?");
+            tp__svg_printf(b, ": alpha %s, 1/beta %s (%.0f%% max error)",
+                           fmt_ns(tp_json_num(e, "alpha"), al, sizeof al),
+                           fmt_rate(beta > 0 ? 1e9 / beta : NAN, be, sizeof be),
+                           100 * tp_json_num(e, "max_rel_error"));
         }
-        emit(b, "</td></tr>\n");
+        tp__svg_emit(b, "</td></tr>\n");
     }
-    emit(b, "</table>\n</section>\n");
+    tp__svg_emit(b, "</table>\n</section>\n");
 }
 
 /* ---- step ---- */
@@ -1410,7 +993,7 @@ static size_t slowest_rank(const json_t *series, size_t steps, size_t ranks)
     return best;
 }
 
-static void step_doc(struct buf *b, const json_t *d)
+static void step_doc(struct svg_buf *b, const json_t *d)
 {
     const json_t *run = json_array_get(get(get(d, "results"), "runs"), 0);
     const json_t *series = get(run, "series");
@@ -1421,7 +1004,7 @@ static void step_doc(struct buf *b, const json_t *d)
              tp_json_str(get(d, "config"), "preset") ?: "custom", ranks, steps);
     doc_heading(b, d, detail);
     if (!steps || !ranks) {
-        emit(b, "<p class=\"small\">No per-step series in this document.</p>\n");
+        tp__svg_emit(b, "<p class=\"small\">No per-step series in this document.</p>\n");
         return;
     }
     static const char *const keys[] = {"compute", "comm_exposed", "data_wait", "ckpt_stall"};
@@ -1450,32 +1033,33 @@ static void step_doc(struct buf *b, const json_t *d)
     }
     job[steps] = job[steps - 1];
     xs[steps] = (double)steps;
-    struct plot p;
-    p.x = (struct axis){.scale = LIN, .div = 1};
-    axis_fit(&p.x, 0, (double)steps, true);
+    struct svg_plot p;
+    p.x = (struct svg_axis){.scale = SVG_LIN, .div = 1};
+    tp__svg_axis_fit(&p.x, 0, (double)steps, true);
     p.x.hi = (double)steps; /* bars fill the width */
     snprintf(p.x.title, sizeof p.x.title, "step (index, 0-based)");
-    p.y = (struct axis){.scale = LIN, .div = 1e6};
-    axis_fit(&p.y, 0, top, true);
+    p.y = (struct svg_axis){.scale = SVG_LIN, .div = 1e6};
+    tp__svg_axis_fit(&p.y, 0, top, true);
     snprintf(p.y.title, sizeof p.y.title, "time per step (ms)");
-    struct legend lg = {0};
+    struct svg_legend lg = {0};
     for (int k = 0; k < 4; k++)
-        legend_add(&lg, names[k], colors[k], true);
-    legend_add(&lg, "job step (slowest of all ranks)", "#222", false);
-    pf(b,
-       "<figure><figcaption>Where the step goes, rank %zu (the slowest: the others wait for "
-       "it)</figcaption>\n",
-       r);
-    plot_begin(&p, b, "step", "step breakdown", 960, 380, &lg);
-    plot_stack(&p, (const double *const *)v, 4, steps, colors);
-    plot_line(&p, xs, job, steps + 1, "#222", STEP);
-    plot_end(&p);
-    emit(b, "</figure>\n<table>\n");
+        tp__svg_legend_add(&lg, names[k], colors[k], true);
+    tp__svg_legend_add(&lg, "job step (slowest of all ranks)", "#222", false);
+    tp__svg_printf(
+        b,
+        "<figure><figcaption>Where the step goes, rank %zu (the slowest: the others wait for "
+        "it)</figcaption>\n",
+        r);
+    tp__svg_plot_begin(&p, b, "step", "step breakdown", 960, 380, &lg);
+    tp__svg_plot_stack(&p, (const double *const *)v, 4, steps, colors);
+    tp__svg_plot_line(&p, xs, job, steps + 1, "#222", SVG_STEP);
+    tp__svg_plot_end(&p);
+    tp__svg_emit(b, "</figure>\n<table>\n");
     th(b, (const char *const[]){"#step p50", "#step p99", "#max", "#compute", "#exposed comm",
                                 "#data wait", "#checkpoint", "#amplification", "#goodput", NULL});
     const json_t *st = get(run, "step_time"), *sm = get(run, "summary");
     char s[48];
-    emit(b, "<tr>");
+    tp__svg_emit(b, "<tr>");
     tdn(b, fmt_ns(tp_json_num(st, "p50"), s, sizeof s));
     tdn(b, fmt_ns(tp_json_num(st, "p99"), s, sizeof s));
     tdn(b, fmt_ns(tp_json_num(st, "max"), s, sizeof s));
@@ -1488,7 +1072,7 @@ static void step_doc(struct buf *b, const json_t *d)
     snprintf(s, sizeof s, "%.0f %s", tp_json_num(sm, "goodput"),
              tp_json_str(get(sm, "goodput"), "unit") ?: "samples/s");
     tdn(b, s);
-    emit(b, "</tr>\n</table>\n");
+    tp__svg_emit(b, "</tr>\n</table>\n");
 out:
     for (int k = 0; k < 4; k++)
         free(v[k]);
@@ -1496,30 +1080,31 @@ out:
     free(xs);
 }
 
-static void section_step(struct buf *b, const json_t *const *docs, size_t n)
+static void section_step(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
         if (!is_cmd(docs[i], "step"))
             continue;
         if (!open) {
-            emit(b, "<section id=\"step\">\n<h2>Training step</h2>\n<p class=\"small\">Per step, "
-                    "the slowest rank's data wait, compute, exposed communication and checkpoint "
-                    "stall (stacked; their sum is the step but for the update); the line is the "
-                    "job's step, the slowest rank's. Fractions are over all ranks and "
-                    "steps.</p>\n");
+            tp__svg_emit(
+                b, "<section id=\"step\">\n<h2>Training step</h2>\n<p class=\"small\">Per step, "
+                   "the slowest rank's data wait, compute, exposed communication and checkpoint "
+                   "stall (stacked; their sum is the step but for the update); the line is the "
+                   "job's step, the slowest rank's. Fractions are over all ranks and "
+                   "steps.</p>\n");
             open = true;
         }
         step_doc(b, docs[i]);
     }
     if (open)
-        emit(b, "</section>\n");
+        tp__svg_emit(b, "</section>\n");
 }
 
 /* ---- plan ---- */
 
 /* step time (or cost) per candidate against GPUs, from the sweep */
-static void sweep_plot(struct buf *b, const json_t *res, bool cost)
+static void sweep_plot(struct svg_buf *b, const json_t *res, bool cost)
 {
     const json_t *sweep = get(res, "sweep");
     size_t ns = json_array_size(sweep);
@@ -1527,17 +1112,18 @@ static void sweep_plot(struct buf *b, const json_t *res, bool cost)
     size_t nc = json_array_size(first);
     if (ns == 0 || nc == 0)
         return;
-    if (nc > MAX_SERIES)
-        nc = MAX_SERIES;
+    if (nc > SVG_MAX_SERIES)
+        nc = SVG_MAX_SERIES;
     double *xs = calloc(ns, sizeof *xs), *ys = calloc(ns * nc, sizeof *ys);
     if (!xs || !ys) {
         b->oom = true;
         goto out;
     }
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-    struct legend lg = {0};
+    struct svg_legend lg = {0};
     for (size_t c = 0; c < nc; c++)
-        legend_add(&lg, tp_json_str(json_array_get(first, c), "name") ?: "?", palette[c % PALETTE], false);
+        tp__svg_legend_add(&lg, tp_json_str(json_array_get(first, c), "name") ?: "?",
+                           tp__svg_color(c), false);
     for (size_t s = 0; s < ns; s++) {
         const json_t *e = json_array_get(sweep, s), *cand;
         xs[s] = tp_json_num(e, "gpus");
@@ -1562,34 +1148,34 @@ static void sweep_plot(struct buf *b, const json_t *res, bool cost)
             }
         }
     }
-    struct plot p;
-    p.x = (struct axis){.scale = LOG2, .div = 1};
-    axis_fit(&p.x, xlo, xhi, false);
+    struct svg_plot p;
+    p.x = (struct svg_axis){.scale = SVG_LOG2, .div = 1};
+    tp__svg_axis_fit(&p.x, xlo, xhi, false);
     snprintf(p.x.title, sizeof p.x.title, "GPUs (count, log scale)");
     /* a wide range reads on a log axis; a narrow one on a linear axis that
      * does not start at zero, so candidates a few percent apart separate */
     bool log_y = yhi > 10 * ylo;
-    p.y = (struct axis){.scale = log_y ? LOG10 : LIN, .div = 1};
+    p.y = (struct svg_axis){.scale = log_y ? SVG_LOG10 : SVG_LIN, .div = 1};
     const char *unit = "$";
     if (!cost)
-        time_unit(log_y ? sqrt(ylo * yhi) : yhi, &p.y.div, &unit);
-    axis_fit(&p.y, ylo, yhi, false);
+        tp__svg_time_unit(log_y ? sqrt(ylo * yhi) : yhi, &p.y.div, &unit);
+    tp__svg_axis_fit(&p.y, ylo, yhi, false);
     snprintf(p.y.title, sizeof p.y.title, "%s (%s%s)", cost ? "cost per run" : "step time", unit,
              log_y ? ", log scale" : "");
-    pf(b, "<figure><figcaption>%s against scale, from the sweep</figcaption>\n",
-       cost ? "Cost per run" : "Step time");
-    plot_begin(&p, b, "plan", cost ? "cost per run against GPUs" : "step time against GPUs", 500,
-               330, &lg);
+    tp__svg_printf(b, "<figure><figcaption>%s against scale, from the sweep</figcaption>\n",
+                   cost ? "Cost per run" : "Step time");
+    tp__svg_plot_begin(&p, b, "plan", cost ? "cost per run against GPUs" : "step time against GPUs",
+                       500, 330, &lg);
     for (size_t c = 0; c < nc; c++)
-        plot_line(&p, xs, ys + c * ns, ns, lg.color[c], MARKS);
-    plot_end(&p);
-    emit(b, "</figure>\n");
+        tp__svg_plot_line(&p, xs, ys + c * ns, ns, lg.color[c], SVG_MARKS);
+    tp__svg_plot_end(&p);
+    tp__svg_emit(b, "</figure>\n");
 out:
     free(xs);
     free(ys);
 }
 
-static void plan_doc(struct buf *b, const json_t *d)
+static void plan_doc(struct svg_buf *b, const json_t *d)
 {
     const json_t *res = get(d, "results"), *c, *w;
     char detail[128];
@@ -1597,14 +1183,14 @@ static void plan_doc(struct buf *b, const json_t *d)
              tp_json_str(get(get(d, "config"), "workload"), "name") ?: "workload", tp_json_num(res, "gpus"),
              tp_json_num(res, "nodes"));
     doc_heading(b, d, detail);
-    emit(b, "<table>\n");
+    tp__svg_emit(b, "<table>\n");
     th(b, (const char *const[]){"#rank", "candidate", "algorithm", "#step", "#step p99",
                                 "#exposed comm", "#checkpoint every", "#time to train",
                                 "#cost per run", NULL});
     size_t i;
     char s[64];
     json_array_foreach(get(res, "candidates"), i, c) {
-        emit(b, "<tr>");
+        tp__svg_emit(b, "<tr>");
         snprintf(s, sizeof s, "%.0f", tp_json_num(c, "rank"));
         tdn(b, s);
         td(b, tp_json_str(c, "name"));
@@ -1615,42 +1201,43 @@ static void plan_doc(struct buf *b, const json_t *d)
         tdn(b, tp_fmt_duration_s(tp_json_num(get(c, "checkpoint"), "interval"), s, sizeof s));
         tdn(b, tp_fmt_duration_s(tp_json_num(c, "time_to_train"), s, sizeof s));
         tdn(b, tp_fmt_money(tp_json_num(get(c, "cost"), "total"), s, sizeof s));
-        emit(b, "</tr>\n");
+        tp__svg_emit(b, "</tr>\n");
     }
-    emit(b, "</table>\n");
+    tp__svg_emit(b, "</table>\n");
     if (json_array_size(get(res, "words"))) {
-        emit(b, "<ul class=\"words\">\n");
+        tp__svg_emit(b, "<ul class=\"words\">\n");
         json_array_foreach(get(res, "words"), i, w) {
-            emit(b, "<li>");
-            esc(b, json_string_value(w));
-            emit(b, "</li>\n");
+            tp__svg_emit(b, "<li>");
+            tp__svg_esc(b, json_string_value(w));
+            tp__svg_emit(b, "</li>\n");
         }
-        emit(b, "</ul>\n");
+        tp__svg_emit(b, "</ul>\n");
     }
     if (json_array_size(get(res, "sweep"))) {
-        emit(b, "<div class=\"pair\">\n");
+        tp__svg_emit(b, "<div class=\"pair\">\n");
         sweep_plot(b, res, false);
         sweep_plot(b, res, true);
-        emit(b, "</div>\n");
+        tp__svg_emit(b, "</div>\n");
     }
 }
 
-static void section_plan(struct buf *b, const json_t *const *docs, size_t n)
+static void section_plan(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
         if (!is_cmd(docs[i], "plan") || !json_is_array(get(get(docs[i], "results"), "candidates")))
             continue;
         if (!open) {
-            emit(b, "<section id=\"plan\">\n<h2>Plan</h2>\n<p class=\"small\">Candidates ranked by "
-                    "cost per run at the planned scale; step times are model means with the "
-                    "slowest rank, exposed communication, rare stalls and data stalls.</p>\n");
+            tp__svg_emit(
+                b, "<section id=\"plan\">\n<h2>Plan</h2>\n<p class=\"small\">Candidates ranked by "
+                   "cost per run at the planned scale; step times are model means with the "
+                   "slowest rank, exposed communication, rare stalls and data stalls.</p>\n");
             open = true;
         }
         plan_doc(b, docs[i]);
     }
     if (open)
-        emit(b, "</section>\n");
+        tp__svg_emit(b, "</section>\n");
 }
 
 /* ---- check ---- */
@@ -1664,7 +1251,7 @@ static int status_order(const char *s)
     return 4;
 }
 
-static void check_doc(struct buf *b, const json_t *d)
+static void check_doc(struct svg_buf *b, const json_t *d)
 {
     const json_t *res = get(d, "results"), *sm = get(res, "summary"), *f;
     char detail[160];
@@ -1672,7 +1259,7 @@ static void check_doc(struct buf *b, const json_t *d)
              tp_json_str(get(res, "nagios"), "word") ?: "?", tp_json_num(sm, "fail"), tp_json_num(sm, "warn"),
              tp_json_num(sm, "pass"), tp_json_num(sm, "skip"));
     doc_heading(b, d, detail);
-    emit(b, "<table>\n");
+    tp__svg_emit(b, "<table>\n");
     th(b, (const char *const[]){"status", "id", "plane", "severity", "evidence", NULL});
     const json_t *findings = get(res, "findings");
     /* FAIL first, then WARN, PASS, SKIP; the rules' order within each */
@@ -1683,75 +1270,76 @@ static void check_doc(struct buf *b, const json_t *d)
             if (status_order(st) != o)
                 continue;
             bool bad = o < 2;
-            pf(b, "<tr class=\"%s\"><td><span class=\"st %s\">", bad ? st : "", o < 4 ? st : "");
-            esc(b, st ? st : "?");
-            emit(b, "</span></td>");
-            emit(b, "<td><code>");
-            esc(b, tp_json_str(f, "id"));
-            emit(b, "</code></td>");
+            tp__svg_printf(b, "<tr class=\"%s\"><td><span class=\"st %s\">", bad ? st : "",
+                           o < 4 ? st : "");
+            tp__svg_esc(b, st ? st : "?");
+            tp__svg_emit(b, "</span></td>");
+            tp__svg_emit(b, "<td><code>");
+            tp__svg_esc(b, tp_json_str(f, "id"));
+            tp__svg_emit(b, "</code></td>");
             td(b, tp_json_str(f, "plane"));
             td(b, tp_json_str(f, "severity"));
-            emit(b, "<td>");
-            esc(b, tp_json_str(f, "evidence"));
+            tp__svg_emit(b, "<td>");
+            tp__svg_esc(b, tp_json_str(f, "evidence"));
             if (bad && tp_json_str(f, "remediation")) {
-                emit(b, "<div class=\"small\">Fix: ");
-                esc(b, tp_json_str(f, "remediation"));
-                emit(b, "</div>");
+                tp__svg_emit(b, "<div class=\"small\">Fix: ");
+                tp__svg_esc(b, tp_json_str(f, "remediation"));
+                tp__svg_emit(b, "</div>");
             }
-            emit(b, "</td></tr>\n");
+            tp__svg_emit(b, "</td></tr>\n");
         }
     }
-    emit(b, "</table>\n");
+    tp__svg_emit(b, "</table>\n");
 }
 
-static void section_check(struct buf *b, const json_t *const *docs, size_t n)
+static void section_check(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
         if (!is_cmd(docs[i], "check"))
             continue;
         if (!open) {
-            emit(b, "<section id=\"check\">\n<h2>Checks</h2>\n");
+            tp__svg_emit(b, "<section id=\"check\">\n<h2>Checks</h2>\n");
             open = true;
         }
         check_doc(b, docs[i]);
     }
     if (open)
-        emit(b, "</section>\n");
+        tp__svg_emit(b, "</section>\n");
 }
 
 /* ---- the documents ---- */
 
-static void section_documents(struct buf *b, const json_t *const *docs, size_t n)
+static void section_documents(struct svg_buf *b, const json_t *const *docs, size_t n)
 {
     if (!n)
         return;
-    emit(b, "<section id=\"documents\">\n<h2>Documents</h2>\n<table>\n");
+    tp__svg_emit(b, "<section id=\"documents\">\n<h2>Documents</h2>\n<table>\n");
     th(b,
        (const char *const[]){"#", "command", "host", "started (UTC)", "trainpath", "status", NULL});
     for (size_t i = 0; i < n; i++) {
         const json_t *d = docs[i], *stj = get(d, "status");
         char s[32];
         snprintf(s, sizeof s, "%zu", i + 1);
-        pf(b, "<tr class=\"%s\">", doc_ok(d) ? "ok" : "FAIL");
+        tp__svg_printf(b, "<tr class=\"%s\">", doc_ok(d) ? "ok" : "FAIL");
         tdn(b, s);
         td(b, command(d));
         td(b, tp_json_str(get(d, "provenance"), "host"));
         td(b, tp_json_str(d, "started_utc"));
         td(b, tp_json_str(get(d, "tool"), "version"));
-        emit(b, "<td>");
+        tp__svg_emit(b, "<td>");
         if (doc_ok(d)) {
-            emit(b, "ok");
+            tp__svg_emit(b, "ok");
         } else {
-            esc(b, tp_json_str(stj, "code") ?: "failed");
+            tp__svg_esc(b, tp_json_str(stj, "code") ?: "failed");
             if (tp_json_str(stj, "message") && *tp_json_str(stj, "message")) {
-                emit(b, ": ");
-                esc(b, tp_json_str(stj, "message"));
+                tp__svg_emit(b, ": ");
+                tp__svg_esc(b, tp_json_str(stj, "message"));
             }
         }
-        emit(b, "</td></tr>\n");
+        tp__svg_emit(b, "</td></tr>\n");
     }
-    emit(b, "</table>\n</section>\n");
+    tp__svg_emit(b, "</table>\n</section>\n");
 }
 
 /* ---- the page ---- */
@@ -1792,13 +1380,13 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
     int rc = check_inputs(docs, n, verdicts, err);
     if (rc)
         return rc;
-    struct buf b = {0};
-    emit(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-             "<title>trainpath report</title>\n<style>\n");
-    emit(&b, css);
-    emit(&b, "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>trainpath report</h1>\n"
-             "<p class=\"meta\">");
+    struct svg_buf b = {0};
+    tp__svg_emit(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<title>trainpath report</title>\n<style>\n");
+    tp__svg_emit(&b, css);
+    tp__svg_emit(&b, "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>trainpath report</h1>\n"
+                     "<p class=\"meta\">");
     /* what the page covers: the documents' hosts and the span of their start times */
     const char *first = NULL, *last = NULL;
     size_t failed = 0;
@@ -1810,9 +1398,9 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
             last = t;
         failed += !doc_ok(docs[i]);
     }
-    pf(&b, "%zu result document%s", n, n == 1 ? "" : "s");
+    tp__svg_printf(&b, "%zu result document%s", n, n == 1 ? "" : "s");
     if (failed)
-        pf(&b, " (%zu failed)", failed);
+        tp__svg_printf(&b, " (%zu failed)", failed);
     for (size_t i = 0, shown = 0; i < n && shown < 4; i++) {
         const char *h = tp_json_str(get(docs[i], "provenance"), "host");
         bool seen = false;
@@ -1822,18 +1410,18 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
         }
         if (!h || seen)
             continue;
-        emit(&b, shown++ ? ", " : " from ");
-        esc(&b, h);
+        tp__svg_emit(&b, shown++ ? ", " : " from ");
+        tp__svg_esc(&b, h);
     }
     if (first) {
-        emit(&b, "; started ");
-        esc(&b, first);
+        tp__svg_emit(&b, "; started ");
+        tp__svg_esc(&b, first);
         if (last && strcmp(last, first) != 0) {
-            emit(&b, " to ");
-            esc(&b, last);
+            tp__svg_emit(&b, " to ");
+            tp__svg_esc(&b, last);
         }
     }
-    emit(&b, "</p>\n</header>\n");
+    tp__svg_emit(&b, "</p>\n</header>\n");
     section_verdicts(&b, docs, n, verdicts);
     section_fleet(&b, docs, n);
     section_latency(&b, docs, n);
@@ -1843,8 +1431,8 @@ int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, 
     section_check(&b, docs, n);
     section_documents(&b, docs, n);
     if (!n)
-        emit(&b, "<p>No result documents.</p>\n");
-    emit(&b, "</main>\n</body>\n</html>\n");
+        tp__svg_emit(&b, "<p>No result documents.</p>\n");
+    tp__svg_emit(&b, "</main>\n</body>\n</html>\n");
     if (b.oom) {
         free(b.p);
         return tp_error_set(err, TP_ENOMEM, "html report: out of memory");
