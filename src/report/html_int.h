@@ -1,0 +1,85 @@
+/* Internal to src/report: the HTML report's files and what they share.
+ *
+ * html.c is the page (its style, the header, the verdicts with each
+ * document's key figure, the checks, the list of documents) and calls one
+ * function per section that has a file of its own: html_fleet.c,
+ * html_latency.c, html_coll.c, html_step.c, html_plan.c. Those call only
+ * html_parts.c (table cells, headings, number formats) and the plotter
+ * (svg.h), never html.c or each other, so no two files call each other. */
+#ifndef TP_REPORT_HTML_INT_H
+#define TP_REPORT_HTML_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "svg.h"
+
+static inline const json_t *get(const json_t *o, const char *key)
+{
+    return json_object_get(o, key);
+}
+
+/* ---- html_parts.c ---- */
+
+/* Whether d is a run that succeeded (status.ok). */
+bool tp__html_ok(const json_t *d);
+
+/* d's command ("coll", "net lat"), "?" when it has none. */
+const char *tp__html_command(const json_t *d);
+
+/* Whether d is a successful run of command c. */
+bool tp__html_is(const json_t *d, const char *c);
+
+/* Figures as the page writes them, into buf; "-" when not finite (a size
+ * also when negative): "41.6 us", "8.12 GB/s", "4K B", "12.5 %". Return buf. */
+const char *tp__html_fmt_ns(double ns, char *buf, size_t cap);
+const char *tp__html_fmt_rate(double Bps, char *buf, size_t cap);
+const char *tp__html_fmt_bytes(double bytes, char *buf, size_t cap);
+const char *tp__html_fmt_pct(double frac, char *buf, size_t cap);
+
+/* A table's header row; a leading '#' in a column's name marks it numeric
+ * (right-aligned). cols ends with NULL. */
+void tp__html_th(struct svg_buf *b, const char *const *cols);
+
+/* A table cell of text (escaped; NULL: empty), tdn a numeric one. */
+void tp__html_td(struct svg_buf *b, const char *s);
+void tp__html_tdn(struct svg_buf *b, const char *s);
+
+/* A heading that names the document: command, a detail, the host. */
+void tp__html_heading(struct svg_buf *b, const json_t *d, const char *detail);
+
+/* FAIL 0, WARN 1, PASS 2, SKIP 3, anything else (NULL too) 4. */
+int tp__html_status_order(const char *s);
+
+/* ---- the sections: each writes nothing when no document feeds it ---- */
+
+/* html_fleet.c: the first fleet document (validate across an allocation):
+ * the judgement's words, each node's tests, a matrix per pairwise metric. */
+void tp__html_fleet(struct svg_buf *b, const json_t *const *docs, size_t n);
+
+/* html_latency.c: CDF, histogram and percentiles of every latency
+ * histogram (net lat and loaded one-way, io commit, dataset, checkpoint). */
+void tp__html_latency(struct svg_buf *b, const json_t *const *docs, size_t n);
+
+/* html_coll.c: bus bandwidth against size, a series per coll document and
+ * backend, and a table with the peaks and the alpha-beta fits. */
+void tp__html_busbw(struct svg_buf *b, const json_t *const *docs, size_t n);
+
+/* The backend of a coll size entry ("trainpath" when the document predates
+ * the field). */
+const char *tp__html_coll_backend(const json_t *e);
+
+/* The entry of res.sizes with the highest busbw (*bw; NAN and NULL when
+ * none has one), of the given backend (NULL: any). */
+const json_t *tp__html_coll_peak(const json_t *res, const char *backend, double *bw);
+
+/* html_step.c: the slowest rank's step breakdown per step document. */
+void tp__html_step(struct svg_buf *b, const json_t *const *docs, size_t n);
+
+/* html_plan.c: the ranked candidates, the words and the sweep per plan
+ * document. */
+void tp__html_plan(struct svg_buf *b, const json_t *const *docs, size_t n);
+
+#endif
