@@ -17,6 +17,7 @@
 #include "tp/atomicfile.h"
 #include "tp/html.h"
 #include "tp/json.h"
+#include "tp/report.h"
 #include "tp/units.h"
 
 #include "html_int.h"
@@ -65,81 +66,164 @@ static const char css[] =
 
 /* ---- key figures (one line a document) ---- */
 
-static void key_figure(const json_t *d, char *out, size_t cap)
+/* Figures come from the document's rows; what a figure is about (the
+ * operation, the GPUs planned for) from the document. */
+
+/* fail, warn, pass and skip of a check document; pass and skip have no row */
+static void check_counts(const struct html_doc *x, char *out, size_t cap)
 {
-    const json_t *res = get(d, "results"), *cfg = get(d, "config");
-    const char *c = tp__html_command(d);
-    char a[40], b2[40], s[40];
-    out[0] = '\0';
-    if (!tp__html_ok(d)) {
-        const char *m = tp_json_str(get(d, "status"), "message");
-        snprintf(out, cap, "run failed%s%s", m && *m ? ": " : "", m ? m : "");
-    } else if (strcmp(c, "net lat") == 0) {
-        const json_t *e = json_array_get(get(res, "sizes"), 0), *l = get(e, "latency");
-        snprintf(out, cap, "one-way p50 %s, p99 %s at %s",
-                 tp__html_fmt_ns(tp_json_num(l, "p50"), a, sizeof a),
-                 tp__html_fmt_ns(tp_json_num(l, "p99"), b2, sizeof b2),
-                 tp__html_fmt_bytes(tp_json_num(e, "size_bytes"), s, sizeof s));
-    } else if (strcmp(c, "net loaded") == 0) {
-        const json_t *iso = get(json_array_get(get(res, "isolated"), 0), "latency");
-        const json_t *ld = get(json_array_get(get(res, "loaded"), 0), "latency");
-        snprintf(out, cap, "p99 %s idle, %s under load",
-                 tp__html_fmt_ns(tp_json_num(iso, "p99"), a, sizeof a),
-                 tp__html_fmt_ns(tp_json_num(ld, "p99"), b2, sizeof b2));
-    } else if (strcmp(c, "net bw") == 0 || strcmp(c, "net bibw") == 0) {
-        const char *k = strcmp(c, "net bw") == 0 ? "bw" : "bibw";
-        double best = NAN, at = NAN;
-        const json_t *e;
-        size_t i;
-        json_array_foreach(get(res, "sizes"), i, e) {
-            if (isfinite(tp_json_num(e, k)) && !(tp_json_num(e, k) <= best)) {
-                best = tp_json_num(e, k);
-                at = tp_json_num(e, "size_bytes");
-            }
-        }
-        snprintf(out, cap, "%s %s at %s", k, tp__html_fmt_rate(best, a, sizeof a),
-                 tp__html_fmt_bytes(at, s, sizeof s));
-    } else if (strcmp(c, "coll") == 0) {
-        double bw;
-        const json_t *e = tp__html_coll_peak(res, NULL, &bw);
-        snprintf(out, cap, "%s, %.0f ranks: busbw %s at %s",
-                 tp_json_str(cfg, "op") ? tp_json_str(cfg, "op") : "?", tp_json_num(cfg, "ranks"),
-                 tp__html_fmt_rate(bw, a, sizeof a),
-                 tp__html_fmt_bytes(tp_json_num(e, "size_bytes"), s, sizeof s));
-    } else if (strcmp(c, "io commit") == 0) {
-        snprintf(out, cap, "commit p99 %s, %.0f commits/s",
-                 tp__html_fmt_ns(tp_json_num(get(res, "latency"), "p99"), a, sizeof a),
-                 tp_json_num(res, "commits_per_s"));
-    } else if (strcmp(c, "io dataset") == 0) {
-        snprintf(out, cap, "read p99 %s, %.0f samples/s",
-                 tp__html_fmt_ns(tp_json_num(get(res, "latency"), "p99"), a, sizeof a),
-                 tp_json_num(res, "samples_per_s"));
-    } else if (strcmp(c, "io checkpoint") == 0) {
-        snprintf(out, cap, "commit p50 %s, %s",
-                 tp__html_fmt_ns(tp_json_num(get(res, "commit"), "p50"), a, sizeof a),
-                 tp__html_fmt_rate(tp_json_num(res, "throughput"), b2, sizeof b2));
-    } else if (strcmp(c, "step") == 0) {
-        const json_t *run = json_array_get(get(res, "runs"), 0), *st = get(run, "step_time");
-        snprintf(out, cap, "step p50 %s, p99 %s; %s exposed comm",
-                 tp__html_fmt_ns(tp_json_num(st, "p50"), a, sizeof a),
-                 tp__html_fmt_ns(tp_json_num(st, "p99"), b2, sizeof b2),
-                 tp__html_fmt_pct(tp_json_num(get(run, "summary"), "exposed_comm_fraction"), s,
-                                  sizeof s));
-    } else if (strcmp(c, "plan") == 0) {
-        const json_t *best = json_array_get(get(res, "candidates"), 0);
-        snprintf(out, cap, "cheapest at %.0f GPUs: %s, %s per run", tp_json_num(res, "gpus"),
-                 tp_json_str(best, "name") ? tp_json_str(best, "name") : "?",
-                 tp_fmt_money(tp_json_num(get(best, "cost"), "total"), a, sizeof a));
-    } else if (strcmp(c, "check") == 0) {
-        const json_t *sm = get(res, "summary");
-        snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip", tp_json_num(sm, "fail"),
-                 tp_json_num(sm, "warn"), tp_json_num(sm, "pass"), tp_json_num(sm, "skip"));
-    } else if (strcmp(c, "fleet") == 0) {
-        const json_t *j = get(res, "judgement");
-        snprintf(out, cap, "%.0f nodes: %.0f slow nodes, %.0f slow links, %.0f failed tests",
-                 tp_json_num(res, "node_count"), tp_json_num(j, "slow_nodes"), tp_json_num(j, "slow_links"),
-                 tp_json_num(res, "failed_tests"));
+    const json_t *sm = get(get(x->d, "results"), "summary");
+    snprintf(out, cap, "%.0f fail, %.0f warn, %.0f pass, %.0f skip",
+             tp__html_val(x, "check.fail", NULL), tp__html_val(x, "check.warn", NULL),
+             tp_json_num(sm, "pass"), tp_json_num(sm, "skip"));
+}
+
+/* p50 and p99 at the first message size */
+static void fig_net_lat(const struct html_doc *x, char *out, size_t cap)
+{
+    const json_t *p50 = tp__html_row(x, "net.lat.latency.p50", NULL);
+    char a[40], b[40], s[40];
+    snprintf(out, cap, "one-way p50 %s, p99 %s at %s",
+             tp__html_fmt_ns(tp_json_num(p50, "value"), a, sizeof a),
+             tp__html_fmt_ns(tp__html_val(x, "net.lat.latency.p99", p50), b, sizeof b),
+             tp__html_fmt_bytes(tp__html_label_num(p50, "size"), s, sizeof s));
+}
+
+static void fig_net_loaded(const struct html_doc *x, char *out, size_t cap)
+{
+    char a[40], b[40];
+    snprintf(out, cap, "p99 %s idle, %s under load",
+             tp__html_fmt_ns(tp__html_val(x, "net.loaded.isolated.latency.p99", NULL), a, sizeof a),
+             tp__html_fmt_ns(tp__html_val(x, "net.loaded.latency.p99", NULL), b, sizeof b));
+}
+
+/* the highest bandwidth (net.bw or net.bibw) and its message size */
+static void net_peak(const struct html_doc *x, const char *k, char *out, size_t cap)
+{
+    char metric[16], a[40], s[40];
+    snprintf(metric, sizeof metric, "net.%s", k);
+    const json_t *best = NULL, *row;
+    size_t i;
+    json_array_foreach(x->rows, i, row) {
+        const char *m = tp_json_str(row, "metric");
+        if (m && strcmp(m, metric) == 0 &&
+            (!best || tp_json_num(row, "value") > tp_json_num(best, "value")))
+            best = row;
     }
+    snprintf(out, cap, "%s %s at %s", k, tp__html_fmt_rate(tp_json_num(best, "value"), a, sizeof a),
+             tp__html_fmt_bytes(tp__html_label_num(best, "size"), s, sizeof s));
+}
+
+static void fig_net_bw(const struct html_doc *x, char *out, size_t cap)
+{
+    net_peak(x, "bw", out, cap);
+}
+
+static void fig_net_bibw(const struct html_doc *x, char *out, size_t cap)
+{
+    net_peak(x, "bibw", out, cap);
+}
+
+static void fig_coll(const struct html_doc *x, char *out, size_t cap)
+{
+    const json_t *cfg = get(x->d, "config"), *peak = tp__html_coll_peak(x, NULL);
+    char a[40], s[40];
+    snprintf(out, cap, "%s, %.0f ranks: busbw %s at %s", tp_json_str(cfg, "op") ?: "?",
+             tp_json_num(cfg, "ranks"), tp__html_fmt_rate(tp_json_num(peak, "value"), a, sizeof a),
+             tp__html_fmt_bytes(tp__html_label_num(peak, "size"), s, sizeof s));
+}
+
+static void fig_io_commit(const struct html_doc *x, char *out, size_t cap)
+{
+    char a[40];
+    snprintf(out, cap, "commit p99 %s, %.0f commits/s",
+             tp__html_fmt_ns(tp__html_val(x, "io.commit.latency.p99", NULL), a, sizeof a),
+             tp__html_val(x, "io.commit.per_s", NULL));
+}
+
+/* samples/s over the whole run, from the document: the row
+ * io.dataset.samples_per_s is the mean of the epochs' rates, another figure */
+static void fig_io_dataset(const struct html_doc *x, char *out, size_t cap)
+{
+    char a[40];
+    snprintf(out, cap, "read p99 %s, %.0f samples/s",
+             tp__html_fmt_ns(tp__html_val(x, "io.dataset.read.p99", NULL), a, sizeof a),
+             tp_json_num(get(x->d, "results"), "samples_per_s"));
+}
+
+static void fig_io_checkpoint(const struct html_doc *x, char *out, size_t cap)
+{
+    char a[40], b[40];
+    snprintf(out, cap, "commit p50 %s, %s",
+             tp__html_fmt_ns(tp__html_val(x, "io.checkpoint.commit.p50", NULL), a, sizeof a),
+             tp__html_fmt_rate(tp__html_val(x, "io.checkpoint.throughput", NULL), b, sizeof b));
+}
+
+static void fig_step(const struct html_doc *x, char *out, size_t cap)
+{
+    char a[40], b[40], s[40];
+    snprintf(out, cap, "step p50 %s, p99 %s; %s exposed comm",
+             tp__html_fmt_ns(tp__html_val(x, "step.time.p50", NULL), a, sizeof a),
+             tp__html_fmt_ns(tp__html_val(x, "step.time.p99", NULL), b, sizeof b),
+             tp__html_fmt_pct(tp__html_val(x, "step.exposed_comm_fraction", NULL), s, sizeof s));
+}
+
+/* From the document: a candidate is its name, and the rows carry the name
+ * cut to fit a label (plan.cost{candidate=...}); the GPUs planned for have
+ * no row. */
+static void fig_plan(const struct html_doc *x, char *out, size_t cap)
+{
+    const json_t *res = get(x->d, "results"), *best = json_array_get(get(res, "candidates"), 0);
+    char a[40];
+    snprintf(out, cap, "cheapest at %.0f GPUs: %s, %s per run", tp_json_num(res, "gpus"),
+             tp_json_str(best, "name") ?: "?",
+             tp_fmt_money(tp_json_num(get(best, "cost"), "total"), a, sizeof a));
+}
+
+static void fig_check(const struct html_doc *x, char *out, size_t cap)
+{
+    check_counts(x, out, cap);
+}
+
+static void fig_fleet(const struct html_doc *x, char *out, size_t cap)
+{
+    snprintf(out, cap, "%.0f nodes: %.0f slow nodes, %.0f slow links, %.0f failed tests",
+             tp__html_val(x, "fleet.nodes", NULL), tp__html_val(x, "fleet.slow_nodes", NULL),
+             tp__html_val(x, "fleet.slow_links", NULL),
+             tp__html_val(x, "fleet.failed_tests", NULL));
+}
+
+/* the key figure of each command's document; a command without one has an
+ * empty figure */
+static const struct figure {
+    const char *command;
+    void (*fn)(const struct html_doc *x, char *out, size_t cap);
+} figures[] = {
+    {"net lat", fig_net_lat},
+    {"net loaded", fig_net_loaded},
+    {"net bw", fig_net_bw},
+    {"net bibw", fig_net_bibw},
+    {"coll", fig_coll},
+    {"io commit", fig_io_commit},
+    {"io dataset", fig_io_dataset},
+    {"io checkpoint", fig_io_checkpoint},
+    {"step", fig_step},
+    {"plan", fig_plan},
+    {"check", fig_check},
+    {"fleet", fig_fleet},
+};
+
+static void key_figure(const struct html_doc *x, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!tp__html_ok(x)) {
+        const char *m = tp_json_str(get(x->d, "status"), "message");
+        snprintf(out, cap, "run failed%s%s", m && *m ? ": " : "", m ? m : "");
+        return;
+    }
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        if (strcmp(tp__html_command(x), figures[i].command) == 0)
+            figures[i].fn(x, out, cap);
 }
 
 /* ---- verdicts ---- */
@@ -166,18 +250,18 @@ static void box(struct svg_buf *b, const char *status, const char *name, const c
     tp__svg_emit(b, "</div>\n");
 }
 
-static const char *derived_status(const json_t *d)
+static const char *derived_status(const struct html_doc *x)
 {
-    if (!tp__html_ok(d))
+    if (!tp__html_ok(x))
         return "FAIL";
-    if (strcmp(tp__html_command(d), "check") == 0) {
-        double code = tp_json_num(get(get(d, "results"), "nagios"), "code");
+    if (strcmp(tp__html_command(x), "check") == 0) {
+        double code = tp__html_val(x, "check.nagios", NULL);
         return code == 0 ? "PASS" : code == 2 ? "FAIL" : "WARN";
     }
     return "INFO";
 }
 
-static void section_verdicts(struct svg_buf *b, const json_t *const *docs, size_t n,
+static void section_verdicts(struct svg_buf *b, const struct html_doc *docs, size_t n,
                              const json_t *verdicts)
 {
     size_t i;
@@ -188,18 +272,18 @@ static void section_verdicts(struct svg_buf *b, const json_t *const *docs, size_
     tp__svg_emit(b, "<section id=\"verdicts\">\n<h2>Verdicts</h2>\n<div class=\"boxes\">\n");
     if (verdicts) {
         json_array_foreach(verdicts, i, v) {
-            box(b, tp_json_str(v, "status"), tp_json_str(v, "name"), tp_json_str(v, "summary"), tp_json_str(v, "figure"),
-                tp_json_num(v, "seconds"));
+            box(b, tp_json_str(v, "status"), tp_json_str(v, "name"), tp_json_str(v, "summary"),
+                tp_json_str(v, "figure"), tp_json_num(v, "seconds"));
         }
         tp__svg_emit(b, "</div>\n");
         if (n) {
             tp__svg_emit(b, "<h3>Key figures</h3>\n<table>\n");
             tp__html_th(b, (const char *const[]){"command", "host", "key figure", NULL});
             for (size_t k = 0; k < n; k++) {
-                key_figure(docs[k], fig, sizeof fig);
-                tp__svg_printf(b, "<tr class=\"%s\">", tp__html_ok(docs[k]) ? "ok" : "FAIL");
-                tp__html_td(b, tp__html_command(docs[k]));
-                tp__html_td(b, tp_json_str(get(docs[k], "provenance"), "host"));
+                key_figure(&docs[k], fig, sizeof fig);
+                tp__svg_printf(b, "<tr class=\"%s\">", tp__html_ok(&docs[k]) ? "ok" : "FAIL");
+                tp__html_td(b, tp__html_command(&docs[k]));
+                tp__html_td(b, tp_json_str(get(docs[k].d, "provenance"), "host"));
                 tp__html_td(b, fig);
                 tp__svg_emit(b, "</tr>\n");
             }
@@ -207,8 +291,8 @@ static void section_verdicts(struct svg_buf *b, const json_t *const *docs, size_
         }
     } else {
         for (size_t k = 0; k < n; k++) {
-            key_figure(docs[k], fig, sizeof fig);
-            box(b, derived_status(docs[k]), tp__html_command(docs[k]), fig, NULL, NAN);
+            key_figure(&docs[k], fig, sizeof fig);
+            box(b, derived_status(&docs[k]), tp__html_command(&docs[k]), fig, NULL, NAN);
         }
         tp__svg_emit(
             b, "</div>\n<p class=\"small\">Derived from the documents: FAIL marks a failed run; "
@@ -219,14 +303,16 @@ static void section_verdicts(struct svg_buf *b, const json_t *const *docs, size_
 
 /* ---- check ---- */
 
-static void check_doc(struct svg_buf *b, const json_t *d)
+/* The findings are the document's: the rows (check.rule.pass) say only
+ * whether a rule passed, not its status word, evidence or remedy. */
+static void check_doc(struct svg_buf *b, const struct html_doc *x)
 {
-    const json_t *res = get(d, "results"), *sm = get(res, "summary"), *f;
-    char detail[160];
-    snprintf(detail, sizeof detail, "%s: %.0f fail, %.0f warn, %.0f pass, %.0f skip",
-             tp_json_str(get(res, "nagios"), "word") ?: "?", tp_json_num(sm, "fail"), tp_json_num(sm, "warn"),
-             tp_json_num(sm, "pass"), tp_json_num(sm, "skip"));
-    tp__html_heading(b, d, detail);
+    const json_t *res = get(x->d, "results"), *f;
+    char counts[128], detail[160];
+    check_counts(x, counts, sizeof counts);
+    snprintf(detail, sizeof detail, "%s: %s", tp_json_str(get(res, "nagios"), "word") ?: "?",
+             counts);
+    tp__html_heading(b, x, detail);
     tp__svg_emit(b, "<table>\n");
     tp__html_th(b, (const char *const[]){"status", "id", "plane", "severity", "evidence", NULL});
     const json_t *findings = get(res, "findings");
@@ -260,17 +346,17 @@ static void check_doc(struct svg_buf *b, const json_t *d)
     tp__svg_emit(b, "</table>\n");
 }
 
-static void section_check(struct svg_buf *b, const json_t *const *docs, size_t n)
+static void section_check(struct svg_buf *b, const struct html_doc *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
-        if (!tp__html_is(docs[i], "check"))
+        if (!tp__html_is(&docs[i], "check"))
             continue;
         if (!open) {
             tp__svg_emit(b, "<section id=\"check\">\n<h2>Checks</h2>\n");
             open = true;
         }
-        check_doc(b, docs[i]);
+        check_doc(b, &docs[i]);
     }
     if (open)
         tp__svg_emit(b, "</section>\n");
@@ -278,7 +364,7 @@ static void section_check(struct svg_buf *b, const json_t *const *docs, size_t n
 
 /* ---- the documents ---- */
 
-static void section_documents(struct svg_buf *b, const json_t *const *docs, size_t n)
+static void section_documents(struct svg_buf *b, const struct html_doc *docs, size_t n)
 {
     if (!n)
         return;
@@ -286,17 +372,17 @@ static void section_documents(struct svg_buf *b, const json_t *const *docs, size
     tp__html_th(b, (const char *const[]){"#", "command", "host", "started (UTC)", "trainpath",
                                          "status", NULL});
     for (size_t i = 0; i < n; i++) {
-        const json_t *d = docs[i], *stj = get(d, "status");
+        const json_t *d = docs[i].d, *stj = get(d, "status");
         char s[32];
         snprintf(s, sizeof s, "%zu", i + 1);
-        tp__svg_printf(b, "<tr class=\"%s\">", tp__html_ok(d) ? "ok" : "FAIL");
+        tp__svg_printf(b, "<tr class=\"%s\">", tp__html_ok(&docs[i]) ? "ok" : "FAIL");
         tp__html_tdn(b, s);
-        tp__html_td(b, tp__html_command(d));
+        tp__html_td(b, tp__html_command(&docs[i]));
         tp__html_td(b, tp_json_str(get(d, "provenance"), "host"));
         tp__html_td(b, tp_json_str(d, "started_utc"));
         tp__html_td(b, tp_json_str(get(d, "tool"), "version"));
         tp__svg_emit(b, "<td>");
-        if (tp__html_ok(d)) {
+        if (tp__html_ok(&docs[i])) {
             tp__svg_emit(b, "ok");
         } else {
             tp__svg_esc(b, tp_json_str(stj, "code") ?: "failed");
@@ -342,66 +428,83 @@ static int check_inputs(const json_t *const *docs, size_t n, const json_t *verdi
     return 0;
 }
 
+static void page(struct svg_buf *b, const struct html_doc *docs, size_t n, const json_t *verdicts)
+{
+    tp__svg_emit(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                    "<title>trainpath report</title>\n<style>\n");
+    tp__svg_emit(b, css);
+    tp__svg_emit(b, "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>trainpath report</h1>\n"
+                    "<p class=\"meta\">");
+    /* what the page covers: the documents' hosts and the span of their start times */
+    const char *first = NULL, *last = NULL;
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = tp_json_str(docs[i].d, "started_utc");
+        if (t && (!first || strcmp(t, first) < 0))
+            first = t;
+        if (t && (!last || strcmp(t, last) > 0))
+            last = t;
+        failed += !tp__html_ok(&docs[i]);
+    }
+    tp__svg_printf(b, "%zu result document%s", n, n == 1 ? "" : "s");
+    if (failed)
+        tp__svg_printf(b, " (%zu failed)", failed);
+    for (size_t i = 0, shown = 0; i < n && shown < 4; i++) {
+        const char *h = tp_json_str(get(docs[i].d, "provenance"), "host");
+        bool seen = false;
+        for (size_t k = 0; k < i && h && !seen; k++) {
+            const char *o = tp_json_str(get(docs[k].d, "provenance"), "host");
+            seen = o && strcmp(o, h) == 0;
+        }
+        if (!h || seen)
+            continue;
+        tp__svg_emit(b, shown++ ? ", " : " from ");
+        tp__svg_esc(b, h);
+    }
+    if (first) {
+        tp__svg_emit(b, "; started ");
+        tp__svg_esc(b, first);
+        if (last && strcmp(last, first) != 0) {
+            tp__svg_emit(b, " to ");
+            tp__svg_esc(b, last);
+        }
+    }
+    tp__svg_emit(b, "</p>\n</header>\n");
+    section_verdicts(b, docs, n, verdicts);
+    tp__html_fleet(b, docs, n);
+    tp__html_latency(b, docs, n);
+    tp__html_busbw(b, docs, n);
+    tp__html_step(b, docs, n);
+    tp__html_plan(b, docs, n);
+    section_check(b, docs, n);
+    section_documents(b, docs, n);
+    if (!n)
+        tp__svg_emit(b, "<p>No result documents.</p>\n");
+    tp__svg_emit(b, "</main>\n</body>\n</html>\n");
+}
+
 int tp_html_render(const json_t *const *docs, size_t n, const json_t *verdicts, char **out,
                    size_t *len, tp_error *err)
 {
     int rc = check_inputs(docs, n, verdicts, err);
     if (rc)
         return rc;
+    /* every document's rows, once */
+    struct html_doc *x = calloc(n ? n : 1, sizeof *x);
+    bool oom = !x;
+    for (size_t i = 0; !oom && i < n; i++) {
+        tp_error ignored;
+        x[i].d = docs[i];
+        oom = !(x[i].rows = tp_report_metrics(docs[i], &ignored));
+    }
     struct svg_buf b = {0};
-    tp__svg_emit(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<title>trainpath report</title>\n<style>\n");
-    tp__svg_emit(&b, css);
-    tp__svg_emit(&b, "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>trainpath report</h1>\n"
-                     "<p class=\"meta\">");
-    /* what the page covers: the documents' hosts and the span of their start times */
-    const char *first = NULL, *last = NULL;
-    size_t failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *t = tp_json_str(docs[i], "started_utc");
-        if (t && (!first || strcmp(t, first) < 0))
-            first = t;
-        if (t && (!last || strcmp(t, last) > 0))
-            last = t;
-        failed += !tp__html_ok(docs[i]);
-    }
-    tp__svg_printf(&b, "%zu result document%s", n, n == 1 ? "" : "s");
-    if (failed)
-        tp__svg_printf(&b, " (%zu failed)", failed);
-    for (size_t i = 0, shown = 0; i < n && shown < 4; i++) {
-        const char *h = tp_json_str(get(docs[i], "provenance"), "host");
-        bool seen = false;
-        for (size_t k = 0; k < i && h && !seen; k++) {
-            const char *o = tp_json_str(get(docs[k], "provenance"), "host");
-            seen = o && strcmp(o, h) == 0;
-        }
-        if (!h || seen)
-            continue;
-        tp__svg_emit(&b, shown++ ? ", " : " from ");
-        tp__svg_esc(&b, h);
-    }
-    if (first) {
-        tp__svg_emit(&b, "; started ");
-        tp__svg_esc(&b, first);
-        if (last && strcmp(last, first) != 0) {
-            tp__svg_emit(&b, " to ");
-            tp__svg_esc(&b, last);
-        }
-    }
-    tp__svg_emit(&b, "</p>\n</header>\n");
-    section_verdicts(&b, docs, n, verdicts);
-    tp__html_fleet(&b, docs, n);
-    tp__html_latency(&b, docs, n);
-    tp__html_busbw(&b, docs, n);
-    tp__html_step(&b, docs, n);
-    tp__html_plan(&b, docs, n);
-    section_check(&b, docs, n);
-    section_documents(&b, docs, n);
-    if (!n)
-        tp__svg_emit(&b, "<p>No result documents.</p>\n");
-    tp__svg_emit(&b, "</main>\n</body>\n</html>\n");
-    if (b.oom) {
+    if (!oom)
+        page(&b, x, n, verdicts);
+    for (size_t i = 0; x && i < n; i++)
+        json_decref(x[i].rows);
+    free(x);
+    if (oom || b.oom) {
         free(b.p);
         return tp_error_set(err, TP_ENOMEM, "html report: out of memory");
     }

@@ -157,17 +157,20 @@ static void fleet_matrix(struct svg_buf *b, const char *metric, const json_t *m,
     tp__svg_emit(b, "</text>\n</svg></figure>\n");
 }
 
-static void fleet_doc(struct svg_buf *b, const json_t *d)
+/* The counts from the rows (fleet.*; the rounds have none); the words, the
+ * tests and the matrices from the document, which no row carries. */
+static void fleet_doc(struct svg_buf *b, const struct html_doc *x)
 {
-    const json_t *res = get(d, "results"), *j = get(res, "judgement");
+    const json_t *res = get(x->d, "results"), *j = get(res, "judgement");
     const json_t *nodes = get(res, "nodes");
     tp__svg_printf(
         b,
         "<p class=\"small\">%.0f nodes; %.0f rounds of pairs (the circle method: each node in "
         "one pair per round, bandwidth both ways); %.0f outliers (%.0f the worse way), "
         "%.0f slow nodes, %.0f slow links.</p>\n",
-        tp_json_num(res, "node_count"), tp_json_num(res, "rounds"), tp_json_num(j, "outliers"),
-        tp_json_num(j, "worse"), tp_json_num(j, "slow_nodes"), tp_json_num(j, "slow_links"));
+        tp__html_val(x, "fleet.nodes", NULL), tp_json_num(res, "rounds"),
+        tp__html_val(x, "fleet.outliers", NULL), tp__html_val(x, "fleet.worse", NULL),
+        tp__html_val(x, "fleet.slow_nodes", NULL), tp__html_val(x, "fleet.slow_links", NULL));
     /* what the judgement says: slow nodes and links first */
     json_t *words = json_array();
     size_t i, k;
@@ -235,13 +238,13 @@ static void fleet_doc(struct svg_buf *b, const json_t *d)
         fleet_matrix(b, metric, m, nodes);
 }
 
-void tp__html_fleet(struct svg_buf *b, const json_t *const *docs, size_t n)
+void tp__html_fleet(struct svg_buf *b, const struct html_doc *docs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (!tp__html_is(docs[i], "fleet") || !tp__html_ok(docs[i]))
+        if (!tp__html_is(&docs[i], "fleet"))
             continue;
         tp__svg_emit(b, "<section id=\"fleet\">\n<h2>Fleet</h2>\n");
-        fleet_doc(b, docs[i]);
+        fleet_doc(b, &docs[i]);
         tp__svg_emit(b, "</section>\n");
         return;
     }

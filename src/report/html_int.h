@@ -3,9 +3,10 @@
  * html.c is the page (its style, the header, the verdicts with each
  * document's key figure, the checks, the list of documents) and calls one
  * function per section that has a file of its own: html_fleet.c,
- * html_latency.c, html_coll.c, html_step.c, html_plan.c. Those call only
- * html_parts.c (table cells, headings, number formats) and the plotter
- * (svg.h), never html.c or each other, so no two files call each other. */
+ * html_latency.c, html_coll.c, html_step.c, html_plan.c (and the busbw peak
+ * of html_coll.c for the coll key figure). Those call only html_parts.c
+ * (rows, table cells, headings, number formats) and the plotter (svg.h),
+ * never html.c or each other, so no two files call each other. */
 #ifndef TP_REPORT_HTML_INT_H
 #define TP_REPORT_HTML_INT_H
 
@@ -16,21 +17,44 @@
 
 #include "svg.h"
 
+/* o[key]: the sections read nested documents, get(get(d, "results"), ...) */
 static inline const json_t *get(const json_t *o, const char *key)
 {
     return json_object_get(o, key);
 }
 
+/* A document as the page reads it: its figures from its metric rows
+ * (tp_report_metrics, where every metric is named once), and from the
+ * document itself what it is (command, host, configuration) and what no row
+ * carries (per-step series, the sweep, the fits, the findings). */
+struct html_doc {
+    const json_t *d;
+    json_t *rows;
+};
+
 /* ---- html_parts.c ---- */
 
-/* Whether d is a run that succeeded (status.ok). */
-bool tp__html_ok(const json_t *d);
+/* Whether x is a run that succeeded (its run.ok row). */
+bool tp__html_ok(const struct html_doc *x);
 
-/* d's command ("coll", "net lat"), "?" when it has none. */
-const char *tp__html_command(const json_t *d);
+/* x's command ("coll", "net lat"), "?" when it has none. */
+const char *tp__html_command(const struct html_doc *x);
 
-/* Whether d is a successful run of command c. */
-bool tp__html_is(const json_t *d, const char *c);
+/* Whether x is a successful run of command c. */
+bool tp__html_is(const struct html_doc *x, const char *c);
+
+/* The first of x's rows named metric with the same labels as the row like
+ * (like NULL: any labels), or NULL. */
+const json_t *tp__html_row(const struct html_doc *x, const char *metric, const json_t *like);
+
+/* The value of that row; NAN when there is none. */
+double tp__html_val(const struct html_doc *x, const char *metric, const json_t *like);
+
+/* A label of a row (row may be NULL): its string, or NULL. */
+const char *tp__html_label(const json_t *row, const char *key);
+
+/* A number a label holds (size=4096): the number, NAN when it has none. */
+double tp__html_label_num(const json_t *row, const char *key);
 
 /* Figures as the page writes them, into buf; "-" when not finite (a size
  * also when negative): "41.6 us", "8.12 GB/s", "4K B", "12.5 %". Return buf. */
@@ -48,7 +72,7 @@ void tp__html_td(struct svg_buf *b, const char *s);
 void tp__html_tdn(struct svg_buf *b, const char *s);
 
 /* A heading that names the document: command, a detail, the host. */
-void tp__html_heading(struct svg_buf *b, const json_t *d, const char *detail);
+void tp__html_heading(struct svg_buf *b, const struct html_doc *x, const char *detail);
 
 /* FAIL 0, WARN 1, PASS 2, SKIP 3, anything else (NULL too) 4. */
 int tp__html_status_order(const char *s);
@@ -57,29 +81,26 @@ int tp__html_status_order(const char *s);
 
 /* html_fleet.c: the first fleet document (validate across an allocation):
  * the judgement's words, each node's tests, a matrix per pairwise metric. */
-void tp__html_fleet(struct svg_buf *b, const json_t *const *docs, size_t n);
+void tp__html_fleet(struct svg_buf *b, const struct html_doc *docs, size_t n);
 
 /* html_latency.c: CDF, histogram and percentiles of every latency
  * histogram (net lat and loaded one-way, io commit, dataset, checkpoint). */
-void tp__html_latency(struct svg_buf *b, const json_t *const *docs, size_t n);
+void tp__html_latency(struct svg_buf *b, const struct html_doc *docs, size_t n);
 
 /* html_coll.c: bus bandwidth against size, a series per coll document and
  * backend, and a table with the peaks and the alpha-beta fits. */
-void tp__html_busbw(struct svg_buf *b, const json_t *const *docs, size_t n);
+void tp__html_busbw(struct svg_buf *b, const struct html_doc *docs, size_t n);
 
-/* The backend of a coll size entry ("trainpath" when the document predates
- * the field). */
-const char *tp__html_coll_backend(const json_t *e);
-
-/* The entry of res.sizes with the highest busbw (*bw; NAN and NULL when
- * none has one), of the given backend (NULL: any). */
-const json_t *tp__html_coll_peak(const json_t *res, const char *backend, double *bw);
+/* The coll.busbw row of x with the highest value, of the given backend
+ * (NULL: any; "trainpath" is the row without a backend label); NULL when
+ * there is none. */
+const json_t *tp__html_coll_peak(const struct html_doc *x, const char *backend);
 
 /* html_step.c: the slowest rank's step breakdown per step document. */
-void tp__html_step(struct svg_buf *b, const json_t *const *docs, size_t n);
+void tp__html_step(struct svg_buf *b, const struct html_doc *docs, size_t n);
 
 /* html_plan.c: the ranked candidates, the words and the sweep per plan
  * document. */
-void tp__html_plan(struct svg_buf *b, const json_t *const *docs, size_t n);
+void tp__html_plan(struct svg_buf *b, const struct html_doc *docs, size_t n);
 
 #endif

@@ -1,7 +1,9 @@
 /* The HTML report's latency section: every latency histogram of the
  * documents (net lat and loaded, one-way; io commit, dataset, checkpoint)
  * as a CDF and a histogram on a log axis, with its percentiles, all read
- * from the histogram itself so that the table and the curves agree. */
+ * from the histogram itself so that the table and the curves agree. The
+ * histograms are those the metric rows carry, each with the scale to the
+ * row's values (net's hold round trips; its rows are one-way). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +24,30 @@ static void transport_name(const json_t *d, char *buf, size_t cap)
     snprintf(buf, cap, "%s%s%s", tr_ ? tr_ : "tcp", prov ? " " : "", prov ? prov : "");
 }
 
+/* The rows that carry a latency histogram (one a family and label set: the
+ * p50's), what the axis says, and the series' name: before the message
+ * size for net, whose rows are one a size; NULL for io commit's sync mode. */
+static const struct family {
+    const char *metric, *what, *name;
+    bool net;
+} families[] = {
+    {"net.lat.latency.p50", "one-way latency (RTT/2)", "", true},
+    {"net.loaded.isolated.latency.p50", "one-way latency (RTT/2)", "isolated ", true},
+    {"net.loaded.latency.p50", "one-way latency (RTT/2)", "loaded ", true},
+    {"io.commit.latency.p50", "commit latency (write + sync)", NULL, false},
+    {"io.dataset.read.p50", "read latency", "record read", false},
+    {"io.checkpoint.commit.p50", "checkpoint commit latency", "checkpoint commit", false},
+};
+
+static const struct family *family_of(const json_t *row)
+{
+    const char *m = tp_json_str(row, "metric");
+    for (size_t i = 0; m && i < sizeof families / sizeof families[0]; i++)
+        if (strcmp(m, families[i].metric) == 0)
+            return &families[i];
+    return NULL;
+}
+
 struct curve {
     tp_hist *h;
     double scale; /* value shown = recorded value x scale (RTT -> one-way: 0.5) */
@@ -30,63 +56,34 @@ struct curve {
 
 #define MAX_CURVES 12
 
-/* The histograms a document offers, with what they are. Returns how many. */
-static size_t doc_curves(const json_t *d, struct curve *cv, const char **what)
+/* The histograms x's rows carry, in the rows' order, with the scale from
+ * what the histogram holds to what the row reports (net: round trips to
+ * one-way). *fam: the family of the first. Returns how many. */
+static size_t doc_curves(const struct html_doc *x, struct curve *cv, const struct family **fam)
 {
-    const json_t *res = get(d, "results");
-    const char *c = tp__html_command(d);
-    size_t n = 0;
-    *what = NULL;
-    if (strcmp(c, "net lat") == 0 || strcmp(c, "net loaded") == 0) {
-        static const char *const secs[] = {"sizes", "isolated", "loaded"};
-        *what = "one-way latency (RTT/2)";
-        for (int s = 0; s < 3; s++) {
-            size_t i;
-            const json_t *e;
-            json_array_foreach(get(res, secs[s]), i, e) {
-                if (n >= MAX_CURVES || !json_is_object(get(e, "rtt_histogram")))
-                    continue;
-                tp_hist *h = tp_hist_from_json(get(e, "rtt_histogram"), NULL);
-                if (!h || h->count == 0) {
-                    tp_hist_free(h);
-                    continue;
-                }
-                char sz[32];
-                tp__html_fmt_bytes(tp_json_num(e, "size_bytes"), sz, sizeof sz);
-                cv[n].h = h;
-                cv[n].scale = 0.5;
-                snprintf(cv[n].label, sizeof cv[n].label, "%s%s%s", s ? secs[s] : "", s ? " " : "",
-                         sz);
-                n++;
-            }
+    size_t n = 0, i;
+    const json_t *row;
+    *fam = NULL;
+    json_array_foreach(x->rows, i, row) {
+        const struct family *f = family_of(row);
+        if (n >= MAX_CURVES || !f || !json_is_object(get(row, "histogram")))
+            continue;
+        tp_hist *h = tp_hist_from_json(get(row, "histogram"), NULL);
+        if (!h || h->count == 0) {
+            tp_hist_free(h);
+            continue;
         }
-        return n;
+        char sz[32] = "";
+        if (f->net)
+            tp__html_fmt_bytes(tp__html_label_num(row, "size"), sz, sizeof sz);
+        cv[n].h = h;
+        cv[n].scale = tp_json_num_or(row, "histogram_scale", 1);
+        snprintf(cv[n].label, sizeof cv[n].label, "%s%s",
+                 f->name ?: tp_json_str(get(x->d, "results"), "sync") ?: "commit", sz);
+        *fam = *fam ? *fam : f;
+        n++;
     }
-    const char *key = NULL, *label = NULL;
-    if (strcmp(c, "io commit") == 0) {
-        key = "latency_histogram";
-        label = tp_json_str(res, "sync") ? tp_json_str(res, "sync") : "commit";
-        *what = "commit latency (write + sync)";
-    } else if (strcmp(c, "io dataset") == 0) {
-        key = "latency_histogram";
-        label = "record read";
-        *what = "read latency";
-    } else if (strcmp(c, "io checkpoint") == 0) {
-        key = "commit_histogram";
-        label = "checkpoint commit";
-        *what = "checkpoint commit latency";
-    }
-    if (!key || !json_is_object(get(res, key)))
-        return 0;
-    tp_hist *h = tp_hist_from_json(get(res, key), NULL);
-    if (!h || h->count == 0) {
-        tp_hist_free(h);
-        return 0;
-    }
-    cv[0].h = h;
-    cv[0].scale = 1;
-    snprintf(cv[0].label, sizeof cv[0].label, "%s", label);
-    return 1;
+    return n;
 }
 
 /* The non-empty buckets of h as (value, count): the bucket's midpoint clamped
@@ -227,15 +224,15 @@ static void latency_table(struct svg_buf *b, const struct curve *cv, size_t nc)
     tp__svg_emit(b, "</table>\n");
 }
 
-void tp__html_latency(struct svg_buf *b, const json_t *const *docs, size_t n)
+void tp__html_latency(struct svg_buf *b, const struct html_doc *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
-        if (!tp__html_ok(docs[i]))
+        if (!tp__html_ok(&docs[i]))
             continue;
         struct curve cv[MAX_CURVES];
-        const char *what;
-        size_t nc = doc_curves(docs[i], cv, &what);
+        const struct family *fam;
+        size_t nc = doc_curves(&docs[i], cv, &fam);
         if (!nc)
             continue;
         if (!open) {
@@ -246,13 +243,14 @@ void tp__html_latency(struct svg_buf *b, const json_t *const *docs, size_t n)
             open = true;
         }
         char detail[96] = "";
-        if (strncmp(tp__html_command(docs[i]), "net ", 4) == 0)
-            transport_name(docs[i], detail, sizeof detail);
+        if (fam->net)
+            transport_name(docs[i].d, detail, sizeof detail);
         else
             snprintf(detail, sizeof detail, "%s",
-                     tp_json_str(get(get(get(docs[i], "results"), "storage"), "fs"), "type") ?: "");
-        tp__html_heading(b, docs[i], detail);
-        latency_plots(b, cv, nc, what);
+                     tp_json_str(get(get(get(docs[i].d, "results"), "storage"), "fs"), "type")
+                         ?: "");
+        tp__html_heading(b, &docs[i], detail);
+        latency_plots(b, cv, nc, fam->what);
         latency_table(b, cv, nc);
         for (size_t k = 0; k < nc; k++)
             tp_hist_free(cv[k].h);

@@ -1,10 +1,11 @@
 /* The pieces every section of the HTML report uses (html_int.h): what a
- * document is, figures in the page's words, table cells and headings. A
- * figure that is not there prints as "-", never as "nan". */
+ * document is and the rows its figures come from, figures in the page's
+ * words ("-" for one that is not there), table cells and headings. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tp/json.h"
@@ -14,20 +15,49 @@
 
 /* ---- reading documents ---- */
 
-bool tp__html_ok(const json_t *d)
+bool tp__html_ok(const struct html_doc *x)
 {
-    return json_is_true(get(get(d, "status"), "ok"));
+    return tp__html_val(x, "run.ok", NULL) == 1;
 }
 
-const char *tp__html_command(const json_t *d)
+const char *tp__html_command(const struct html_doc *x)
 {
-    const char *c = tp_json_str(d, "command");
+    const char *c = tp_json_str(x->d, "command");
     return c ? c : "?";
 }
 
-bool tp__html_is(const json_t *d, const char *c)
+bool tp__html_is(const struct html_doc *x, const char *c)
 {
-    return tp__html_ok(d) && strcmp(tp__html_command(d), c) == 0;
+    return tp__html_ok(x) && strcmp(tp__html_command(x), c) == 0;
+}
+
+const json_t *tp__html_row(const struct html_doc *x, const char *metric, const json_t *like)
+{
+    size_t i;
+    const json_t *row;
+    json_array_foreach(x->rows, i, row) {
+        const char *m = tp_json_str(row, "metric");
+        if (m && strcmp(m, metric) == 0 &&
+            (!like || json_equal(get(row, "labels"), get(like, "labels"))))
+            return row;
+    }
+    return NULL;
+}
+
+double tp__html_val(const struct html_doc *x, const char *metric, const json_t *like)
+{
+    return tp_json_num(tp__html_row(x, metric, like), "value");
+}
+
+const char *tp__html_label(const json_t *row, const char *key)
+{
+    return tp_json_str(get(row, "labels"), key);
+}
+
+double tp__html_label_num(const json_t *row, const char *key)
+{
+    const char *s = tp__html_label(row, key);
+    return s ? strtod(s, NULL) : NAN;
 }
 
 /* ---- number formatting ---- */
@@ -93,16 +123,15 @@ void tp__html_tdn(struct svg_buf *b, const char *s)
     tp__svg_emit(b, "</td>");
 }
 
-/* A heading that names the document: command, a detail, the host. */
-void tp__html_heading(struct svg_buf *b, const json_t *d, const char *detail)
+void tp__html_heading(struct svg_buf *b, const struct html_doc *x, const char *detail)
 {
     tp__svg_emit(b, "<h3>");
-    tp__svg_esc(b, tp__html_command(d));
+    tp__svg_esc(b, tp__html_command(x));
     if (detail && *detail) {
         tp__svg_emit(b, " &middot; ");
         tp__svg_esc(b, detail);
     }
-    const char *host = tp_json_str(get(d, "provenance"), "host");
+    const char *host = tp_json_str(get(x->d, "provenance"), "host");
     if (host) {
         tp__svg_emit(b, " <span class=\"small\">on ");
         tp__svg_esc(b, host);

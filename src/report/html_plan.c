@@ -1,6 +1,7 @@
 /* The HTML report's plan section: per plan document the candidates in
  * their ranking, the planner's words, and step time and cost per run
- * against GPUs from the sweep. */
+ * against GPUs from the sweep, all read from the document (plan_doc says
+ * why not from its rows). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -84,14 +85,17 @@ out:
     free(ys);
 }
 
-static void plan_doc(struct svg_buf *b, const json_t *d)
+/* The table from the document: a candidate is its name, which its rows
+ * (plan.step{candidate=...}) carry cut to fit a label, and half the columns
+ * (rank, algorithm, step p99, checkpoint interval) have no row. */
+static void plan_doc(struct svg_buf *b, const struct html_doc *x)
 {
-    const json_t *res = get(d, "results"), *c, *w;
+    const json_t *d = x->d, *res = get(d, "results"), *c, *w;
     char detail[128];
     snprintf(detail, sizeof detail, "%s at %.0f GPUs on %.0f nodes",
              tp_json_str(get(get(d, "config"), "workload"), "name") ?: "workload",
              tp_json_num(res, "gpus"), tp_json_num(res, "nodes"));
-    tp__html_heading(b, d, detail);
+    tp__html_heading(b, x, detail);
     tp__svg_emit(b, "<table>\n");
     tp__html_th(b, (const char *const[]){"#rank", "candidate", "algorithm", "#step", "#step p99",
                                          "#exposed comm", "#checkpoint every", "#time to train",
@@ -131,12 +135,12 @@ static void plan_doc(struct svg_buf *b, const json_t *d)
     }
 }
 
-void tp__html_plan(struct svg_buf *b, const json_t *const *docs, size_t n)
+void tp__html_plan(struct svg_buf *b, const struct html_doc *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
-        if (!tp__html_is(docs[i], "plan") ||
-            !json_is_array(get(get(docs[i], "results"), "candidates")))
+        if (!tp__html_is(&docs[i], "plan") ||
+            !json_is_array(get(get(docs[i].d, "results"), "candidates")))
             continue;
         if (!open) {
             tp__svg_emit(
@@ -145,7 +149,7 @@ void tp__html_plan(struct svg_buf *b, const json_t *const *docs, size_t n)
                    "slowest rank, exposed communication, rare stalls and data stalls.</p>\n");
             open = true;
         }
-        plan_doc(b, docs[i]);
+        plan_doc(b, &docs[i]);
     }
     if (open)
         tp__svg_emit(b, "</section>\n");

@@ -34,16 +34,16 @@ static size_t slowest_rank(const json_t *series, size_t steps, size_t ranks)
     return best;
 }
 
-static void step_doc(struct svg_buf *b, const json_t *d)
+static void step_doc(struct svg_buf *b, const struct html_doc *x)
 {
-    const json_t *run = json_array_get(get(get(d, "results"), "runs"), 0);
+    const json_t *d = x->d, *run = json_array_get(get(get(d, "results"), "runs"), 0);
     const json_t *series = get(run, "series");
     size_t steps = json_array_size(get(series, "step"));
     size_t ranks = json_array_size(json_array_get(get(series, "step"), 0));
     char detail[128];
     snprintf(detail, sizeof detail, "%s, %zu ranks, %zu steps",
              tp_json_str(get(d, "config"), "preset") ?: "custom", ranks, steps);
-    tp__html_heading(b, d, detail);
+    tp__html_heading(b, x, detail);
     if (!steps || !ranks) {
         tp__svg_emit(b, "<p class=\"small\">No per-step series in this document.</p>\n");
         return;
@@ -99,20 +99,24 @@ static void step_doc(struct svg_buf *b, const json_t *d)
     tp__html_th(b, (const char *const[]){"#step p50", "#step p99", "#max", "#compute",
                                          "#exposed comm", "#data wait", "#checkpoint",
                                          "#amplification", "#goodput", NULL});
-    const json_t *st = get(run, "step_time"), *sm = get(run, "summary");
+    /* the summary from the rows; the compute and data wait fractions have
+     * none, they are the document's */
+    const json_t *sm = get(run, "summary"), *gp = tp__html_row(x, "step.goodput", NULL);
+    const char *unit = tp_json_str(gp, "unit");
     char s[48];
     tp__svg_emit(b, "<tr>");
-    tp__html_tdn(b, tp__html_fmt_ns(tp_json_num(st, "p50"), s, sizeof s));
-    tp__html_tdn(b, tp__html_fmt_ns(tp_json_num(st, "p99"), s, sizeof s));
-    tp__html_tdn(b, tp__html_fmt_ns(tp_json_num(st, "max"), s, sizeof s));
+    tp__html_tdn(b, tp__html_fmt_ns(tp__html_val(x, "step.time.p50", NULL), s, sizeof s));
+    tp__html_tdn(b, tp__html_fmt_ns(tp__html_val(x, "step.time.p99", NULL), s, sizeof s));
+    tp__html_tdn(b, tp__html_fmt_ns(tp__html_val(x, "step.time.max", NULL), s, sizeof s));
     tp__html_tdn(b, tp__html_fmt_pct(tp_json_num(sm, "compute_fraction"), s, sizeof s));
-    tp__html_tdn(b, tp__html_fmt_pct(tp_json_num(sm, "exposed_comm_fraction"), s, sizeof s));
+    tp__html_tdn(
+        b, tp__html_fmt_pct(tp__html_val(x, "step.exposed_comm_fraction", NULL), s, sizeof s));
     tp__html_tdn(b, tp__html_fmt_pct(tp_json_num(sm, "data_wait_fraction"), s, sizeof s));
-    tp__html_tdn(b, tp__html_fmt_pct(tp_json_num(sm, "ckpt_overhead_fraction"), s, sizeof s));
-    snprintf(s, sizeof s, "%.3f", tp_json_num(sm, "amplification"));
+    tp__html_tdn(
+        b, tp__html_fmt_pct(tp__html_val(x, "step.ckpt_overhead_fraction", NULL), s, sizeof s));
+    snprintf(s, sizeof s, "%.3f", tp__html_val(x, "step.amplification", NULL));
     tp__html_tdn(b, s);
-    snprintf(s, sizeof s, "%.0f %s", tp_json_num(sm, "goodput"),
-             tp_json_str(get(sm, "goodput"), "unit") ?: "samples/s");
+    snprintf(s, sizeof s, "%.0f %s", tp_json_num(gp, "value"), unit && *unit ? unit : "samples/s");
     tp__html_tdn(b, s);
     tp__svg_emit(b, "</tr>\n</table>\n");
 out:
@@ -122,11 +126,11 @@ out:
     free(xs);
 }
 
-void tp__html_step(struct svg_buf *b, const json_t *const *docs, size_t n)
+void tp__html_step(struct svg_buf *b, const struct html_doc *docs, size_t n)
 {
     bool open = false;
     for (size_t i = 0; i < n; i++) {
-        if (!tp__html_is(docs[i], "step"))
+        if (!tp__html_is(&docs[i], "step"))
             continue;
         if (!open) {
             tp__svg_emit(
@@ -137,7 +141,7 @@ void tp__html_step(struct svg_buf *b, const json_t *const *docs, size_t n)
                    "steps.</p>\n");
             open = true;
         }
-        step_doc(b, docs[i]);
+        step_doc(b, &docs[i]);
     }
     if (open)
         tp__svg_emit(b, "</section>\n");
