@@ -19,6 +19,10 @@
  *             run against GPUs from the sweep;
  *   check     check: the findings, FAIL and WARN first.
  *
+ * Figures are read from each document's metric rows (tp_report_metrics), as
+ * the gates, diffs and history read them; the document gives what no row
+ * carries (tp/report.h lists it).
+ *
  * Each plot is <svg class="plot" data-kind="cdf|hist|busbw|step|plan">, with
  * a unit on every axis. The output depends only on the inputs (no clock), so
  * the same documents give the same bytes. docs/report.md ("HTML report") describes the page. */

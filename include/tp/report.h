@@ -4,9 +4,13 @@
  * step, plan, check) flattens into rows, each a metric name, its labels, a
  * value in a unit and, where the document has them, the statistics and the
  * histogram behind it. The history database, the baselines, the threshold
- * gate, the statistical diff, the fleet outliers, the Prometheus textfile
- * and the HTML report all work on rows, so a metric is named once, here.
- * docs/report.md lists every metric. */
+ * gate, the statistical diff, the fleet outliers and the Prometheus textfile
+ * work on rows alone, so a metric is named once, here. The HTML report
+ * (tp/html.h) reads its figures and latency histograms from the rows too,
+ * and from the document what no row carries: what a run is (command, host,
+ * configuration), per-step series, the plan's candidates and sweep, the
+ * fits, the check findings, the fleet's matrices. docs/report.md lists every
+ * metric. */
 #ifndef TP_REPORT_H
 #define TP_REPORT_H
 
