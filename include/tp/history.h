@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -156,5 +157,16 @@ int tp_history_baseline(tp_history *h, const char *key, const struct tp_history_
  * as tp_history_baseline. */
 int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, json_t **out,
                          tp_error *err);
+
+/* ---- printing ---- */
+
+/* Print points (tp_history_series's) to f: "# WHAT in DB: N points", then
+ * a line a point: its start time, host, value in its unit, the change from
+ * the first point in percent, its key. */
+void tp_history_print_series(FILE *f, const char *what, const char *db, const json_t *points);
+
+/* Print baselines (tp_history_baselines's) to f, a line each: key, value in
+ * its unit, the rule it was taken by. */
+void tp_history_print_baselines(FILE *f, const json_t *baselines);
 
 #endif

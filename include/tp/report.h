@@ -20,6 +20,8 @@
 #include <jansson.h>
 
 #include "tp/error.h"
+#include "tp/history.h"
+#include "tp/judge.h"
 
 /* ---- metric rows ---- */
 
@@ -45,8 +47,81 @@ json_t *tp_report_metrics(const json_t *doc, tp_error *err);
  * apart. */
 json_t *tp_report_provenance(const json_t *doc);
 
+/* ---- result documents read back (src/report/docs.c) ---- */
+
 /* Read a result document; TP_EUSAGE naming the file when it is missing,
  * not JSON or not a trainpath result. */
 int tp_report_load(const char *path, json_t **doc, tp_error *err);
+
+/* the most documents one call reads */
+#define TP_REPORT_MAX_DOCS 512
+
+/* Read the result documents names[0..nnames) name: a file must be one
+ * (tp_report_load); a folder gives every *.json result document in it, in
+ * name order (other files are skipped), while fewer than
+ * TP_REPORT_MAX_DOCS are read. Each document gets "_file": the path it was
+ * read from. On success *docs is a new array of *n >= 1 documents for
+ * tp_report_docs_free. On error *docs is NULL and *n 0: TP_EUSAGE naming
+ * the file or folder that cannot be read or is not a result document,
+ * "at most 512 documents" when the files named are more, "no result
+ * documents in NAME" when none was found; TP_ENOMEM. */
+int tp_report_docs_load(const char *const *names, size_t nnames, json_t ***docs, size_t *n,
+                        tp_error *err);
+
+/* Free tp_report_docs_load's array and its n documents (NULL is fine). */
+void tp_report_docs_free(json_t **docs, size_t n);
+
+/* The metric rows of n documents in one new array, in order, each row with
+ * "host": host when it is not NULL, else its document's provenance.host
+ * (no "host" when the document names none). NULL (TP_ENOMEM) only when out
+ * of memory. */
+json_t *tp_report_rows(json_t *const *docs, size_t n, const char *host, tp_error *err);
+
+/* ---- the report subcommands' work (src/report/run.c) ----
+ *
+ * Each starts from file names as `trainpath report` has them, reads them
+ * with tp_report_docs_load and leaves the printing to the caller; errors
+ * are those of the steps (reading, the history, the thresholds), each
+ * naming its file. */
+
+/* Add the documents named to the history at db (created when missing),
+ * under batch (NULL: none), stopping at the first error. *added: how many
+ * were not there already; *read: how many were read. */
+int tp_report_add(const char *db, const char *const *names, size_t n, const char *batch,
+                  size_t *added, size_t *read, tp_error *err);
+
+/* The points of one metric or key in the history at db (opened read-only:
+ * a missing file is TP_EUSAGE); *points as tp_history_series gives them. */
+int tp_report_history(const char *db, const struct tp_history_filter *f, json_t **points,
+                      tp_error *err);
+
+/* The baseline of every key in the history at db (read-only); *baselines
+ * as tp_history_baselines gives them. */
+int tp_report_baselines(const char *db, const struct tp_history_scope *scope, json_t **baselines,
+                        tp_error *err);
+
+/* The gate of the thresholds file on the rows of the documents named (the
+ * file is read first): tp_gate_eval's report, or NULL on error. */
+json_t *tp_report_gate(const char *thresholds, const char *const *names, size_t n, tp_error *err);
+
+/* The diff of the documents at paths a (baseline) and b: tp_diff_docs's,
+ * or NULL on error. opts NULL: the defaults. */
+json_t *tp_report_diff(const char *a, const char *b, const struct tp_diff_opts *opts,
+                       tp_error *err);
+
+/* The fleet judgement of the JSON Lines files named ("-": stdin):
+ * tp_fleet_judge's, or NULL on error. */
+json_t *tp_report_fleet(const char *const *files, size_t n, tp_error *err);
+
+/* The HTML report of the documents named, written to out (tp_html_report);
+ * *ndocs: how many documents it shows. */
+int tp_report_html(const char *const *names, size_t n, const char *out, size_t *ndocs,
+                   tp_error *err);
+
+/* The Prometheus textfile of the documents' rows, written to out
+ * (tp_prom_write), every row's host label host when not NULL, else its
+ * document's. */
+int tp_report_prometheus(const char *const *names, size_t n, const char *out, const char *host,
+                         tp_error *err);
 
 #endif

@@ -10,27 +10,23 @@
  *   report prometheus --out FILE DOC|DIR... [--host H]
  *
  * Each takes --json FILE for its outcome as JSON. DOC|DIR: a result
- * document, or a folder whose result documents are all taken. */
-#include <dirent.h>
-#include <errno.h>
+ * document, or a folder whose result documents are all taken. This file
+ * parses the options, makes one library call a subcommand (tp_report_add
+ * and the rest, src/report/run.c), prints its outcome and maps it to the
+ * exit code. */
 #include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
-#include "tp/atomicfile.h"
 #include "tp/history.h"
-#include "tp/html.h"
 #include "tp/judge.h"
 #include "tp/report.h"
 #include "tp/result.h"
 #include "tp/units.h"
 
-#define MAX_DOCS 512
 #define MAX_LABELS 8
 
 static void usage(FILE *f)
@@ -134,82 +130,6 @@ static int parse(int argc, char **argv, struct opts *o, tp_error *err)
     return 0;
 }
 
-/* The result documents named: files, or every result document in a folder
- * (files that are not result documents are skipped there, refused when
- * named). */
-static int load_docs(char **names, int n, json_t **docs, int *nd, tp_error *err)
-{
-    *nd = 0;
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            struct dirent **list;
-            int k = scandir(names[i], &list, NULL, alphasort);
-            if (k < 0)
-                return tp_error_errno(err, TP_EUSAGE, errno, "%s", names[i]);
-            for (int j = 0; j < k; j++) {
-                const char *e = list[j]->d_name;
-                size_t len = strlen(e);
-                char path[4200];
-                snprintf(path, sizeof path, "%s/%s", names[i], e);
-                json_t *d;
-                tp_error ignored;
-                if (len > 5 && strcmp(e + len - 5, ".json") == 0 && *nd < MAX_DOCS &&
-                    tp_report_load(path, &d, &ignored) == 0) {
-                    json_object_set_new(d, "_file", json_string(path));
-                    docs[(*nd)++] = d;
-                }
-                free(list[j]);
-            }
-            free(list);
-            continue;
-        }
-        if (*nd == MAX_DOCS)
-            return tp_error_set(err, TP_EUSAGE, "at most %d documents", MAX_DOCS);
-        json_t *d;
-        int rc = tp_report_load(names[i], &d, err);
-        if (rc)
-            return rc;
-        json_object_set_new(d, "_file", json_string(names[i]));
-        docs[(*nd)++] = d;
-    }
-    if (*nd == 0)
-        return tp_error_set(err, TP_EUSAGE, "no result documents in %s", n ? names[0] : "(none)");
-    return 0;
-}
-
-static void free_docs(json_t **docs, int n)
-{
-    for (int i = 0; i < n; i++)
-        json_decref(docs[i]);
-}
-
-/* The rows of every document, each with its host: the document's, or
- * host when given. */
-static json_t *all_rows(json_t **docs, int n, const char *host_override, tp_error *err)
-{
-    json_t *rows = json_array();
-    for (int i = 0; rows && i < n; i++) {
-        json_t *r = tp_report_metrics(docs[i], err);
-        if (!r) {
-            json_decref(rows);
-            return NULL;
-        }
-        const char *host = host_override ? host_override
-                                         : json_string_value(json_object_get(
-                                               json_object_get(docs[i], "provenance"), "host"));
-        size_t k;
-        json_t *row;
-        json_array_foreach(r, k, row) {
-            if (host)
-                json_object_set_new(row, "host", json_string(host));
-        }
-        json_array_extend(rows, r);
-        json_decref(r);
-    }
-    return rows;
-}
-
 static int emit(const struct opts *o, json_t *out, tp_error *err)
 {
     int rc = 0;
@@ -238,27 +158,20 @@ static const char *db_path(const struct opts *o)
     return o->db ? o->db : "results/history.sqlite";
 }
 
+/* the positional arguments, as the library takes file names */
+static const char *const *args(const struct opts *o)
+{
+    return (const char *const *)o->args;
+}
+
 static int sub_add(struct opts *o)
 {
     tp_error err = {0};
-    json_t *docs[MAX_DOCS];
-    int nd = 0, rc = load_docs(o->args, o->nargs, docs, &nd, &err);
-    tp_history *h = NULL;
-    if (rc == 0)
-        rc = tp_history_open(db_path(o), &h, &err);
-    int added = 0;
-    for (int i = 0; rc == 0 && i < nd; i++) {
-        struct tp_history_added a;
-        rc = tp_history_add_run(h, docs[i], json_string_value(json_object_get(docs[i], "_file")),
-                                o->batch, &a, &err);
-        added += rc == 0 && a.added;
-    }
-    tp_history_close(h);
-    free_docs(docs, nd);
-    if (rc)
+    size_t added, nd;
+    if (tp_report_add(db_path(o), args(o), (size_t)o->nargs, o->batch, &added, &nd, &err))
         return cli_fail(&err);
     if (!o->quiet)
-        printf("%d of %d documents added to %s (the rest were there already)\n", added, nd,
+        printf("%zu of %zu documents added to %s (the rest were there already)\n", added, nd,
                db_path(o));
     return 0;
 }
@@ -285,35 +198,13 @@ static int sub_history(struct opts *o)
         f.key = o->args[0];
     else
         f.metric = o->args[0];
-    tp_history *h = NULL;
     json_t *pts = NULL;
-    int rc = tp_history_open_readonly(db_path(o), &h, &err);
-    if (rc == 0)
-        rc = tp_history_series(h, &f, &pts, &err);
-    tp_history_close(h);
+    int rc = tp_report_history(db_path(o), &f, &pts, &err);
     json_decref(labels);
     if (rc)
         return cli_fail(&err);
-    if (!o->quiet) {
-        FILE *out = text_out(o);
-        fprintf(out, "# %s in %s: %zu points\n", o->args[0], db_path(o), json_array_size(pts));
-        size_t i;
-        json_t *p;
-        double first = NAN;
-        json_array_foreach(pts, i, p) {
-            double v = json_number_value(json_object_get(p, "value"));
-            if (i == 0)
-                first = v;
-            char buf[48];
-            fprintf(out, "%-24s %-12s %14s  %+7.1f %%  %s\n",
-                    json_string_value(json_object_get(p, "started_utc")),
-                    json_string_value(json_object_get(p, "host")),
-                    tp_gate_fmt(v, json_string_value(json_object_get(p, "unit")), 4, buf,
-                                sizeof buf),
-                    first != 0 ? 100 * (v - first) / fabs(first) : 0.0,
-                    json_string_value(json_object_get(p, "key")));
-        }
-    }
+    if (!o->quiet)
+        tp_history_print_series(text_out(o), o->args[0], db_path(o), pts);
     return emit(o, pts, &err) ? cli_fail(&err) : 0;
 }
 
@@ -321,47 +212,23 @@ static int sub_baseline(struct opts *o)
 {
     tp_error err = {0};
     struct tp_history_scope sc = {.host = o->host, .runs = (size_t)o->runs};
-    tp_history *h = NULL;
     json_t *b = NULL;
-    int rc = tp_history_open_readonly(db_path(o), &h, &err);
-    if (rc == 0)
-        rc = tp_history_baselines(h, &sc, &b, &err);
-    tp_history_close(h);
-    if (rc)
+    if (tp_report_baselines(db_path(o), &sc, &b, &err))
         return cli_fail(&err);
-    if (!o->quiet) {
-        size_t i;
-        json_t *x;
-        json_array_foreach(b, i, x) {
-            char buf[48];
-            fprintf(text_out(o), "%-60s %14s  %s\n", json_string_value(json_object_get(x, "key")),
-                    tp_gate_fmt(json_number_value(json_object_get(x, "value")),
-                                json_string_value(json_object_get(x, "unit")), 4, buf, sizeof buf),
-                    json_string_value(json_object_get(x, "rule")));
-        }
-    }
+    if (!o->quiet)
+        tp_history_print_baselines(text_out(o), b);
     return emit(o, b, &err) ? cli_fail(&err) : 0;
 }
 
+/* gate's exit codes are Nagios', an error too */
 static int sub_gate(struct opts *o)
 {
     tp_error err = {0};
-    if (o->nargs < 2) {
+    json_t *rep = NULL;
+    if (o->nargs < 2)
         tp_error_set(&err, TP_EUSAGE, "report gate: give THRESHOLDS and the documents");
-        cli_fail(&err);
-        return TP_GATE_UNKNOWN;
-    }
-    tp_gate *g = NULL;
-    json_t *docs[MAX_DOCS];
-    int nd = 0;
-    int rc = tp_gate_load(o->args[0], &g, &err);
-    if (rc == 0)
-        rc = load_docs(o->args + 1, o->nargs - 1, docs, &nd, &err);
-    json_t *rows = rc == 0 ? all_rows(docs, nd, NULL, &err) : NULL;
-    json_t *rep = rows ? tp_gate_eval(g, rows, &err) : NULL;
-    free_docs(docs, nd);
-    json_decref(rows);
-    tp_gate_free(g);
+    else
+        rep = tp_report_gate(o->args[0], args(o) + 1, (size_t)o->nargs - 1, &err);
     if (!rep) {
         cli_fail(&err);
         return TP_GATE_UNKNOWN;
@@ -383,20 +250,12 @@ static int sub_diff(struct opts *o)
         tp_error_set(&err, TP_EUSAGE, "report diff: give two documents, A (baseline) and B");
         return cli_fail(&err);
     }
-    json_t *a = NULL, *b = NULL, *d = NULL;
-    int rc = tp_report_load(o->args[0], &a, &err);
-    if (rc == 0)
-        rc = tp_report_load(o->args[1], &b, &err);
-    struct tp_diff_opts dopt = {.alpha = o->alpha,
-                                .min_effect = o->have_min_effect ? (o->min_effect > 0
-                                                                        ? o->min_effect
-                                                                        : -1)
-                                                                 : 0};
-    if (rc == 0 && !(d = tp_diff_docs(a, b, &dopt, &err)))
-        rc = err.code ? err.code : TP_ENOMEM;
-    json_decref(a);
-    json_decref(b);
-    if (rc)
+    /* --min-effect 0 means none (-1 to the library); without it, the default (0) */
+    struct tp_diff_opts dopt = {
+        .alpha = o->alpha,
+        .min_effect = o->have_min_effect ? (o->min_effect > 0 ? o->min_effect : -1) : 0};
+    json_t *d = tp_report_diff(o->args[0], o->args[1], &dopt, &err);
+    if (!d)
         return cli_fail(&err);
     int regress = (int)json_integer_value(json_object_get(d, "regressions"));
     if (!o->quiet)
@@ -413,14 +272,8 @@ static int sub_fleet(struct opts *o)
         tp_error_set(&err, TP_EUSAGE, "report fleet: give the JSON Lines files ('-': stdin)");
         return cli_fail(&err);
     }
-    json_t *data = tp_fleet_new(), *j = NULL;
-    int rc = data ? 0 : tp_error_set(&err, TP_ENOMEM, "out of memory");
-    for (int i = 0; rc == 0 && i < o->nargs; i++)
-        rc = tp_fleet_load(data, o->args[i], &err);
-    if (rc == 0 && !(j = tp_fleet_judge(data, NULL, &err)))
-        rc = TP_ENOMEM;
-    json_decref(data);
-    if (rc)
+    json_t *j = tp_report_fleet(args(o), (size_t)o->nargs, &err);
+    if (!j)
         return cli_fail(&err);
     long out = (long)(json_integer_value(json_object_get(j, "outliers")) +
                       json_integer_value(json_object_get(j, "slow_nodes")) +
@@ -435,41 +288,22 @@ static int sub_fleet(struct opts *o)
 static int sub_html(struct opts *o)
 {
     tp_error err = {0};
-    if (!o->out) {
+    size_t nd = 0;
+    if (!o->out)
         tp_error_set(&err, TP_EUSAGE, "report html: --out FILE is needed");
-        return cli_fail(&err);
-    }
-    json_t *docs[MAX_DOCS];
-    int nd = 0;
-    int rc = load_docs(o->args, o->nargs, docs, &nd, &err);
-    if (rc == 0)
-        rc = tp_html_report((const json_t *const *)docs, (size_t)nd, NULL, o->out, &err);
-    free_docs(docs, nd);
-    if (rc)
+    if (!o->out || tp_report_html(args(o), (size_t)o->nargs, o->out, &nd, &err))
         return cli_fail(&err);
     if (!o->quiet)
-        printf("report: %s (%d documents)\n", o->out, nd);
+        printf("report: %s (%zu documents)\n", o->out, nd);
     return 0;
 }
 
 static int sub_prom(struct opts *o)
 {
     tp_error err = {0};
-    if (!o->out) {
+    if (!o->out)
         tp_error_set(&err, TP_EUSAGE, "report prometheus: --out FILE is needed");
-        return cli_fail(&err);
-    }
-    json_t *docs[MAX_DOCS];
-    int nd = 0;
-    int rc = load_docs(o->args, o->nargs, docs, &nd, &err);
-    json_t *rows = rc == 0 ? all_rows(docs, nd, o->host, &err) : NULL;
-    if (rc == 0 && !rows)
-        rc = TP_ENOMEM;
-    if (rc == 0)
-        rc = tp_prom_write(o->out, rows, o->host, &err);
-    json_decref(rows);
-    free_docs(docs, nd);
-    if (rc)
+    if (!o->out || tp_report_prometheus(args(o), (size_t)o->nargs, o->out, o->host, &err))
         return cli_fail(&err);
     if (!o->quiet)
         printf("prometheus textfile: %s\n", o->out);

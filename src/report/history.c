@@ -24,6 +24,7 @@
 
 #include "tp/history.h"
 #include "tp/json.h"
+#include "tp/judge.h"
 #include "tp/report.h"
 
 struct tp_history {
@@ -820,4 +821,36 @@ int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, js
     }
     *out = a;
     return 0;
+}
+
+/* ---- printing ---- */
+
+void tp_history_print_series(FILE *f, const char *what, const char *db, const json_t *points)
+{
+    fprintf(f, "# %s in %s: %zu points\n", what, db, json_array_size(points));
+    size_t i;
+    json_t *p;
+    double first = NAN;
+    json_array_foreach(points, i, p) {
+        double v = json_number_value(json_object_get(p, "value"));
+        if (i == 0)
+            first = v;
+        char buf[48];
+        fprintf(f, "%-24s %-12s %14s  %+7.1f %%  %s\n", tp_json_str(p, "started_utc"),
+                tp_json_str(p, "host"), tp_gate_fmt(v, tp_json_str(p, "unit"), 4, buf, sizeof buf),
+                first != 0 ? 100 * (v - first) / fabs(first) : 0.0, tp_json_str(p, "key"));
+    }
+}
+
+void tp_history_print_baselines(FILE *f, const json_t *baselines)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(baselines, i, x) {
+        char buf[48];
+        fprintf(f, "%-60s %14s  %s\n", tp_json_str(x, "key"),
+                tp_gate_fmt(json_number_value(json_object_get(x, "value")), tp_json_str(x, "unit"),
+                            4, buf, sizeof buf),
+                tp_json_str(x, "rule"));
+    }
 }

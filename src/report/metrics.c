@@ -369,21 +369,3 @@ json_t *tp_report_provenance(const json_t *doc)
                      json_string_value(json_object_get(json_object_get(doc, "tool"), "version")),
                      "kernel", json_string_value(json_object_get(pv, "kernel")), "config_id", id);
 }
-
-int tp_report_load(const char *path, json_t **doc, tp_error *err)
-{
-    json_error_t je;
-    json_t *d = json_load_file(path, 0, &je);
-    if (!d)
-        return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
-                                          je.column, je.text)
-                           : tp_error_set(err, TP_EUSAGE, "%s: %s", path, je.text);
-    const char *schema = json_string_value(json_object_get(d, "schema"));
-    if (!schema || strncmp(schema, "trainpath.result/", 17) != 0 ||
-        !json_is_string(json_object_get(d, "command"))) {
-        json_decref(d);
-        return tp_error_set(err, TP_EUSAGE, "%s: not a trainpath result document", path);
-    }
-    *doc = d;
-    return 0;
-}
