@@ -690,6 +690,62 @@ static void missing_and_unreachable_files(void **state)
     tp_history_close(NULL);
 }
 
+/* The report subcommands' work from file names: add (twice: nothing new),
+ * the series and the baselines read back and printed as the CLI shows
+ * them; a missing database is refused, not made. */
+static void report_calls_from_files(void **state)
+{
+    (void)state;
+    char a[160], b[160], missing[160];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(missing, sizeof missing, "%s/missing.sqlite", dir);
+    json_t *da = net_doc("n1", "2026-11-30T10:00:00.000Z", 100, false);
+    json_t *db_ = net_doc("n1", "2026-11-30T11:00:00.000Z", 110, false);
+    assert_int_equal(json_dump_file(da, a, 0), 0);
+    assert_int_equal(json_dump_file(db_, b, 0), 0);
+    json_decref(da);
+    json_decref(db_);
+    const char *names[] = {a, b};
+    size_t added, read;
+    tp_error err = {0};
+    TP_EQ_INT(tp_report_add(db, names, 2, "b1", &added, &read, &err), 0);
+    TP_EQ_U64(added, 2);
+    TP_EQ_U64(read, 2);
+    TP_EQ_INT(tp_report_add(db, names, 1, NULL, &added, &read, &err), 0);
+    TP_EQ_U64(added, 0);
+    TP_EQ_U64(read, 1);
+
+    json_t *pts = NULL, *base = NULL;
+    struct tp_history_filter f = {.key = LAT8};
+    TP_EQ_INT(tp_report_history(db, &f, &pts, &err), 0);
+    TP_EQ_U64(json_array_size(pts), 2);
+    struct tp_history_scope sc = {0};
+    TP_EQ_INT(tp_report_baselines(db, &sc, &base, &err), 0);
+    assert_true(json_array_size(base) > 0);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    tp_history_print_series(out, LAT8, "h.sqlite", pts);
+    tp_history_print_baselines(out, base);
+    fclose(out);
+    TP_HAS(text, "# " LAT8 " in h.sqlite: 2 points\n");
+    TP_HAS(text, "+10.0 %  " LAT8 "\n"); /* 100 ns, then 110 ns: +10 % from the first */
+    TP_HAS(text, "mean, 2 samples");
+    free(text);
+    json_decref(pts);
+    json_decref(base);
+
+    TP_EQ_INT(tp_report_history(missing, &f, &pts, &err), TP_EUSAGE);
+    assert_null(pts);
+    TP_HAS(err.msg, missing);
+    struct stat sb;
+    assert_int_not_equal(stat(missing, &sb), 0);
+    TP_EQ_INT(tp_report_baselines(missing, &sc, &base, &err), TP_EUSAGE);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -706,6 +762,7 @@ int main(void)
         T(other_database_is_refused),
         T(newer_schema_is_refused),
         T(missing_and_unreachable_files),
+        T(report_calls_from_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1308,6 +1308,69 @@ static void prom_write_atomic(void **state)
     json_decref(rows);
 }
 
+/* The report subcommands' work from file names, as the CLI calls it: the
+ * diff of two document files, the gate of a thresholds file on them, the
+ * fleet of a lines file, the Prometheus textfile; a missing input is an
+ * error that names it. */
+static void report_calls_from_files(void **state)
+{
+    (void)state;
+    char a[128], b[128], gate[128], lines[128], prom[128], missing[128];
+    json_t *da = lat_doc(1, 5000, 1.0, "n1"), *db = lat_doc(2, 5000, 1.2, "n2");
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(prom, sizeof prom, "%s/tp.prom", dir);
+    snprintf(missing, sizeof missing, "%s/missing.json", dir);
+    assert_int_equal(json_dump_file(da, a, 0), 0);
+    assert_int_equal(json_dump_file(db, b, 0), 0);
+    json_decref(da);
+    json_decref(db);
+    tp_test_write(dir, "t.yaml", "thresholds:\n  - metric: net.lat.latency.p99\n    max: 1ns\n",
+                  gate, sizeof gate);
+    tp_test_write(dir, "f.jsonl",
+                  "{\"host\": \"h1\", \"metric\": \"net.bw\", \"value\": 1e9, \"unit\": \"B/s\"}\n",
+                  lines, sizeof lines);
+    tp_error err = {0};
+
+    json_t *d = tp_report_diff(a, b, NULL, &err);
+    assert_non_null(d);
+    if (json_integer_value(json_object_get(d, "regressions")) < 4)
+        fail_msg("%lld regressions for a +20 %% shift, expected 4 or more",
+                 (long long)json_integer_value(json_object_get(d, "regressions")));
+    json_decref(d);
+    assert_null(tp_report_diff(a, missing, NULL, &err));
+    TP_HAS(err.msg, missing);
+
+    const char *both[] = {a, b};
+    json_t *rep = tp_report_gate(gate, both, 2, &err);
+    assert_non_null(rep);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "code")), TP_GATE_CRITICAL);
+    TP_EQ_INT(json_integer_value(json_object_get(rep, "fail")), 2); /* a row each, n1 and n2 */
+    json_decref(rep);
+    assert_null(tp_report_gate(missing, both, 2, &err));
+    TP_HAS(err.msg, missing);
+
+    const char *files[] = {lines};
+    json_t *j = tp_report_fleet(files, 1, &err);
+    assert_non_null(j);
+    TP_EQ_INT(json_integer_value(json_object_get(j, "outliers")), 0);
+    json_decref(j);
+    const char *none[] = {missing};
+    assert_null(tp_report_fleet(none, 1, &err));
+    TP_HAS(err.msg, missing);
+
+    TP_EQ_INT(tp_report_prometheus(both, 1, prom, "node7", &err), 0);
+    FILE *f = fopen(prom, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = 0;
+    fclose(f);
+    TP_HAS(text, "host=\"node7\"");
+    TP_EQ_INT(tp_report_prometheus(none, 1, prom, NULL, &err), TP_EUSAGE);
+    TP_HAS(err.msg, missing);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1326,6 +1389,7 @@ int main(void)
         cmocka_unit_test(fleet_rounds),
         cmocka_unit_test(prom_format),
         cmocka_unit_test(prom_write_atomic),
+        cmocka_unit_test(report_calls_from_files),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

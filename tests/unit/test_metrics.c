@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tp/report.h"
 #include "tp_test.h"
@@ -244,6 +245,66 @@ static void provenance_and_load(void **state)
     json_decref(d);
 }
 
+/* A folder gives its result documents in name order and skips the rest; a
+ * file named on its own must be one; the rows of many documents carry each
+ * document's host, or the one given. */
+static void docs_and_rows(void **state)
+{
+    (void)state;
+    char dir[64], sub[96], path[128], bad[128];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_docs"), 0);
+    snprintf(sub, sizeof sub, "%s/results", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    json_t *b = doc("check", json_object(), json_object(), true);
+    json_object_set_new(json_object_get(b, "provenance"), "host", json_string("node2"));
+    json_t *a = doc("net lat", json_object(), json_object(), false);
+    json_object_del(a, "provenance");
+    snprintf(path, sizeof path, "%s/b.json", sub);
+    assert_int_equal(json_dump_file(b, path, 0), 0);
+    snprintf(path, sizeof path, "%s/a.json", sub);
+    assert_int_equal(json_dump_file(a, path, 0), 0);
+    tp_test_write(sub, "c.json", "{\"not\": \"a result\"}", bad, sizeof bad);
+    tp_test_write(sub, "notes.txt", "hello", path, sizeof path);
+
+    const char *names[] = {sub};
+    json_t **docs = NULL;
+    size_t n = 0;
+    tp_error err = {0};
+    TP_EQ_INT(tp_report_docs_load(names, 1, &docs, &n, &err), 0);
+    TP_EQ_INT(n, 2);
+    snprintf(path, sizeof path, "%s/a.json", sub);
+    TP_EQ_STR(json_string_value(json_object_get(docs[0], "_file")), path);
+    TP_EQ_STR(json_string_value(json_object_get(docs[1], "command")), "check");
+
+    json_t *rows = tp_report_rows(docs, n, NULL, &err);
+    assert_non_null(rows);
+    TP_EQ_INT(json_array_size(rows), 2); /* a run.ok each: the results are empty */
+    assert_null(json_object_get(json_array_get(rows, 0), "host"));
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(rows, 1), "host")), "node2");
+    json_decref(rows);
+    rows = tp_report_rows(docs, n, "h9", &err);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r)
+        TP_EQ_STR(json_string_value(json_object_get(r, "host")), "h9");
+    json_decref(rows);
+    tp_report_docs_free(docs, n);
+
+    const char *named[] = {sub, bad};
+    TP_EQ_INT(tp_report_docs_load(named, 2, &docs, &n, &err), TP_EUSAGE);
+    assert_null(docs);
+    TP_EQ_INT(n, 0);
+    TP_HAS(err.msg, "c.json: not a trainpath result document");
+    const char *empty[] = {dir};
+    TP_EQ_INT(tp_report_docs_load(empty, 1, &docs, &n, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "no result documents in /tmp/tp_docs_");
+    TP_EQ_INT(tp_report_docs_load(NULL, 0, &docs, &n, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "no result documents in (none)");
+    assert_int_equal(tp_test_rmtree(dir), 0);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +313,7 @@ int main(void)
         cmocka_unit_test(failed_run),
         cmocka_unit_test(check_and_plan),
         cmocka_unit_test(provenance_and_load),
+        cmocka_unit_test(docs_and_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
