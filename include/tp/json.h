@@ -9,6 +9,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "tp/error.h"
+
+/* Read the JSON file at path into *out (a new reference). On error *out is
+ * untouched and err (TP_EUSAGE) names the file, with "LINE:COL: not JSON:"
+ * and jansson's reason where the text is at fault, or the reason it could
+ * not be read. */
+int tp_json_load(const char *path, json_t **out, tp_error *err);
+
 /* The number at o[key], or the "value" of a {value, unit} object there (the
  * way result documents carry figures with units); otherwise when o is not
  * an object, the key is absent or the value is not a number. */

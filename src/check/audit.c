@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp/check.h"
+#include "tp/json.h"
 
 #define FACTS_SCHEMA "trainpath.facts/1"
 
@@ -20,12 +21,10 @@ static bool is_facts(const json_t *o)
 
 int tp_check_load_facts(const char *path, json_t **out, tp_error *err)
 {
-    json_error_t je;
-    json_t *d = json_load_file(path, 0, &je);
-    if (!d)
-        return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
-                                          je.column, je.text)
-                           : tp_error_set(err, TP_EUSAGE, "%s: %s", path, je.text);
+    json_t *d = NULL;
+    int rc = tp_json_load(path, &d, err);
+    if (rc)
+        return rc;
     if (is_facts(d)) {
         *out = d;
         return 0;

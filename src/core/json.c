@@ -10,6 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+int tp_json_load(const char *path, json_t **out, tp_error *err)
+{
+    json_error_t je;
+    json_t *d = json_load_file(path, 0, &je);
+    if (!d)
+        return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
+                                          je.column, je.text)
+                           : tp_error_set(err, TP_EUSAGE, "%s: %s", path, je.text);
+    *out = d;
+    return 0;
+}
+
 double tp_json_num_or(const json_t *o, const char *key, double otherwise)
 {
     const json_t *v = json_object_get(o, key);

@@ -18,12 +18,10 @@
 
 int tp_report_load(const char *path, json_t **doc, tp_error *err)
 {
-    json_error_t je;
-    json_t *d = json_load_file(path, 0, &je);
-    if (!d)
-        return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
-                                          je.column, je.text)
-                           : tp_error_set(err, TP_EUSAGE, "%s: %s", path, je.text);
+    json_t *d = NULL;
+    int rc = tp_json_load(path, &d, err);
+    if (rc)
+        return rc;
     const char *schema = json_string_value(json_object_get(d, "schema"));
     if (!schema || strncmp(schema, "trainpath.result/", 17) != 0 ||
         !json_is_string(json_object_get(d, "command"))) {
