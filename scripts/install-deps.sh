@@ -6,7 +6,7 @@ set -euo pipefail
 
 # build
 pkgs=(gcc make pkg-config meson ninja-build)
-# libraries (shared/DESIGN.md "Dependencies")
+# libraries (docs/architecture.md, "Dependencies")
 pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
 # storage: io_uring, block-device signatures, checksums (xxHash: XXH3)
 pkgs+=(liburing-dev libblkid-dev libxxhash-dev)

@@ -1,7 +1,7 @@
 /* Parsing and printing of sizes, durations and rates. Sizes accept
  * binary suffixes as iperf3 and fio do (K = KiB = 1024, M, G; "KB" is
  * refused as ambiguous); rates print in decimal units (GB/s = 1e9 B/s,
- * Gbit/s = 1e9 bit/s) as shared/DESIGN.md requires. */
+ * Gbit/s = 1e9 bit/s), the convention of docs/architecture.md. */
 #ifndef TP_UNITS_H
 #define TP_UNITS_H
 
