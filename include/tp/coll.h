@@ -40,12 +40,35 @@ enum tp_coll_kind {
 };
 
 /* "allreduce", "reduce-scatter", "allgather", "broadcast", "reduce",
- * "alltoall", "sendrecv"; parse returns -1 when unknown. */
+ * "alltoall", "sendrecv"; parse also takes "reducescatter",
+ * "reduce_scatter" and "bcast", and returns -1 when s names no kind. */
 const char *tp_coll_name(enum tp_coll_kind k);
 int tp_coll_parse(const char *s);
 
-/* nccl-tests' bus-bandwidth factor for k over n ranks. */
+/* nccl-tests' bus-bandwidth factor for k over n ranks (n >= 1): 2(n-1)/n
+ * for allreduce, (n-1)/n for reduce-scatter, allgather and alltoall, 1 for
+ * the others. */
 double tp_coll_busbw_factor(enum tp_coll_kind k, int n);
+
+/* A sweep size in a kind's terms (nccl-tests' convention, see
+ * tp_coll_bench_opts). */
+struct tp_coll_shape {
+    size_t count;     /* MPI's count (struct tp_coll_args) */
+    size_t in_elems;  /* elements of each rank's input */
+    size_t out_elems; /* elements of each rank's output */
+    uint64_t bytes;   /* the size reported: the larger of input and output */
+};
+
+/* The shape of size bytes of dtype t for k over n ranks (n >= 1): size
+ * rounded down to whole elements, and to whole blocks of n where input or
+ * output is n blocks. Never fails. */
+struct tp_coll_shape tp_coll_shape_for(enum tp_coll_kind k, enum tp_dtype t, int n,
+                                       uint64_t size);
+
+/* The algorithm tp_coll_run chooses by size (--algo auto) for k over n
+ * ranks on nhosts hosts, bytes being the call's count times the element
+ * size. Never NULL. */
+const char *tp_coll_auto_algo(enum tp_coll_kind k, int n, int nhosts, size_t bytes);
 
 struct tp_comm_opts {
     const char *transport; /* "tcp" (default) or "ofi" (libfabric) */

@@ -1,18 +1,15 @@
-/* The collectives' front door: the algorithm table, the size-based choice,
- * argument checks, and one call = build the graph, run it. --repro exact
- * wraps allreduce: inputs become wide fixed-point integers (src/coll/
- * fixed.c), any algorithm adds them (integer addition: order cannot
- * matter), and each element is rounded once at the end. */
+/* The collectives' front door: the algorithm table, argument checks, and
+ * one call = build the graph (of the
+ * algorithm --algo names, or of the kind's size-based choice, src/coll/
+ * kind_*.c), run it. --repro exact wraps allreduce: inputs become wide
+ * fixed-point integers (src/coll/fixed.c), any algorithm adds them (integer
+ * addition: order cannot matter), and each element is rounded once at the
+ * end. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_int.h"
+#include "kind_int.h"
 #include "tp/fixed.h"
-
-extern const struct algo algo_ring_reduce_scatter, algo_ring_allgather, algo_ring_bcast,
-    algo_ring_reduce, algo_binomial_allreduce, algo_binomial_bcast, algo_binomial_reduce,
-    algo_dbtree_allreduce, algo_hier_allreduce, algo_rhd_reduce_scatter, algo_bruck_allgather,
-    algo_pairwise_alltoall, algo_ring_sendrecv, algo_rd_allreduce;
 
 const struct algo *const tp_algos[] = {
     &algo_ring_allreduce,     &algo_rhd_allreduce,      &algo_rd_allreduce,
@@ -23,41 +20,6 @@ const struct algo *const tp_algos[] = {
     &algo_ring_reduce,        &algo_pairwise_alltoall,  &algo_ring_sendrecv,
     NULL,
 };
-
-static const char *const kind_names[TP_COLL_COUNT] = {
-    "allreduce", "reduce-scatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv",
-};
-
-const char *tp_coll_name(enum tp_coll_kind k)
-{
-    return kind_names[k];
-}
-
-int tp_coll_parse(const char *s)
-{
-    for (int i = 0; i < TP_COLL_COUNT; i++)
-        if (strcmp(s, kind_names[i]) == 0)
-            return i;
-    if (strcmp(s, "reducescatter") == 0 || strcmp(s, "reduce_scatter") == 0)
-        return TP_REDUCE_SCATTER;
-    if (strcmp(s, "bcast") == 0)
-        return TP_BROADCAST;
-    return -1;
-}
-
-double tp_coll_busbw_factor(enum tp_coll_kind k, int n)
-{
-    switch (k) {
-    case TP_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case TP_REDUCE_SCATTER:
-    case TP_ALLGATHER:
-    case TP_ALLTOALL:
-        return (double)(n - 1) / n;
-    default:
-        return 1.0;
-    }
-}
 
 const char *const *tp_coll_algos(enum tp_coll_kind kind)
 {
@@ -96,7 +58,7 @@ int tp_coll_check_args(enum tp_coll_kind kind, enum tp_dtype dtype, enum tp_redo
     if (algo && strcmp(algo, "auto") != 0 && !find_algo(kind, algo))
         return no_algo(kind, algo, err);
     if (exact) {
-        if (kind != TP_ALLREDUCE)
+        if (!tp__coll_kinds[kind]->exact)
             return tp_error_set(err, TP_EUSAGE,
                                 "--repro exact: only allreduce has a reproducible mode (not %s)",
                                 tp_coll_name(kind));
@@ -114,41 +76,11 @@ int tp_coll_check_args(enum tp_coll_kind kind, enum tp_dtype dtype, enum tp_redo
     return 0;
 }
 
-/* Size-based choice, written into the result; --algo overrides. Only the
- * small end was measured (recursive doubling against Rabenseifner at 8 B to
- * 4 KiB on two ranks, bench/coll-vs-mpi.sh); the other cut-offs are the
- * usual MPI-library starting points, not tuned here. Every input is the
- * same on every rank, so every rank makes the same choice. */
+/* The kind's size-based choice (written into the result; --algo overrides). */
 static const struct algo *choose(const struct tp_comm *c, const struct tp_coll_args *a)
 {
-    size_t bytes = a->count * tp_dtype_size(a->dtype);
-    int n = c->size;
-    switch (a->kind) {
-    case TP_ALLREDUCE:
-        if (c->nhosts > 1 && c->nhosts < n) /* the same answer on every rank */
-            return &algo_hier_allreduce;
-        if (bytes <= (4u << 10))
-            return &algo_rd_allreduce;
-        if (bytes <= (32u << 10) && n > 2)
-            return &algo_dbtree_allreduce;
-        if (bytes <= (256u << 10))
-            return &algo_rhd_allreduce;
-        return &algo_ring_allreduce;
-    case TP_REDUCE_SCATTER:
-        return bytes * (size_t)n <= (256u << 10) ? &algo_rhd_reduce_scatter
-                                                  : &algo_ring_reduce_scatter;
-    case TP_ALLGATHER:
-        return bytes * (size_t)n <= (64u << 10) ? &algo_bruck_allgather : &algo_ring_allgather;
-    case TP_BROADCAST:
-        return bytes <= (256u << 10) ? &algo_binomial_bcast : &algo_ring_bcast;
-    case TP_REDUCE:
-        return bytes <= (256u << 10) ? &algo_binomial_reduce : &algo_ring_reduce;
-    case TP_ALLTOALL:
-        return &algo_pairwise_alltoall;
-    case TP_SENDRECV:
-    default:
-        return &algo_ring_sendrecv;
-    }
+    return tp__coll_kinds[a->kind]->choose(c->size, c->nhosts,
+                                           a->count * tp_dtype_size(a->dtype));
 }
 
 const char *tp_coll_algo(const struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
@@ -217,7 +149,7 @@ int tp_coll_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
     int rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, NULL, err);
     if (rc < 0)
         return rc;
-    if ((a->kind == TP_BROADCAST || a->kind == TP_REDUCE) && (a->root < 0 || a->root >= c->size))
+    if (tp__coll_kinds[a->kind]->rooted && (a->root < 0 || a->root >= c->size))
         return tp_error_set(err, TP_EUSAGE, "--root %d: not a rank (0..%d)", a->root,
                             c->size - 1);
     struct redfn red = {.dtype = a->dtype, .op = a->op, .fixed = false,

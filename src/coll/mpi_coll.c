@@ -5,15 +5,15 @@
  * user-defined operators that use trainpath's kernels; avg is MPI's sum
  * followed by the division; --repro exact sends the fixed-point words with
  * an operator that adds them, so even MPI's own algorithms give bitwise
- * reproducible sums. */
+ * reproducible sums. The MPI call of each kind is in the kind's row
+ * (src/coll/kind_*.c); this file maps the types and operators. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_int.h"
+#include "kind_int.h"
 #include "tp/fixed.h"
 
 #ifdef TP_HAVE_MPI
-#include <mpi.h>
 
 bool tp_coll_mpi_available(void)
 {
@@ -116,34 +116,11 @@ int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *e
         MPI_Op_create(user_op, 1, &made);
         op = made;
     }
-    switch (a->kind) {
-    case TP_ALLREDUCE:
-        rc = MPI_Allreduce(send, recv, cnt, dt, op, w);
-        break;
-    case TP_REDUCE_SCATTER:
-        rc = MPI_Reduce_scatter_block(send, recv, cnt, dt, op, w);
-        break;
-    case TP_ALLGATHER:
-        rc = MPI_Allgather(send, cnt, dt, recv, cnt, dt, w);
-        break;
-    case TP_BROADCAST:
-        if (c->rank == a->root)
-            memcpy(recv, send, a->count * es);
-        rc = MPI_Bcast(recv, cnt, dt, a->root, w);
-        break;
-    case TP_REDUCE:
-        rc = MPI_Reduce(send, recv, cnt, dt, op, a->root, w);
-        break;
-    case TP_ALLTOALL:
-        rc = MPI_Alltoall(send, cnt, dt, recv, cnt, dt, w);
-        break;
-    case TP_SENDRECV:
-        rc = MPI_Sendrecv(send, cnt, dt, (c->rank + 1) % n, 0, recv, cnt, dt,
-                          (c->rank - 1 + n) % n, 0, w, MPI_STATUS_IGNORE);
-        break;
-    default:
-        rc = MPI_ERR_OTHER;
-    }
+    const struct tp__coll_kind *k = tp__coll_kinds[a->kind];
+    struct tp__coll_mpi_call m = {.send = send, .recv = recv, .count = cnt, .dt = dt, .op = op,
+                                  .root = a->root, .rank = c->rank, .n = n,
+                                  .bytes = a->count * es, .comm = w};
+    rc = k->mpi(&m);
     if (made != MPI_OP_NULL)
         MPI_Op_free(&made);
     if (fxt != MPI_DATATYPE_NULL)
@@ -154,13 +131,8 @@ int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *e
     }
     if (a->exact)
         tp_fx_store(a->dtype, a->recvbuf, fr, a->count, a->op == TP_AVG ? (uint32_t)n : 1);
-    else if (a->op == TP_AVG && (a->kind != TP_REDUCE || c->rank == a->root))
-        tp_reduce_finish(a->dtype, a->op, a->recvbuf,
-                         a->kind == TP_REDUCE_SCATTER || a->kind == TP_ALLREDUCE ||
-                                 a->kind == TP_REDUCE
-                             ? a->count
-                             : 0,
-                         n);
+    else if (a->op == TP_AVG && (!k->root_only || c->rank == a->root))
+        tp_reduce_finish(a->dtype, a->op, a->recvbuf, k->reduces ? a->count : 0, n);
     c->arena_used = mark;
     return 0;
 }

@@ -4,22 +4,17 @@
  * nccl-tests leaves out). NCCL's own algorithm choice stands ("nccl" in the
  * algo column); --repro exact has no NCCL counterpart (its sums carry no
  * exact accumulator) and is refused before any rank starts. */
-#include "coll_int.h"
+#include "kind_int.h"
 
 int tp_coll_nccl_run(struct tp_gpu *g, const struct tp_coll_args *a, tp_error *err)
 {
-    static const enum tp_gpu_nccl_op ops[TP_COLL_COUNT] = {
-        [TP_ALLREDUCE] = TP_NCCL_ALLREDUCE, [TP_REDUCE_SCATTER] = TP_NCCL_REDUCE_SCATTER,
-        [TP_ALLGATHER] = TP_NCCL_ALLGATHER, [TP_BROADCAST] = TP_NCCL_BROADCAST,
-        [TP_REDUCE] = TP_NCCL_REDUCE,       [TP_ALLTOALL] = TP_NCCL_ALLTOALL,
-        [TP_SENDRECV] = TP_NCCL_SENDRECV};
     if (a->kind >= TP_COLL_COUNT)
         return tp_error_set(err, TP_EUSAGE, "collective %d: unknown", (int)a->kind);
     if (a->exact)
         return tp_error_set(err, TP_EUSAGE, "--repro exact: runs on --backend trainpath, "
                             "not nccl");
-    struct tp_gpu_nccl_args n = {.op = ops[a->kind], .dtype = a->dtype, .redop = a->op,
-                                 .send = a->sendbuf, .recv = a->recvbuf, .count = a->count,
-                                 .root = a->root};
+    struct tp_gpu_nccl_args n = {.op = tp__coll_kinds[a->kind]->nccl, .dtype = a->dtype,
+                                 .redop = a->op, .send = a->sendbuf, .recv = a->recvbuf,
+                                 .count = a->count, .root = a->root};
     return tp_gpu_nccl_run(g, &n, err);
 }

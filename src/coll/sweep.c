@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "coll_int.h"
+#include "kind_int.h"
 #include "tp/clock.h"
 #include "tp/exact.h"
 #include "tp/fixed.h"
@@ -34,8 +34,7 @@
  * result of a correct reduction is exact too (see docs/metrics.md). */
 static double input(const struct tp_coll_bench_opts *o, int n, int r, size_t i)
 {
-    bool reduces = o->kind == TP_ALLREDUCE || o->kind == TP_REDUCE_SCATTER ||
-                   o->kind == TP_REDUCE;
+    bool reduces = tp__coll_kinds[o->kind]->reduces;
     uint64_t h = (uint64_t)r * 7 + (uint64_t)i * 13;
     if (!reduces)
         return (double)(int)(((uint64_t)r * 131 + i * 7) % 251) - 125;
@@ -93,46 +92,22 @@ static double combine(enum tp_redop op, double a, double b)
     }
 }
 
-/* Expected output element j of this rank (into exp, dtype layout). */
+/* Expected output element j of this rank (into exp, dtype layout): the
+ * input the kind's row says it comes from, or their reduction. */
 static void expected(const struct tp_coll_bench_opts *o, int n, int me, size_t cnt, void *exp,
                      size_t nout)
 {
+    const struct tp__coll_kind *k = tp__coll_kinds[o->kind];
     for (size_t j = 0; j < nout; j++) {
-        double v = 0;
-        int src = 0;
-        size_t at = j;
-        switch (o->kind) {
-        case TP_ALLREDUCE:
-        case TP_REDUCE:
-        case TP_REDUCE_SCATTER: {
-            size_t idx = o->kind == TP_REDUCE_SCATTER ? (size_t)me * cnt + j : j;
-            v = input(o, n, 0, idx);
-            for (int r = 1; r < n; r++)
-                v = combine(o->op, v, input(o, n, r, idx));
-            store(o->dtype, exp, j, v);
-            continue;
-        }
-        case TP_ALLGATHER:
-            src = (int)(j / cnt);
-            at = j % cnt;
-            break;
-        case TP_ALLTOALL:
-            src = (int)(j / cnt);
-            at = (size_t)me * cnt + j % cnt;
-            break;
-        case TP_BROADCAST:
-            src = o->root;
-            break;
-        case TP_SENDRECV:
-            src = (me - 1 + n) % n;
-            break;
-        default:
-            break;
-        }
-        store(o->dtype, exp, j, input(o, n, src, at));
+        int src;
+        size_t at;
+        k->source(j, cnt, me, n, o->root, &src, &at);
+        double v = input(o, n, src < 0 ? 0 : src, at);
+        for (int r = 1; src < 0 && r < n; r++)
+            v = combine(o->op, v, input(o, n, r, at));
+        store(o->dtype, exp, j, v);
     }
-    if (o->op == TP_AVG && (o->kind == TP_ALLREDUCE || o->kind == TP_REDUCE ||
-                            o->kind == TP_REDUCE_SCATTER)) {
+    if (o->op == TP_AVG && k->reduces) {
         if (o->exact) { /* rounded once from the exact sum */
             size_t w = tp_fx_words(o->dtype);
             uint64_t *fx = malloc(w * 8);
@@ -240,25 +215,11 @@ static void delay(const struct tp_coll_bench_opts *o, uint64_t *rng)
     nanosleep(&ts, NULL);
 }
 
-/* Fill the inputs for count; returns output elements. */
-static size_t fill(struct sweep *s, size_t count, size_t *nin)
+/* Fill the inputs of shape sh. */
+static void fill(struct sweep *s, const struct tp_coll_shape *sh)
 {
     const struct tp_coll_bench_opts *o = s->o;
-    size_t nout = count;
-    *nin = count;
-    switch (o->kind) {
-    case TP_REDUCE_SCATTER:
-        *nin = count * (size_t)s->n;
-        break;
-    case TP_ALLGATHER:
-        nout = count * (size_t)s->n;
-        break;
-    case TP_ALLTOALL:
-        *nin = nout = count * (size_t)s->n;
-        break;
-    default:
-        break;
-    }
+    size_t count = sh->count;
     if (o->repro_check) {
         int lo = s->me * SHARES / s->n, hi = (s->me + 1) * SHARES / s->n;
         size_t w = tp_fx_words(o->dtype);
@@ -284,11 +245,10 @@ static size_t fill(struct sweep *s, size_t count, size_t *nin)
                 }
             }
         }
-        return nout;
+        return;
     }
-    for (size_t i = 0; i < *nin; i++)
+    for (size_t i = 0; i < sh->in_elems; i++)
         store(o->dtype, s->send, i, input(o, s->n, s->me, i));
-    return nout;
 }
 
 /* The exact sum of element i's 840 shares, rounded once (the superaccumulator). */
@@ -382,27 +342,17 @@ static json_t *fit_json(const struct tp_coll_bench_opts *o, int n, const struct 
     return out;
 }
 
-static size_t count_for(const struct tp_coll_bench_opts *o, int n, uint64_t size)
-{
-    size_t es = tp_dtype_size(o->dtype), elems = size / es;
-    switch (o->kind) {
-    case TP_REDUCE_SCATTER:
-    case TP_ALLGATHER:
-    case TP_ALLTOALL:
-        return elems / (size_t)n; /* per block */
-    default:
-        return elems;
-    }
-}
-
 static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt *pt, size_t *npt,
                     uint64_t *wrong_total, tp_error *err)
 {
     const struct tp_coll_bench_opts *o = s->o;
+    const struct tp__coll_kind *k = tp__coll_kinds[o->kind];
     int n = s->n, rc;
-    size_t es = tp_dtype_size(o->dtype), count = count_for(o, n, size), nin;
-    size_t nout = fill(s, count, &nin);
-    uint64_t bytes = (o->kind == TP_ALLGATHER ? nout : nin) * es;
+    struct tp_coll_shape sh = tp_coll_shape_for(o->kind, o->dtype, n, size);
+    size_t es = tp_dtype_size(o->dtype), count = sh.count, nin = sh.in_elems,
+           nout = sh.out_elems;
+    uint64_t bytes = sh.bytes;
+    fill(s, &sh);
     struct tp_coll_args a = {.kind = o->kind, .dtype = o->dtype, .op = o->op,
                              .sendbuf = s->send, .recvbuf = s->recv, .count = count,
                              .root = o->root, .algo = o->algo, .exact = o->exact,
@@ -452,7 +402,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
     if (o->repro_check && o->exact)
         tp_fx_store(o->dtype, s->recv, s->fxr, count, 1);
     uint64_t wrong = 0;
-    bool checked = !(o->repro_check && !o->exact) && !(o->kind == TP_REDUCE && s->me != o->root);
+    bool checked = !(o->repro_check && !o->exact) && !(k->root_only && s->me != o->root);
     if (checked) {
         uint8_t *exp = malloc(nout * es + 1);
         if (!exp)
@@ -484,7 +434,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
         char h[80];
         if (sscanf(digs[r], "%79s %llu", h, &w) == 2)
             wrong_all += w;
-        if (o->kind == TP_ALLREDUCE && strncmp(digs[r], digs[0], 64) != 0)
+        if (k->agree && strncmp(digs[r], digs[0], 64) != 0)
             agree = false;
     }
     *wrong_total += wrong_all;
@@ -535,11 +485,11 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
             (json_int_t)iters, "time", tp_stats_to_json(&ts, 1, "ns"), "algbw",
             tp_metric(algbw, "B/s"), "busbw", tp_metric(algbw * f, "B/s"), "busbw_p50",
             tp_metric(algbw50 * f, "B/s"), "wrong", (json_int_t)wrong_all, "checked",
-            checked || o->kind == TP_REDUCE, "arrival_skew", tp_stats_to_json(&ss, 1, "ns"),
+            checked || k->root_only, "arrival_skew", tp_stats_to_json(&ss, 1, "ns"),
             "last_rank", lastr, "last_rank_share", (double)last[lastr] / (double)iters,
             "result_sha256", digs[0], 64);
         json_object_set_new(e, "mem", json_string(s->cuda ? "cuda" : "host"));
-        if (o->kind == TP_ALLREDUCE)
+        if (k->agree)
             json_object_set_new(e, "ranks_agree", json_boolean(agree));
         json_array_append_new(sizes, e);
         if (bytes > 0 && algo) {
@@ -567,7 +517,7 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
                             s.nccl ? "--backend nccl" : "--mem cuda");
     if (s.cuda && o->repro_check)
         return tp_error_set(err, TP_EUSAGE, "--repro-check: runs with --mem host");
-    if (o->repro_check && (o->kind != TP_ALLREDUCE || !tp_dtype_is_float(o->dtype) ||
+    if (o->repro_check && (!tp__coll_kinds[o->kind]->exact || !tp_dtype_is_float(o->dtype) ||
                            o->op != TP_SUM))
         return tp_error_set(err, TP_EUSAGE, "--repro-check: allreduce sum of a float dtype only");
     if (o->repro_check && n > SHARES)
@@ -575,7 +525,8 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
     uint64_t maxs = 0;
     for (size_t i = 0; i < o->nsizes; i++)
         maxs = o->sizes[i] > maxs ? o->sizes[i] : maxs;
-    size_t es = tp_dtype_size(o->dtype), maxc = count_for(o, n, maxs);
+    size_t es = tp_dtype_size(o->dtype);
+    size_t maxc = tp_coll_shape_for(o->kind, o->dtype, n, maxs).count;
     size_t buf = (maxs / es + (size_t)n) * es + 64;
     tp_comm_reset_alloc(c);
     s.send = tp_comm_alloc(c, buf);
