@@ -139,6 +139,15 @@ const char *const *tp_coll_algos(enum tp_coll_kind kind);
 int tp_coll_check_args(enum tp_coll_kind kind, enum tp_dtype dtype, enum tp_redop op,
                        bool exact, const char *algo, tp_error *err);
 
+/* The arena (tp_comm_opts.arena_bytes) for a communicator of nranks whose
+ * largest collective call has buffers of call_bytes each: that call's input,
+ * output and the scratch an algorithm takes (at most one more buffer); per
+ * rank 340000 bytes (what a sweep gathers of every rank's timing records,
+ * with room to spare); 4 MiB for alignment and small buffers; with exact,
+ * the fixed-point segments of --repro exact; and own_bytes, what the caller
+ * allocates besides. Never fails. */
+size_t tp_coll_arena_bytes(int nranks, size_t call_bytes, bool exact, size_t own_bytes);
+
 /* Tell every peer this rank has failed and close the channels (a failed
  * rank calls this so the others stop waiting for it). */
 void tp_comm_abort(struct tp_comm *c);
@@ -187,6 +196,10 @@ struct tp_coll_bench_opts {
  * error here (the caller reads "wrong"). */
 int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t *results,
                   uint64_t *wrong_total, tp_error *err);
+
+/* The arena (tp_comm_opts.arena_bytes) tp_coll_bench needs for o on each
+ * of nranks ranks, with any backend. Never fails. */
+size_t tp_coll_bench_arena_bytes(const struct tp_coll_bench_opts *o, int nranks);
 
 /* The same collective through the MPI library that launched the ranks
  * (--backend mpi). TP_EUSAGE when the ranks were not started by an MPI

@@ -6,9 +6,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "tp/boot.h"
 #include "tp/error.h"
-#include "tp/gpu.h"
+#include "tp/group.h"
 
 /* Each command returns the process exit status. argv[0] is the command name. */
 int cmd_net(int argc, char **argv);
@@ -43,13 +42,5 @@ int cli_json_path_ok(const char *path, tp_error *err);
  * removed, the disk full) is the run's: TP_ESYS (exit 1) naming the path,
  * never TP_EUSAGE. */
 int cli_write_result(const json_t *doc, const char *path, tp_error *err);
-
-/* Open this rank's GPU (its index among the ranks of its host, or device
- * when >= 0) on every rank of b, with the libraries need names; with
- * TP_GPU_NCCL also join the NCCL communicator of b's ranks. Collective. When
- * any rank fails, every rank returns the first failing rank's error
- * (TP_EUSAGE for a missing GPU or GPU path), and *out stays NULL. */
-int cli_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
-                 uint64_t timeout_ns, struct tp_gpu **out, tp_error *err);
 
 #endif

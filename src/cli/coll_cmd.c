@@ -12,7 +12,6 @@
 #include "cli.h"
 #include "tp/boot.h"
 #include "tp/coll.h"
-#include "tp/fixed.h"
 #include "tp/log.h"
 #include "tp/result.h"
 #include "tp/transport.h"
@@ -472,13 +471,7 @@ int cmd_coll(int argc, char **argv)
         results = json_object();
         json_object_set_new(doc, "results", results);
     }
-    uint64_t maxs = 0;
-    for (size_t i = 0; i < p.b.nsizes; i++)
-        maxs = p.sizes[i] > maxs ? p.sizes[i] : maxs;
-    size_t words = p.b.exact ? tp_fx_words(p.b.dtype) : 0;
-    size_t es = tp_dtype_size(p.b.dtype);
-    p.c.arena_bytes = 3 * (size_t)maxs + (size_t)n * 340000 + (4u << 20) +
-                      (p.b.exact ? (64u << 20) + 2 * (maxs / es + 1) * words * 8 : 0);
+    p.c.arena_bytes = tp_coll_bench_arena_bytes(&p.b, n);
     p.c.timeout_ns = p.timeout_ns;
     struct tp_comm *comm = NULL;
     uint64_t wrong = 0;
@@ -489,8 +482,8 @@ int cmd_coll(int argc, char **argv)
     struct tp_gpu *gpu = NULL;
     bool nccl = has_backend(&p, "nccl");
     if (rc == 0 && (p.b.mem_cuda || nccl)) {
-        rc = cli_gpu_open(boot, nccl ? "--backend nccl" : "--mem cuda", nccl ? TP_GPU_NCCL : 0,
-                          p.gpu, p.timeout_ns, &gpu, &err);
+        rc = tp_group_gpu_open(boot, nccl ? "--backend nccl" : "--mem cuda",
+                               nccl ? TP_GPU_NCCL : 0, p.gpu, p.timeout_ns, &gpu, &err);
         p.b.gpu = gpu;
         if (rc == 0 && me == 0)
             json_object_set_new(json_object_get(doc, "provenance"), "gpu", tp_gpu_info(gpu));

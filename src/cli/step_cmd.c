@@ -532,16 +532,20 @@ int cmd_step(int argc, char **argv)
         json_object_set_new(doc, "results", results);
     }
     size_t gl = tp_model_grad_len(p.s.dim), words = tp_fx_words(TP_F32);
-    p.c.arena_bytes = 3 * (size_t)p.s.grad_bytes + (size_t)n * 340000 + (8u << 20) +
-                      4 * gl * words * 8 + (size_t)n * gl * 4 +
-                      (size_t)(n + 1) * p.s.steps * 10 * 8 + (size_t)n * 16;
+    /* the loop's own buffers (src/step/loop.c): exact's accumulators, the
+     * arrival mode's gather, the step records (10 figures) gathered to rank
+     * 0, the ready times, and 4 MiB more of slack */
+    p.c.arena_bytes = tp_coll_arena_bytes(n, (size_t)p.s.grad_bytes, false,
+                                          (4u << 20) + 4 * gl * words * 8 + (size_t)n * gl * 4 +
+                                              (size_t)(n + 1) * p.s.steps * 10 * 8 +
+                                              (size_t)n * 16);
     p.c.timeout_ns = p.timeout_ns;
     struct tp_comm *comm = NULL;
     if (rc == 0)
         rc = tp_comm_init(boot, &p.c, &comm, &err);
     struct tp_gpu *gpu = NULL;
     if (rc == 0 && (p.s.compute_gpu || p.s.grad_cuda)) {
-        rc = cli_gpu_open(boot,
+        rc = tp_group_gpu_open(boot,
                           p.s.compute_gpu ? "--compute gpu"
                           : p.s.nccl      ? "--backend nccl"
                                           : "--mem cuda",

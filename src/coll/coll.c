@@ -1,5 +1,5 @@
-/* The collectives' front door: the algorithm table, argument checks, and
- * one call = build the graph (of the
+/* The collectives' front door: the algorithm table, argument checks, the
+ * arena a communicator needs, and one call = build the graph (of the
  * algorithm --algo names, or of the kind's size-based choice, src/coll/
  * kind_*.c), run it. --repro exact wraps allreduce: inputs become wide
  * fixed-point integers (src/coll/fixed.c), any algorithm adds them (integer
@@ -119,6 +119,12 @@ static int run_plan(struct tp_comm *c, const struct algo *al, const struct tp_co
 }
 
 #define EXACT_SEG_BYTES (32u << 20) /* fixed-point bytes per pass */
+
+size_t tp_coll_arena_bytes(int nranks, size_t call_bytes, bool exact, size_t own_bytes)
+{
+    return 3 * call_bytes + (size_t)nranks * 340000 + (4u << 20) +
+           (exact ? 2 * (size_t)EXACT_SEG_BYTES : 0) + own_bytes;
+}
 
 /* The algorithm a names, or the size-based choice; NULL with err set when
  * the name is not one of a->kind's. A sweep passes the same name on every

@@ -504,6 +504,25 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
     return 0;
 }
 
+static uint64_t max_size(const struct tp_coll_bench_opts *o)
+{
+    uint64_t maxs = 0;
+    for (size_t i = 0; i < o->nsizes; i++)
+        maxs = o->sizes[i] > maxs ? o->sizes[i] : maxs;
+    return maxs;
+}
+
+/* The sweep's buffers are the call's (tp_coll_arena_bytes counts them and
+ * the timing records); with --repro exact, fixed-point copies of the
+ * largest input besides (the MPI backend's, or --repro-check's). */
+size_t tp_coll_bench_arena_bytes(const struct tp_coll_bench_opts *o, int nranks)
+{
+    uint64_t maxs = max_size(o);
+    size_t es = tp_dtype_size(o->dtype), words = o->exact ? tp_fx_words(o->dtype) : 0;
+    return tp_coll_arena_bytes(nranks, (size_t)maxs, o->exact,
+                               o->exact ? 2 * ((size_t)maxs / es + 1) * words * 8 : 0);
+}
+
 int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t *results,
                   uint64_t *wrong_total, tp_error *err)
 {
@@ -522,9 +541,7 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
         return tp_error_set(err, TP_EUSAGE, "--repro-check: allreduce sum of a float dtype only");
     if (o->repro_check && n > SHARES)
         return tp_error_set(err, TP_EUSAGE, "--repro-check: at most %d ranks", SHARES);
-    uint64_t maxs = 0;
-    for (size_t i = 0; i < o->nsizes; i++)
-        maxs = o->sizes[i] > maxs ? o->sizes[i] : maxs;
+    uint64_t maxs = max_size(o);
     size_t es = tp_dtype_size(o->dtype);
     size_t maxc = tp_coll_shape_for(o->kind, o->dtype, n, maxs).count;
     size_t buf = (maxs / es + (size_t)n) * es + 64;

@@ -1,18 +1,18 @@
-/* The GPU of each rank, for the commands' --mem cuda, --backend nccl and
- * --compute gpu: every rank opens its own (the index of the rank among the
- * ranks of its host), the ranks agree on the outcome so that one rank's
- * refusal stops them all with the same message instead of leaving the
- * others waiting, and, for NCCL, rank 0's unique id travels over the boot
- * group that started the ranks (local, MPI or env), as nccl-tests passes it
- * over MPI. */
+/* The GPU of each rank of a group (include/tp/group.h), for coll's --mem
+ * cuda and --backend nccl and step's --compute gpu: every rank opens its
+ * own (the index of the rank among the ranks of its host), the ranks agree
+ * on the outcome so that one rank's refusal stops them all with the same
+ * message instead of leaving the others waiting, and, for NCCL, rank 0's
+ * unique id travels over the boot group that started the ranks (local, MPI
+ * or env), as nccl-tests passes it over MPI. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tp/group.h"
 
-int cli_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
-                 uint64_t timeout_ns, struct tp_gpu **out, tp_error *err)
+int tp_group_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
+                      uint64_t timeout_ns, struct tp_gpu **out, tp_error *err)
 {
     *out = NULL;
     int me = tp_boot_rank(b), n = tp_boot_size(b);
