@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tp/boot.h"
 #include "tp/dtype.h"
@@ -158,6 +159,52 @@ json_t *tp_comm_info(const struct tp_comm *c);
 void tp_comm_fini(struct tp_comm *c);
 
 
+/* ---- backends: what runs the sweep's collectives (src/coll/backend*.c) ---- */
+
+struct tp_coll_backend {
+    const char *name;       /* --backend NAME, and the result's "backend" */
+    const char *label;      /* in messages: "MPI chooses its own algorithm" */
+    bool own_algo;          /* chooses its own algorithm: --algo does not apply, and
+                               the result's "algo" is the backend's name */
+    unsigned gpu_need;      /* TP_GPU_* it needs of the rank's GPU; 0: none */
+    bool device_memory;     /* works on GPU memory itself; with the others, --mem cuda
+                               buffers are staged through host memory */
+    const char *device_why; /* data_path "why" of a device_memory backend */
+    const char *no_exact;   /* why --repro exact cannot run on it, or NULL */
+    const char *no_cuda;    /* why --mem cuda cannot run on it, or NULL */
+    const char *own_transport; /* why --transport does not apply when it runs alone */
+    /* One collective: a's buffers from tp_comm_alloc, or device memory of g
+     * for a device_memory backend. Returns 0 or an error as tp_coll_run. */
+    int (*run)(struct tp_comm *c, struct tp_gpu *g, const struct tp_coll_args *a,
+               tp_error *err);
+    /* Whether it can run in this process, once the communicator exists (mpi:
+     * the ranks were started by an MPI launcher): 0 or TP_EUSAGE saying why
+     * not. NULL: always. */
+    int (*ready)(tp_error *err);
+};
+
+#define TP_COLL_BACKENDS 3
+
+/* The rows (trainpath, mpi, nccl), NULL-terminated; trainpath is the default. */
+extern const struct tp_coll_backend *const tp_coll_backend_table[TP_COLL_BACKENDS + 1];
+
+/* The row named by the first len bytes of name, or NULL. */
+const struct tp_coll_backend *tp_coll_backend_find(const char *name, size_t len);
+
+/* --backend's list: rows in the order given, each at most once. */
+struct tp_coll_backends {
+    const struct tp_coll_backend *row[TP_COLL_BACKENDS];
+    int n;
+    const char *arg; /* as given; NULL for the default */
+};
+
+/* The default list: trainpath alone (arg NULL). Never fails. */
+void tp_coll_backends_default(struct tp_coll_backends *l);
+
+/* Parse "NAME[,NAME...]" into *l. TP_EUSAGE naming arg and the word that is
+ * not a backend or comes twice; *l is left as it was then. */
+int tp_coll_backends_parse(const char *arg, struct tp_coll_backends *l, tp_error *err);
+
 /* ---- the benchmark sweep (src/coll/sweep.c) ---- */
 
 struct tp_coll_bench_opts {
@@ -176,7 +223,7 @@ struct tp_coll_bench_opts {
     uint64_t time_ns;  /* per size when iters is 0 */
     uint64_t inject_delay_ns; /* each rank sleeps up to this, at random, before
                                  each iteration (jitter / arrival-order tests) */
-    const char *backend; /* "trainpath", "mpi" or "nccl" (needs gpu) */
+    const struct tp_coll_backend *backend; /* NULL: trainpath */
     bool mem_cuda;       /* --mem cuda: the buffers live on gpu (trainpath and mpi
                             stage them through host memory each iteration) */
     struct tp_gpu *gpu;  /* this rank's GPU, opened by the caller (mem_cuda, nccl) */
@@ -211,6 +258,47 @@ bool tp_coll_mpi_available(void);
  * g, whose NCCL communicator the caller has set up (tp_gpu_nccl_init)
  * with the same ranks as the communicator. Blocks until it is done. */
 int tp_coll_nccl_run(struct tp_gpu *g, const struct tp_coll_args *a, tp_error *err);
+
+/* ---- `trainpath coll` as one call (src/coll/job.c) ---- */
+
+struct tp_group_opts;
+
+struct tp_coll_job {
+    struct tp_coll_bench_opts bench; /* the sweep; tp_coll_main sets backend, mem_cuda
+                                        (per backend), gpu and progress */
+    struct tp_coll_backends backends; /* each runs the whole sweep, in this order */
+    FILE *table; /* where rank 0 prints its table; NULL: none (-q) */
+};
+
+/* Check j before any rank starts, with the group's options as given
+ * (g->comm.transport is --transport's: -P has not implied ofi yet).
+ * Returns 0; on error TP_EUSAGE naming the options that do not go
+ * together. */
+int tp_coll_job_check(const struct tp_coll_job *j, const struct tp_group_opts *g,
+                      tp_error *err);
+
+/* The options every rank must share (compared at boot), which are also the
+ * result document's config. New reference. */
+json_t *tp_coll_job_config(const struct tp_coll_job *j, const struct tp_group_opts *g);
+
+/* Run the sweep of j through each of its backends on the group of g
+ * (tp_group_main), rank 0 printing the table to j->table: a row per size as
+ * it is measured and, with several backends, busbw per backend at the end.
+ * Returns 0, the run's error (*speak as tp_group_main's), or TP_ECHECK
+ * when elements were wrong. */
+int tp_coll_main(struct tp_coll_job *j, const struct tp_group_opts *g, bool *speak,
+                 tp_error *err);
+
+/* The table (src/coll/table.c), in nccl-tests' columns plus the algorithm
+ * and arrival skew. The header: the run's collective, ranks, hosts and
+ * channels (c), and the column names. A row: one entry of the result's
+ * "sizes". The comparison after a sweep through several backends: busbw
+ * per size and backend, and each backend's ratio to the first's. Each
+ * flushes f; none fails. */
+void tp_coll_print_header(FILE *f, const struct tp_coll_job *j, const struct tp_group_opts *g,
+                          const struct tp_comm *c);
+void tp_coll_print_row(FILE *f, const json_t *size_entry);
+void tp_coll_print_comparison(FILE *f, const json_t *results, const struct tp_coll_backends *l);
 
 /* Allreduce of accumulators that are already wide fixed-point words
  * (include/tp/fixed.h; count elements of tp_fx_words(dtype) words, buffers

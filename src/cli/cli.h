@@ -43,4 +43,56 @@ int cli_json_path_ok(const char *path, tp_error *err);
  * never TP_EUSAGE. */
 int cli_write_result(const json_t *doc, const char *path, tp_error *err);
 
+/* ---- the group options of coll and step (src/cli/group_opts.c) ---- */
+
+/* getopt codes of the group options, above every command's own. */
+enum {
+    CLI_OPT_LAUNCHER = 1024,
+    CLI_OPT_KEY,
+    CLI_OPT_TRANSPORT,
+    CLI_OPT_INTRA,
+    CLI_OPT_BIND,
+    CLI_OPT_TIMEOUT,
+    CLI_OPT_BUSY,
+    CLI_OPT_JSON,
+    CLI_OPT_GPU,
+};
+
+/* The long options of every group command (its optstring has "n:" and
+ * "P:" for -n and -P), and --busy-poll for those that take it. */
+#define CLI_GROUP_LONG_OPTS                                                                        \
+    {"ranks", required_argument, NULL, 'n'},                                                       \
+        {"launcher", required_argument, NULL, CLI_OPT_LAUNCHER},                                   \
+        {"key-file", required_argument, NULL, CLI_OPT_KEY},                                        \
+        {"transport", required_argument, NULL, CLI_OPT_TRANSPORT},                                 \
+        {"provider", required_argument, NULL, 'P'},                                                \
+        {"intra", required_argument, NULL, CLI_OPT_INTRA},                                         \
+        {"bind", required_argument, NULL, CLI_OPT_BIND},                                           \
+        {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
+        {"json", required_argument, NULL, CLI_OPT_JSON},                                           \
+        {"gpu", required_argument, NULL, CLI_OPT_GPU}
+#define CLI_GROUP_BUSY_POLL {"busy-poll", no_argument, NULL, CLI_OPT_BUSY}
+
+/* The defaults of a group's options: 2 local ranks, 30 s timeout, the GPU
+ * by local rank. */
+void cli_group_init(struct tp_group_opts *g);
+
+/* Take getopt's opt (with its argument arg) if it is a group option: 0, or
+ * TP_EUSAGE naming the option and its bad value; 1 when opt is not one. */
+int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *err);
+
+/* After the command's own checks: -P implies --transport ofi unless
+ * --transport says otherwise; the values of --intra, --transport,
+ * --provider and --launcher; then the launcher in use (launcher_name).
+ * TP_EUSAGE naming the option. */
+int cli_group_check(struct tp_group_opts *g, tp_error *err);
+
+/* On the process that will be rank 0: cli_json_path_ok for --json. */
+int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err);
+
+/* The exit status of a group command's run: 0 when rc is; else, where the
+ * process speaks for the run (tp_group_main), err printed once and its
+ * code; elsewhere rc's code (that rank has logged its error). */
+int cli_group_exit(int rc, bool speak, const tp_error *err);
+
 #endif

@@ -155,8 +155,7 @@ struct sweep {
     uint64_t *fxs, *fxr;  /* repro_check with exact: the accumulators */
     uint64_t *tim, *all;  /* per-iteration records, and all ranks' */
     uint64_t *ctl;        /* 1 element for the iteration count broadcast */
-    bool mpi;             /* --backend mpi */
-    bool nccl;            /* --backend nccl: runs on dsend/drecv */
+    const struct tp_coll_backend *be; /* device_memory: runs on dsend/drecv */
     bool cuda;            /* --mem cuda: the data live in dsend/drecv */
     void *dsend, *drecv;  /* device buffers (cuda) */
     size_t in_bytes, out_bytes; /* of the current size, for the staging copies */
@@ -169,11 +168,11 @@ struct sweep {
  * costs); NCCL works on the device buffers themselves. */
 static int run_once(struct sweep *s, const struct tp_coll_args *a, tp_error *err)
 {
-    if (s->nccl) {
+    if (s->be->device_memory) {
         struct tp_coll_args d = *a;
         d.sendbuf = s->dsend;
         d.recvbuf = s->drecv;
-        return tp_coll_nccl_run(s->o->gpu, &d, err);
+        return s->be->run(s->c, s->o->gpu, &d, err);
     }
     int rc;
     if (s->cuda && (rc = tp_gpu_d2h(s->o->gpu, s->send, s->dsend, s->in_bytes, err)) < 0)
@@ -181,10 +180,8 @@ static int run_once(struct sweep *s, const struct tp_coll_args *a, tp_error *err
     if (s->o->repro_check && s->o->exact)
         rc = tp_coll_allreduce_fx(s->c, a->dtype, s->fxs, s->fxr, a->count, a->algo,
                                   a->chunk_bytes, err);
-    else if (s->mpi)
-        rc = tp_coll_mpi_run(s->c, a, err);
     else
-        rc = tp_coll_run(s->c, a, err);
+        rc = s->be->run(s->c, s->o->gpu, a, err);
     if (rc == 0 && s->cuda)
         rc = tp_gpu_h2d(s->o->gpu, s->drecv, s->recv, s->out_bytes, err);
     return rc;
@@ -358,7 +355,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
                              .root = o->root, .algo = o->algo, .exact = o->exact,
                              .chunk_bytes = o->chunk_bytes};
     tp_error e2;
-    const char *algo = s->mpi ? "mpi" : s->nccl ? "nccl" : tp_coll_algo(s->c, &a, &e2);
+    const char *algo = s->be->own_algo ? s->be->name : tp_coll_algo(s->c, &a, &e2);
     s->in_bytes = nin * es;
     s->out_bytes = nout * es;
     if (s->cuda && (rc = tp_gpu_h2d(o->gpu, s->dsend, s->send, s->in_bytes, err)) < 0)
@@ -481,7 +478,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
         json_t *e = json_pack(
             "{s:I, s:I, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:I, s:b, s:o, s:i, s:f, s:s#}",
             "size_bytes", (json_int_t)bytes, "count", (json_int_t)count, "algo",
-            algo ? algo : "?", "backend", o->backend ? o->backend : "trainpath", "iters",
+            algo ? algo : "?", "backend", s->be->name, "iters",
             (json_int_t)iters, "time", tp_stats_to_json(&ts, 1, "ns"), "algbw",
             tp_metric(algbw, "B/s"), "busbw", tp_metric(algbw * f, "B/s"), "busbw_p50",
             tp_metric(algbw50 * f, "B/s"), "wrong", (json_int_t)wrong_all, "checked",
@@ -527,13 +524,14 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
                   uint64_t *wrong_total, tp_error *err)
 {
     struct sweep s = {.c = c, .o = o, .n = c->size, .me = c->rank,
-                      .mpi = o->backend && strcmp(o->backend, "mpi") == 0,
-                      .nccl = o->backend && strcmp(o->backend, "nccl") == 0};
-    s.cuda = s.nccl || o->mem_cuda;
+                      .be = o->backend ? o->backend : tp_coll_backend_table[0]};
+    s.cuda = s.be->device_memory || o->mem_cuda;
     int n = s.n;
-    if (s.cuda && !o->gpu)
-        return tp_error_set(err, TP_EUSAGE, "%s: no GPU opened",
-                            s.nccl ? "--backend nccl" : "--mem cuda");
+    if (s.cuda && !o->gpu) {
+        if (s.be->device_memory)
+            return tp_error_set(err, TP_EUSAGE, "--backend %s: no GPU opened", s.be->name);
+        return tp_error_set(err, TP_EUSAGE, "--mem cuda: no GPU opened");
+    }
     if (s.cuda && o->repro_check)
         return tp_error_set(err, TP_EUSAGE, "--repro-check: runs with --mem host");
     if (o->repro_check && (!tp__coll_kinds[o->kind]->exact || !tp_dtype_is_float(o->dtype) ||
@@ -567,7 +565,7 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
         if (r < 0)
             return r;
         /* staging copies from page-locked memory run at DMA speed */
-        pinned = !s.nccl && tp_gpu_pin(o->gpu, s.send, buf);
+        pinned = !s.be->device_memory && tp_gpu_pin(o->gpu, s.send, buf);
         if (pinned && !tp_gpu_pin(o->gpu, s.recv, buf)) {
             tp_gpu_unpin(o->gpu, s.send);
             pinned = false;
@@ -586,18 +584,17 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
             paths = json_array();
             json_object_set_new(results, "data_path", paths);
         }
-        json_array_append_new(paths,
-                            json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "backend",
-                                      o->backend ? o->backend : "trainpath", "mem",
-                                      s.cuda ? "cuda" : "host", "path",
-                                      !s.cuda ? "host" : s.nccl ? "device" : "staged",
-                                      "staging_pinned", pinned, "emulated",
-                                      tp_gpu_emulated(o->gpu), "why",
-                                      !s.cuda  ? "host buffers"
-                                      : s.nccl ? "NCCL reads and writes GPU memory itself"
-                                               : "the backend reduces in host memory: each call "
-                                                 "copies its input from the GPU and its output "
-                                                 "back, inside the timed call"));
+        bool dev = s.be->device_memory;
+        json_array_append_new(
+            paths, json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "backend", s.be->name, "mem",
+                             s.cuda ? "cuda" : "host", "path",
+                             !s.cuda ? "host" : dev ? "device" : "staged", "staging_pinned",
+                             pinned, "emulated", tp_gpu_emulated(o->gpu), "why",
+                             !s.cuda ? "host buffers"
+                             : dev   ? s.be->device_why
+                                     : "the backend reduces in host memory: each call copies "
+                                       "its input from the GPU and its output back, inside the "
+                                       "timed call"));
     }
     struct fitpt *pt = calloc(o->nsizes + 1, sizeof *pt);
     size_t npt = 0;

@@ -13,6 +13,15 @@
 #include "kind_int.h"
 #include "tp/fixed.h"
 
+/* The row's need: an MPI library that the launcher initialised. */
+static int ready(tp_error *err)
+{
+    if (!tp_coll_mpi_available())
+        return tp_error_set(err, TP_EUSAGE,
+                            "--backend mpi: the ranks were not started by mpirun or srun");
+    return 0;
+}
+
 #ifdef TP_HAVE_MPI
 
 bool tp_coll_mpi_available(void)
@@ -77,10 +86,10 @@ static int mpi_fail(int rc, const char *what, tp_error *err)
 
 int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
 {
-    if (!tp_coll_mpi_available())
-        return tp_error_set(err, TP_EUSAGE,
-                            "--backend mpi: the ranks were not started by mpirun or srun");
-    int rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, NULL, err);
+    int rc = ready(err);
+    if (rc < 0)
+        return rc;
+    rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, NULL, err);
     if (rc < 0)
         return rc;
     MPI_Comm w = MPI_COMM_WORLD;
@@ -152,3 +161,18 @@ int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *e
 }
 
 #endif
+
+static int run(struct tp_comm *c, struct tp_gpu *g, const struct tp_coll_args *a, tp_error *err)
+{
+    (void)g;
+    return tp_coll_mpi_run(c, a, err);
+}
+
+const struct tp_coll_backend tp__coll_backend_mpi = {
+    .name = "mpi",
+    .label = "MPI",
+    .own_algo = true,
+    .no_cuda = "not supported (trainpath does not assume a CUDA-aware MPI); use trainpath or nccl",
+    .run = run,
+    .ready = ready,
+};

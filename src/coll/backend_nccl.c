@@ -18,3 +18,21 @@ int tp_coll_nccl_run(struct tp_gpu *g, const struct tp_coll_args *a, tp_error *e
                                  .count = a->count, .root = a->root};
     return tp_gpu_nccl_run(g, &n, err);
 }
+
+static int run(struct tp_comm *c, struct tp_gpu *g, const struct tp_coll_args *a, tp_error *err)
+{
+    (void)c;
+    return tp_coll_nccl_run(g, a, err);
+}
+
+const struct tp_coll_backend tp__coll_backend_nccl = {
+    .name = "nccl",
+    .label = "NCCL",
+    .own_algo = true,
+    .gpu_need = TP_GPU_NCCL,
+    .device_memory = true,
+    .device_why = "NCCL reads and writes GPU memory itself",
+    .no_exact = "NCCL's sums keep no exact accumulator",
+    .own_transport = "NCCL picks its own transport (NCCL_NET, NCCL_IB_HCA, ...)",
+    .run = run,
+};

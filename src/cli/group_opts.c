@@ -1,0 +1,103 @@
+/* The options of a group of ranks (-n, --launcher, --key-file, --transport,
+ * -P/--provider, --intra, --bind, --timeout, --busy-poll, --gpu, --json),
+ * parsed once for every command that runs on one (coll, step) and handed
+ * to the library as struct tp_group_opts. Each value is checked before any
+ * rank starts. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tp/transport.h"
+#include "tp/units.h"
+
+void cli_group_init(struct tp_group_opts *g)
+{
+    *g = (struct tp_group_opts){.nranks = 2, .timeout_ns = 30000000000ull, .gpu_device = -1};
+}
+
+int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *err)
+{
+    struct tp_comm_opts *c = &g->comm;
+    uint64_t v;
+    int rc = 0;
+    switch (opt) {
+    case 'n':
+        rc = tp_parse_u64(arg, "--ranks", 1, 1024, &v, err);
+        g->nranks = (int)v;
+        break;
+    case CLI_OPT_LAUNCHER: g->launcher = arg; break;
+    case CLI_OPT_KEY: g->key_file = arg; break;
+    case CLI_OPT_TRANSPORT: c->transport = arg; break;
+    case 'P': c->provider = arg; break;
+    case CLI_OPT_INTRA: c->intra = arg; break;
+    case CLI_OPT_BIND: c->bind_addr = arg; break;
+    case CLI_OPT_TIMEOUT:
+        rc = tp_parse_duration(arg, "--timeout", &g->timeout_ns, err);
+        if (!rc && g->timeout_ns < 1000000)
+            rc = tp_error_set(err, TP_EUSAGE, "--timeout: '%s' is below 1 ms", arg);
+        break;
+    case CLI_OPT_BUSY: c->busy_poll = true; break;
+    case CLI_OPT_JSON: g->json = arg; break;
+    case CLI_OPT_GPU:
+        rc = tp_parse_u64(arg, "--gpu", 0, 1023, &v, err);
+        g->gpu_device = (int)v;
+        break;
+    default: return 1;
+    }
+    return rc;
+}
+
+/* TODO(lead): fabric's table. */
+static int check_intra(const char *intra, tp_error *err)
+{
+    if (intra && strcmp(intra, "shm") != 0 && strcmp(intra, "fabric") != 0)
+        return tp_error_set(err, TP_EUSAGE, "--intra %s: shm or fabric", intra);
+    return 0;
+}
+
+/* TODO(lead): fabric's table. */
+static int check_transport(const char *transport, tp_error *err)
+{
+    if (transport && strcmp(transport, "tcp") != 0 && strcmp(transport, "ofi") != 0)
+        return tp_error_set(err, TP_EUSAGE, "--transport %s: tcp or ofi", transport);
+    return 0;
+}
+
+/* TODO(lead): fabric's table. */
+static int check_provider(const char *transport, const char *provider, tp_error *err)
+{
+    if (transport && strcmp(transport, "ofi") == 0)
+        return tp_ofi_provider_check(provider ? provider : "tcp;ofi_rxm", err);
+    return 0;
+}
+
+int cli_group_check(struct tp_group_opts *g, tp_error *err)
+{
+    struct tp_comm_opts *c = &g->comm;
+    int rc = check_intra(c->intra, err);
+    if (rc == 0 && c->provider && !c->transport)
+        c->transport = "ofi";
+    if (rc == 0)
+        rc = check_transport(c->transport, err);
+    if (rc == 0)
+        rc = check_provider(c->transport, c->provider, err);
+    const char *l = g->launcher;
+    if (rc == 0 && l && strcmp(l, "local") != 0 && strcmp(l, "mpi") != 0 && strcmp(l, "env") != 0)
+        rc = tp_error_set(err, TP_EUSAGE, "--launcher %s: local, mpi or env", l);
+    g->launcher_name = cli_launcher(l);
+    return rc;
+}
+
+int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err)
+{
+    if (g->json && cli_rank0(g->launcher_name))
+        return cli_json_path_ok(g->json, err);
+    return 0;
+}
+
+int cli_group_exit(int rc, bool speak, const tp_error *err)
+{
+    if (rc >= 0)
+        return 0;
+    return speak ? cli_fail(err) : tp_exit_code(rc);
+}
