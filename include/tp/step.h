@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tp/boot.h"
 #include "tp/coll.h"
@@ -111,5 +112,69 @@ int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *er
  * equal and were not. */
 int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts *o,
                 json_t *results, tp_error *err);
+
+/* ---- `trainpath step` as one call (src/step/options.c, job.c, table.c) ---- */
+
+struct tp_group_opts;
+
+/* The options as the command line gives them, before what depends on the
+ * preset and on the rank count is derived. */
+struct tp_step_given {
+    struct tp_step_opts o; /* as given; tp_step_derive and tp_step_prepare fill in
+                              the rest (see there) */
+    const char *preset;    /* --preset, or NULL */
+    double scale;          /* --scale of the preset */
+    /* flags that override the preset's figures (have_*) */
+    uint64_t grad_bytes, sample_bytes, ckpt_bytes;
+    double compute_ms;
+    bool have_grad, have_sample, have_compute, have_ckpt;
+    /* given, rather than derived */
+    bool have_batch, have_samples, have_buckets, have_dim;
+    int mem_cuda; /* --mem: 1 cuda, 0 host, -1 not given (cuda with --compute gpu
+                     or --backend nccl) */
+    FILE *table;  /* where rank 0 prints the header and the summary; NULL: none (-q) */
+};
+
+/* Fill g->o's figures for nranks ranks (every rank computes the same): the
+ * preset's shape scaled, then the flags given over it, else the defaults
+ * (4 MiB gradient, 4 KiB samples rounded down to whole floats, 10 ms
+ * compute, 64 MiB checkpoint); the global batch (the preset's per-rank
+ * batch, or 32, times nranks), 4 batches of samples, the model's features
+ * (64, fewer if a sample cannot hold them) and the buckets (25 MiB each, 1
+ * to 16) unless given. May be called again with another nranks. TP_EUSAGE
+ * naming an unknown preset or a bad scale, g->o unchanged then. */
+int tp_step_derive(struct tp_step_given *g, int nranks, tp_error *err);
+
+/* The options every rank must share (compared at boot; nranks 0 when the
+ * count is not known yet), and the result document's config. New
+ * reference. */
+json_t *tp_step_config_json(const struct tp_step_given *g, int nranks);
+
+/* The arena (tp_comm_opts.arena_bytes) tp_step_run needs for o on each of
+ * nranks ranks (tp_coll_arena_bytes for the gradient's allreduce, and the
+ * step loop's own buffers). Never fails. */
+size_t tp_step_arena_bytes(const struct tp_step_opts *o, int nranks);
+
+/* Check g before any rank starts, with the group's options (-P having
+ * implied ofi): the options that do not go together, o.grad_cuda from
+ * --mem, then what tp_step_derive and tp_step_check find for the rank
+ * count when the launcher is local (else for one rank: the count comes at
+ * boot), --algo, and --dir (created when missing, and writable). TP_EUSAGE
+ * naming the option. */
+int tp_step_prepare(struct tp_step_given *g, const struct tp_group_opts *go, tp_error *err);
+
+/* Train on the group of go (tp_group_main), after tp_step_prepare: derive
+ * for the rank count the launcher gave, rank 0 printing the header and the
+ * summary to g->table. Returns 0, the run's error (*speak as
+ * tp_group_main's), or TP_ECHECK when --verify-repro found hashes that had
+ * to be equal and were not. */
+int tp_step_main(struct tp_step_given *g, const struct tp_group_opts *go, bool *speak,
+                 tp_error *err);
+
+/* The header line of a run over nranks, and the summary of rank 0's
+ * results (a row per run, the mean breakdown of run 0, the verdict on
+ * reproducibility). Each flushes nothing but f's buffer; none fails. */
+void tp_step_print_header(FILE *f, const struct tp_step_given *g, int nranks);
+void tp_step_print_summary(FILE *f, const struct tp_step_opts *o, const json_t *results);
 
 #endif

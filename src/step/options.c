@@ -1,0 +1,154 @@
+/* step's options between the command line and the loop (include/tp/
+ * step.h): the checks that need no rank, the figures derived from the
+ * preset, the flags and the rank count, the config every rank must share,
+ * and the arena the loop needs. The rank count is known before boot only
+ * with the local launcher, so derivation runs again once the group has
+ * formed (src/step/job.c); every rank derives the same. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tp/fixed.h"
+#include "tp/group.h"
+#include "tp/model.h"
+#include "tp/step.h"
+
+int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
+{
+    struct tp_step_opts *s = &g->o;
+    uint64_t per_rank = 32;
+    if (g->preset) {
+        struct tp_step_opts ps = {0};
+        int rc = tp_step_preset(g->preset, g->scale, &ps, err);
+        if (rc)
+            return rc;
+        s->preset = g->preset;
+        per_rank = ps.batch;
+        s->grad_bytes = ps.grad_bytes;
+        s->sample_bytes = ps.sample_bytes;
+        s->compute_ms = ps.compute_ms;
+        s->ckpt_bytes = ps.ckpt_bytes;
+    }
+    if (g->have_grad || !g->preset)
+        s->grad_bytes = g->have_grad ? g->grad_bytes : 4u << 20;
+    if (g->have_sample || !g->preset)
+        s->sample_bytes = g->have_sample ? g->sample_bytes : 4096;
+    if (g->have_compute || !g->preset)
+        s->compute_ms = g->have_compute ? g->compute_ms : 10;
+    if (g->have_ckpt || !g->preset)
+        s->ckpt_bytes = g->have_ckpt ? g->ckpt_bytes : 64u << 20;
+    s->sample_bytes = s->sample_bytes / 4 * 4; /* records hold floats */
+    if (!g->have_batch)
+        s->batch = per_rank * (uint64_t)n;
+    if (!g->have_samples)
+        s->samples = 4 * s->batch;
+    if (!g->have_dim) {
+        size_t fit = s->sample_bytes > tp_model_record_min(0)
+                         ? (s->sample_bytes - tp_model_record_min(0)) / 4 : 0;
+        s->dim = (unsigned)(fit < 64 ? (fit ? fit : 1) : 64);
+    }
+    if (!g->have_buckets) {
+        uint64_t b = (s->grad_bytes + (25u << 20) - 1) / (25u << 20);
+        s->buckets = (unsigned)(b < 1 ? 1 : b > 16 ? 16 : b);
+    }
+    return 0;
+}
+
+static const char *reduce_name(enum tp_step_reduce r)
+{
+    return r == TP_STEP_EXACT ? "exact" : r == TP_STEP_ARRIVAL ? "arrival" : "plain";
+}
+
+json_t *tp_step_config_json(const struct tp_step_given *g, int n)
+{
+    const struct tp_step_opts *s = &g->o;
+    json_t *delays = json_array();
+    static const char *const where[] = {"comm", "io", "compute"};
+    static const char *const dist[] = {"const", "exp", "spike"};
+    for (unsigned i = 0; i < s->ndelays; i++)
+        json_array_append_new(delays, json_pack("{s:s, s:s, s:I, s:f, s:i}", "where",
+                                                where[s->delays[i].where], "dist",
+                                                dist[s->delays[i].dist], "ns",
+                                                (json_int_t)s->delays[i].ns, "p", s->delays[i].p,
+                                                "rank", s->delays[i].rank));
+    json_t *j = json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:s, s:s?}",
+                          "preset", g->preset ? g->preset : "custom", "scale",
+                          g->preset ? g->scale : 1.0, "ranks", (json_int_t)n, "steps",
+                          (json_int_t)s->steps, "batch", (json_int_t)s->batch, "sample_bytes",
+                          (json_int_t)s->sample_bytes, "samples", (json_int_t)s->samples,
+                          "grad_bytes", (json_int_t)s->grad_bytes, "overlap", s->overlap,
+                          "compute_ms", s->compute_ms, "dim", (json_int_t)s->dim, "lr",
+                          (double)s->lr, "reduce", reduce_name(s->reduce), "algo", s->algo);
+    json_object_set_new(j, "no_io", json_boolean(s->no_io));
+    json_object_update_new(
+        j, json_pack("{s:I, s:s, s:I, s:I, s:s, s:b, s:I, s:I, s:b, s:o, s:I, s:I, s:b}",
+                     "buckets", (json_int_t)s->buckets, "dir", s->dir, "prefetch",
+                     (json_int_t)s->prefetch, "qd", (json_int_t)s->qd, "engine",
+                     s->engine ? s->engine : "auto", "direct", s->direct, "ckpt_every",
+                     (json_int_t)s->ckpt_every, "ckpt_bytes", (json_int_t)s->ckpt_bytes,
+                     "ckpt_async", s->ckpt_async, "inject_delay", delays, "seed",
+                     (json_int_t)s->seed, "runs", (json_int_t)s->runs, "pin", s->pin));
+    json_object_update_new(
+        j, json_pack("{s:s, s:s, s:s, s:I}", "compute", s->compute_gpu ? "gpu" : "cpu", "mem",
+                     s->grad_cuda ? "cuda" : "host", "backend", s->nccl ? "nccl" : "trainpath",
+                     "gemm_size", (json_int_t)s->gemm_n));
+    return j;
+}
+
+/* Besides the gradient's allreduce (the buckets, their sum and an
+ * algorithm's scratch: tp_coll_arena_bytes), the loop allocates from the
+ * arena (src/step/loop.c): --reduce exact's fixed-point accumulators (four
+ * gradients' worth), the arrival mode's gather of every rank's gradient,
+ * each step's record of 10 figures from every rank and its own, the ranks'
+ * ready times; and 4 MiB more of slack. */
+size_t tp_step_arena_bytes(const struct tp_step_opts *o, int n)
+{
+    size_t gl = tp_model_grad_len(o->dim), words = tp_fx_words(TP_F32);
+    size_t own = (4u << 20) + 4 * gl * words * 8 + (size_t)n * gl * 4 +
+                 (size_t)(n + 1) * o->steps * 10 * 8 + (size_t)n * 16;
+    return tp_coll_arena_bytes(n, (size_t)o->grad_bytes, false, own);
+}
+
+/* The options that do not go together, whatever the rank count. */
+static int check_given(struct tp_step_given *g, const struct tp_group_opts *go, tp_error *err)
+{
+    struct tp_step_opts *s = &g->o;
+    if (s->ckpt_async && !s->ckpt_every)
+        return tp_error_set(err, TP_EUSAGE, "--ckpt-async: needs --ckpt-every");
+    s->grad_cuda = g->mem_cuda >= 0 ? g->mem_cuda == 1 : s->compute_gpu || s->nccl;
+    if (s->nccl && go->comm.transport)
+        return tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its "
+                            "own transport");
+    if (s->nccl && s->algo)
+        return tp_error_set(err, TP_EUSAGE, "--algo %s with --backend nccl: NCCL chooses its "
+                            "own algorithm", s->algo);
+    if (s->gemm_n && !s->compute_gpu)
+        return tp_error_set(err, TP_EUSAGE, "--gemm-size: only with --compute gpu");
+    if (go->gpu_device >= 0 && !s->compute_gpu && !s->grad_cuda)
+        return tp_error_set(err, TP_EUSAGE, "--gpu: only with --compute gpu, --mem cuda or "
+                            "--backend nccl");
+    return 0;
+}
+
+int tp_step_prepare(struct tp_step_given *g, const struct tp_group_opts *go, tp_error *err)
+{
+    struct tp_step_opts *s = &g->o;
+    int rc = check_given(g, go, err);
+    if (rc)
+        return rc;
+    /* everything that does not depend on the rank count is checked here,
+     * before any rank starts (with the local launcher, the count is known) */
+    bool local = strcmp(go->launcher_name, "local") == 0;
+    rc = tp_step_derive(g, local ? go->nranks : 1, err);
+    if (rc == 0 && local)
+        rc = tp_step_check(s, go->nranks, err);
+    if (rc == 0 && s->algo)
+        rc = tp_coll_check_args(TP_ALLREDUCE, TP_F32, TP_SUM, s->reduce == TP_STEP_EXACT,
+                                s->algo, err);
+    if (rc == 0 && mkdir(s->dir, 0755) != 0 && errno != EEXIST)
+        rc = tp_error_errno(err, TP_EUSAGE, errno, "--dir %s", s->dir);
+    if (rc == 0 && access(s->dir, W_OK | X_OK) != 0)
+        rc = tp_error_errno(err, TP_EUSAGE, errno, "--dir %s: not writable", s->dir);
+    return rc;
+}
