@@ -75,7 +75,7 @@ struct tp_group_job {
 
 /* Form the group of o, run j on it and end the group. Rank 0 (and a process
  * that could not join a group) writes the result document to o->json, as
- * tp_group_write_result does; the others log their own error as "rank N:
+ * tp_result_write_run does; the others log their own error as "rank N:
  * MSG". *speak says whether this process speaks for the run: true on rank 0
  * and in a process that joined no group, which should print err; false on
  * the others, which have logged theirs. Returns 0, or the run's error: the
@@ -91,11 +91,5 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
  * (TP_EUSAGE for a missing GPU or GPU path), and *out stays NULL. */
 int tp_group_gpu_open(struct tp_boot *b, const char *what, unsigned need, int device,
                       uint64_t timeout_ns, struct tp_gpu **out, tp_error *err);
-
-/* Write the result document of a run to path (atomically; "-": stdout).
- * The path was checked before the run, so a failure now (the folder
- * removed, the disk full) is the run's: TP_ESYS (exit 1) naming the path,
- * never TP_EUSAGE. */
-int tp_group_write_result(const json_t *doc, const char *path, tp_error *err);
 
 #endif

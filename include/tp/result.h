@@ -30,6 +30,18 @@ void tp_result_finish(json_t *doc, int code, const char *message);
 /* Write doc to path atomically ("-" writes to stdout). Errors name path. */
 int tp_result_write(const json_t *doc, const char *path, tp_error *err);
 
+/* The folder of a --json FILE must exist and be writable before the run
+ * starts, so a measurement is never lost to a typo or a read-only results
+ * folder. 0 when it is (or FILE is "-", stdout); else TP_EUSAGE naming
+ * FILE and its folder. err may be NULL. */
+int tp_result_path_ok(const char *path, tp_error *err);
+
+/* Write the document of a run that has happened to path, as
+ * tp_result_write does. The path was checked before the run
+ * (tp_result_path_ok), so a failure now (the folder removed, the disk
+ * full) is the run's: TP_ESYS (exit 1) naming the path, never TP_EUSAGE. */
+int tp_result_write_run(const json_t *doc, const char *path, tp_error *err);
+
 /* {"value": v, "unit": unit}: how every scalar figure is stored. */
 json_t *tp_metric(double value, const char *unit);
 

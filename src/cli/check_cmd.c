@@ -115,7 +115,7 @@ static int write_doc(json_t *doc, const char *path, int rc, const tp_error *err)
 {
     tp_result_finish(doc, rc, rc ? err->msg : "");
     tp_error werr;
-    int wrc = path ? cli_write_result(doc, path, &werr) : 0;
+    int wrc = path ? tp_result_write_run(doc, path, &werr) : 0;
     json_decref(doc);
     if (wrc < 0) {
         cli_fail(&werr);
@@ -134,7 +134,7 @@ static int facts_cmd(int argc, char **argv)
     if (rc == 0 && (o.policy || o.facts || o.fleet || o.nresults))
         rc = tp_error_set(&err, TP_EUSAGE, "check facts takes --root and --json only");
     if (rc == 0 && o.json)
-        rc = cli_json_path_ok(o.json, &err);
+        rc = tp_result_path_ok(o.json, &err);
     if (rc)
         return cli_fail(&err);
     json_t *facts = NULL;
@@ -149,7 +149,7 @@ static int facts_cmd(int argc, char **argv)
         rc = s ? 0 : tp_error_set(&err, TP_ENOMEM, "out of memory");
     } else {
         /* a facts document is not a result document: written as it is */
-        rc = cli_write_result(facts, o.json, &err);
+        rc = tp_result_write_run(facts, o.json, &err);
     }
     json_decref(facts);
     return rc ? cli_fail(&err) : 0;
@@ -275,7 +275,7 @@ int cmd_check(int argc, char **argv)
     if (rc == 0 && !o.policy && o.fleet)
         rc = tp_error_set(&err, TP_EUSAGE, "--fleet needs --policy FILE");
     if (rc == 0 && o.json)
-        rc = cli_json_path_ok(o.json, &err);
+        rc = tp_result_path_ok(o.json, &err);
     if (rc) {
         cli_fail(&err);
         return NAGIOS_UNKNOWN;

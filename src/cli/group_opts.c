@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tp/boot.h"
+#include "tp/result.h"
 #include "tp/transport.h"
 #include "tp/units.h"
 
@@ -84,14 +86,14 @@ int cli_group_check(struct tp_group_opts *g, tp_error *err)
     const char *l = g->launcher;
     if (rc == 0 && l && strcmp(l, "local") != 0 && strcmp(l, "mpi") != 0 && strcmp(l, "env") != 0)
         rc = tp_error_set(err, TP_EUSAGE, "--launcher %s: local, mpi or env", l);
-    g->launcher_name = cli_launcher(l);
+    g->launcher_name = tp_boot_detect(l);
     return rc;
 }
 
 int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err)
 {
-    if (g->json && cli_rank0(g->launcher_name))
-        return cli_json_path_ok(g->json, err);
+    if (g->json && tp_boot_will_be_rank0(g->launcher_name))
+        return tp_result_path_ok(g->json, err);
     return 0;
 }
 

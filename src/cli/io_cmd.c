@@ -254,7 +254,7 @@ int cmd_io(int argc, char **argv)
     if (rc == 1)
         return 0;
     if (rc == 0 && p.json)
-        rc = cli_json_path_ok(p.json, &err);
+        rc = tp_result_path_ok(p.json, &err);
     if (rc < 0)
         return cli_fail(&err);
     p.o.c.progress = !p.quiet;
@@ -268,7 +268,7 @@ int cmd_io(int argc, char **argv)
         tp_io_print(stdout, &p.o, results);
     tp_result_finish(doc, rc, rc ? err.msg : "");
     tp_error werr;
-    if (p.json && cli_write_result(doc, p.json, &werr) < 0 && rc == 0) {
+    if (p.json && tp_result_write_run(doc, p.json, &werr) < 0 && rc == 0) {
         err = werr;
         rc = werr.code;
     }

@@ -288,7 +288,7 @@ static int validate(struct parsed *p, int argc, char **argv, tp_error *err)
             return rc;
     }
     c->sizes = p->sizes;
-    if (p->json && (rc = cli_json_path_ok(p->json, err)))
+    if (p->json && (rc = tp_result_path_ok(p->json, err)))
         return rc;
     if (c->provider && strcmp(c->transport, "ofi") == 0)
         return tp_ofi_provider_check(c->provider, err);
@@ -366,7 +366,7 @@ int cmd_net(int argc, char **argv)
         json_object_set_new(cfg, "cpu", p.cpu ? json_string(p.cpu) : json_null());
         doc = tp_result_new(command, cfg);
         rc = tp_net_run(&p.c, doc, &err);
-    } else if (p.json && (rc == TP_EUSAGE && cli_json_path_ok(p.json, NULL) == 0)) {
+    } else if (p.json && (rc == TP_EUSAGE && tp_result_path_ok(p.json, NULL) == 0)) {
         /* bad input: still leave a document that says why */
         doc = tp_result_new(command, json_pack("{s:s}", "test", tests[p.c.test]));
     }
@@ -377,7 +377,7 @@ int cmd_net(int argc, char **argv)
             tp_net_print(p.json && strcmp(p.json, "-") == 0 ? stderr : stdout, doc);
         if (p.json) {
             tp_error werr;
-            if (cli_write_result(doc, p.json, &werr) != 0)
+            if (tp_result_write_run(doc, p.json, &werr) != 0)
                 code = code ? code : cli_fail(&werr);
         }
         json_decref(doc);

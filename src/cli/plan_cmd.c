@@ -86,7 +86,7 @@ static int interval(int argc, char **argv)
     if (rc == 0 && (!have_m || mtbf == 0))
         rc = tp_error_set(&err, TP_EUSAGE, "--mtbf: needed, and more than 0");
     if (rc == 0 && json)
-        rc = cli_json_path_ok(json, &err);
+        rc = tp_result_path_ok(json, &err);
     if (rc)
         return cli_fail(&err);
     struct tp_plan_interval iv = {.ckpt_s = (double)delta / 1e9, .mtbf_s = (double)mtbf / 1e9,
@@ -104,7 +104,7 @@ static int interval(int argc, char **argv)
         rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
     if (doc) {
         tp_result_finish(doc, 0, "");
-        rc = cli_write_result(doc, json, &err);
+        rc = tp_result_write_run(doc, json, &err);
         json_decref(doc);
     }
     return rc ? cli_fail(&err) : 0;
@@ -191,7 +191,7 @@ static int plan_file(int argc, char **argv)
                                                          : "a plan file is needed%s",
                           optind < argc ? argv[argc - 1] : "");
     if (rc == 0 && json)
-        rc = cli_json_path_ok(json, &err);
+        rc = tp_result_path_ok(json, &err);
     if (rc)
         return cli_fail(&err);
     path = argv[optind];
@@ -214,7 +214,7 @@ static int plan_file(int argc, char **argv)
     if (doc) {
         tp_result_finish(doc, rc, rc ? err.msg : "");
         tp_error werr;
-        if (json && cli_write_result(doc, json, &werr) < 0 && rc == 0) {
+        if (json && tp_result_write_run(doc, json, &werr) < 0 && rc == 0) {
             err = werr;
             rc = werr.code;
         }

@@ -7,17 +7,6 @@
 #include "tp/log.h"
 #include "tp/result.h"
 
-int tp_group_write_result(const json_t *doc, const char *path, tp_error *err)
-{
-    int rc = tp_result_write(doc, path, err);
-    if (rc == TP_EUSAGE) {
-        rc = TP_ESYS;
-        if (err)
-            err->code = rc;
-    }
-    return rc;
-}
-
 /* No group: this process reports for itself, with the options it was given. */
 static int alone(const struct tp_group_opts *o, const struct tp_group_job *j, int rc,
                  tp_error *err)
@@ -91,7 +80,7 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
             j->report(j->arg, results);
         tp_result_finish(doc, rc, rc ? err->msg : "");
         tp_error werr;
-        if (o->json && tp_group_write_result(doc, o->json, &werr) < 0 && rc == 0) {
+        if (o->json && tp_result_write_run(doc, o->json, &werr) < 0 && rc == 0) {
             *err = werr;
             rc = werr.code;
         }

@@ -3,9 +3,12 @@
  * a valid document that says why. */
 #include "tp/result.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tp/atomicfile.h"
 #include "tp/clock.h"
@@ -75,4 +78,39 @@ int tp_result_write(const json_t *doc, const char *path, tp_error *err)
 json_t *tp_metric(double value, const char *unit)
 {
     return json_pack("{s:f, s:s}", "value", value, "unit", unit);
+}
+
+int tp_result_path_ok(const char *path, tp_error *err)
+{
+    if (strcmp(path, "-") == 0)
+        return 0;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    struct stat st;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
+        (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return tp_error_set(err, TP_EUSAGE, "--json %s: names a folder, not a file", path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0)
+        return tp_error_errno(err, TP_EUSAGE, errno, "--json %s: folder %s is not writable", path,
+                              dir);
+    return 0;
+}
+
+int tp_result_write_run(const json_t *doc, const char *path, tp_error *err)
+{
+    int rc = tp_result_write(doc, path, err);
+    if (rc == TP_EUSAGE) {
+        rc = TP_ESYS;
+        if (err)
+            err->code = rc;
+    }
+    return rc;
 }
