@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "coll_int.h"
+#include "../coll/coll_int.h"
 #include "tp/clock.h"
 #include "tp/wire.h"
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coll_int.h"
+#include "../coll/coll_int.h"
 
 #define RING 64
 #define SLOT 256

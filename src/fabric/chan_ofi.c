@@ -35,7 +35,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "coll_int.h"
+#include "../coll/coll_int.h"
 #include "tp/ofi_util.h"
 #include "tp/transport.h"
 
