@@ -85,9 +85,15 @@ struct tp_stream_ctl {
 };
 
 struct tp_ep;
+struct tp_chan_kind;
 
 struct tp_transport_ops {
     const char *name; /* "tcp", "ofi" */
+
+    /* The collectives' channel over this transport (include/tp/chan.h), and
+     * the provider it takes when none is named (NULL: it takes none). */
+    const struct tp_chan_kind *chan;
+    const char *default_provider;
 
     /* Open an endpoint as cfg says. On error *out is untouched, err names the
      * provider or address at fault (TP_EUSAGE for an unknown provider,

@@ -1,5 +1,5 @@
 /* Internal to src/coll: the task graph that algorithms build and the
- * executor runs, and the channel interface each data path implements. */
+ * executor runs over the channels of include/tp/chan.h. */
 #ifndef TP_COLL_INT_H
 #define TP_COLL_INT_H
 
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp/chan.h"
 #include "tp/coll.h"
 
 enum task_kind {
@@ -20,20 +21,17 @@ enum task_kind {
     T_NOP,      /* joins dependencies */
 };
 
-enum task_state { S_WAIT, S_POSTED, S_DONE };
+/* done is op.done, for every kind of task */
+enum task_state { S_WAIT, S_POSTED };
 
 #define NO_DEP (-1)
 
 struct task {
+    struct tp_chan_op op; /* dst, src, len in bytes; what a channel moves */
     uint8_t kind, state;
-    int peer; /* global rank */
-    void *dst;
-    const void *src;
-    size_t len;   /* bytes */
+    int peer;     /* global rank */
     int dep[2];   /* task indices or NO_DEP */
-    size_t off;   /* bytes moved so far (channel private) */
     int qnext;    /* next task of the same peer and direction (executor) */
-    struct task *qnext_p; /* next posted task in a channel queue */
 };
 
 /* How a graph reduces: plain kernels of include/tp/reduce.h, or the wide
@@ -146,55 +144,14 @@ extern const struct algo algo_ring_allreduce, algo_rhd_allreduce;
 /* Scratch memory for an algorithm (from the arena: peers may read it). */
 void *coll_scratch(struct tp_comm *c, size_t bytes);
 
-/* ---- channels ---- */
-
-struct chan;
-
-struct chan_ops {
-    const char *name;
-    /* Start moving task t (queued behind earlier ones of its direction). */
-    void (*post_send)(struct chan *ch, struct task *t);
-    void (*post_recv)(struct chan *ch, struct task *t);
-    /* Move what can move without blocking; marks finished tasks S_DONE and
-     * returns how many finished or moved bytes (> 0), 0, or an error. */
-    int (*progress)(struct chan *ch, const struct redfn *r, int *done, tp_error *err);
-    /* For blocking waits: fd and events, or -1 when the channel cannot
-     * block (shared memory spins). */
-    int (*pollfd)(struct chan *ch, short *events);
-    /* Is the peer still there? Called while waiting; TP_EPEER when gone. */
-    int (*alive)(struct chan *ch, tp_error *err);
-    void (*abort)(struct chan *ch);
-    void (*close)(struct chan *ch);
-};
-
-struct chan {
-    const struct chan_ops *ops;
-    int peer;
-    struct task *sq_head, *sq_tail; /* posted sends, in order */
-    struct task *rq_head, *rq_tail; /* posted receives, in order */
-};
-
-/* Is the process pid (on this machine) dead, or a zombie not yet reaped? */
-bool coll_pid_gone(int pid);
-
-/* Append t to a channel's queue of posted sends or receives. */
-static inline void chan_enqueue(struct task **head, struct task **tail, struct task *t)
-{
-    if (*tail)
-        (*tail)->qnext_p = t;
-    else
-        *head = t;
-    *tail = t;
-    t->qnext_p = NULL;
-}
-
 /* Run the graph; returns 0 or an error naming the peer. */
 int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err);
 
 struct tp_comm {
     int rank, size;
     struct tp_boot *boot;
-    struct chan **ch;   /* ch[r], NULL for r == rank */
+    struct tp_chan_set *chans;
+    struct tp_chan **ch; /* ch[r] (the set's), NULL for r == rank */
     int *host_of;       /* rank -> host index */
     int nhosts;
     struct grp world, local, leaders; /* leaders: one rank per host (its lowest) */
@@ -203,26 +160,13 @@ struct tp_comm {
     bool busy_poll;
     int spins; /* idle polls before yielding: few when ranks outnumber cores */
     bool failed;
-    /* arena */
+    /* arena (the set's) */
     uint8_t *arena;
     size_t arena_bytes, arena_used, arena_mark;
-    size_t arena_hdr;
-    void *shm_ctx;
     struct plan plan;
     int *qlast; /* executor scratch */
     int *local_ids, local_cap;
-    json_t *fabric_info; /* ofi endpoint facts, or NULL */
     const struct algo *algo_hit; /* the last --algo looked up (resolve() in coll.c) */
 };
-
-int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err);
-/* libfabric: one RDM endpoint per rank; a channel for every peer r whose
- * c->ch[r] is still NULL (collective: every rank calls it, even one that
- * needs no channel). Provenance of the endpoint into *info (new reference,
- * may stay NULL). Closing the channels releases the endpoint. */
-int chan_ofi_open_all(struct tp_comm *c, const struct tp_comm_opts *o, json_t **info,
-                      tp_error *err);
-int chan_shm_open_all(struct tp_comm *c, tp_error *err);
-void chan_shm_close_all(struct tp_comm *c);
 
 #endif

@@ -1,13 +1,14 @@
-/* Communicator set-up (include/tp/coll.h): group the ranks by host, give
- * each pair a channel (shared memory within a host when asked, kernel TCP
- * otherwise), and agree that every rank succeeded before anyone measures. */
+/* Communicator set-up (include/tp/coll.h): group the ranks by host, open
+ * the channels (include/tp/chan.h: shared memory within a host when asked,
+ * the transport's channel otherwise), and agree that every rank succeeded
+ * before anyone measures. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "coll_int.h"
+#include "tp/transport.h"
 
 int tp_comm_rank(const struct tp_comm *c)
 {
@@ -41,20 +42,6 @@ void *tp_comm_alloc(struct tp_comm *c, size_t bytes)
 void tp_comm_reset_alloc(struct tp_comm *c)
 {
     c->arena_used = 0;
-}
-
-bool coll_pid_gone(int pid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return true;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
 }
 
 void *coll_scratch(struct tp_comm *c, size_t bytes)
@@ -120,15 +107,7 @@ static void free_comm(struct tp_comm *c)
 {
     if (!c)
         return;
-    if (c->ch)
-        for (int r = 0; r < c->size; r++)
-            if (c->ch[r])
-                c->ch[r]->ops->close(c->ch[r]);
-    if (c->shm_ctx)
-        chan_shm_close_all(c);
-    else if (c->arena)
-        munmap(c->arena, c->arena_bytes);
-    free(c->ch);
+    tp_chan_set_close(c->chans);
     free(c->host_of);
     free(c->world.rank);
     free(c->local.rank);
@@ -136,7 +115,6 @@ static void free_comm(struct tp_comm *c)
     free(c->plan.t);
     free(c->qlast);
     free(c->local_ids);
-    json_decref(c->fabric_info);
     free(c);
 }
 
@@ -144,11 +122,12 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
                  tp_error *err)
 {
     const char *transport = o->transport ? o->transport : "tcp";
-    const char *intra = o->intra ? o->intra : "shm";
-    if (strcmp(transport, "tcp") != 0 && strcmp(transport, "ofi") != 0)
+    const struct tp_transport_ops *tr = tp_transport_find(transport);
+    const struct tp_chan_kind *intra;
+    if (!tr || !tr->chan)
         return tp_error_set(err, TP_EUSAGE, "--transport %s: tcp or ofi", transport);
-    if (strcmp(intra, "shm") != 0 && strcmp(intra, "fabric") != 0)
-        return tp_error_set(err, TP_EUSAGE, "--intra %s: shm or fabric", intra);
+    if (tp_chan_intra_parse(o->intra, &intra, err) < 0)
+        return err->code;
     struct tp_comm *c = calloc(1, sizeof *c);
     if (!c)
         return tp_error_set(err, TP_ENOMEM, "communicator");
@@ -159,39 +138,27 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
     c->busy_poll = o->busy_poll;
     c->arena_bytes = (o->arena_bytes + 4095) & ~(size_t)4095;
     int rc = 0;
-    if (!(c->ch = calloc((size_t)c->size, sizeof *c->ch)) ||
-        !(c->qlast = malloc(4 * (size_t)c->size * sizeof *c->qlast))) {
+    if (!(c->qlast = malloc(4 * (size_t)c->size * sizeof *c->qlast))) {
         rc = tp_error_set(err, TP_ENOMEM, "communicator");
         goto fail;
     }
     if ((rc = group_hosts(c, err)) < 0)
         goto fail;
-    /* the same decision on every rank: shared memory when any host has two */
-    bool pairs = false;
-    for (int r = 1; r < c->size; r++)
-        pairs |= c->host_of[r] == c->host_of[r - 1];
-    for (int r = 0; r < c->size && !pairs; r++)
-        for (int q = r + 1; q < c->size; q++)
-            pairs |= c->host_of[q] == c->host_of[r];
-    c->shm = strcmp(intra, "shm") == 0 && pairs;
     /* oversubscribed: a spinning rank only burns the slice its peer needs */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), here = 0;
     for (int r = 0; r < c->size; r++) /* by machine, not by the test hook's hosts */
         here += strcmp(tp_boot_host(b, r), tp_boot_host(b, c->rank)) == 0;
     c->spins = cpus > 0 && here > cpus ? 16 : 2000;
-    if (c->shm) {
-        rc = chan_shm_open_all(c, err);
-    } else {
-        void *p = mmap(NULL, c->arena_bytes ? c->arena_bytes : 4096, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED)
-            rc = tp_error_set(err, TP_ENOMEM, "arena of %zu bytes", c->arena_bytes);
-        else
-            c->arena = p;
+    struct tp_chan_opts co = {.transport = tr, .intra = intra, .provider = o->provider,
+                              .bind_addr = o->bind_addr, .host_of = c->host_of,
+                              .nhosts = c->nhosts, .arena_bytes = c->arena_bytes,
+                              .timeout_ns = c->timeout_ns, .busy_poll = c->busy_poll};
+    rc = tp_chan_open_all(b, &co, &c->chans, err);
+    if (rc == 0) {
+        c->ch = tp_chan_set_chans(c->chans);
+        c->arena = tp_chan_set_arena(c->chans);
+        c->shm = tp_chan_set_shared(c->chans);
     }
-    if (rc == 0)
-        rc = strcmp(transport, "ofi") == 0 ? chan_ofi_open_all(c, o, &c->fabric_info, err)
-                                           : chan_tcp_open_all(c, o, err);
     /* agree: one rank's failure is everyone's */
     char mine[600], **all = NULL;
     snprintf(mine, sizeof mine, "%s", rc == 0 ? "ok" : err->msg);
@@ -221,28 +188,24 @@ void tp_comm_abort(struct tp_comm *c)
     if (!c || c->failed)
         return;
     c->failed = true;
-    for (int r = 0; r < c->size; r++)
-        if (c->ch[r])
-            c->ch[r]->ops->abort(c->ch[r]);
+    tp_chan_set_abort(c->chans);
 }
 
 json_t *tp_comm_info(const struct tp_comm *c)
 {
-    int shm = 0, tcp = 0, ofi = 0;
-    for (int r = 0; r < c->size; r++)
-        if (c->ch[r]) {
-            const char *k = c->ch[r]->ops->name;
-            *(strcmp(k, "shm") == 0 ? &shm : strcmp(k, "ofi") == 0 ? &ofi : &tcp) += 1;
-        }
+    json_t *chans = json_object();
+    for (int i = 0; tp_chan_kinds[i]; i++)
+        json_object_set_new(chans, tp_chan_kind_name(tp_chan_kinds[i]),
+                            json_integer(tp_chan_set_count(c->chans, tp_chan_kinds[i])));
     json_t *hosts = json_array();
     for (int r = 0; r < c->size; r++)
         json_array_append_new(hosts, json_integer(c->host_of[r]));
-    json_t *j = json_pack("{s:i, s:i, s:i, s:{s:i, s:i, s:i}, s:o, s:I}", "ranks", c->size,
-                          "hosts", c->nhosts, "local_ranks", c->local.n, "channels", "shm", shm,
-                          "tcp", tcp, "ofi", ofi, "host_of_rank", hosts, "arena_bytes",
-                          (json_int_t)c->arena_bytes);
-    if (c->fabric_info)
-        json_object_set(j, "fabric", c->fabric_info);
+    json_t *j = json_pack("{s:i, s:i, s:i, s:o, s:o, s:I}", "ranks", c->size, "hosts",
+                          c->nhosts, "local_ranks", c->local.n, "channels", chans,
+                          "host_of_rank", hosts, "arena_bytes", (json_int_t)c->arena_bytes);
+    json_t *fabric = tp_chan_set_info(c->chans);
+    if (fabric)
+        json_object_set(j, "fabric", fabric);
     return j;
 }
 

@@ -42,8 +42,10 @@ int t_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src
         p->cap = cap;
     }
     struct task *t = &p->t[p->nt];
-    *t = (struct task){.kind = (uint8_t)k, .state = S_WAIT, .peer = peer, .dst = dst,
-                       .src = src, .len = len, .dep = {d0, d1}, .qnext = -1};
+    bool reduce = k == T_RECV_RED || (k == T_RECV && src);
+    *t = (struct task){.op = {.dst = dst, .src = src, .len = len, .reduce = reduce},
+                       .kind = (uint8_t)k, .state = S_WAIT, .peer = peer, .dep = {d0, d1},
+                       .qnext = -1};
     return p->nt++;
 }
 
@@ -60,43 +62,50 @@ int t_join_all(struct plan *p, const int *deps, int n)
 
 static inline bool ready(const struct task *all, const struct task *t)
 {
-    return (t->dep[0] < 0 || all[t->dep[0]].state == S_DONE) &&
-           (t->dep[1] < 0 || all[t->dep[1]].state == S_DONE);
+    return (t->dep[0] < 0 || all[t->dep[0]].op.done) &&
+           (t->dep[1] < 0 || all[t->dep[1]].op.done);
 }
 
 static bool is_comm(const struct task *t)
 {
-    return (t->kind == T_SEND || t->kind == T_RECV || t->kind == T_RECV_RED) && t->len > 0;
+    return (t->kind == T_SEND || t->kind == T_RECV || t->kind == T_RECV_RED) && t->op.len > 0;
 }
 
 static void run_local(const struct plan *p, struct task *t)
 {
+    struct tp_chan_op *o = &t->op;
     switch (t->kind) {
     case T_COPY:
-        if (t->dst != t->src)
-            memmove(t->dst, t->src, t->len);
+        if (o->dst != o->src)
+            memmove(o->dst, o->src, o->len);
         break;
     case T_RED:
-        red_apply(&p->red, t->dst, t->dst, t->src, t->len);
+        red_apply(&p->red, o->dst, o->dst, o->src, o->len);
         break;
     case T_FINISH:
         if (!p->red.fixed)
-            tp_reduce_finish(p->red.dtype, p->red.op, t->dst, t->len / p->red.esize,
+            tp_reduce_finish(p->red.dtype, p->red.op, o->dst, o->len / p->red.esize,
                              p->red.nranks);
         break;
     default:
         break;
     }
-    t->state = S_DONE;
+    o->done = true;
+}
+
+/* A channel's reducing receive: the graph's reduction (arg is its redfn). */
+static void combine(void *arg, void *dst, const void *a, const void *b, size_t bytes)
+{
+    red_apply(arg, dst, a, b, bytes);
 }
 
 static int waiting_peer(const struct tp_comm *c, const struct plan *p)
 {
     for (int i = 0; i < p->nt; i++)
-        if (p->t[i].state == S_POSTED && p->t[i].kind != T_SEND)
+        if (p->t[i].state == S_POSTED && !p->t[i].op.done && p->t[i].kind != T_SEND)
             return p->t[i].peer;
     for (int i = 0; i < p->nt; i++)
-        if (p->t[i].state == S_POSTED)
+        if (p->t[i].state == S_POSTED && !p->t[i].op.done)
             return p->t[i].peer;
     (void)c;
     return -1;
@@ -135,6 +144,7 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
             p->t[last[t->peer]].qnext = i;
         last[t->peer] = i;
     }
+    struct tp_chan_combine cb = {.fn = combine, .arg = &p->red, .esize = p->red.esize};
     uint64_t idle_since = 0, last_alive = 0;
     int spins = 0, rc = 0;
     struct pollfd *pfd = NULL;
@@ -152,24 +162,22 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
             }
         }
         for (int r = 0; r < n; r++) {
-            struct chan *ch = c->ch[r];
+            struct tp_chan *ch = c->ch[r];
             while (sfirst[r] >= 0 && ready(p->t, &p->t[sfirst[r]])) {
                 struct task *t = &p->t[sfirst[r]];
                 t->state = S_POSTED;
-                t->off = 0;
-                ch->ops->post_send(ch, t);
+                tp_chan_post_send(ch, &t->op);
                 sfirst[r] = t->qnext;
             }
             while (rfirst[r] >= 0 && ready(p->t, &p->t[rfirst[r]])) {
                 struct task *t = &p->t[rfirst[r]];
                 t->state = S_POSTED;
-                t->off = 0;
-                ch->ops->post_recv(ch, t);
+                tp_chan_post_recv(ch, &t->op);
                 rfirst[r] = t->qnext;
             }
-            if (ch && (ch->sq_head || ch->rq_head)) {
+            if (ch && tp_chan_busy(ch)) {
                 int done = 0;
-                int got = ch->ops->progress(ch, &p->red, &done, err);
+                int got = tp_chan_progress(ch, &cb, &done, err);
                 if (got < 0) {
                     rc = got;
                     goto out;
@@ -191,8 +199,8 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
         if (now - last_alive > ALIVE_EVERY_NS) {
             last_alive = now;
             for (int r = 0; r < n; r++) {
-                struct chan *ch = c->ch[r];
-                if (ch && (ch->sq_head || ch->rq_head) && (rc = ch->ops->alive(ch, err)) < 0)
+                struct tp_chan *ch = c->ch[r];
+                if (ch && tp_chan_busy(ch) && (rc = tp_chan_alive(ch, err)) < 0)
                     goto out;
             }
         }
@@ -213,11 +221,11 @@ int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
             goto out;
         }
         for (int r = 0; r < n && can_poll; r++) {
-            struct chan *ch = c->ch[r];
-            if (!ch || !(ch->sq_head || ch->rq_head))
+            struct tp_chan *ch = c->ch[r];
+            if (!ch || !tp_chan_busy(ch))
                 continue;
             short ev = 0;
-            int fd = ch->ops->pollfd(ch, &ev);
+            int fd = tp_chan_pollfd(ch, &ev);
             if (fd < 0)
                 can_poll = false;
             else

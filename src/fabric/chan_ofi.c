@@ -1,10 +1,10 @@
-/* The libfabric channel of the collectives. Every rank opens one reliable-
- * datagram endpoint (one completion queue, one address vector) and the
- * channels to its peers share it. Messages are tagged with the sender's
+/* The libfabric channel of the collectives (include/tp/chan.h). Every rank
+ * opens one reliable-datagram endpoint (one completion queue, one address
+ * vector) and the channels to its peers share it. Messages are tagged with the sender's
  * rank and a sequence number of the directed pair, so a receive matches
  * its send whatever order the provider delivers in, and each send or
- * receive goes to the provider as soon as the executor hands it over: the
- * provider moves bytes while the rank computes. A task larger than the
+ * receive goes to the provider as soon as the caller posts it: the
+ * provider moves bytes while the rank computes. A transfer larger than the
  * per-message cap travels as several messages cut the same way at both
  * ends (the cap is agreed at set-up and rounded to the graph's element
  * size).
@@ -35,14 +35,13 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "../coll/coll_int.h"
+#include "chan_int.h"
 #include "tp/ofi_util.h"
 #include "tp/transport.h"
 
 #define OFI_API FI_VERSION(1, 9)
 #define MR_WANTED                                                                                  \
     (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
-#define DEFAULT_PROVIDER "tcp;ofi_rxm"
 /* 1 MiB messages already make the per-message cost negligible (16 MiB
  * allreduce and sendrecv, n = 2, shm and tcp;ofi_rxm: 4 MiB showed no
  * difference beyond the noise) and keep a reducing channel's staging at
@@ -66,7 +65,7 @@ struct piece {
     struct fi_context2 ctx; /* first */
     struct piece *next;     /* free list */
     struct ochan *ch;
-    struct task *t;
+    struct tp_chan_op *t;
     size_t off, len; /* bytes of t */
     int slot;        /* staging slot, or -1 */
     uint8_t kind;
@@ -79,7 +78,7 @@ struct block {
 };
 
 struct ofi_ep {
-    struct tp_comm *comm;
+    struct tp_chan_set *set;
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -99,7 +98,7 @@ struct ofi_ep {
     void *ctrl_desc;
     struct piece *free;
     struct block *blocks;
-    int pending; /* tasks finished since the executor last heard */
+    int pending; /* transfers finished since the caller last heard */
     int fail;    /* a post failed: progress() reports ferr */
     tp_error ferr;
     bool aborted; /* we told the peers */
@@ -108,11 +107,11 @@ struct ofi_ep {
 };
 
 struct ochan {
-    struct chan base;
+    struct tp_chan base;
     struct ofi_ep *ep;
     fi_addr_t fa;
     uint64_t tx_seq, rx_seq;
-    struct task *sp, *rp; /* first task not fully posted, per direction */
+    struct tp_chan_op *sp, *rp; /* first transfer not fully posted, per direction */
     size_t sp_off, rp_off;
     uint8_t *stage; /* NSTAGE slots of ep->piece bytes, on first use */
     struct fid_mr *stage_mr;
@@ -124,7 +123,7 @@ struct ochan {
 
 static const char *host_of(const struct ofi_ep *ep, int r)
 {
-    return tp_boot_host(ep->comm->boot, r);
+    return tp__chan_host(ep->set, r);
 }
 
 /* ---- pieces ---- */
@@ -183,7 +182,7 @@ static int reg(struct ofi_ep *ep, void *buf, size_t bytes, uint64_t access, stru
 static bool desc_of(struct ochan *o, const void *buf, size_t len, void **desc)
 {
     struct ofi_ep *ep = o->ep;
-    struct tp_comm *c = ep->comm;
+    struct tp_chan_set *c = ep->set;
     *desc = NULL;
     if (!ep->mr_local)
         return true;
@@ -238,51 +237,53 @@ static int post_error(struct ochan *o, const char *call, ssize_t r)
     return ep->fail;
 }
 
-/* Bytes of the next message of a task at off: the agreed cap, rounded down
- * to whole elements of the graph being run (both ends run the same one). */
-static size_t piece_len(const struct ofi_ep *ep, const struct task *t, size_t off)
+/* Bytes of the next message of a transfer at off: the agreed cap, rounded
+ * down to whole elements of es bytes, the element of the graph being run
+ * (both ends run the same one). */
+static size_t piece_len(const struct ofi_ep *ep, const struct tp_chan_op *t, size_t off,
+                        size_t es)
 {
-    size_t es = ep->comm->plan.red.esize ? ep->comm->plan.red.esize : 1;
+    if (!es)
+        es = 1;
     size_t cap = ep->piece / es * es;
     if (cap == 0)
         cap = es;
     return t->len - off < cap ? t->len - off : cap;
 }
 
-/* Pieces of a task complete in any order, and tasks of a queue too: the
- * queue drops its finished head at once, so it is empty when the last of
- * its tasks is done (the executor's next graph must not find old tasks). */
-static void retire(struct chan *ch)
+/* Pieces of a transfer complete in any order, and transfers of a queue too:
+ * the queue drops its finished head at once, so it is empty when the last
+ * of them is done (the caller's next graph must not find old ones). */
+static void retire(struct tp_chan *ch)
 {
-    while (ch->sq_head && ch->sq_head->state == S_DONE)
-        if (!(ch->sq_head = ch->sq_head->qnext_p))
-            ch->sq_tail = NULL;
-    while (ch->rq_head && ch->rq_head->state == S_DONE)
-        if (!(ch->rq_head = ch->rq_head->qnext_p))
-            ch->rq_tail = NULL;
+    while (ch->sq_head && ch->sq_head->done)
+        tp__chan_dequeue(&ch->sq_head, &ch->sq_tail);
+    while (ch->rq_head && ch->rq_head->done)
+        tp__chan_dequeue(&ch->rq_head, &ch->rq_tail);
 }
 
 /* len more bytes of t moved. Only ever called inside progress(), which
- * hands ep->pending to the executor before it returns. */
-static void finished(struct ochan *o, struct task *t, size_t len)
+ * hands ep->pending to the caller before it returns. */
+static void finished(struct ochan *o, struct tp_chan_op *t, size_t len)
 {
     t->off += len;
     if (t->off == t->len) {
-        t->state = S_DONE;
+        t->done = true;
         o->ep->pending++;
         retire(&o->base);
     }
 }
 
 /* Post what the provider takes of the channel's unposted sends, then
- * receives, in order; 1 when anything was posted. Errors go to ep->fail. */
-static int pump(struct ochan *o)
+ * receives, in order; 1 when anything was posted. Errors go to ep->fail.
+ * es: bytes per element of the graph being run. */
+static int pump(struct ochan *o, size_t es)
 {
     struct ofi_ep *ep = o->ep;
-    int me = ep->comm->rank, moved = 0;
+    int me = ep->set->rank, moved = 0;
     while (o->sp && !ep->fail) {
-        struct task *t = o->sp;
-        size_t len = piece_len(ep, t, o->sp_off);
+        struct tp_chan_op *t = o->sp;
+        size_t len = piece_len(ep, t, o->sp_off, es);
         const uint8_t *buf = (const uint8_t *)t->src + o->sp_off;
         uint64_t tag = ((uint64_t)me << SEQ_BITS) | (o->tx_seq & SEQ_MASK);
         ssize_t r;
@@ -314,14 +315,14 @@ static int pump(struct ochan *o)
         moved = 1;
         o->tx_seq++;
         if ((o->sp_off += len) == t->len) {
-            o->sp = t->qnext_p;
+            o->sp = t->next;
             o->sp_off = 0;
         }
     }
     while (o->rp && !ep->fail) {
-        struct task *t = o->rp;
-        size_t len = piece_len(ep, t, o->rp_off);
-        bool reduce = t->kind == T_RECV_RED || t->src;
+        struct tp_chan_op *t = o->rp;
+        size_t len = piece_len(ep, t, o->rp_off, es);
+        bool reduce = t->reduce;
         void *buf = (uint8_t *)t->dst + o->rp_off, *desc = NULL;
         int slot = -1;
         if (reduce) {
@@ -355,30 +356,30 @@ static int pump(struct ochan *o)
         moved = 1;
         o->rx_seq++;
         if ((o->rp_off += len) == t->len) {
-            o->rp = t->qnext_p;
+            o->rp = t->next;
             o->rp_off = 0;
         }
     }
     return moved;
 }
 
-/* Queue only: the executor calls progress() right after posting, and
- * that posts to the provider, where a task that finishes (an injected
+/* Queue only: the caller runs progress() right after posting, and
+ * that posts to the provider, where a transfer that finishes (an injected
  * send) can be counted. */
-static void post_send(struct chan *ch, struct task *t)
+static void post_send(struct tp_chan *ch, struct tp_chan_op *t)
 {
     struct ochan *o = (struct ochan *)ch;
-    chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
+    tp__chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
     if (!o->sp) {
         o->sp = t;
         o->sp_off = 0;
     }
 }
 
-static void post_recv(struct chan *ch, struct task *t)
+static void post_recv(struct tp_chan *ch, struct tp_chan_op *t)
 {
     struct ochan *o = (struct ochan *)ch;
-    chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
+    tp__chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
     if (!o->rp) {
         o->rp = t;
         o->rp_off = 0;
@@ -387,9 +388,9 @@ static void post_recv(struct chan *ch, struct task *t)
 
 /* ---- completions ---- */
 
-/* One completion. r == NULL (while aborting): data is dropped. */
-static int complete(struct ofi_ep *ep, struct piece *p, size_t len, const struct redfn *r,
-                    tp_error *err)
+/* One completion. cb == NULL (while aborting): data is dropped. */
+static int complete(struct ofi_ep *ep, struct piece *p, size_t len,
+                    const struct tp_chan_combine *cb, tp_error *err)
 {
     struct ochan *o = p->ch;
     int peer = o->base.peer;
@@ -405,11 +406,11 @@ static int complete(struct ofi_ep *ep, struct piece *p, size_t len, const struct
                             peer, host_of(ep, peer), len, p->len);
     }
     if (p->slot >= 0) {
-        struct task *t = p->t;
-        if (r) {
+        struct tp_chan_op *t = p->t;
+        if (cb) {
             uint8_t *d = (uint8_t *)t->dst + p->off;
             const void *a = t->src ? (const uint8_t *)t->src + p->off : d;
-            red_apply(r, d, a, o->stage + (size_t)p->slot * ep->piece, len);
+            cb->fn(cb->arg, d, a, o->stage + (size_t)p->slot * ep->piece, len);
         }
         o->stage_free |= UINT32_C(1) << p->slot;
     }
@@ -456,8 +457,8 @@ static int cq_error(struct ofi_ep *ep, tp_error *err)
 }
 
 /* Drain the shared CQ (a few batches at most): completions handled, or an
- * error. Completions may belong to any channel's tasks. */
-static int reap(struct ofi_ep *ep, const struct redfn *r, tp_error *err)
+ * error. Completions may belong to any channel's transfers. */
+static int reap(struct ofi_ep *ep, const struct tp_chan_combine *cb, tp_error *err)
 {
     int got = 0;
     for (int b = 0; b < 4; b++) {
@@ -476,7 +477,7 @@ static int reap(struct ofi_ep *ep, const struct redfn *r, tp_error *err)
             return tp_error_set(err, TP_ESYS, "fi_cq_read on %s: %s", ep->prov,
                                 fi_strerror((int)-n));
         for (ssize_t i = 0; i < n; i++) {
-            int rc = complete(ep, e[i].op_context, e[i].len, r, err);
+            int rc = complete(ep, e[i].op_context, e[i].len, cb, err);
             if (rc < 0)
                 return rc;
         }
@@ -493,16 +494,17 @@ static int peer_failed(struct ochan *o, tp_error *err)
                         host_of(o->ep, o->base.peer));
 }
 
-static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error *err)
+static int progress(struct tp_chan *ch, const struct tp_chan_combine *cb, int *done,
+                    tp_error *err)
 {
     struct ochan *o = (struct ochan *)ch;
     struct ofi_ep *ep = o->ep;
-    int moved = pump(o);
-    int got = reap(ep, r, err);
+    int moved = pump(o, cb->esize);
+    int got = reap(ep, cb, err);
     if (got < 0)
         return got;
     if (got)
-        moved |= pump(o) | 1; /* slots or queue room may have freed */
+        moved |= pump(o, cb->esize) | 1; /* slots or queue room may have freed */
     if (ep->fail) {
         *err = ep->ferr;
         return ep->fail;
@@ -517,20 +519,20 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
     return moved;
 }
 
-static int pollfd_of(struct chan *ch, short *events)
+static int pollfd_of(struct tp_chan *ch, short *events)
 {
     (void)ch;
     *events = 0;
-    return -1; /* the CQ has no wait object: spin, and the executor yields */
+    return -1; /* the CQ has no wait object: spin, and the caller yields */
 }
 
-static int alive(struct chan *ch, tp_error *err)
+static int alive(struct tp_chan *ch, tp_error *err)
 {
     struct ochan *o = (struct ochan *)ch;
     int pid = o->ep->pid[ch->peer];
     if (o->peer_failed)
         return peer_failed(o, err);
-    if (pid > 0 && coll_pid_gone(pid))
+    if (pid > 0 && tp__fabric_pid_gone(pid))
         return tp_error_set(err, TP_EPEER, "rank %d on %s (pid %d) is gone", ch->peer,
                             host_of(o->ep, ch->peer), pid);
     return 0;
@@ -538,13 +540,13 @@ static int alive(struct chan *ch, tp_error *err)
 
 /* Tell every peer that this rank gave up (best effort, bounded: a peer
  * that does not hear it still stops at its own timeout). */
-static void abort_chan(struct chan *ch)
+static void abort_chan(struct tp_chan *ch)
 {
     struct ofi_ep *ep = ((struct ochan *)ch)->ep;
     if (ep->aborted)
         return;
     ep->aborted = true;
-    struct tp_comm *c = ep->comm;
+    struct tp_chan_set *c = ep->set;
     uint8_t *note = ep->ctrl + (size_t)c->size * CTRL_BYTES;
     uint64_t tag = CTRL_TAG | ((uint64_t)c->rank << SEQ_BITS);
     tp_error ignored;
@@ -561,7 +563,7 @@ static void abort_chan(struct chan *ch)
         struct ochan *o = ep->chans[r];
         /* never to a peer known dead: the shm provider would spin forever
          * on a lock in its region that the dead process held */
-        if (!o || (ep->pid[r] > 0 && coll_pid_gone(ep->pid[r])))
+        if (!o || (ep->pid[r] > 0 && tp__fabric_pid_gone(ep->pid[r])))
             continue;
         for (int tries = 0; tries < 100; tries++) {
             ssize_t rc;
@@ -593,7 +595,7 @@ static void ep_free(struct ofi_ep *ep)
         return;
     TP_OFI_CLOSE(ep->ep);
     if (ep->chans)
-        for (int r = 0; r < ep->comm->size; r++) {
+        for (int r = 0; r < ep->set->size; r++) {
             struct ochan *o = ep->chans[r];
             if (!o)
                 continue;
@@ -619,14 +621,14 @@ static void ep_free(struct ofi_ep *ep)
     free(ep);
 }
 
-static void close_chan(struct chan *ch)
+static void close_chan(struct tp_chan *ch)
 {
     struct ofi_ep *ep = ((struct ochan *)ch)->ep;
     if (--ep->refs == 0)
         ep_free(ep); /* the last channel takes the shared endpoint along */
 }
 
-static const struct chan_ops ofi_ops = {
+static const struct tp_chan_ops ofi_ops = {
     .name = "ofi",
     .post_send = post_send,
     .post_recv = post_recv,
@@ -702,7 +704,7 @@ static int open_fids(struct ofi_ep *ep, tp_error *err)
 {
     struct fi_cq_attr cq_attr = {
         .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE, .size = CQ_SIZE};
-    struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)ep->comm->size};
+    struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)ep->set->size};
     struct tp_ofi_fids f = {0};
     int rc = tp_ofi_open_fids(ep->info, &cq_attr, &av_attr, &f, err);
     ep->fabric = f.fabric;
@@ -713,11 +715,11 @@ static int open_fids(struct ofi_ep *ep, tp_error *err)
     return rc;
 }
 
-static int open_ep(struct ofi_ep *ep, const struct tp_comm_opts *o, tp_error *err)
+static int open_ep(struct ofi_ep *ep, tp_error *err)
 {
-    struct tp_comm *c = ep->comm;
-    const char *prov = o->provider && o->provider[0] ? o->provider : DEFAULT_PROVIDER;
-    const char *node = o->bind_addr && tp_ofi_takes_ip(prov) ? o->bind_addr : NULL;
+    struct tp_chan_set *c = ep->set;
+    const char *prov = c->provider;
+    const char *node = c->bind_addr && tp_ofi_takes_ip(prov) ? c->bind_addr : NULL;
     int rc;
     if ((rc = select_info(ep, prov, node, c->nhosts > 1, err)) < 0 || (rc = open_fids(ep, err)))
         return rc;
@@ -810,7 +812,7 @@ static json_t *ep_info(const struct ofi_ep *ep)
  * exchanged entries. */
 static int connect_all(struct ofi_ep *ep, char **all, tp_error *err)
 {
-    struct tp_comm *c = ep->comm;
+    struct tp_chan_set *c = ep->set;
     int n = c->size, me = c->rank;
     char mine[160];
     machine_id(mine, sizeof mine);
@@ -865,7 +867,7 @@ static int connect_all(struct ofi_ep *ep, char **all, tp_error *err)
     return 0;
 }
 
-int chan_ofi_open_all(struct tp_comm *c, const struct tp_comm_opts *o, json_t **info, tp_error *err)
+static int open_all(struct tp_chan_set *c, tp_error *err)
 {
     int n = c->size, me = c->rank, need = 0, rc = 0;
     for (int r = 0; r < n; r++)
@@ -880,18 +882,18 @@ int chan_ofi_open_all(struct tp_comm *c, const struct tp_comm_opts *o, json_t **
                  !(ep->chans = calloc((size_t)n, sizeof *ep->chans)))
             rc = tp_error_set(err, TP_ENOMEM, "libfabric endpoint");
         if (ep) {
-            ep->comm = c;
+            ep->set = c;
             ep->next_key = 1;
         }
         if (!rc)
-            rc = open_ep(ep, o, err);
+            rc = open_ep(ep, err);
         if (!rc)
             rc = make_entry(ep, mine, sizeof mine, err);
         if (rc)
             snprintf(mine, sizeof mine, "- %s", err->msg); /* "-": no endpoint, and why */
     }
     /* every rank joins the exchange, even one that failed or needs nothing:
-     * comm.c then tells everyone who failed */
+     * the caller then tells everyone who failed */
     char **all = NULL;
     tp_error gerr;
     if (tp_boot_allgather(c->boot, mine, &all, &gerr) < 0) {
@@ -916,6 +918,8 @@ int chan_ofi_open_all(struct tp_comm *c, const struct tp_comm_opts *o, json_t **
             c->ch[r] = &ep->chans[r]->base;
             ep->refs++;
         }
-    *info = ep_info(ep);
+    c->info = ep_info(ep);
     return 0;
 }
+
+const struct tp_chan_kind tp__chan_ofi = {"ofi", &ofi_ops, open_all};

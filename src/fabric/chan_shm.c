@@ -1,15 +1,15 @@
-/* The shared-memory channel between ranks of one host. Every rank's arena
- * (the memory tp_comm_alloc hands out) is a shared mapping that the other
- * ranks of its host map too, so a large send only publishes (offset,
- * length) in a ring of slots and the receiver copies, or reduces, straight
- * out of the sender's buffer: one copy, the reduction fused with it; the
- * send completes when the receiver advances the ring's tail. A small send
- * (up to INLINE bytes) travels inside the slot and completes at once, and
- * each slot carries its own sequence number, so the receiver polls one
- * cache line and the small-message critical path is one line transfer. The arenas are
- * unlinked once mapped, so nothing is left in /dev/shm after a crash.
- * A peer that fails sets its header's abort flag; one that dies is seen in
- * /proc (a zombie counts as dead). */
+/* The shared-memory channel between ranks of one host (include/tp/chan.h).
+ * Every rank's arena (the memory tp_comm_alloc hands out) is a shared
+ * mapping that the other ranks of its host map too, so a large send only
+ * publishes (offset, length) in a ring of slots and the receiver copies, or
+ * reduces, straight out of the sender's buffer: one copy, the reduction
+ * fused with it; the send completes when the receiver advances the ring's
+ * tail. A small send (up to INLINE bytes) travels inside the slot and
+ * completes at once, and each slot carries its own sequence number, so the
+ * receiver polls one cache line and the small-message critical path is one
+ * line transfer. The arenas are unlinked once mapped, so nothing is left in
+ * /dev/shm after a crash. A peer that fails sets its header's abort flag;
+ * one that dies is seen in /proc (a zombie counts as dead). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../coll/coll_int.h"
+#include "chan_int.h"
 
 #define RING 64
 #define SLOT 256
@@ -46,20 +46,23 @@ struct shm_hdr {
     _Alignas(64) struct ring ring[]; /* ring[j]: this rank's sends to rank j */
 };
 
+/* What the channels of one rank share: the mappings (the arena is this
+ * rank's, after its header). */
 struct shm_ctx {
     uint8_t **base; /* mapping of rank r's arena file, or NULL */
     size_t *len;
+    size_t hdr;     /* bytes of header in front of each arena */
     char name[64];
 };
 
 struct shm_chan {
-    struct chan base;
-    struct tp_comm *comm;
+    struct tp_chan base;
+    struct tp_chan_set *set;
     struct ring *out, *in;
-    uint8_t *my_base, *peer_base;
+    uint8_t *my_base, *my_end, *peer_base; /* my_end: past this rank's arena */
     size_t peer_len;
     struct shm_hdr *peer_hdr;
-    struct task *unpub; /* first posted send not yet published */
+    struct tp_chan_op *unpub; /* first posted send not yet published */
     uint64_t head;      /* messages published */
     uint64_t peer_tail; /* the receiver's tail, as last read */
     uint64_t tail;      /* receives consumed */
@@ -71,20 +74,21 @@ static size_t hdr_bytes(int n)
     return (b + 4095) & ~(size_t)4095;
 }
 
-static void post_send(struct chan *ch, struct task *t)
+static void post_send(struct tp_chan *ch, struct tp_chan_op *t)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
-    chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
+    tp__chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
     if (!s->unpub)
         s->unpub = t;
 }
 
-static void post_recv(struct chan *ch, struct task *t)
+static void post_recv(struct tp_chan *ch, struct tp_chan_op *t)
 {
-    chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
+    tp__chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
 }
 
-static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error *err)
+static int progress(struct tp_chan *ch, const struct tp_chan_combine *cb, int *done,
+                    tp_error *err)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
     int moved = 0;
@@ -93,7 +97,7 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
         if (s->head - s->peer_tail >= RING &&
             s->head - (s->peer_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE)) >= RING)
             break;
-        struct task *t = s->unpub;
+        struct tp_chan_op *t = s->unpub;
         struct slot *sl = &s->out->d[s->head % RING];
         const uint8_t *src = t->src;
         sl->len = t->len;
@@ -102,8 +106,7 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
             sl->off = UINT64_MAX;
             t->off = 0; /* complete */
         } else {
-            if (src < s->my_base || src + t->len > s->my_base + s->comm->arena_hdr +
-                                                       s->comm->arena_bytes)
+            if (src < s->my_base || src + t->len > s->my_end)
                 return tp_error_set(err, TP_EPROTO,
                                     "collective: send buffer not from tp_comm_alloc");
             sl->off = (uint64_t)(src - s->my_base);
@@ -111,28 +114,26 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
         }
         __atomic_store_n(&sl->seq, s->head + 1, __ATOMIC_RELEASE);
         s->head++;
-        s->unpub = t->qnext_p;
+        s->unpub = t->next;
         moved = 1;
     }
     /* completed sends: inline ones at once, others once consumed */
     while (ch->sq_head && ch->sq_head != s->unpub) {
-        struct task *t = ch->sq_head;
+        struct tp_chan_op *t = ch->sq_head;
         if (t->off > s->peer_tail &&
             t->off > (s->peer_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE)))
             break;
-        t->state = S_DONE;
+        t->done = true;
         (*done)++;
         moved = 1;
-        ch->sq_head = t->qnext_p;
-        if (!ch->sq_head)
-            ch->sq_tail = NULL;
+        tp__chan_dequeue(&ch->sq_head, &ch->sq_tail);
     }
     /* receive */
     while (ch->rq_head) {
         struct slot *sl = &s->in->d[s->tail % RING];
         if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != s->tail + 1)
             break;
-        struct task *t = ch->rq_head;
+        struct tp_chan_op *t = ch->rq_head;
         uint64_t off = sl->off, len = sl->len;
         if (len != t->len || (off != UINT64_MAX && (off > s->peer_len || len > s->peer_len - off)))
             return tp_error_set(err, TP_EPROTO,
@@ -140,69 +141,66 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
                                 "(ranks disagree on the schedule)",
                                 ch->peer, (unsigned long long)len, t->len);
         const uint8_t *src = off == UINT64_MAX ? sl->data : s->peer_base + off;
-        if (t->kind == T_RECV_RED)
-            red_apply(r, t->dst, t->dst, src, len);
-        else if (t->src)
-            red_apply(r, t->dst, t->src, src, len);
+        if (t->reduce)
+            cb->fn(cb->arg, t->dst, t->src ? t->src : t->dst, src, len);
         else
             memcpy(t->dst, src, len);
         s->tail++;
         __atomic_store_n(&s->in->tail, s->tail, __ATOMIC_RELEASE);
-        t->state = S_DONE;
+        t->done = true;
         (*done)++;
         moved = 1;
-        ch->rq_head = t->qnext_p;
-        if (!ch->rq_head)
-            ch->rq_tail = NULL;
+        tp__chan_dequeue(&ch->rq_head, &ch->rq_tail);
     }
     return moved;
 }
 
-static int pollfd_of(struct chan *ch, short *events)
+static int pollfd_of(struct tp_chan *ch, short *events)
 {
     (void)ch;
     *events = 0;
     return -1;
 }
 
-static const struct chan_ops shm_ops;
+static const struct tp_chan_ops shm_ops;
 
-static int alive(struct chan *ch, tp_error *err)
+static int alive(struct tp_chan *ch, tp_error *err)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
-    const char *host = tp_boot_host(s->comm->boot, ch->peer);
+    const char *host = tp__chan_host(s->set, ch->peer);
     if (__atomic_load_n(&s->peer_hdr->aborted, __ATOMIC_ACQUIRE)) {
         /* a peer gives up when it lost another rank: name the rank lost,
          * not the messenger, when it is one of this host's */
-        struct tp_comm *c = s->comm;
-        for (int r = 0; r < c->size; r++) {
-            struct shm_chan *o = (struct shm_chan *)c->ch[r];
-            if (r != ch->peer && o && o->base.ops == &shm_ops && coll_pid_gone(o->peer_hdr->pid))
+        struct tp_chan_set *set = s->set;
+        for (int r = 0; r < set->size; r++) {
+            struct shm_chan *o = (struct shm_chan *)set->ch[r];
+            if (r != ch->peer && o && o->base.ops == &shm_ops &&
+                tp__fabric_pid_gone(o->peer_hdr->pid))
                 return tp_error_set(err, TP_EPEER,
                                     "rank %d on %s (pid %d) is gone (rank %d on %s gave up)", r,
-                                    tp_boot_host(c->boot, r), o->peer_hdr->pid, ch->peer, host);
+                                    tp__chan_host(set, r), o->peer_hdr->pid, ch->peer, host);
         }
         return tp_error_set(err, TP_EPEER, "rank %d on %s failed", ch->peer, host);
     }
-    if (coll_pid_gone(s->peer_hdr->pid))
+    if (tp__fabric_pid_gone(s->peer_hdr->pid))
         return tp_error_set(err, TP_EPEER, "rank %d on %s (pid %d) is gone", ch->peer, host,
                             s->peer_hdr->pid);
     return 0;
 }
 
-static void abort_chan(struct chan *ch)
+static void abort_chan(struct tp_chan *ch)
 {
     struct shm_chan *s = (struct shm_chan *)ch;
     struct shm_hdr *h = (struct shm_hdr *)s->my_base;
     __atomic_store_n(&h->aborted, 1, __ATOMIC_RELEASE);
 }
 
-static void close_chan(struct chan *ch)
+static void close_chan(struct tp_chan *ch)
 {
     free(ch);
 }
 
-static const struct chan_ops shm_ops = {
+static const struct tp_chan_ops shm_ops = {
     .name = "shm",
     .post_send = post_send,
     .post_recv = post_recv,
@@ -213,9 +211,10 @@ static const struct chan_ops shm_ops = {
     .close = close_chan,
 };
 
-void chan_shm_close_all(struct tp_comm *c)
+/* The set's arena_free: every mapping, and the name if still there. */
+static void close_all(struct tp_chan_set *c)
 {
-    struct shm_ctx *x = c->shm_ctx;
+    struct shm_ctx *x = c->arena_ctx;
     if (!x)
         return;
     for (int r = 0; r < c->size; r++)
@@ -226,7 +225,7 @@ void chan_shm_close_all(struct tp_comm *c)
     free(x->base);
     free(x->len);
     free(x);
-    c->shm_ctx = NULL;
+    c->arena_ctx = NULL;
     c->arena = NULL;
 }
 
@@ -256,7 +255,7 @@ static int map_file(const char *name, size_t *len, uint8_t **base, bool create, 
     return 0;
 }
 
-int chan_shm_open_all(struct tp_comm *c, tp_error *err)
+static int open_all(struct tp_chan_set *c, tp_error *err)
 {
     int n = c->size, me = c->rank, rc;
     struct shm_ctx *x = calloc(1, sizeof *x);
@@ -267,8 +266,9 @@ int chan_shm_open_all(struct tp_comm *c, tp_error *err)
         free(x);
         return tp_error_set(err, TP_ENOMEM, "shared memory");
     }
-    c->shm_ctx = x;
-    c->arena_hdr = hdr_bytes(n);
+    c->arena_ctx = x;
+    c->arena_free = close_all;
+    x->hdr = hdr_bytes(n);
     uint32_t rnd;
     FILE *u = fopen("/dev/urandom", "r");
     if (!u || fread(&rnd, sizeof rnd, 1, u) != 1)
@@ -277,13 +277,13 @@ int chan_shm_open_all(struct tp_comm *c, tp_error *err)
         fclose(u);
     snprintf(x->name, sizeof x->name, "/trainpath-coll-%d-%08x", (int)getpid(), rnd);
     char **all = NULL;
-    rc = map_file(x->name, &x->len[me], &x->base[me], true, c->arena_hdr + c->arena_bytes, err);
+    rc = map_file(x->name, &x->len[me], &x->base[me], true, x->hdr + c->arena_bytes, err);
     if (rc == 0) {
         struct shm_hdr *h = (struct shm_hdr *)x->base[me];
         h->magic = HDR_MAGIC;
         h->pid = (int32_t)getpid();
         h->nranks = n;
-        c->arena = x->base[me] + c->arena_hdr;
+        c->arena = x->base[me] + x->hdr;
     }
     /* exchange names even after a failure, so every rank sees it */
     if (tp_boot_allgather(c->boot, rc == 0 ? x->name : "-", &all, err) < 0)
@@ -293,7 +293,7 @@ int chan_shm_open_all(struct tp_comm *c, tp_error *err)
             continue;
         if (strcmp(all[r], "-") == 0) {
             rc = tp_error_set(err, TP_EPEER, "rank %d on %s could not create shared memory", r,
-                              tp_boot_host(c->boot, r));
+                              tp__chan_host(c, r));
             break;
         }
         if ((rc = map_file(all[r], &x->len[r], &x->base[r], false, 0, err)) < 0)
@@ -311,8 +311,9 @@ int chan_shm_open_all(struct tp_comm *c, tp_error *err)
         }
         s->base.ops = &shm_ops;
         s->base.peer = r;
-        s->comm = c;
+        s->set = c;
         s->my_base = x->base[me];
+        s->my_end = x->base[me] + x->hdr + c->arena_bytes;
         s->peer_base = x->base[r];
         s->peer_len = x->len[r];
         s->peer_hdr = ph;
@@ -332,3 +333,5 @@ int chan_shm_open_all(struct tp_comm *c, tp_error *err)
     }
     return rc;
 }
+
+const struct tp_chan_kind tp__chan_shm = {"shm", &shm_ops, open_all};

@@ -1,10 +1,11 @@
-/* The kernel-TCP channel of the collectives: one connection per pair of
- * ranks, non-blocking, messages in order without framing (both ends know
- * every length from the task graph). A receive that reduces goes through a
- * small staging buffer and is reduced as it arrives, so a large message
- * never waits for its last byte before the arithmetic starts. Connections
- * open with a framed hello (src/wire) carrying a token that rank 0 made and
- * the authenticated boot path carried, so a stray connection cannot join. */
+/* The kernel-TCP channel of the collectives (include/tp/chan.h): one
+ * connection per pair of ranks, non-blocking, messages in order without
+ * framing (both ends know every length from the task graph). A receive that
+ * reduces goes through a small staging buffer and is reduced as it arrives,
+ * so a large message never waits for its last byte before the arithmetic
+ * starts. Connections open with a framed hello (src/wire) carrying a token
+ * that rank 0 made and the authenticated boot path carried, so a stray
+ * connection cannot join. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -19,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../coll/coll_int.h"
+#include "chan_int.h"
 #include "tp/clock.h"
 #include "tp/wire.h"
 
@@ -27,43 +28,44 @@
 #define TOKEN 16
 
 struct tcp_chan {
-    struct chan base;
-    struct tp_comm *comm;
+    struct tp_chan base;
+    struct tp_chan_set *set;
     int fd;
     size_t fill; /* bytes in stage */
     uint8_t *stage;
 };
 
-static const char *host_of(const struct tcp_chan *t)
+static const char *peer_host(const struct tcp_chan *t)
 {
-    return tp_boot_host(t->comm->boot, t->base.peer);
+    return tp__chan_host(t->set, t->base.peer);
 }
 
-static void post_send(struct chan *ch, struct task *t)
+static void post_send(struct tp_chan *ch, struct tp_chan_op *t)
 {
-    chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
+    tp__chan_enqueue(&ch->sq_head, &ch->sq_tail, t);
 }
 
-static void post_recv(struct chan *ch, struct task *t)
+static void post_recv(struct tp_chan *ch, struct tp_chan_op *t)
 {
-    chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
+    tp__chan_enqueue(&ch->rq_head, &ch->rq_tail, t);
 }
 
 static int io_error(struct tcp_chan *t, ssize_t n, const char *what, tp_error *err)
 {
     if (n == 0)
         return tp_error_set(err, TP_EPEER, "rank %d on %s closed the connection (%s)",
-                            t->base.peer, host_of(t), what);
-    return tp_error_errno(err, TP_EPEER, errno, "rank %d on %s: %s", t->base.peer, host_of(t),
+                            t->base.peer, peer_host(t), what);
+    return tp_error_errno(err, TP_EPEER, errno, "rank %d on %s: %s", t->base.peer, peer_host(t),
                           what);
 }
 
-static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error *err)
+static int progress(struct tp_chan *ch, const struct tp_chan_combine *cb, int *done,
+                    tp_error *err)
 {
     struct tcp_chan *t = (struct tcp_chan *)ch;
     int moved = 0;
     while (ch->sq_head) {
-        struct task *k = ch->sq_head;
+        struct tp_chan_op *k = ch->sq_head;
         ssize_t n = send(t->fd, (const uint8_t *)k->src + k->off, k->len - k->off,
                          MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -74,15 +76,13 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
         k->off += (size_t)n;
         if (k->off < k->len)
             break;
-        k->state = S_DONE;
+        k->done = true;
         (*done)++;
-        ch->sq_head = k->qnext_p;
-        if (!ch->sq_head)
-            ch->sq_tail = NULL;
+        tp__chan_dequeue(&ch->sq_head, &ch->sq_tail);
     }
     while (ch->rq_head) {
-        struct task *k = ch->rq_head;
-        bool reduce = k->kind == T_RECV_RED || k->src;
+        struct tp_chan_op *k = ch->rq_head;
+        bool reduce = k->reduce;
         ssize_t n;
         if (!reduce) {
             n = recv(t->fd, (uint8_t *)k->dst + k->off, k->len - k->off, MSG_DONTWAIT);
@@ -101,11 +101,11 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
             k->off += (size_t)n;
         } else {
             t->fill += (size_t)n;
-            size_t whole = t->fill / r->esize * r->esize;
+            size_t whole = t->fill / cb->esize * cb->esize;
             if (whole) {
                 uint8_t *d = (uint8_t *)k->dst + k->off;
                 const void *a = k->src ? (const uint8_t *)k->src + k->off : d;
-                red_apply(r, d, a, t->stage, whole);
+                cb->fn(cb->arg, d, a, t->stage, whole);
                 k->off += whole;
                 memmove(t->stage, t->stage + whole, t->fill - whole);
                 t->fill -= whole;
@@ -113,37 +113,35 @@ static int progress(struct chan *ch, const struct redfn *r, int *done, tp_error 
         }
         if (k->off < k->len)
             continue;
-        k->state = S_DONE;
+        k->done = true;
         (*done)++;
-        ch->rq_head = k->qnext_p;
-        if (!ch->rq_head)
-            ch->rq_tail = NULL;
+        tp__chan_dequeue(&ch->rq_head, &ch->rq_tail);
     }
     return moved;
 }
 
-static int pollfd_of(struct chan *ch, short *events)
+static int pollfd_of(struct tp_chan *ch, short *events)
 {
     struct tcp_chan *t = (struct tcp_chan *)ch;
     *events = (short)((ch->rq_head ? POLLIN : 0) | (ch->sq_head ? POLLOUT : 0));
     return t->fd;
 }
 
-static int alive(struct chan *ch, tp_error *err)
+static int alive(struct tp_chan *ch, tp_error *err)
 {
     (void)ch;
     (void)err;
     return 0; /* a lost peer shows as EOF or a reset on the socket */
 }
 
-static void abort_chan(struct chan *ch)
+static void abort_chan(struct tp_chan *ch)
 {
     struct tcp_chan *t = (struct tcp_chan *)ch;
     if (t->fd >= 0)
         shutdown(t->fd, SHUT_RDWR);
 }
 
-static void close_chan(struct chan *ch)
+static void close_chan(struct tp_chan *ch)
 {
     struct tcp_chan *t = (struct tcp_chan *)ch;
     if (!t)
@@ -154,7 +152,7 @@ static void close_chan(struct chan *ch)
     free(t);
 }
 
-static const struct chan_ops tcp_ops = {
+static const struct tp_chan_ops tcp_ops = {
     .name = "tcp",
     .post_send = post_send,
     .post_recv = post_recv,
@@ -165,7 +163,7 @@ static const struct chan_ops tcp_ops = {
     .close = close_chan,
 };
 
-static int new_chan(struct tp_comm *c, int peer, int fd, tp_error *err)
+static int new_chan(struct tp_chan_set *c, int peer, int fd, tp_error *err)
 {
     struct tcp_chan *t = calloc(1, sizeof *t);
     if (!t || !(t->stage = malloc(STAGE))) {
@@ -188,7 +186,7 @@ static int new_chan(struct tp_comm *c, int peer, int fd, tp_error *err)
     }
     t->base.ops = &tcp_ops;
     t->base.peer = peer;
-    t->comm = c;
+    t->set = c;
     t->fd = fd;
     c->ch[peer] = &t->base;
     return 0;
@@ -216,14 +214,14 @@ static int default_addr(char *buf, size_t cap, tp_error *err)
     return rc;
 }
 
-int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error *err)
+static int open_all(struct tp_chan_set *c, tp_error *err)
 {
     int n = c->size, me = c->rank, need = 0;
     for (int r = 0; r < n; r++)
         need += r != me && !c->ch[r];
     char addr[64] = "127.0.0.1";
-    if (o->bind_addr)
-        snprintf(addr, sizeof addr, "%s", o->bind_addr);
+    if (c->bind_addr)
+        snprintf(addr, sizeof addr, "%s", c->bind_addr);
     else if (c->nhosts > 1 && default_addr(addr, sizeof addr, err) < 0)
         return err->code;
     int lfd = -1, port = 0, rc = 0;
@@ -250,7 +248,7 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
             rc = tp_error_set(err, TP_EPROTO, "rank %d sent a malformed data address", r);
         else if (r < me && !c->ch[r] && pp <= 0)
             rc = tp_error_set(err, TP_EPEER, "rank %d on %s could not listen for data", r,
-                              tp_boot_host(c->boot, r));
+                              tp__chan_host(c, r));
     }
     if (rc)
         goto out;
@@ -275,7 +273,7 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
         }
         struct tp_conn conn;
         if ((rc = tp_conn_connect(&conn, peer_addr, peer_port, c->timeout_ns, err)) < 0) {
-            tp_error_prefix(err, "rank %d on %s", r, tp_boot_host(c->boot, r));
+            tp_error_prefix(err, "rank %d on %s", r, tp__chan_host(c, r));
             break;
         }
         json_t *hello = json_pack("{s:i, s:s}", "rank", me, "token", hex);
@@ -283,7 +281,7 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
         json_decref(hello);
         if (rc < 0) {
             tp_conn_close(&conn);
-            tp_error_prefix(err, "rank %d on %s: data-path hello", r, tp_boot_host(c->boot, r));
+            tp_error_prefix(err, "rank %d on %s: data-path hello", r, tp__chan_host(c, r));
             break;
         }
         rc = new_chan(c, r, conn.fd, err);
@@ -300,7 +298,7 @@ int chan_tcp_open_all(struct tp_comm *c, const struct tp_comm_opts *o, tp_error 
             while (r < n && c->ch[r])
                 r++;
             rc = tp_error_set(err, TP_ETIMEOUT, "rank %d on %s did not connect its data path",
-                              r, tp_boot_host(c->boot, r));
+                              r, tp__chan_host(c, r));
             break;
         }
         int fd = accept(lfd, NULL, NULL);
@@ -334,3 +332,5 @@ out:
     tp_boot_free_strings(all, n);
     return rc;
 }
+
+const struct tp_chan_kind tp__chan_tcp = {"tcp", &tcp_ops, open_all};

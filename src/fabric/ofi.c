@@ -45,6 +45,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "chan_int.h"
 #include "tp/clock.h"
 #include "tp/gpu.h"
 
@@ -974,6 +975,8 @@ static void ofi_info(struct tp_ep *ep, struct tp_ep_info *out)
 
 const struct tp_transport_ops tp_ofi_ops = {
     .name = "ofi",
+    .chan = &tp__chan_ofi,
+    .default_provider = "tcp;ofi_rxm",
     .open = ofi_open,
     .address = ofi_address,
     .connect = ofi_connect,

@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "chan_int.h"
 #include "tp/clock.h"
 
 #define SLICE_MS 10
@@ -733,6 +734,8 @@ static void tcp_info(struct tp_ep *ep, struct tp_ep_info *out)
 
 const struct tp_transport_ops tp_tcp_ops = {
     .name = "tcp",
+    .chan = &tp__chan_tcp,
+    .default_provider = NULL,
     .open = tcp_open,
     .address = tcp_address,
     .connect = tcp_connect,
