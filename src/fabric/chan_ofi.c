@@ -36,7 +36,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "chan_int.h"
-#include "tp/ofi_util.h"
+#include "ofi_int.h"
 #include "tp/transport.h"
 
 #define OFI_API FI_VERSION(1, 9)

@@ -29,7 +29,7 @@
  * "hex|rx_addr|rx_key|slot_stride|slots" (hex numbers), the rx buffer's remote
  * address (virtual address under FI_MR_VIRT_ADDR, else 0), its key and its
  * layout. */
-#include "tp/ofi_util.h"
+#include "ofi_int.h"
 #include "tp/transport.h"
 
 #include <pthread.h>

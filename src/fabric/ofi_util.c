@@ -1,5 +1,5 @@
-/* libfabric set-up shared by the transports above it (include/tp/ofi_util.h). */
-#include "tp/ofi_util.h"
+/* libfabric set-up shared by the transports above it (ofi_int.h). */
+#include "ofi_int.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
-/* libfabric set-up shared by the point-to-point transport (src/fabric/
- * ofi.c) and the collectives' channel (src/coll/chan_ofi.c). */
-#ifndef TP_OFI_UTIL_H
-#define TP_OFI_UTIL_H
+/* Internal to src/fabric: libfabric set-up shared by the point-to-point
+ * transport (ofi.c) and the collectives' channel (chan_ofi.c). */
+#ifndef TP_FABRIC_OFI_INT_H
+#define TP_FABRIC_OFI_INT_H
 
 #include <stdbool.h>
 
