@@ -39,9 +39,6 @@
 #include "ofi_int.h"
 #include "tp/transport.h"
 
-#define OFI_API FI_VERSION(1, 9)
-#define MR_WANTED                                                                                  \
-    (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 /* 1 MiB messages already make the per-message cost negligible (16 MiB
  * allreduce and sendrecv, n = 2, shm and tcp;ofi_rxm: 4 MiB showed no
  * difference beyond the noise) and keep a reducing channel's staging at
@@ -79,17 +76,11 @@ struct block {
 
 struct ofi_ep {
     struct tp_chan_set *set;
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
+    struct tp__ofi f;     /* provider entry, fids, registration state */
     struct ochan **chans; /* by rank, NULL where no ofi channel */
     int refs;             /* channels not yet closed */
     size_t piece;         /* largest message, bytes (agreed by every rank) */
     size_t inject;
-    uint64_t mr_mode, next_key;
     bool mr_local;
     struct fid_mr *arena_mr;
     void *arena_desc;
@@ -103,7 +94,6 @@ struct ofi_ep {
     tp_error ferr;
     bool aborted; /* we told the peers */
     int *pid;     /* rank -> pid when on this machine (else 0) */
-    char prov[64];
 };
 
 struct ochan {
@@ -154,29 +144,6 @@ static void put_piece(struct ofi_ep *ep, struct piece *p)
 
 /* ---- memory ---- */
 
-/* Register [buf, buf + bytes); desc where FI_MR_LOCAL wants one. */
-static int reg(struct ofi_ep *ep, void *buf, size_t bytes, uint64_t access, struct fid_mr **mr,
-               void **desc, tp_error *err)
-{
-    uint64_t key = ep->mr_mode & FI_MR_PROV_KEY ? 0 : ep->next_key++;
-    int rc = fi_mr_reg(ep->domain, buf, bytes, access, 0, key, 0, mr, NULL);
-    if (rc) {
-        *mr = NULL;
-        return tp_error_set(err, TP_ESYS, "fi_mr_reg of %zu bytes on %s: %s", bytes, ep->prov,
-                            fi_strerror(-rc));
-    }
-    if (ep->mr_mode & FI_MR_ENDPOINT) {
-        rc = fi_mr_bind(*mr, &ep->ep->fid, 0);
-        if (!rc)
-            rc = fi_mr_enable(*mr);
-        if (rc)
-            return tp_error_set(err, TP_ESYS, "binding a memory region to the %s endpoint: %s",
-                                ep->prov, fi_strerror(-rc));
-    }
-    *desc = fi_mr_desc(*mr);
-    return 0;
-}
-
 /* The descriptor for a buffer of a collective; false (and ep->fail set)
  * when the provider needs registered memory and it is not in the arena. */
 static bool desc_of(struct ochan *o, const void *buf, size_t len, void **desc)
@@ -196,7 +163,7 @@ static bool desc_of(struct ochan *o, const void *buf, size_t len, void **desc)
         ep->fail = tp_error_set(&ep->ferr, TP_EPROTO,
                                 "collective with rank %d: buffer not from tp_comm_alloc, and "
                                 "provider %s needs registered memory",
-                                o->base.peer, ep->prov);
+                                o->base.peer, ep->f.prov);
     return false;
 }
 
@@ -215,7 +182,8 @@ static bool make_stage(struct ochan *o)
     memset(p, 0, bytes); /* touch the pages before they carry data */
     o->stage = p;
     o->stage_free = (uint32_t)((UINT64_C(1) << NSTAGE) - 1);
-    if (ep->mr_local && reg(ep, p, bytes, FI_RECV, &o->stage_mr, &o->stage_desc, &e) < 0) {
+    if (ep->mr_local &&
+        tp__ofi_mr_reg(&ep->f, p, bytes, FI_RECV, NULL, &o->stage_mr, &o->stage_desc, &e) < 0) {
         if (!ep->fail) {
             ep->ferr = e;
             ep->fail = e.code;
@@ -233,7 +201,7 @@ static int post_error(struct ochan *o, const char *call, ssize_t r)
     if (!ep->fail)
         ep->fail = tp_error_set(&ep->ferr, r == -FI_ENOMEM ? TP_ENOMEM : TP_EPEER,
                                 "rank %d on %s: %s on %s: %s", o->base.peer,
-                                host_of(ep, o->base.peer), call, ep->prov, fi_strerror((int)-r));
+                                host_of(ep, o->base.peer), call, ep->f.prov, fi_strerror((int)-r));
     return ep->fail;
 }
 
@@ -288,7 +256,7 @@ static int pump(struct ochan *o, size_t es)
         uint64_t tag = ((uint64_t)me << SEQ_BITS) | (o->tx_seq & SEQ_MASK);
         ssize_t r;
         if (len <= ep->inject) {
-            r = fi_tinject(ep->ep, buf, len, o->fa, tag);
+            r = fi_tinject(ep->f.ep, buf, len, o->fa, tag);
             if (r == 0)
                 finished(o, t, len);
         } else {
@@ -302,7 +270,7 @@ static int pump(struct ochan *o, size_t es)
             }
             *p = (struct piece){
                 .ch = o, .t = t, .off = o->sp_off, .len = len, .slot = -1, .kind = P_SEND};
-            r = fi_tsend(ep->ep, buf, len, desc, o->fa, tag, p);
+            r = fi_tsend(ep->f.ep, buf, len, desc, o->fa, tag, p);
             if (r)
                 put_piece(ep, p);
         }
@@ -344,7 +312,7 @@ static int pump(struct ochan *o, size_t es)
         *p = (struct piece){
             .ch = o, .t = t, .off = o->rp_off, .len = len, .slot = slot, .kind = P_RECV};
         uint64_t tag = ((uint64_t)o->base.peer << SEQ_BITS) | (o->rx_seq & SEQ_MASK);
-        ssize_t r = fi_trecv(ep->ep, buf, len, desc, FI_ADDR_UNSPEC, tag, 0, p);
+        ssize_t r = fi_trecv(ep->f.ep, buf, len, desc, FI_ADDR_UNSPEC, tag, 0, p);
         if (r) {
             put_piece(ep, p);
             if (r != -FI_EAGAIN)
@@ -423,13 +391,12 @@ static int complete(struct ofi_ep *ep, struct piece *p, size_t len,
 static int cq_error(struct ofi_ep *ep, tp_error *err)
 {
     struct fi_cq_err_entry ee;
-    memset(&ee, 0, sizeof ee);
-    ssize_t n = fi_cq_readerr(ep->cq, &ee, 0);
-    if (n == -FI_EAGAIN)
+    char d[256];
+    int n = tp__ofi_cq_readerr(&ep->f, &ee, d, sizeof d);
+    if (n == 0)
         return 0;
     if (n < 0)
-        return tp_error_set(err, TP_ESYS, "fi_cq_readerr on %s: %s", ep->prov,
-                            fi_strerror((int)-n));
+        return tp_error_set(err, TP_ESYS, "fi_cq_readerr on %s: %s", ep->f.prov, fi_strerror(-n));
     struct piece *p = ee.op_context;
     int peer = p ? p->ch->base.peer : -1;
     enum pkind kind = p ? (enum pkind)p->kind : P_SEND;
@@ -441,19 +408,17 @@ static int cq_error(struct ofi_ep *ep, tp_error *err)
     }
     if (ee.err == FI_ECANCELED)
         return 0;
-    char detail[256];
-    const char *d = fi_cq_strerror(ep->cq, ee.prov_errno, ee.err_data, detail, sizeof detail);
     if (peer < 0)
-        return tp_error_set(err, TP_EPEER, "a transfer failed on %s: %s (%s)", ep->prov,
-                            fi_strerror(ee.err), d ? d : "");
+        return tp_error_set(err, TP_EPEER, "a transfer failed on %s: %s (%s)", ep->f.prov,
+                            fi_strerror(ee.err), d);
     if (ee.err == FI_ETRUNC)
         return tp_error_set(err, TP_EPROTO,
                             "rank %d on %s sent a longer message than expected (ranks disagree "
                             "on the schedule; %s: %s)",
-                            peer, host_of(ep, peer), ep->prov, d ? d : "");
+                            peer, host_of(ep, peer), ep->f.prov, d);
     return tp_error_set(err, TP_EPEER, "rank %d on %s: %s failed on %s: %s (%s)", peer,
-                        host_of(ep, peer), kind == P_SEND ? "send" : "receive", ep->prov,
-                        fi_strerror(ee.err), d ? d : "");
+                        host_of(ep, peer), kind == P_SEND ? "send" : "receive", ep->f.prov,
+                        fi_strerror(ee.err), d);
 }
 
 /* Drain the shared CQ (a few batches at most): completions handled, or an
@@ -463,7 +428,7 @@ static int reap(struct ofi_ep *ep, const struct tp_chan_combine *cb, tp_error *e
     int got = 0;
     for (int b = 0; b < 4; b++) {
         struct fi_cq_tagged_entry e[BATCH];
-        ssize_t n = fi_cq_read(ep->cq, e, BATCH);
+        ssize_t n = fi_cq_read(ep->f.cq, e, BATCH);
         if (n == -FI_EAGAIN)
             break;
         if (n == -FI_EAVAIL) {
@@ -474,7 +439,7 @@ static int reap(struct ofi_ep *ep, const struct tp_chan_combine *cb, tp_error *e
             continue;
         }
         if (n < 0)
-            return tp_error_set(err, TP_ESYS, "fi_cq_read on %s: %s", ep->prov,
+            return tp_error_set(err, TP_ESYS, "fi_cq_read on %s: %s", ep->f.prov,
                                 fi_strerror((int)-n));
         for (ssize_t i = 0; i < n; i++) {
             int rc = complete(ep, e[i].op_context, e[i].len, cb, err);
@@ -557,7 +522,7 @@ static void abort_chan(struct tp_chan *ch)
      * while the kernel tears it down. So no notes over shm at all: every
      * peer is on this machine and sees this rank's process end (alive()
      * checks its pid), as this one saw the dead rank's. */
-    if (strstr(ep->prov, "shm"))
+    if (strstr(ep->f.prov, "shm"))
         return;
     for (int r = 0; r < c->size; r++) {
         struct ochan *o = ep->chans[r];
@@ -569,10 +534,10 @@ static void abort_chan(struct tp_chan *ch)
             ssize_t rc;
             struct piece *p = NULL;
             if (ep->inject >= sizeof(uint64_t)) {
-                rc = fi_tinject(ep->ep, note, sizeof(uint64_t), o->fa, tag);
+                rc = fi_tinject(ep->f.ep, note, sizeof(uint64_t), o->fa, tag);
             } else if ((p = get_piece(ep))) {
                 *p = (struct piece){.ch = o, .slot = -1, .kind = P_CTRL_TX};
-                rc = fi_tsend(ep->ep, note, sizeof(uint64_t), ep->ctrl_desc, o->fa, tag, p);
+                rc = fi_tsend(ep->f.ep, note, sizeof(uint64_t), ep->ctrl_desc, o->fa, tag, p);
                 if (rc)
                     put_piece(ep, p);
             } else {
@@ -593,7 +558,7 @@ static void ep_free(struct ofi_ep *ep)
 {
     if (!ep)
         return;
-    TP_OFI_CLOSE(ep->ep);
+    TP_OFI_CLOSE(ep->f.ep);
     if (ep->chans)
         for (int r = 0; r < ep->set->size; r++) {
             struct ochan *o = ep->chans[r];
@@ -605,11 +570,7 @@ static void ep_free(struct ofi_ep *ep)
         }
     TP_OFI_CLOSE(ep->arena_mr);
     TP_OFI_CLOSE(ep->ctrl_mr);
-    TP_OFI_CLOSE(ep->av);
-    TP_OFI_CLOSE(ep->cq);
-    TP_OFI_CLOSE(ep->domain);
-    TP_OFI_CLOSE(ep->fabric);
-    fi_freeinfo(ep->info);
+    tp__ofi_close(&ep->f);
     while (ep->blocks) {
         struct block *b = ep->blocks;
         ep->blocks = b->next;
@@ -659,19 +620,12 @@ static bool loopback(const struct fi_info *i)
 static int select_info(struct ofi_ep *ep, const char *provider, const char *node, bool multi,
                        tp_error *err)
 {
-    struct fi_info *hints = fi_allocinfo(), *list = NULL;
+    struct fi_info *hints = tp__ofi_hints(provider, FI_TAGGED | FI_MSG, FI_CONTEXT | FI_CONTEXT2,
+                                          TP__OFI_MR_WANTED),
+                   *list = NULL;
     if (!hints)
         return tp_error_set(err, TP_ENOMEM, "libfabric hints");
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED | FI_MSG;
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->mr_mode = MR_WANTED;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    if (!(hints->fabric_attr->prov_name = strdup(provider))) {
-        fi_freeinfo(hints);
-        return tp_error_set(err, TP_ENOMEM, "libfabric hints");
-    }
-    int rc = fi_getinfo(OFI_API, node, NULL, node ? FI_SOURCE : 0, hints, &list);
+    int rc = fi_getinfo(TP__OFI_API, node, NULL, node ? FI_SOURCE : 0, hints, &list);
     fi_freeinfo(hints);
     if (rc) {
         if (tp_ofi_provider_check(provider, err) < 0)
@@ -689,14 +643,14 @@ static int select_info(struct ofi_ep *ep, const char *provider, const char *node
                 pass == 2)
                 pick = i;
         }
-    ep->info = fi_dupinfo(pick);
+    ep->f.info = fi_dupinfo(pick);
     fi_freeinfo(list);
-    if (!ep->info)
+    if (!ep->f.info)
         return tp_error_set(err, TP_ENOMEM, "libfabric info");
-    snprintf(ep->prov, sizeof ep->prov, "%s", ep->info->fabric_attr->prov_name);
-    ep->mr_mode = ep->info->domain_attr->mr_mode;
-    ep->mr_local = (ep->mr_mode & FI_MR_LOCAL) != 0;
-    ep->inject = ep->info->tx_attr->inject_size;
+    snprintf(ep->f.prov, sizeof ep->f.prov, "%s", ep->f.info->fabric_attr->prov_name);
+    ep->f.mr_mode = ep->f.info->domain_attr->mr_mode;
+    ep->mr_local = (ep->f.mr_mode & FI_MR_LOCAL) != 0;
+    ep->inject = ep->f.info->tx_attr->inject_size;
     return 0;
 }
 
@@ -705,21 +659,14 @@ static int open_fids(struct ofi_ep *ep, tp_error *err)
     struct fi_cq_attr cq_attr = {
         .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE, .size = CQ_SIZE};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)ep->set->size};
-    struct tp_ofi_fids f = {0};
-    int rc = tp_ofi_open_fids(ep->info, &cq_attr, &av_attr, &f, err);
-    ep->fabric = f.fabric;
-    ep->domain = f.domain;
-    ep->cq = f.cq;
-    ep->av = f.av;
-    ep->ep = f.ep;
-    return rc;
+    return tp__ofi_open(&ep->f, &cq_attr, &av_attr, err);
 }
 
 static int open_ep(struct ofi_ep *ep, tp_error *err)
 {
     struct tp_chan_set *c = ep->set;
     const char *prov = c->provider;
-    const char *node = c->bind_addr && tp_ofi_takes_ip(prov) ? c->bind_addr : NULL;
+    const char *node = c->bind_addr && tp__ofi_takes_ip(prov) ? c->bind_addr : NULL;
     int rc;
     if ((rc = select_info(ep, prov, node, c->nhosts > 1, err)) < 0 || (rc = open_fids(ep, err)))
         return rc;
@@ -732,14 +679,15 @@ static int open_ep(struct ofi_ep *ep, tp_error *err)
     memcpy(ep->ctrl + (size_t)c->size * CTRL_BYTES, &(uint64_t){(uint64_t)c->rank},
            sizeof(uint64_t));
     if (ep->mr_local) {
-        if ((rc = reg(ep, ep->ctrl, ctrl_bytes, FI_SEND | FI_RECV, &ep->ctrl_mr, &ep->ctrl_desc,
-                      err)))
+        if ((rc = tp__ofi_mr_reg(&ep->f, ep->ctrl, ctrl_bytes, FI_SEND | FI_RECV, NULL,
+                                 &ep->ctrl_mr, &ep->ctrl_desc, err)))
             return rc;
-        if (c->arena_bytes && (rc = reg(ep, c->arena, c->arena_bytes, FI_SEND | FI_RECV,
-                                        &ep->arena_mr, &ep->arena_desc, err)))
+        if (c->arena_bytes &&
+            (rc = tp__ofi_mr_reg(&ep->f, c->arena, c->arena_bytes, FI_SEND | FI_RECV, NULL,
+                                 &ep->arena_mr, &ep->arena_desc, err)))
             return rc;
     }
-    size_t cap = ep->info->ep_attr->max_msg_size;
+    size_t cap = ep->f.info->ep_attr->max_msg_size;
     ep->piece = cap < PIECE_MAX ? (cap >= 4096 ? cap / 4096 * 4096 : cap) : PIECE_MAX;
     return 0;
 }
@@ -764,47 +712,29 @@ static void machine_id(char *buf, size_t cap)
     snprintf(buf, cap, "%s:%s", boot, ns);
 }
 
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1)
-            return -1;
-        out[i] = (unsigned char)v;
-    }
-    return 0;
-}
-
 /* Our entry of the exchange: "<hex name> <piece bytes> <pid> <machine id>". */
 static int make_entry(struct ofi_ep *ep, char *buf, size_t cap, tp_error *err)
 {
-    unsigned char name[512];
-    size_t len = sizeof name;
-    int rc = fi_getname(&ep->ep->fid, name, &len);
+    size_t len;
+    int rc = tp__ofi_name_hex(&ep->f, buf, cap - 200, &len, err); /* room for the rest */
     if (rc)
-        return tp_error_set(err, TP_ESYS, "fi_getname on %s: %s", ep->prov, fi_strerror(-rc));
-    if (2 * len + 200 > cap)
-        return tp_error_set(err, TP_EUNSUP, "%s address of %zu bytes is too long to exchange",
-                            ep->prov, len);
-    for (size_t i = 0; i < len; i++)
-        snprintf(buf + 2 * i, 3, "%02x", name[i]);
+        return rc;
     char mid[160];
     machine_id(mid, sizeof mid);
-    snprintf(buf + 2 * len, cap - 2 * len, " %zu %d %s", ep->piece, (int)getpid(), mid);
+    snprintf(buf + len, cap - len, " %zu %d %s", ep->piece, (int)getpid(), mid);
     return 0;
 }
 
 static json_t *ep_info(const struct ofi_ep *ep)
 {
-    const struct fi_info *fi = ep->info;
-    uint32_t v = fi_version();
+    const struct fi_info *fi = ep->f.info;
     char api[32];
-    snprintf(api, sizeof api, "%u.%u", FI_MAJOR(v), FI_MINOR(v));
+    tp__ofi_api_version(api, sizeof api);
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "provider", fi->fabric_attr->prov_name,
         "fabric", fi->fabric_attr->name ? fi->fabric_attr->name : "", "domain",
         fi->domain_attr->name ? fi->domain_attr->name : "", "api_version", api, "libfabric_runtime",
-        tp_ofi_version(), "mr_mode", (json_int_t)ep->mr_mode, "max_msg_bytes",
+        tp_ofi_version(), "mr_mode", (json_int_t)ep->f.mr_mode, "max_msg_bytes",
         (json_int_t)ep->piece, "inject_bytes", (json_int_t)ep->inject);
 }
 
@@ -831,21 +761,17 @@ static int connect_all(struct ofi_ep *ep, char **all, tp_error *err)
         int pid;
         if (all[r][0] == '-')
             return tp_error_set(err, TP_EPEER, "rank %d on %s could not open a %s endpoint%s%s", r,
-                                host_of(ep, r), ep->prov, all[r][1] ? ":" : "", all[r] + 1);
-        if (sscanf(all[r], "%1099s %zu %d %159s", hex, &piece, &pid, mid) != 4 || strlen(hex) % 2 ||
-            strlen(hex) / 2 > 512)
-            return tp_error_set(err, TP_EPROTO, "rank %d on %s sent a malformed %s address", r,
-                                host_of(ep, r), ep->prov);
-        unsigned char name[512];
-        size_t len = strlen(hex) / 2;
+                                host_of(ep, r), ep->f.prov, all[r][1] ? ":" : "", all[r] + 1);
+        unsigned char name[TP__OFI_NAME_MAX];
         fi_addr_t fa;
-        if (unhex(hex, len, name) < 0)
+        if (sscanf(all[r], "%1099s %zu %d %159s", hex, &piece, &pid, mid) != 4 ||
+            tp__ofi_unhex(hex, strlen(hex), name) < 0)
             return tp_error_set(err, TP_EPROTO, "rank %d on %s sent a malformed %s address", r,
-                                host_of(ep, r), ep->prov);
-        int k = fi_av_insert(ep->av, name, 1, &fa, 0, NULL);
+                                host_of(ep, r), ep->f.prov);
+        int k = fi_av_insert(ep->f.av, name, 1, &fa, 0, NULL);
         if (k != 1)
             return tp_error_set(err, TP_EPEER, "rank %d on %s: fi_av_insert of its %s address: %s",
-                                r, host_of(ep, r), ep->prov, k < 0 ? fi_strerror(-k) : "rejected");
+                                r, host_of(ep, r), ep->f.prov, k < 0 ? fi_strerror(-k) : "rejected");
         if (strcmp(mine, "-") != 0 && strcmp(mid, mine) == 0)
             ep->pid[r] = pid;
         struct ochan *o = calloc(1, sizeof *o);
@@ -858,7 +784,7 @@ static int connect_all(struct ofi_ep *ep, char **all, tp_error *err)
         ep->chans[r] = o;
         /* a failure notice can come at any time: its receive waits from now */
         o->ctrl_rx = (struct piece){.ch = o, .slot = -1, .kind = P_CTRL_RX};
-        ssize_t pr = fi_trecv(ep->ep, ep->ctrl + (size_t)r * CTRL_BYTES, CTRL_BYTES, ep->ctrl_desc,
+        ssize_t pr = fi_trecv(ep->f.ep, ep->ctrl + (size_t)r * CTRL_BYTES, CTRL_BYTES, ep->ctrl_desc,
                               FI_ADDR_UNSPEC, CTRL_TAG | ((uint64_t)r << SEQ_BITS), 0, &o->ctrl_rx);
         if (pr)
             return tp_error_set(err, TP_ESYS, "fi_trecv for rank %d on %s: %s", r, host_of(ep, r),
@@ -883,7 +809,7 @@ static int open_all(struct tp_chan_set *c, tp_error *err)
             rc = tp_error_set(err, TP_ENOMEM, "libfabric endpoint");
         if (ep) {
             ep->set = c;
-            ep->next_key = 1;
+            ep->f.next_key = 1;
         }
         if (!rc)
             rc = open_ep(ep, err);

@@ -49,12 +49,9 @@
 #include "tp/clock.h"
 #include "tp/gpu.h"
 
-#define OFI_API FI_VERSION(1, 9)
 #define CTRL_BYTES 64 /* credit buffers, and the smallest rx slot */
 #define CREDIT_BYTES sizeof(uint64_t)
 #define YIELD_EVERY 1024 /* empty CQ polls between sched_yield() calls */
-#define MR_WANTED                                                                                  \
-    (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 #define MODE_WANTED (FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA)
 
 enum op_kind { OP_TX, OP_RX, OP_CREDIT_TX };
@@ -77,12 +74,7 @@ struct mem {
 };
 
 struct tp_ep {
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
+    struct tp__ofi f; /* provider entry, fids, registration state */
     fi_addr_t peer_fa;
     bool connected;
     bool broken;     /* a stream stopped or failed midway */
@@ -92,8 +84,6 @@ struct tp_ep {
     bool rx_cq_data; /* FI_RX_CQ_DATA: each remote write consumes a posted receive */
     bool rx_ahead;   /* rx_ops[0] is posted into slot 0 */
     bool check;
-    uint64_t mr_mode;
-    uint64_t next_key;  /* requested keys when the provider does not pick them */
     uint64_t data_mask; /* remote CQ data bits */
     size_t max_msg;
     size_t inject; /* tx_attr->inject_size */
@@ -110,7 +100,6 @@ struct tp_ep {
     size_t peer_stride;
     unsigned peer_slots;
     char peer[128];
-    char prov[64];
     char *addr;
 };
 
@@ -120,20 +109,13 @@ extern const struct tp_transport_ops tp_ofi_ops;
 
 static struct fi_info *make_hints(const char *provider, bool rma, bool hmem)
 {
-    struct fi_info *h = fi_allocinfo();
-    if (!h)
-        return NULL;
-    h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_MSG | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0) | (hmem ? FI_HMEM : 0);
-    h->mode = MODE_WANTED;
-    h->domain_attr->mr_mode = MR_WANTED | (hmem ? FI_MR_HMEM : 0);
-    h->domain_attr->threading = FI_THREAD_DOMAIN;
-    /* streams map message n to the n-th posted receive */
-    h->tx_attr->msg_order = FI_ORDER_SAS;
-    h->rx_attr->msg_order = FI_ORDER_SAS;
-    if (provider && !(h->fabric_attr->prov_name = strdup(provider))) {
-        fi_freeinfo(h);
-        return NULL;
+    struct fi_info *h = tp__ofi_hints(
+        provider, FI_MSG | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0) | (hmem ? FI_HMEM : 0),
+        MODE_WANTED, TP__OFI_MR_WANTED | (hmem ? FI_MR_HMEM : 0));
+    if (h) {
+        /* streams map message n to the n-th posted receive */
+        h->tx_attr->msg_order = FI_ORDER_SAS;
+        h->rx_attr->msg_order = FI_ORDER_SAS;
     }
     return h;
 }
@@ -146,8 +128,7 @@ static int get_info(const char *provider, const char *node, bool rma, bool hmem,
     struct fi_info *hints = make_hints(provider, rma, hmem), *list = NULL;
     if (!hints)
         return -FI_ENOMEM;
-    /* FI_HMEM and fi_mr_attr's iface came with API 1.10 */
-    int rc = fi_getinfo(hmem ? FI_VERSION(1, 10) : OFI_API, node, NULL, node ? FI_SOURCE : 0,
+    int rc = fi_getinfo(hmem ? TP__OFI_API_HMEM : TP__OFI_API, node, NULL, node ? FI_SOURCE : 0,
                         hints, &list);
     fi_freeinfo(hints);
     if (rc)
@@ -168,7 +149,7 @@ static void list_providers(char *buf, size_t cap)
 {
     struct fi_info *hints = make_hints(NULL, false, false), *list = NULL;
     buf[0] = '\0';
-    if (!hints || fi_getinfo(OFI_API, NULL, NULL, 0, hints, &list) != 0) {
+    if (!hints || fi_getinfo(TP__OFI_API, NULL, NULL, 0, hints, &list) != 0) {
         snprintf(buf, cap, "(none)");
         fi_freeinfo(hints);
         return;
@@ -229,8 +210,7 @@ static void read_version(void)
     if (v && v[0])
         snprintf(version_str, sizeof version_str, "%s", v);
     else
-        snprintf(version_str, sizeof version_str, "%u.%u", FI_MAJOR(fi_version()),
-                 FI_MINOR(fi_version()));
+        tp__ofi_api_version(version_str, sizeof version_str);
 }
 
 const char *tp_ofi_version(void)
@@ -283,13 +263,13 @@ static int complete(struct tp_ep *ep, const struct fi_cq_data_entry *e, tp_error
 static int cq_error(struct tp_ep *ep, tp_error *err)
 {
     struct fi_cq_err_entry ee;
-    memset(&ee, 0, sizeof ee);
-    ssize_t r = fi_cq_readerr(ep->cq, &ee, 0);
-    if (r == -FI_EAGAIN)
+    char d[256];
+    int r = tp__ofi_cq_readerr(&ep->f, &ee, d, sizeof d);
+    if (r == 0)
         return 0;
     if (r < 0)
-        return tp_error_set(err, TP_ESYS, "fi_cq_readerr (%s, peer %s): %s", ep->prov, ep->peer,
-                            fi_strerror((int)-r));
+        return tp_error_set(err, TP_ESYS, "fi_cq_readerr (%s, peer %s): %s", ep->f.prov, ep->peer,
+                            fi_strerror(-r));
     struct op *o = ee.op_context;
     if (o && !(ee.flags & FI_REMOTE_CQ_DATA) && o->busy) {
         o->busy = false;
@@ -300,22 +280,20 @@ static int cq_error(struct tp_ep *ep, tp_error *err)
     }
     if (ee.err == FI_ECANCELED)
         return 0;
-    char detail[256];
-    const char *d = fi_cq_strerror(ep->cq, ee.prov_errno, ee.err_data, detail, sizeof detail);
     if (ee.err == FI_ETRUNC)
         return tp_error_set(err, TP_EPROTO,
                             "peer %s sent a message longer than the receive posted for it (%s: %s)",
-                            ep->peer, ep->prov, d ? d : "");
+                            ep->peer, ep->f.prov, d);
     return tp_error_set(err, TP_EPEER, "%s with peer %s failed on %s: %s (%s)",
-                        o && o->kind == OP_RX ? "receive" : "transfer", ep->peer, ep->prov,
-                        fi_strerror(ee.err), d ? d : "");
+                        o && o->kind == OP_RX ? "receive" : "transfer", ep->peer, ep->f.prov,
+                        fi_strerror(ee.err), d);
 }
 
 /* Reap completions: how many (>= 0), or a negative tp code. */
 static int progress(struct tp_ep *ep, tp_error *err)
 {
     struct fi_cq_data_entry e[16];
-    ssize_t n = fi_cq_read(ep->cq, e, 16);
+    ssize_t n = fi_cq_read(ep->f.cq, e, 16);
     if (n == -FI_EAGAIN)
         return 0;
     if (n == -FI_EAVAIL) {
@@ -323,7 +301,7 @@ static int progress(struct tp_ep *ep, tp_error *err)
         return rc < 0 ? rc : 1;
     }
     if (n < 0)
-        return tp_error_set(err, TP_ESYS, "fi_cq_read (%s, peer %s): %s", ep->prov, ep->peer,
+        return tp_error_set(err, TP_ESYS, "fi_cq_read (%s, peer %s): %s", ep->f.prov, ep->peer,
                             fi_strerror((int)-n));
     for (ssize_t i = 0; i < n; i++) {
         int rc = complete(ep, &e[i], err);
@@ -364,7 +342,7 @@ static int spin(struct tp_ep *ep, struct waiter *w, tp_error *err)
         sched_yield();
     if (now >= w->deadline)
         return tp_error_set(err, TP_ETIMEOUT, "no progress %s peer %s over %s for %.3f s", w->what,
-                            ep->peer, ep->prov, (double)w->timeout_ns / 1e9);
+                            ep->peer, ep->f.prov, (double)w->timeout_ns / 1e9);
     return 1;
 }
 
@@ -393,7 +371,7 @@ static int wait_arrived(struct tp_ep *ep, const struct op *o, struct waiter *w, 
 static int post_failed(struct tp_ep *ep, const char *call, ssize_t r, tp_error *err)
 {
     return tp_error_set(err, r == -FI_ENOMEM ? TP_ENOMEM : TP_EPEER, "%s to peer %s on %s: %s",
-                        call, ep->peer, ep->prov, fi_strerror((int)-r));
+                        call, ep->peer, ep->f.prov, fi_strerror((int)-r));
 }
 
 static void *slot_buf(struct tp_ep *ep, unsigned slot)
@@ -408,7 +386,7 @@ static int post_recv(struct tp_ep *ep, struct op *o, void *buf, size_t len, void
     o->buf = buf;
     o->arrived = false;
     for (;;) {
-        ssize_t r = fi_recv(ep->ep, buf, len, desc, FI_ADDR_UNSPEC, o);
+        ssize_t r = fi_recv(ep->f.ep, buf, len, desc, FI_ADDR_UNSPEC, o);
         if (r == 0) {
             o->busy = true;
             return 1;
@@ -455,15 +433,15 @@ static int post_send(struct tp_ep *ep, struct op *o, size_t len, unsigned slot, 
     for (;;) {
         ssize_t r;
         if (ep->rma && !o)
-            r = fi_inject_writedata(ep->ep, ep->tx.buf, len, slot, ep->peer_fa, raddr,
+            r = fi_inject_writedata(ep->f.ep, ep->tx.buf, len, slot, ep->peer_fa, raddr,
                                     ep->peer_rx_key);
         else if (ep->rma)
-            r = fi_writedata(ep->ep, ep->tx.buf, len, ep->tx.desc, slot, ep->peer_fa, raddr,
+            r = fi_writedata(ep->f.ep, ep->tx.buf, len, ep->tx.desc, slot, ep->peer_fa, raddr,
                              ep->peer_rx_key, o);
         else if (!o)
-            r = fi_inject(ep->ep, ep->tx.buf, len, ep->peer_fa);
+            r = fi_inject(ep->f.ep, ep->tx.buf, len, ep->peer_fa);
         else
-            r = fi_send(ep->ep, ep->tx.buf, len, ep->tx.desc, ep->peer_fa, o);
+            r = fi_send(ep->f.ep, ep->tx.buf, len, ep->tx.desc, ep->peer_fa, o);
         if (r == 0) {
             if (o) {
                 o->busy = true;
@@ -489,8 +467,8 @@ static int send_credit(struct tp_ep *ep, uint64_t value, struct waiter *w, tp_er
     memcpy(ep->ctrl.buf, &value, sizeof value);
     for (;;) {
         ssize_t r = ep->inject >= CREDIT_BYTES
-                        ? fi_inject(ep->ep, ep->ctrl.buf, CREDIT_BYTES, ep->peer_fa)
-                        : fi_send(ep->ep, ep->ctrl.buf, CREDIT_BYTES, ep->ctrl.desc, ep->peer_fa,
+                        ? fi_inject(ep->f.ep, ep->ctrl.buf, CREDIT_BYTES, ep->peer_fa)
+                        : fi_send(ep->f.ep, ep->ctrl.buf, CREDIT_BYTES, ep->ctrl.desc, ep->peer_fa,
                                   &ep->credit_tx);
         if (r == 0) {
             ep->credit_tx.busy = ep->inject < CREDIT_BYTES;
@@ -520,37 +498,13 @@ static int reg(struct tp_ep *ep, struct mem *m, size_t bytes, uint64_t access, b
             return rc;
     } else if (posix_memalign(&m->buf, 4096, bytes) != 0) {
         m->buf = NULL;
-        return tp_error_set(err, TP_ENOMEM, "cannot allocate %zu bytes for %s", bytes, ep->prov);
+        return tp_error_set(err, TP_ENOMEM, "cannot allocate %zu bytes for %s", bytes, ep->f.prov);
     } else {
         memset(m->buf, 0, bytes); /* touch every page before registration and timing */
     }
     m->bytes = bytes;
-    uint64_t key = ep->mr_mode & FI_MR_PROV_KEY ? 0 : ep->next_key++;
-    if (dev) {
-        struct iovec iov = {.iov_base = m->buf, .iov_len = bytes};
-        struct fi_mr_attr attr = {.mr_iov = &iov, .iov_count = 1, .access = access,
-                                  .requested_key = key, .iface = FI_HMEM_CUDA};
-        attr.device.cuda = tp_gpu_device(ep->gpu);
-        rc = fi_mr_regattr(ep->domain, &attr, 0, &m->mr);
-    } else {
-        rc = fi_mr_reg(ep->domain, m->buf, bytes, access, 0, key, 0, &m->mr, NULL);
-    }
-    if (rc) {
-        m->mr = NULL;
-        return tp_error_set(err, TP_ESYS, "fi_mr_reg of %zu bytes%s on %s: %s", bytes,
-                            dev ? " of GPU memory (FI_HMEM_CUDA)" : "", ep->prov,
-                            fi_strerror(-rc));
-    }
-    if (ep->mr_mode & FI_MR_ENDPOINT) {
-        rc = fi_mr_bind(m->mr, &ep->ep->fid, 0);
-        if (!rc)
-            rc = fi_mr_enable(m->mr);
-        if (rc)
-            return tp_error_set(err, TP_ESYS, "binding a memory region to the %s endpoint: %s",
-                                ep->prov, fi_strerror(-rc));
-    }
-    m->desc = ep->mr_mode & FI_MR_LOCAL ? fi_mr_desc(m->mr) : NULL;
-    return 0;
+    return tp__ofi_mr_reg(&ep->f, m->buf, bytes, access, dev ? ep->gpu : NULL, &m->mr, &m->desc,
+                          err);
 }
 
 /* fi_close never waits for the peer, so this is safe after it died. The
@@ -560,15 +514,11 @@ static void ofi_close(struct tp_ep *ep)
 {
     if (!ep)
         return;
-    TP_OFI_CLOSE(ep->ep);
+    TP_OFI_CLOSE(ep->f.ep);
     TP_OFI_CLOSE(ep->tx.mr);
     TP_OFI_CLOSE(ep->rx.mr);
     TP_OFI_CLOSE(ep->ctrl.mr);
-    TP_OFI_CLOSE(ep->av);
-    TP_OFI_CLOSE(ep->cq);
-    TP_OFI_CLOSE(ep->domain);
-    TP_OFI_CLOSE(ep->fabric);
-    fi_freeinfo(ep->info);
+    tp__ofi_close(&ep->f);
     struct mem *ms[3] = {&ep->tx, &ep->rx, &ep->ctrl};
     for (int i = 0; i < 3; i++) {
         if (ms[i]->dev)
@@ -585,15 +535,15 @@ static void ofi_close(struct tp_ep *ep)
 static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_error *err)
 {
     const char *node =
-        cfg->local_ip && cfg->local_ip[0] && tp_ofi_takes_ip(cfg->provider) ? cfg->local_ip : NULL;
+        cfg->local_ip && cfg->local_ip[0] && tp__ofi_takes_ip(cfg->provider) ? cfg->local_ip : NULL;
     int rc = -FI_ENODATA;
     /* GPU memory on the wire where the provider takes it, else (rc still
      * set) host buffers the caller stages through */
     if (cfg->gpu && !tp_gpu_emulated(cfg->gpu) &&
-        (rc = get_info(cfg->provider, node, ep->rma, true, &ep->info)) == 0)
+        (rc = get_info(cfg->provider, node, ep->rma, true, &ep->f.info)) == 0)
         ep->hmem = true;
     if (rc)
-        rc = get_info(cfg->provider, node, ep->rma, false, &ep->info);
+        rc = get_info(cfg->provider, node, ep->rma, false, &ep->f.info);
     if (rc && ep->rma) {
         struct fi_info *plain = NULL;
         if (get_info(cfg->provider, node, false, false, &plain) == 0) {
@@ -606,26 +556,26 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
     }
     if (rc)
         return unknown_provider(cfg->provider, node, rc, err);
-    struct fi_info *fi = ep->info;
-    snprintf(ep->prov, sizeof ep->prov, "%s", fi->fabric_attr->prov_name);
+    struct fi_info *fi = ep->f.info;
+    snprintf(ep->f.prov, sizeof ep->f.prov, "%s", fi->fabric_attr->prov_name);
     if (fi->ep_attr->max_msg_size < cfg->max_msg_bytes)
         return tp_error_set(err, TP_EUNSUP, "%zu-byte messages exceed provider %s's limit of %zu",
-                            cfg->max_msg_bytes, ep->prov, fi->ep_attr->max_msg_size);
+                            cfg->max_msg_bytes, ep->f.prov, fi->ep_attr->max_msg_size);
     if (ep->rma) {
         size_t bytes = fi->domain_attr->cq_data_size;
         if (bytes == 0)
             return tp_error_set(err, TP_EUNSUP,
                                 "provider %s carries no remote CQ data with RMA "
                                 "writes, which RMA mode needs",
-                                ep->prov);
+                                ep->f.prov);
         ep->data_mask = bytes >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * bytes)) - 1;
         if (cfg->window - 1 > ep->data_mask)
             return tp_error_set(err, TP_EUNSUP,
                                 "window %u exceeds what provider %s's %zu-byte "
                                 "remote CQ data can count",
-                                cfg->window, ep->prov, bytes);
+                                cfg->window, ep->f.prov, bytes);
     }
-    ep->mr_mode = fi->domain_attr->mr_mode;
+    ep->f.mr_mode = fi->domain_attr->mr_mode;
     ep->rx_cq_data = (fi->mode & FI_RX_CQ_DATA) != 0;
     /* no inject from GPU memory: the provider would have to copy it out */
     ep->inject = ep->hmem ? 0 : fi->tx_attr->inject_size;
@@ -637,34 +587,21 @@ static int open_fids(struct tp_ep *ep, tp_error *err)
     struct fi_cq_attr cq_attr = {
         .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE, .size = 2 * (size_t)ep->window + 16};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = 4};
-    struct tp_ofi_fids f = {0};
-    int rc = tp_ofi_open_fids(ep->info, &cq_attr, &av_attr, &f, err);
-    ep->fabric = f.fabric;
-    ep->domain = f.domain;
-    ep->cq = f.cq;
-    ep->av = f.av;
-    ep->ep = f.ep;
-    return rc;
+    return tp__ofi_open(&ep->f, &cq_attr, &av_attr, err);
 }
 
 static int make_address(struct tp_ep *ep, tp_error *err)
 {
-    unsigned char name[512];
-    size_t len = sizeof name;
-    int rc = fi_getname(&ep->ep->fid, name, &len);
-    if (rc)
-        return tp_error_set(err, TP_ESYS, "fi_getname on %s: %s", ep->prov, fi_strerror(-rc));
-    size_t cap = 2 * len + 96;
+    size_t cap = 2 * TP__OFI_NAME_MAX + 96, hexlen;
     if (!(ep->addr = malloc(cap)))
-        return tp_error_set(err, TP_ENOMEM, "out of memory for the %s address", ep->prov);
-    for (size_t i = 0; i < len; i++)
-        snprintf(ep->addr + 2 * i, 3, "%02x", name[i]);
-    if (ep->rma) {
-        uint64_t base = ep->mr_mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)ep->rx.buf : 0;
-        snprintf(ep->addr + 2 * len, cap - 2 * len, "|%llx|%llx|%zx|%x", (unsigned long long)base,
+        return tp_error_set(err, TP_ENOMEM, "out of memory for the %s address", ep->f.prov);
+    int rc = tp__ofi_name_hex(&ep->f, ep->addr, cap, &hexlen, err);
+    if (rc == 0 && ep->rma) {
+        uint64_t base = ep->f.mr_mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)ep->rx.buf : 0;
+        snprintf(ep->addr + hexlen, cap - hexlen, "|%llx|%llx|%zx|%x", (unsigned long long)base,
                  (unsigned long long)fi_mr_key(ep->rx.mr), ep->stride, ep->nslots);
     }
-    return 0;
+    return rc;
 }
 
 static int ofi_open(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error *err)
@@ -679,14 +616,14 @@ static int ofi_open(const struct tp_ep_config *cfg, struct tp_ep **out, tp_error
     if (!ep)
         return tp_error_set(err, TP_ENOMEM, "out of memory opening an ofi endpoint");
     snprintf(ep->peer, sizeof ep->peer, "%s", cfg->peer_name ? cfg->peer_name : "(peer)");
-    snprintf(ep->prov, sizeof ep->prov, "%s", cfg->provider);
+    snprintf(ep->f.prov, sizeof ep->f.prov, "%s", cfg->provider);
     ep->rma = cfg->mode == TP_XFER_RMA;
     ep->check = cfg->check;
     ep->gpu = cfg->gpu;
     ep->window = cfg->window;
     ep->nslots = cfg->check ? cfg->window : 1;
     ep->max_msg = cfg->max_msg_bytes;
-    ep->next_key = 1;
+    ep->f.next_key = 1;
     size_t slot = cfg->max_msg_bytes > CTRL_BYTES ? cfg->max_msg_bytes : CTRL_BYTES;
     ep->stride = (slot + 63) & ~(size_t)63;
     ep->credit_tx.kind = OP_CREDIT_TX;
@@ -723,17 +660,6 @@ static const char *ofi_address(struct tp_ep *ep)
     return ep->addr;
 }
 
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1)
-            return -1;
-        out[i] = (unsigned char)v;
-    }
-    return 0;
-}
-
 static int parse_rma(struct tp_ep *ep, const char *s, tp_error *err)
 {
     unsigned long long base, key;
@@ -764,23 +690,22 @@ static int parse_rma(struct tp_ep *ep, const char *s, tp_error *err)
 static int ofi_connect(struct tp_ep *ep, const char *peer_addr, uint64_t timeout_ns, tp_error *err)
 {
     if (ep->connected)
-        return tp_error_set(err, TP_EUSAGE, "%s endpoint for %s is already connected", ep->prov,
+        return tp_error_set(err, TP_EUSAGE, "%s endpoint for %s is already connected", ep->f.prov,
                             ep->peer);
     size_t hexlen = peer_addr ? strcspn(peer_addr, "|") : 0;
-    unsigned char name[512];
-    if (hexlen == 0 || hexlen % 2 || hexlen / 2 > sizeof name ||
-        unhex(peer_addr, hexlen / 2, name) != 0)
-        return tp_error_set(err, TP_EPROTO, "bad %s address '%s' from peer %s", ep->prov,
+    unsigned char name[TP__OFI_NAME_MAX];
+    if (tp__ofi_unhex(peer_addr, hexlen, name) < 0)
+        return tp_error_set(err, TP_EPROTO, "bad %s address '%s' from peer %s", ep->f.prov,
                             peer_addr ? peer_addr : "", ep->peer);
     if (ep->rma) {
         int rc = parse_rma(ep, peer_addr + hexlen, err);
         if (rc)
             return rc;
     }
-    int n = fi_av_insert(ep->av, name, 1, &ep->peer_fa, 0, NULL);
+    int n = fi_av_insert(ep->f.av, name, 1, &ep->peer_fa, 0, NULL);
     if (n != 1)
         return tp_error_set(err, TP_EPEER, "fi_av_insert of peer %s's %s address: %s", ep->peer,
-                            ep->prov, n < 0 ? fi_strerror(-n) : "rejected");
+                            ep->f.prov, n < 0 ? fi_strerror(-n) : "rejected");
     ep->connected = true;
     /* ready for the first ping before the peer can send it */
     struct waiter w = waiter(timeout_ns, NULL, "connecting to");
@@ -796,11 +721,11 @@ static void *ofi_tx_buf(struct tp_ep *ep)
 static int check_ready(struct tp_ep *ep, size_t len, tp_error *err)
 {
     if (!ep->connected)
-        return tp_error_set(err, TP_EUSAGE, "%s endpoint for %s is not connected", ep->prov,
+        return tp_error_set(err, TP_EUSAGE, "%s endpoint for %s is not connected", ep->f.prov,
                             ep->peer);
     if (ep->broken)
         return tp_error_set(err, TP_EPROTO,
-                            "%s endpoint for %s was left mid-stream; open a new one", ep->prov,
+                            "%s endpoint for %s was left mid-stream; open a new one", ep->f.prov,
                             ep->peer);
     if (len < 1 || len > ep->max_msg)
         return tp_error_set(err, TP_EUSAGE, "message of %zu bytes outside 1..%zu", len,
@@ -958,16 +883,15 @@ static int ofi_recv_stream(struct tp_ep *ep, size_t len, uint64_t count,
 static void ofi_info(struct tp_ep *ep, struct tp_ep_info *out)
 {
     memset(out, 0, sizeof *out);
-    struct fi_info *fi = ep->info;
-    uint32_t v = fi_version();
+    struct fi_info *fi = ep->f.info;
     snprintf(out->transport, sizeof out->transport, "ofi");
     snprintf(out->provider, sizeof out->provider, "%s", fi->fabric_attr->prov_name);
     snprintf(out->fabric, sizeof out->fabric, "%s",
              fi->fabric_attr->name ? fi->fabric_attr->name : "");
     snprintf(out->domain, sizeof out->domain, "%s",
              fi->domain_attr->name ? fi->domain_attr->name : "");
-    snprintf(out->api_version, sizeof out->api_version, "%u.%u", FI_MAJOR(v), FI_MINOR(v));
-    out->mr_mode = (unsigned long long)ep->mr_mode;
+    tp__ofi_api_version(out->api_version, sizeof out->api_version);
+    out->mr_mode = (unsigned long long)ep->f.mr_mode;
     out->rma = ep->rma;
     out->max_msg_bytes = fi->ep_attr->max_msg_size;
     out->hmem = ep->hmem;
