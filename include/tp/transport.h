@@ -89,6 +89,19 @@ struct tp_chan_kind;
 
 struct tp_transport_ops {
     const char *name; /* "tcp", "ofi" */
+    const char *what; /* how messages call it: "kernel TCP", "libfabric" */
+
+    /* What callers ask of a transport instead of comparing its name. */
+    bool needs_provider;       /* an endpoint needs a provider named (net --provider) */
+    const char *provider_hint; /* where to find one, for the message that asks */
+    bool rma;                  /* TP_XFER_RMA is available */
+    /* Can provider open this transport's endpoints here? 0, or TP_EUSAGE
+     * naming it and the ones there are. NULL: it takes no provider. */
+    int (*provider_check)(const char *provider, tp_error *err);
+    /* Does provider move GPU memory itself (FI_HMEM)? NULL: never. */
+    bool (*hmem_offered)(const char *provider);
+    const char *mem_staged; /* provenance's mem_path when GPU memory is
+                               staged through host memory, and why */
 
     /* The collectives' channel over this transport (include/tp/chan.h), and
      * the provider it takes when none is named (NULL: it takes none). */
@@ -140,6 +153,39 @@ const struct tp_transport_ops *tp_transport_find(const char *name);
 
 /* All transports, NULL-terminated, for --help and validation. */
 extern const struct tp_transport_ops *const tp_transports[];
+
+/* The transport used when none is named: the first that needs no provider
+ * (tcp), or with have_provider the first that needs one (ofi). */
+const struct tp_transport_ops *tp_transport_default(bool have_provider);
+
+/* The names of the transports joined by ", ", the last two by last_sep
+ * ("tcp or ofi" for " or "), into buf; returns buf. */
+const char *tp_transport_names(const char *last_sep, char *buf, size_t cap);
+
+/* --transport NAME for the collectives (coll, step): the transport, the
+ * default for NULL; NULL with TP_EUSAGE "--transport NAME: tcp or ofi" when
+ * there is no such transport or it has no collectives' channel. */
+const struct tp_transport_ops *tp_transport_parse(const char *name, tp_error *err);
+
+/* The options of a point-to-point test (net) that depend on the transport:
+ * it exists, it has a provider when it needs one and none when it takes
+ * none, and RMA only where it has RMA. Does not probe the provider (see
+ * tp_transport_provider_check). Returns 0, or TP_EUSAGE with err saying
+ * which option is wrong and what to use instead. */
+int tp_transport_check(const char *transport, const char *provider, bool rma, tp_error *err);
+
+/* t->provider_check for provider: 0 for a transport that takes none. */
+int tp_transport_provider_check(const struct tp_transport_ops *t, const char *provider,
+                                tp_error *err);
+
+/* t->hmem_offered for provider: false for a transport without the probe. */
+bool tp_transport_hmem_offered(const struct tp_transport_ops *t, const char *provider);
+
+/* How output names t and its provider: "tcp", or "ofi tcp;ofi_rxm" for a
+ * transport that takes one (provider NULL or "": its default), into buf;
+ * returns buf. */
+const char *tp_transport_label(const struct tp_transport_ops *t, const char *provider, char *buf,
+                               size_t cap);
 
 /* libfabric's runtime version as "1.17.0" (empty string if unavailable). */
 const char *tp_ofi_version(void);

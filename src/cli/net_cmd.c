@@ -264,18 +264,9 @@ static int validate(struct parsed *p, int argc, char **argv, tp_error *err)
         return tp_error_set(err, TP_EUSAGE, "unexpected argument '%s'", argv[optind + 1]);
     c->host = argv[optind];
     if (!c->transport)
-        c->transport = c->provider ? "ofi" : "tcp";
-    if (!tp_transport_find(c->transport))
-        return tp_error_set(err, TP_EUSAGE, "--transport '%s': unknown (use tcp or ofi)",
-                            c->transport);
-    if (strcmp(c->transport, "ofi") == 0 && !c->provider)
-        return tp_error_set(err, TP_EUSAGE,
-                            "--transport ofi needs --provider NAME (as fi_info -l prints: shm, "
-                            "'tcp;ofi_rxm', 'verbs;ofi_rxm', efa, ...)");
-    if (strcmp(c->transport, "tcp") == 0 && c->provider)
-        return tp_error_set(err, TP_EUSAGE, "--provider '%s' needs --transport ofi", c->provider);
-    if (strcmp(c->transport, "tcp") == 0 && c->rma)
-        return tp_error_set(err, TP_EUSAGE, "--rma needs --transport ofi (kernel TCP has no RMA)");
+        c->transport = tp_transport_default(c->provider != NULL)->name;
+    if ((rc = tp_transport_check(c->transport, c->provider, c->rma, err)))
+        return rc;
     if (p->have_iters && p->have_time)
         return tp_error_set(err, TP_EUSAGE, "give --iters or --time, not both");
     if ((p->have_streams || p->have_load) && c->test != TP_NET_LOADED)
@@ -290,8 +281,8 @@ static int validate(struct parsed *p, int argc, char **argv, tp_error *err)
     c->sizes = p->sizes;
     if (p->json && (rc = tp_result_path_ok(p->json, err)))
         return rc;
-    if (c->provider && strcmp(c->transport, "ofi") == 0)
-        return tp_ofi_provider_check(c->provider, err);
+    if (c->provider)
+        return tp_transport_provider_check(tp_transport_find(c->transport), c->provider, err);
     return 0;
 }
 

@@ -121,12 +121,9 @@ static void free_comm(struct tp_comm *c)
 int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm **out,
                  tp_error *err)
 {
-    const char *transport = o->transport ? o->transport : "tcp";
-    const struct tp_transport_ops *tr = tp_transport_find(transport);
+    const struct tp_transport_ops *tr = tp_transport_parse(o->transport, err);
     const struct tp_chan_kind *intra;
-    if (!tr || !tr->chan)
-        return tp_error_set(err, TP_EUSAGE, "--transport %s: tcp or ofi", transport);
-    if (tp_chan_intra_parse(o->intra, &intra, err) < 0)
+    if (!tr || tp_chan_intra_parse(o->intra, &intra, err) < 0)
         return err->code;
     struct tp_comm *c = calloc(1, sizeof *c);
     if (!c)

@@ -899,6 +899,13 @@ static void ofi_info(struct tp_ep *ep, struct tp_ep_info *out)
 
 const struct tp_transport_ops tp_ofi_ops = {
     .name = "ofi",
+    .what = "libfabric",
+    .needs_provider = true,
+    .provider_hint = "as fi_info -l prints: shm, 'tcp;ofi_rxm', 'verbs;ofi_rxm', efa, ...",
+    .rma = true,
+    .provider_check = tp_ofi_provider_check,
+    .hmem_offered = tp_ofi_hmem_offered,
+    .mem_staged = "staged through host memory: the provider offers no FI_HMEM here",
     .chan = &tp__chan_ofi,
     .default_provider = "tcp;ofi_rxm",
     .open = ofi_open,

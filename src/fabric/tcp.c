@@ -734,6 +734,10 @@ static void tcp_info(struct tp_ep *ep, struct tp_ep_info *out)
 
 const struct tp_transport_ops tp_tcp_ops = {
     .name = "tcp",
+    .what = "kernel TCP",
+    .needs_provider = false,
+    .rma = false,
+    .mem_staged = "staged through host memory: kernel TCP cannot read GPU memory",
     .chan = &tp__chan_tcp,
     .default_provider = NULL,
     .open = tcp_open,

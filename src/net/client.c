@@ -155,7 +155,7 @@ static int request(struct client *cl, tp_error *err)
                                       "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
                                       "max_msg_bytes", (json_int_t)info.max_msg_bytes));
         json_object_set_new(json_object_get(cl->prov, "transport"), "mem_path",
-                            json_string(flow_mem_path(cl->gpu, cl->dev, o->transport)));
+                            json_string(flow_mem_path(cl->gpu, cl->dev, cl->ops)));
     }
     json_decref(done);
     return rc;
@@ -648,10 +648,12 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     int rc = 0;
     cl->ops = tp_transport_find(o->transport);
     if (!cl->ops) {
-        rc = tp_error_set(err, TP_EUSAGE, "--transport %s: unknown (use tcp or ofi)", o->transport);
+        char names[128];
+        rc = tp_error_set(err, TP_EUSAGE, "--transport %s: unknown (use %s)", o->transport,
+                          tp_transport_names(" or ", names, sizeof names));
         goto out;
     }
-    if (strcmp(o->transport, "ofi") == 0 && (rc = tp_ofi_provider_check(o->provider, err)))
+    if ((rc = tp_transport_provider_check(cl->ops, o->provider, err)))
         goto out;
     if (o->key_file && (rc = tp_key_load(&cl->key, o->key_file, err)))
         goto out;

@@ -401,13 +401,11 @@ void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf)
     free(hbuf);
 }
 
-const char *flow_mem_path(const struct tp_gpu *g, bool dev, const char *transport)
+const char *flow_mem_path(const struct tp_gpu *g, bool dev, const struct tp_transport_ops *ops)
 {
     if (!g)
         return "host";
     if (dev)
         return "device: the provider moves GPU memory itself (FI_HMEM)";
-    return strcmp(transport, "ofi") == 0
-               ? "staged through host memory: the provider offers no FI_HMEM here"
-               : "staged through host memory: kernel TCP cannot read GPU memory";
+    return ops->mem_staged;
 }

@@ -103,7 +103,7 @@ int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void *
 void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf);
 
 /* What the result says about the path the bytes took. Static string. */
-const char *flow_mem_path(const struct tp_gpu *g, bool dev, const char *transport);
+const char *flow_mem_path(const struct tp_gpu *g, bool dev, const struct tp_transport_ops *ops);
 
 #endif
 

@@ -155,15 +155,17 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
                             (double)total / 1073741824.0,
                             (double)NET_MAX_BUFFER_BYTES / 1073741824.0);
     s->ops = tp_transport_find(transport);
-    if (!s->ops)
-        return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has tcp, ofi)",
-                            transport);
+    if (!s->ops) {
+        char names[128];
+        return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has %s)", transport,
+                            tp_transport_names(", ", names, sizeof names));
+    }
     if (strcmp(mode, "msg") != 0 && strcmp(mode, "rma") != 0)
         return tp_error_set(err, TP_EPROTO, "peer %s: mode '%s' is not msg or rma", c->peer, mode);
-    if (strcmp(transport, "ofi") == 0) {
+    if (s->ops->needs_provider) {
         if (!provider)
-            return tp_error_set(err, TP_EUSAGE, "transport ofi needs a provider");
-        if ((rc = tp_ofi_provider_check(provider, err)))
+            return tp_error_set(err, TP_EUSAGE, "transport %s needs a provider", s->ops->name);
+        if ((rc = tp_transport_provider_check(s->ops, provider, err)))
             return rc;
         snprintf(s->provider, sizeof s->provider, "%s", provider);
     }
@@ -213,7 +215,7 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
     json_object_set_new(host, "process", tp_process_json());
     json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s, s:s}}", "flows", addrs, "host", host,
                             "endpoint", "provider", info.provider, "domain", info.domain,
-                            "mem_path", flow_mem_path(s->gpu, s->dev, transport));
+                            "mem_path", flow_mem_path(s->gpu, s->dev, s->ops));
     if (s->gpu)
         json_object_set_new(json_object_get(acc, "endpoint"), "gpu", tp_gpu_info(s->gpu));
     rc = tp_wire_send(c, TP_F_ACCEPT, acc, err);

@@ -5,6 +5,7 @@
 
 #include "tp/json.h"
 #include "tp/net.h"
+#include "tp/transport.h"
 #include "tp/units.h"
 
 static void lat_table(FILE *f, const json_t *list, const char *title)
@@ -58,11 +59,12 @@ void tp_net_print(FILE *f, const json_t *doc)
     const char *test = json_string_value(json_object_get(res, "test"));
     char title[256];
     const char *transport = json_string_value(json_object_get(cfg, "transport"));
-    bool ofi = transport && strcmp(transport, "ofi") == 0 && tr;
+    const struct tp_transport_ops *t = tp_transport_find(transport);
+    bool prov = t && t->needs_provider && tr;
     snprintf(title, sizeof title, "trainpath net %s %s:%lld over %s%s%s%s", test ? test : "?",
              json_string_value(json_object_get(cfg, "host")),
              (long long)json_integer_value(json_object_get(cfg, "port")), transport,
-             ofi ? " provider " : "", ofi ? json_string_value(json_object_get(tr, "provider")) : "",
+             prov ? " provider " : "", prov ? json_string_value(json_object_get(tr, "provider")) : "",
              strcmp(json_string_value(json_object_get(cfg, "mode")), "rma") == 0
                  ? " (RMA write with data)"
                  : "");

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp/chan.h"
 #include "tp/clock.h"
 #include "tp/transport.h"
 
@@ -635,6 +636,67 @@ static void test_find(void **state)
     assert_true(strncmp(tp_ofi_version(), "1.", 2) == 0);
 }
 
+/* What callers asked by comparing names is in the rows, and the option
+ * checks say what they said before the rows had it. */
+static void test_rows_and_checks(void **state)
+{
+    (void)state;
+    const struct tp_transport_ops *tcp = tp_transport_find("tcp"), *ofi = tp_transport_find("ofi");
+    assert_ptr_equal(tp_transport_default(false), tcp);
+    assert_ptr_equal(tp_transport_default(true), ofi);
+    assert_false(tcp->needs_provider);
+    assert_true(ofi->needs_provider);
+    assert_false(tcp->rma);
+    assert_true(ofi->rma);
+    char buf[128];
+    assert_string_equal(tp_transport_names(" or ", buf, sizeof buf), "tcp or ofi");
+    assert_string_equal(tp_transport_names(", ", buf, sizeof buf), "tcp, ofi");
+    assert_string_equal(tp_transport_label(tcp, NULL, buf, sizeof buf), "tcp");
+    assert_string_equal(tp_transport_label(ofi, NULL, buf, sizeof buf), "ofi tcp;ofi_rxm");
+    assert_string_equal(tp_transport_label(ofi, "shm", buf, sizeof buf), "ofi shm");
+    assert_false(tp_transport_hmem_offered(tcp, "shm"));
+
+    tp_error err = {0};
+    assert_ok(tp_transport_check("tcp", NULL, false, &err), &err);
+    assert_ok(tp_transport_check("ofi", "shm", true, &err), &err);
+    assert_int_equal(tp_transport_check("udp", NULL, false, &err), TP_EUSAGE);
+    assert_string_equal(err.msg, "--transport 'udp': unknown (use tcp or ofi)");
+    assert_int_equal(tp_transport_check("ofi", NULL, false, &err), TP_EUSAGE);
+    assert_string_equal(err.msg, "--transport ofi needs --provider NAME (as fi_info -l prints: "
+                                 "shm, 'tcp;ofi_rxm', 'verbs;ofi_rxm', efa, ...)");
+    assert_int_equal(tp_transport_check("tcp", "shm", false, &err), TP_EUSAGE);
+    assert_string_equal(err.msg, "--provider 'shm' needs --transport ofi");
+    assert_int_equal(tp_transport_check("tcp", NULL, true, &err), TP_EUSAGE);
+    assert_string_equal(err.msg, "--rma needs --transport ofi (kernel TCP has no RMA)");
+    assert_ok(tp_transport_provider_check(tcp, NULL, &err), &err);
+    assert_int_equal(tp_transport_provider_check(ofi, "nosuchprov", &err), TP_EUSAGE);
+
+    assert_ptr_equal(tp_transport_parse(NULL, &err), tcp);
+    assert_ptr_equal(tp_transport_parse("ofi", &err), ofi);
+    assert_null(tp_transport_parse("udp", &err));
+    assert_int_equal(err.code, TP_EUSAGE);
+    assert_string_equal(err.msg, "--transport udp: tcp or ofi");
+
+    /* the channel kinds: shm for --intra shm, the transport's own for fabric */
+    const struct tp_chan_kind *k = NULL;
+    assert_ok(tp_chan_intra_parse(NULL, &k, &err), &err);
+    assert_non_null(k);
+    assert_string_equal(tp_chan_kind_name(k), "shm");
+    assert_ok(tp_chan_intra_parse("fabric", &k, &err), &err);
+    assert_null(k);
+    assert_int_equal(tp_chan_intra_parse("nvlink", &k, &err), TP_EUSAGE);
+    assert_string_equal(err.msg, "--intra nvlink: shm or fabric");
+    const char *names[] = {"shm", "tcp", "ofi"};
+    size_t n = 0;
+    for (; tp_chan_kinds[n]; n++) {
+        assert_true(n < 3);
+        assert_string_equal(tp_chan_kind_name(tp_chan_kinds[n]), names[n]);
+    }
+    assert_int_equal(n, 3);
+    assert_string_equal(tp_chan_kind_name(tcp->chan), "tcp");
+    assert_string_equal(tp_chan_kind_name(ofi->chan), "ofi");
+}
+
 static void test_unknown_provider(void **state)
 {
     (void)state;
@@ -728,6 +790,7 @@ int main(int argc, char **argv)
         return peer_child(argv[2], atoi(argv[3]), atoi(argv[4]), strcmp(argv[5], "abrupt") == 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_rows_and_checks),
         cmocka_unit_test(test_unknown_provider),
         cmocka_unit_test(test_tcp_rma_unsupported),
         cmocka_unit_test(test_tcp_refused),
