@@ -15,7 +15,7 @@ static int bruck_allgather(struct plan *p, const struct grp *g, const struct bar
     uint8_t *rb = b->recv;
     if (n == 1)
         return t_copy(p, rb, sb, blk, b->dep, NO_DEP);
-    uint8_t *tmp = coll_scratch(p->comm, blk * (size_t)n);
+    uint8_t *tmp = tp__coll_scratch(p->comm, blk * (size_t)n);
     if (!tmp) {
         p->oom = true;
         return NO_DEP;
@@ -72,6 +72,6 @@ static int ring_sendrecv(struct plan *p, const struct grp *g, const struct bargs
     return end;
 }
 
-const struct algo algo_bruck_allgather = {"bruck", TP_ALLGATHER, bruck_allgather};
-const struct algo algo_pairwise_alltoall = {"pairwise", TP_ALLTOALL, pairwise_alltoall};
-const struct algo algo_ring_sendrecv = {"ring", TP_SENDRECV, ring_sendrecv};
+const struct algo tp__coll_algo_bruck_allgather = {"bruck", TP_ALLGATHER, bruck_allgather};
+const struct algo tp__coll_algo_pairwise_alltoall = {"pairwise", TP_ALLTOALL, pairwise_alltoall};
+const struct algo tp__coll_algo_ring_sendrecv = {"ring", TP_SENDRECV, ring_sendrecv};

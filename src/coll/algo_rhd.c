@@ -144,7 +144,7 @@ static int halving_reduce_scatter(struct plan *p, const struct grp *g, const str
         int r = t_recv(p, g->rank[me + 1], rb, part, b->dep, NO_DEP);
         return t_join(p, s, r);
     }
-    uint8_t *acc = coll_scratch(p->comm, total);
+    uint8_t *acc = tp__coll_scratch(p->comm, total);
     if (!acc) {
         p->oom = true;
         return NO_DEP;
@@ -188,8 +188,8 @@ static int rd_allreduce(struct plan *p, const struct grp *g, const struct bargs 
         steps++;
     uint8_t *tmp[2] = {NULL, NULL};
     if (f.newrank >= 0 && (steps > 1 || me < 2 * f.rem)) {
-        tmp[0] = coll_scratch(p->comm, bytes);
-        tmp[1] = coll_scratch(p->comm, bytes);
+        tmp[0] = tp__coll_scratch(p->comm, bytes);
+        tmp[1] = tp__coll_scratch(p->comm, bytes);
         if (!tmp[0] || !tmp[1]) {
             p->oom = true;
             return NO_DEP;
@@ -225,7 +225,7 @@ static int rd_allreduce(struct plan *p, const struct grp *g, const struct bargs 
     return last;
 }
 
-const struct algo algo_rd_allreduce = {"recdoubling", TP_ALLREDUCE, rd_allreduce};
-const struct algo algo_rhd_allreduce = {"rabenseifner", TP_ALLREDUCE, rhd_allreduce};
-const struct algo algo_rhd_reduce_scatter = {"rabenseifner", TP_REDUCE_SCATTER,
-                                             halving_reduce_scatter};
+const struct algo tp__coll_algo_rd_allreduce = {"recdoubling", TP_ALLREDUCE, rd_allreduce};
+const struct algo tp__coll_algo_rhd_allreduce = {"rabenseifner", TP_ALLREDUCE, rhd_allreduce};
+const struct algo tp__coll_algo_rhd_reduce_scatter = {"rabenseifner", TP_REDUCE_SCATTER,
+                                                      halving_reduce_scatter};

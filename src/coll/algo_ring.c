@@ -105,7 +105,7 @@ static int ring_reduce_scatter(struct plan *p, const struct grp *g, const struct
         int t = t_copy(p, rb, sb, rc * es, b->dep, NO_DEP);
         return b->finish ? t_finish(p, rb, rc * es, t, NO_DEP) : t;
     }
-    uint8_t *acc = coll_scratch(p->comm, count * es);
+    uint8_t *acc = tp__coll_scratch(p->comm, count * es);
     size_t M = chunks_for(p, count, n);
     int steps = n - 1, *ids = malloc(2 * (size_t)steps * M * sizeof *ids + sizeof *ids);
     if (!ids || !acc) {
@@ -222,8 +222,9 @@ static int chain_reduce(struct plan *p, const struct grp *g, const struct bargs 
     return end;
 }
 
-const struct algo algo_ring_allreduce = {"ring", TP_ALLREDUCE, ring_allreduce};
-const struct algo algo_ring_reduce_scatter = {"ring", TP_REDUCE_SCATTER, ring_reduce_scatter};
-const struct algo algo_ring_allgather = {"ring", TP_ALLGATHER, ring_allgather};
-const struct algo algo_ring_bcast = {"ring", TP_BROADCAST, chain_bcast};
-const struct algo algo_ring_reduce = {"ring", TP_REDUCE, chain_reduce};
+const struct algo tp__coll_algo_ring_allreduce = {"ring", TP_ALLREDUCE, ring_allreduce};
+const struct algo tp__coll_algo_ring_reduce_scatter = {"ring", TP_REDUCE_SCATTER,
+                                                       ring_reduce_scatter};
+const struct algo tp__coll_algo_ring_allgather = {"ring", TP_ALLGATHER, ring_allgather};
+const struct algo tp__coll_algo_ring_bcast = {"ring", TP_BROADCAST, chain_bcast};
+const struct algo tp__coll_algo_ring_reduce = {"ring", TP_REDUCE, chain_reduce};

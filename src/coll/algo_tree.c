@@ -11,7 +11,7 @@
 
 #include "coll_int.h"
 
-void tree_binomial(int n, int me, int root, struct tree *t)
+void tp__coll_tree_binomial(int n, int me, int root, struct tree *t)
 {
     int vr = (me - root + n) % n;
     t->nchild = 0;
@@ -31,7 +31,7 @@ void tree_binomial(int n, int me, int root, struct tree *t)
             t->child[t->nchild++] = (vr + m + root) % n;
 }
 
-void tree_heap(int n, int me, bool mirror, struct tree *t)
+void tp__coll_tree_heap(int n, int me, bool mirror, struct tree *t)
 {
     int v = mirror ? n - 1 - me : me;
     t->parent = v == 0 ? -1 : (v - 1) / 2;
@@ -42,9 +42,9 @@ void tree_heap(int n, int me, bool mirror, struct tree *t)
         t->child[t->nchild++] = mirror ? n - 1 - c : c;
 }
 
-void tree_reduce(struct plan *p, const struct grp *g, const struct tree *t, const uint8_t *sb,
-                 uint8_t *rb, size_t lo, size_t cnt, size_t M, const int *dep, int *ends,
-                 bool finish)
+void tp__coll_tree_reduce(struct plan *p, const struct grp *g, const struct tree *t,
+                          const uint8_t *sb, uint8_t *rb, size_t lo, size_t cnt, size_t M,
+                          const int *dep, int *ends, bool finish)
 {
     size_t es = p->red.esize;
     for (size_t j = 0; j < M; j++) {
@@ -68,8 +68,9 @@ void tree_reduce(struct plan *p, const struct grp *g, const struct tree *t, cons
     }
 }
 
-void tree_bcast(struct plan *p, const struct grp *g, const struct tree *t, const uint8_t *src,
-                uint8_t *rb, size_t lo, size_t cnt, size_t M, const int *dep, int *ends)
+void tp__coll_tree_bcast(struct plan *p, const struct grp *g, const struct tree *t,
+                         const uint8_t *src, uint8_t *rb, size_t lo, size_t cnt, size_t M,
+                         const int *dep, int *ends)
 {
     size_t es = p->red.esize;
     for (size_t j = 0; j < M; j++) {
@@ -118,11 +119,12 @@ static int *start_deps(struct plan *p, int dep, size_t M)
 static int binomial_bcast(struct plan *p, const struct grp *g, const struct bargs *b)
 {
     struct tree t;
-    tree_binomial(g->n, g->me, b->root, &t);
+    tp__coll_tree_binomial(g->n, g->me, b->root, &t);
     size_t M = nchunks(b->count * p->red.esize, p->chunk);
     int *ends = ids_or_oom(p, M), *dep = start_deps(p, b->dep, M), end = NO_DEP;
     if (ends && dep) {
-        tree_bcast(p, g, &t, t.parent < 0 ? b->send : NULL, b->recv, 0, b->count, M, dep, ends);
+        tp__coll_tree_bcast(p, g, &t, t.parent < 0 ? b->send : NULL, b->recv, 0, b->count, M, dep,
+                            ends);
         end = join_ends(p, ends, M);
     }
     free(ends);
@@ -133,11 +135,11 @@ static int binomial_bcast(struct plan *p, const struct grp *g, const struct barg
 static int binomial_reduce(struct plan *p, const struct grp *g, const struct bargs *b)
 {
     struct tree t;
-    tree_binomial(g->n, g->me, b->root, &t);
+    tp__coll_tree_binomial(g->n, g->me, b->root, &t);
     size_t M = nchunks(b->count * p->red.esize, p->chunk);
     int *ends = ids_or_oom(p, M), *dep = start_deps(p, b->dep, M), end = NO_DEP;
     if (ends && dep) {
-        tree_reduce(p, g, &t, b->send, b->recv, 0, b->count, M, dep, ends, b->finish);
+        tp__coll_tree_reduce(p, g, &t, b->send, b->recv, 0, b->count, M, dep, ends, b->finish);
         end = join_ends(p, ends, M);
     }
     free(ends);
@@ -150,17 +152,17 @@ static int tree_allreduce(struct plan *p, const struct grp *g, const struct tree
                           const uint8_t *sb, uint8_t *rb, size_t lo, size_t cnt, size_t M,
                           int *dep, int *ends, bool finish)
 {
-    tree_reduce(p, g, t, sb, rb, lo, cnt, M, dep, ends, finish);
+    tp__coll_tree_reduce(p, g, t, sb, rb, lo, cnt, M, dep, ends, finish);
     /* the broadcast of chunk j waits for its reduction (at the root: the
      * result; elsewhere: our send of that chunk, before rb is overwritten) */
-    tree_bcast(p, g, t, NULL, rb, lo, cnt, M, ends, ends);
+    tp__coll_tree_bcast(p, g, t, NULL, rb, lo, cnt, M, ends, ends);
     return 0;
 }
 
 static int binomial_allreduce(struct plan *p, const struct grp *g, const struct bargs *b)
 {
     struct tree t;
-    tree_binomial(g->n, g->me, 0, &t);
+    tp__coll_tree_binomial(g->n, g->me, 0, &t);
     size_t M = nchunks(b->count * p->red.esize, p->chunk);
     int *ends = ids_or_oom(p, M), *dep = start_deps(p, b->dep, M), end = NO_DEP;
     if (ends && dep) {
@@ -178,8 +180,8 @@ static int binomial_allreduce(struct plan *p, const struct grp *g, const struct 
 static int dbtree_allreduce(struct plan *p, const struct grp *g, const struct bargs *b)
 {
     struct tree t[2];
-    tree_heap(g->n, g->me, false, &t[0]);
-    tree_heap(g->n, g->me, true, &t[1]);
+    tp__coll_tree_heap(g->n, g->me, false, &t[0]);
+    tp__coll_tree_heap(g->n, g->me, true, &t[1]);
     size_t half = b->count / 2, lo[2] = {0, half}, cnt[2] = {half, b->count - half};
     size_t M = nchunks(cnt[1] * p->red.esize, p->chunk);
     int *ends = ids_or_oom(p, 2 * M), *dep = start_deps(p, b->dep, M), end = NO_DEP;
@@ -193,17 +195,17 @@ static int dbtree_allreduce(struct plan *p, const struct grp *g, const struct ba
         for (int k = 0; k < 2; k++) {
             size_t l, c;
             chunk_range(lo[k], cnt[k], M, j, p->red.esize, &l, &c);
-            /* one chunk at a time: reuse tree_reduce with M = 1 over the chunk */
-            tree_reduce(p, g, &t[k], b->send, b->recv, l / p->red.esize, c / p->red.esize, 1,
-                        &dep[j], one, b->finish);
+            /* one chunk at a time: reuse tp__coll_tree_reduce with M = 1 over the chunk */
+            tp__coll_tree_reduce(p, g, &t[k], b->send, b->recv, l / p->red.esize, c / p->red.esize,
+                                 1, &dep[j], one, b->finish);
             ends[2 * j + (size_t)k] = one[0];
         }
     for (size_t j = 0; j < M; j++)
         for (int k = 0; k < 2; k++) {
             size_t l, c;
             chunk_range(lo[k], cnt[k], M, j, p->red.esize, &l, &c);
-            tree_bcast(p, g, &t[k], NULL, b->recv, l / p->red.esize, c / p->red.esize, 1,
-                       &ends[2 * j + (size_t)k], one);
+            tp__coll_tree_bcast(p, g, &t[k], NULL, b->recv, l / p->red.esize, c / p->red.esize, 1,
+                                &ends[2 * j + (size_t)k], one);
             end = t_join(p, end, one[0]);
         }
     free(ends);
@@ -225,31 +227,31 @@ static int hier_allreduce(struct plan *p, const struct grp *g, const struct barg
         return NO_DEP;
     }
     struct tree t;
-    tree_binomial(c->local.n, c->local.me, 0, &t);
-    tree_reduce(p, &c->local, &t, b->send, b->recv, 0, b->count, M, dep, ends, false);
+    tp__coll_tree_binomial(c->local.n, c->local.me, 0, &t);
+    tp__coll_tree_reduce(p, &c->local, &t, b->send, b->recv, 0, b->count, M, dep, ends, false);
     int mid = join_ends(p, ends, M);
     if (c->local.me == 0 && c->leaders.n > 1) {
         struct bargs lb = *b;
         lb.send = b->recv; /* in place */
         lb.dep = mid;
         const struct algo *inner = b->count * p->red.esize <= (256u << 10)
-                                       ? &algo_rhd_allreduce
-                                       : &algo_ring_allreduce;
+                                       ? &tp__coll_algo_rhd_allreduce
+                                       : &tp__coll_algo_ring_allreduce;
         mid = inner->build(p, &c->leaders, &lb);
     } else if (c->local.me == 0 && b->finish) {
         mid = t_finish(p, b->recv, b->count * p->red.esize, mid, NO_DEP);
     }
     for (size_t j = 0; j < M; j++)
         dep[j] = mid;
-    tree_bcast(p, &c->local, &t, NULL, b->recv, 0, b->count, M, dep, ends);
+    tp__coll_tree_bcast(p, &c->local, &t, NULL, b->recv, 0, b->count, M, dep, ends);
     end = join_ends(p, ends, M);
     free(ends);
     free(dep);
     return end;
 }
 
-const struct algo algo_binomial_allreduce = {"binomial", TP_ALLREDUCE, binomial_allreduce};
-const struct algo algo_binomial_bcast = {"binomial", TP_BROADCAST, binomial_bcast};
-const struct algo algo_binomial_reduce = {"binomial", TP_REDUCE, binomial_reduce};
-const struct algo algo_dbtree_allreduce = {"dbtree", TP_ALLREDUCE, dbtree_allreduce};
-const struct algo algo_hier_allreduce = {"hier", TP_ALLREDUCE, hier_allreduce};
+const struct algo tp__coll_algo_binomial_allreduce = {"binomial", TP_ALLREDUCE, binomial_allreduce};
+const struct algo tp__coll_algo_binomial_bcast = {"binomial", TP_BROADCAST, binomial_bcast};
+const struct algo tp__coll_algo_binomial_reduce = {"binomial", TP_REDUCE, binomial_reduce};
+const struct algo tp__coll_algo_dbtree_allreduce = {"dbtree", TP_ALLREDUCE, dbtree_allreduce};
+const struct algo tp__coll_algo_hier_allreduce = {"hier", TP_ALLREDUCE, hier_allreduce};

@@ -11,13 +11,13 @@
 #include "kind_int.h"
 #include "tp/fixed.h"
 
-const struct algo *const tp_algos[] = {
-    &algo_ring_allreduce,     &algo_rhd_allreduce,      &algo_rd_allreduce,
-    &algo_dbtree_allreduce,
-    &algo_binomial_allreduce, &algo_hier_allreduce,     &algo_ring_reduce_scatter,
-    &algo_rhd_reduce_scatter, &algo_ring_allgather,     &algo_bruck_allgather,
-    &algo_binomial_bcast,     &algo_ring_bcast,         &algo_binomial_reduce,
-    &algo_ring_reduce,        &algo_pairwise_alltoall,  &algo_ring_sendrecv,
+const struct algo *const tp__coll_algos[] = {
+    &tp__coll_algo_ring_allreduce,     &tp__coll_algo_rhd_allreduce,      &tp__coll_algo_rd_allreduce,
+    &tp__coll_algo_dbtree_allreduce,
+    &tp__coll_algo_binomial_allreduce, &tp__coll_algo_hier_allreduce,     &tp__coll_algo_ring_reduce_scatter,
+    &tp__coll_algo_rhd_reduce_scatter, &tp__coll_algo_ring_allgather,     &tp__coll_algo_bruck_allgather,
+    &tp__coll_algo_binomial_bcast,     &tp__coll_algo_ring_bcast,         &tp__coll_algo_binomial_reduce,
+    &tp__coll_algo_ring_reduce,        &tp__coll_algo_pairwise_alltoall,  &tp__coll_algo_ring_sendrecv,
     NULL,
 };
 
@@ -26,18 +26,18 @@ const char *const *tp_coll_algos(enum tp_coll_kind kind)
     static const char *lists[TP_COLL_COUNT][8];
     if (!lists[kind][0]) {
         int k = 0;
-        for (int i = 0; tp_algos[i]; i++)
-            if (tp_algos[i]->kind == kind && k < 7)
-                lists[kind][k++] = tp_algos[i]->name;
+        for (int i = 0; tp__coll_algos[i]; i++)
+            if (tp__coll_algos[i]->kind == kind && k < 7)
+                lists[kind][k++] = tp__coll_algos[i]->name;
     }
     return lists[kind];
 }
 
 static const struct algo *find_algo(enum tp_coll_kind kind, const char *name)
 {
-    for (int i = 0; tp_algos[i]; i++)
-        if (tp_algos[i]->kind == kind && strcmp(tp_algos[i]->name, name) == 0)
-            return tp_algos[i];
+    for (int i = 0; tp__coll_algos[i]; i++)
+        if (tp__coll_algos[i]->kind == kind && strcmp(tp__coll_algos[i]->name, name) == 0)
+            return tp__coll_algos[i];
     return NULL;
 }
 
@@ -115,7 +115,7 @@ static int run_plan(struct tp_comm *c, const struct algo *al, const struct tp_co
     struct bargs b = {.a = a, .send = send, .recv = recv, .count = count, .root = a->root,
                       .dep = NO_DEP, .finish = finish};
     al->build(p, &c->world, &b);
-    return exec_plan(c, p, err);
+    return tp__coll_exec(c, p, err);
 }
 
 #define EXACT_SEG_BYTES (32u << 20) /* fixed-point bytes per pass */

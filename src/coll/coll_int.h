@@ -44,7 +44,8 @@ struct redfn {
     int nranks;    /* for T_FINISH */
 };
 
-void red_apply(const struct redfn *r, void *dst, const void *a, const void *b, size_t bytes);
+void tp__coll_red_apply(const struct redfn *r, void *dst, const void *a, const void *b,
+                        size_t bytes);
 
 /* A rank group: the whole communicator, or the ranks of one host, or the
  * leaders of every host (two-level schedules). */
@@ -62,19 +63,21 @@ struct plan {
     bool oom;
 };
 
-int t_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src, size_t len,
-          int d0, int d1);
-#define t_send(p, peer, src, len, d0, d1) t_add(p, T_SEND, peer, NULL, src, len, d0, d1)
-#define t_recv(p, peer, dst, len, d0, d1) t_add(p, T_RECV, peer, dst, NULL, len, d0, d1)
-#define t_recv3(p, peer, dst, src, len, d0, d1) t_add(p, T_RECV, peer, dst, src, len, d0, d1)
-#define t_recvred(p, peer, dst, len, d0, d1) t_add(p, T_RECV_RED, peer, dst, NULL, len, d0, d1)
-#define t_copy(p, dst, src, len, d0, d1) t_add(p, T_COPY, -1, dst, src, len, d0, d1)
-#define t_red(p, dst, src, len, d0, d1) t_add(p, T_RED, -1, dst, src, len, d0, d1)
-#define t_finish(p, buf, len, d0, d1) t_add(p, T_FINISH, -1, buf, NULL, len, d0, d1)
+int tp__coll_task_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src,
+                      size_t len, int d0, int d1);
+#define t_send(p, peer, src, len, d0, d1) tp__coll_task_add(p, T_SEND, peer, NULL, src, len, d0, d1)
+#define t_recv(p, peer, dst, len, d0, d1) tp__coll_task_add(p, T_RECV, peer, dst, NULL, len, d0, d1)
+#define t_recv3(p, peer, dst, src, len, d0, d1)                                                    \
+    tp__coll_task_add(p, T_RECV, peer, dst, src, len, d0, d1)
+#define t_recvred(p, peer, dst, len, d0, d1)                                                       \
+    tp__coll_task_add(p, T_RECV_RED, peer, dst, NULL, len, d0, d1)
+#define t_copy(p, dst, src, len, d0, d1) tp__coll_task_add(p, T_COPY, -1, dst, src, len, d0, d1)
+#define t_red(p, dst, src, len, d0, d1) tp__coll_task_add(p, T_RED, -1, dst, src, len, d0, d1)
+#define t_finish(p, buf, len, d0, d1) tp__coll_task_add(p, T_FINISH, -1, buf, NULL, len, d0, d1)
 /* A task done when both deps are (a join of two). */
-#define t_join(p, d0, d1) t_add(p, T_NOP, -1, NULL, NULL, 0, d0, d1)
+#define t_join(p, d0, d1) tp__coll_task_add(p, T_NOP, -1, NULL, NULL, 0, d0, d1)
 /* Join a list of tasks (NO_DEP entries ignored); NO_DEP when empty. */
-int t_join_all(struct plan *p, const int *deps, int n);
+int tp__coll_task_join_all(struct plan *p, const int *deps, int n);
 
 /* Element range [lo, hi) of block b when count elements split into n
  * blocks as evenly as possible (the first count % n blocks one larger). */
@@ -118,17 +121,18 @@ struct tree {
     int nchild;
     int child[64];
 };
-void tree_binomial(int n, int me, int root, struct tree *t);
-void tree_heap(int n, int me, bool mirror, struct tree *t);
+void tp__coll_tree_binomial(int n, int me, int root, struct tree *t);
+void tp__coll_tree_heap(int n, int me, bool mirror, struct tree *t);
 /* Chunked reduce up a tree: chunk j of sb (my input) reduces into rb; the
  * root's rb holds the result. Appends each chunk's last task to ends[j]. */
-void tree_reduce(struct plan *p, const struct grp *g, const struct tree *t, const uint8_t *sb,
-                 uint8_t *rb, size_t lo, size_t cnt, size_t M, const int *dep, int *ends,
-                 bool finish);
+void tp__coll_tree_reduce(struct plan *p, const struct grp *g, const struct tree *t,
+                          const uint8_t *sb, uint8_t *rb, size_t lo, size_t cnt, size_t M,
+                          const int *dep, int *ends, bool finish);
 /* Chunked broadcast down a tree: the root sends from src (rb unless given),
  * the others receive into rb and forward. dep[j] gates chunk j. */
-void tree_bcast(struct plan *p, const struct grp *g, const struct tree *t, const uint8_t *src,
-                uint8_t *rb, size_t lo, size_t cnt, size_t M, const int *dep, int *ends);
+void tp__coll_tree_bcast(struct plan *p, const struct grp *g, const struct tree *t,
+                         const uint8_t *src, uint8_t *rb, size_t lo, size_t cnt, size_t M,
+                         const int *dep, int *ends);
 
 /* One algorithm: builds the graph of one call for the group g; returns the
  * final join task (or NO_DEP) or a negative error via *err. */
@@ -138,14 +142,14 @@ struct algo {
     int (*build)(struct plan *p, const struct grp *g, const struct bargs *b);
 };
 
-extern const struct algo *const tp_algos[];
-extern const struct algo algo_ring_allreduce, algo_rhd_allreduce;
+extern const struct algo *const tp__coll_algos[];
+extern const struct algo tp__coll_algo_ring_allreduce, tp__coll_algo_rhd_allreduce;
 
 /* Scratch memory for an algorithm (from the arena: peers may read it). */
-void *coll_scratch(struct tp_comm *c, size_t bytes);
+void *tp__coll_scratch(struct tp_comm *c, size_t bytes);
 
 /* Run the graph; returns 0 or an error naming the peer. */
-int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err);
+int tp__coll_exec(struct tp_comm *c, struct plan *p, tp_error *err);
 
 struct tp_comm {
     int rank, size;

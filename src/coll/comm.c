@@ -44,7 +44,7 @@ void tp_comm_reset_alloc(struct tp_comm *c)
     c->arena_used = 0;
 }
 
-void *coll_scratch(struct tp_comm *c, size_t bytes)
+void *tp__coll_scratch(struct tp_comm *c, size_t bytes)
 {
     return tp_comm_alloc(c, bytes);
 }

@@ -16,7 +16,8 @@
 
 #define ALIVE_EVERY_NS 50000000ull
 
-void red_apply(const struct redfn *r, void *dst, const void *a, const void *b, size_t bytes)
+void tp__coll_red_apply(const struct redfn *r, void *dst, const void *a, const void *b,
+                        size_t bytes)
 {
     size_t n = bytes / r->esize;
     if (r->fixed) {
@@ -28,8 +29,8 @@ void red_apply(const struct redfn *r, void *dst, const void *a, const void *b, s
     }
 }
 
-int t_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src, size_t len,
-          int d0, int d1)
+int tp__coll_task_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src,
+                      size_t len, int d0, int d1)
 {
     if (p->nt == p->cap) {
         int cap = p->cap ? p->cap * 2 : 256;
@@ -49,7 +50,7 @@ int t_add(struct plan *p, enum task_kind k, int peer, void *dst, const void *src
     return p->nt++;
 }
 
-int t_join_all(struct plan *p, const int *deps, int n)
+int tp__coll_task_join_all(struct plan *p, const int *deps, int n)
 {
     int j = NO_DEP;
     for (int i = 0; i < n; i++) {
@@ -80,7 +81,7 @@ static void run_local(const struct plan *p, struct task *t)
             memmove(o->dst, o->src, o->len);
         break;
     case T_RED:
-        red_apply(&p->red, o->dst, o->dst, o->src, o->len);
+        tp__coll_red_apply(&p->red, o->dst, o->dst, o->src, o->len);
         break;
     case T_FINISH:
         if (!p->red.fixed)
@@ -96,7 +97,7 @@ static void run_local(const struct plan *p, struct task *t)
 /* A channel's reducing receive: the graph's reduction (arg is its redfn). */
 static void combine(void *arg, void *dst, const void *a, const void *b, size_t bytes)
 {
-    red_apply(arg, dst, a, b, bytes);
+    tp__coll_red_apply(arg, dst, a, b, bytes);
 }
 
 static int waiting_peer(const struct tp_comm *c, const struct plan *p)
@@ -111,7 +112,7 @@ static int waiting_peer(const struct tp_comm *c, const struct plan *p)
     return -1;
 }
 
-int exec_plan(struct tp_comm *c, struct plan *p, tp_error *err)
+int tp__coll_exec(struct tp_comm *c, struct plan *p, tp_error *err)
 {
     if (p->oom)
         return tp_error_set(err, TP_ENOMEM, "collective: task graph");

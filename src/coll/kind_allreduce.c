@@ -18,14 +18,14 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
 static const struct algo *choose(int n, int nhosts, size_t bytes)
 {
     if (nhosts > 1 && nhosts < n)
-        return &algo_hier_allreduce;
+        return &tp__coll_algo_hier_allreduce;
     if (bytes <= (4u << 10))
-        return &algo_rd_allreduce;
+        return &tp__coll_algo_rd_allreduce;
     if (bytes <= (32u << 10) && n > 2)
-        return &algo_dbtree_allreduce;
+        return &tp__coll_algo_dbtree_allreduce;
     if (bytes <= (256u << 10))
-        return &algo_rhd_allreduce;
-    return &algo_ring_allreduce;
+        return &tp__coll_algo_rhd_allreduce;
+    return &tp__coll_algo_ring_allreduce;
 }
 
 #ifdef TP_HAVE_MPI

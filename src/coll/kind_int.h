@@ -67,9 +67,10 @@ extern const struct tp__coll_kind tp__coll_allreduce, tp__coll_reduce_scatter,
     tp__coll_sendrecv;
 
 /* The algorithms (src/coll/algo_*.c) the choices return. */
-extern const struct algo algo_ring_reduce_scatter, algo_ring_allgather, algo_ring_bcast,
-    algo_ring_reduce, algo_binomial_allreduce, algo_binomial_bcast, algo_binomial_reduce,
-    algo_dbtree_allreduce, algo_hier_allreduce, algo_rhd_reduce_scatter, algo_bruck_allgather,
-    algo_pairwise_alltoall, algo_ring_sendrecv, algo_rd_allreduce;
+extern const struct algo tp__coll_algo_ring_reduce_scatter, tp__coll_algo_ring_allgather,
+    tp__coll_algo_ring_bcast, tp__coll_algo_ring_reduce, tp__coll_algo_binomial_allreduce,
+    tp__coll_algo_binomial_bcast, tp__coll_algo_binomial_reduce, tp__coll_algo_dbtree_allreduce,
+    tp__coll_algo_hier_allreduce, tp__coll_algo_rhd_reduce_scatter, tp__coll_algo_bruck_allgather,
+    tp__coll_algo_pairwise_alltoall, tp__coll_algo_ring_sendrecv, tp__coll_algo_rd_allreduce;
 
 #endif

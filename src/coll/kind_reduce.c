@@ -13,7 +13,7 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
 static const struct algo *choose(int n, int nhosts, size_t bytes)
 {
     (void)n, (void)nhosts;
-    return bytes <= (256u << 10) ? &algo_binomial_reduce : &algo_ring_reduce;
+    return bytes <= (256u << 10) ? &tp__coll_algo_binomial_reduce : &tp__coll_algo_ring_reduce;
 }
 
 #ifdef TP_HAVE_MPI

@@ -13,8 +13,8 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
 static const struct algo *choose(int n, int nhosts, size_t bytes)
 {
     (void)nhosts;
-    return bytes * (size_t)n <= (256u << 10) ? &algo_rhd_reduce_scatter
-                                             : &algo_ring_reduce_scatter;
+    return bytes * (size_t)n <= (256u << 10) ? &tp__coll_algo_rhd_reduce_scatter
+                                             : &tp__coll_algo_ring_reduce_scatter;
 }
 
 #ifdef TP_HAVE_MPI

@@ -13,7 +13,7 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
 static const struct algo *choose(int n, int nhosts, size_t bytes)
 {
     (void)n, (void)nhosts, (void)bytes;
-    return &algo_ring_sendrecv;
+    return &tp__coll_algo_ring_sendrecv;
 }
 
 #ifdef TP_HAVE_MPI
