@@ -58,9 +58,9 @@ struct tp_chan_op {
 
 struct tp_chan;
 
-/* What every kind implements (the calls below say what each does). */
+/* What every kind implements (the calls below say what each does); the
+ * kind's name is its row's (tp_chan_kind_name). */
 struct tp_chan_ops {
-    const char *name; /* the kind: "shm", "tcp", "ofi" */
     void (*post_send)(struct tp_chan *ch, struct tp_chan_op *op);
     void (*post_recv)(struct tp_chan *ch, struct tp_chan_op *op);
     int (*progress)(struct tp_chan *ch, const struct tp_chan_combine *cb, int *done,
@@ -74,9 +74,9 @@ struct tp_chan_ops {
 /* The part of every channel the caller may read. */
 struct tp_chan {
     const struct tp_chan_ops *ops;
-    int peer;                                 /* the peer's rank */
-    struct tp_chan_op *sq_head, *sq_tail;     /* posted sends, in order */
-    struct tp_chan_op *rq_head, *rq_tail;     /* posted receives, in order */
+    int peer;                             /* the peer's rank */
+    struct tp_chan_op *sq_head, *sq_tail; /* posted sends, in order */
+    struct tp_chan_op *rq_head, *rq_tail; /* posted receives, in order */
 };
 
 /* Queue op behind the earlier sends (receives) to this peer; the channel
@@ -162,7 +162,7 @@ struct tp_chan_opts {
                               else the first non-loopback IPv4 address up */
     const int *host_of;    /* rank -> host index (read during the call) */
     int nhosts;
-    size_t arena_bytes;    /* this rank's arena, a multiple of the page size */
+    size_t arena_bytes;    /* this rank's arena (rounded up to whole pages) */
     uint64_t timeout_ns;   /* every blocking step of the set-up */
     bool busy_poll;        /* tcp: SO_BUSY_POLL on the sockets */
 };

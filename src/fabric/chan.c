@@ -39,8 +39,8 @@ int tp_chan_intra_parse(const char *name, const struct tp_chan_kind **out, tp_er
         }
     char list[128] = "";
     for (size_t i = 0, used = 0; i < NINTRA; i++) {
-        int n = snprintf(list + used, sizeof list - used, "%s%s",
-                         i == 0 ? "" : i + 1 == NINTRA ? " or " : ", ", intras[i].name);
+        const char *sep = i == 0 ? "" : i + 1 == NINTRA ? " or " : ", ";
+        int n = snprintf(list + used, sizeof list - used, "%s%s", sep, intras[i].name);
         if (n < 0 || (size_t)n >= sizeof list - used)
             break;
         used += (size_t)n;

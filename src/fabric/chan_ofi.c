@@ -590,7 +590,6 @@ static void close_chan(struct tp_chan *ch)
 }
 
 static const struct tp_chan_ops ofi_ops = {
-    .name = "ofi",
     .post_send = post_send,
     .post_recv = post_recv,
     .progress = progress,

@@ -201,7 +201,6 @@ static void close_chan(struct tp_chan *ch)
 }
 
 static const struct tp_chan_ops shm_ops = {
-    .name = "shm",
     .post_send = post_send,
     .post_recv = post_recv,
     .progress = progress,

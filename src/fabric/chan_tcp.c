@@ -153,7 +153,6 @@ static void close_chan(struct tp_chan *ch)
 }
 
 static const struct tp_chan_ops tcp_ops = {
-    .name = "tcp",
     .post_send = post_send,
     .post_recv = post_recv,
     .progress = progress,
