@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "net_int.h"
 #include "tp/clock.h"
 #include "tp/hist.h"
 #include "tp/log.h"
@@ -37,7 +37,7 @@ struct client {
     struct tp_gpu *gpu;   /* --mem cuda */
     bool dev;             /* the endpoints' buffers are GPU memory (FI_HMEM) */
     void *dbuf[NET_MAX_FLOWS], *hbuf[NET_MAX_FLOWS];
-    json_t *prov;         /* borrowed: doc["provenance"] */
+    json_t *prov; /* borrowed: doc["provenance"] */
 };
 
 json_t *tp_net_config_json(const struct tp_net_client_opts *o)
@@ -127,8 +127,8 @@ static int request(struct client *cl, tp_error *err)
             struct tp_ep_info ei;
             cl->ops->info(cl->ep[i], &ei);
             cl->dev = ei.hmem;
-            rc = flow_mem_alloc(cl->gpu, cl->dev, (size_t)max_msg, &cl->dbuf[i], &cl->hbuf[i],
-                                err);
+            rc = tp__net_flow_mem_alloc(cl->gpu, cl->dev, (size_t)max_msg, &cl->dbuf[i],
+                                        &cl->hbuf[i], err);
         }
     }
     if (!rc) {
@@ -155,7 +155,7 @@ static int request(struct client *cl, tp_error *err)
                                       "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
                                       "max_msg_bytes", (json_int_t)info.max_msg_bytes));
         json_object_set_new(json_object_get(cl->prov, "transport"), "mem_path",
-                            json_string(flow_mem_path(cl->gpu, cl->dev, cl->ops)));
+                            json_string(tp__net_flow_mem_path(cl->gpu, cl->dev, cl->ops)));
     }
     json_decref(done);
     return rc;
@@ -218,14 +218,14 @@ static int run_phase(struct client *cl, struct phase *p, tp_error *err)
 {
     setup_jobs(cl, p, NULL);
     double u0, s0, u1, s1;
-    cpu_seconds(&u0, &s0);
+    tp__net_cpu_seconds(&u0, &s0);
     int rc = send_run(cl, p, p->count, err);
     if (rc)
         return rc;
-    rc = flow_run_all(p->jobs, p->n, &cl->abandoned, err);
+    rc = tp__net_flow_run_all(p->jobs, p->n, &cl->abandoned, err);
     if (cl->abandoned)
         return rc;
-    cpu_seconds(&u1, &s1);
+    tp__net_cpu_seconds(&u1, &s1);
     p->user_s = u1 - u0;
     p->sys_s = s1 - s0;
     if (rc) {
@@ -263,7 +263,7 @@ static void free_phase(struct client *cl, struct phase *p)
     if (cl->abandoned)
         return;
     for (size_t i = 0; i < p->n; i++)
-        rx_free(&p->jobs[i].rx);
+        tp__net_rx_free(&p->jobs[i].rx);
     json_decref(p->server);
     p->server = NULL;
 }
@@ -481,8 +481,8 @@ static void bw_add(struct bw_sum *b, const struct phase *p, bool bidir)
         b->c2s_ns += p->jobs[0].end_ns - p->jobs[0].start_ns;
         b->s2c_ns += rx->last_ns - rx->first_ns;
         b->s2c_bytes += rx->bytes;
-        peak_add(&b->s2c, rx_peak_Bps(rx, 1000000000u), rx_peak_Bps(rx, FLOW_INTERVAL_NS),
-                 rx->last_ns - rx->first_ns);
+        peak_add(&b->s2c, tp__net_rx_peak_Bps(rx, 1000000000u),
+                 tp__net_rx_peak_Bps(rx, FLOW_INTERVAL_NS), rx->last_ns - rx->first_ns);
     }
     b->msgs += p->count;
     b->span_ns += t1 - t0;
@@ -582,7 +582,7 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     }
     json_decref(ack);
     size_t started = 0;
-    rc = flow_start(bg->jobs, bg->n, &started, err);
+    rc = tp__net_flow_start(bg->jobs, bg->n, &started, err);
     uint64_t t0 = tp_now_ns();
     if (!rc)
         usleep(200000); /* let the streams reach steady state */
@@ -597,7 +597,7 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
         tp_hist_free(h);
     cl->bg_stop = 1;
     tp_error jerr;
-    int jrc = flow_join(bg->jobs, started, &cl->abandoned, &jerr);
+    int jrc = tp__net_flow_join(bg->jobs, started, &cl->abandoned, &jerr);
     uint64_t t1 = tp_now_ns();
     if (!rc && jrc) {
         rc = jrc;
@@ -658,8 +658,8 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     if (o->key_file && (rc = tp_key_load(&cl->key, o->key_file, err)))
         goto out;
     if (o->mem_cuda) {
-        struct tp_gpu_opts go = {.what = "--mem cuda", .device = o->gpu,
-                                 .timeout_ns = o->timeout_ns};
+        struct tp_gpu_opts go = {
+            .what = "--mem cuda", .device = o->gpu, .timeout_ns = o->timeout_ns};
         if ((rc = tp_gpu_open(&go, &cl->gpu, err)))
             goto out;
         json_object_set_new(cl->prov, "gpu", tp_gpu_info(cl->gpu));
@@ -714,11 +714,11 @@ out:
     size_t n = 0;
     while (n < cl->nflows && cl->ep[n])
         n++;
-    if (n && !flow_close_eps(cl->ops, cl->ep, n))
+    if (n && !tp__net_flow_close_eps(cl->ops, cl->ep, n))
         tp_log(TP_LOG_WARN, "closing the data endpoints to %s did not finish; leaving them",
                cl->c.peer);
     for (size_t i = 0; i < NET_MAX_FLOWS; i++)
-        flow_mem_free(cl->gpu, cl->dbuf[i], cl->hbuf[i]);
+        tp__net_flow_mem_free(cl->gpu, cl->dbuf[i], cl->hbuf[i]);
     tp_gpu_close(cl->gpu);
     free(cl);
     return rc;

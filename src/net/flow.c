@@ -4,7 +4,7 @@
  * echoes (a received payload is valid only until the next call on the
  * endpoint), so --check adds one pass over the payload to each round trip:
  * documented in docs/metrics.md. */
-#include "flow.h"
+#include "net_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #include "tp/gpu.h"
 #include "tp/pattern.h"
 
-uint64_t flow_seed(uint64_t size)
+uint64_t tp__net_flow_seed(uint64_t size)
 {
     return 0x7472616e70617468ull ^ (size * 0x100000001b3ull);
 }
@@ -50,7 +50,7 @@ static int prepare_tx(struct flow_job *j)
     void *tx = j->ops->tx_buf(j->ep);
     if (j->check || j->corrupt) {
         void *fill = j->dev ? j->hbuf : tx; /* GPU memory is filled through the host */
-        tp_pattern_fill(fill, j->size, flow_seed(j->size));
+        tp_pattern_fill(fill, j->size, tp__net_flow_seed(j->size));
         if (j->corrupt)
             ((unsigned char *)fill)[j->size / 2] ^= 0x20;
         if (j->dev)
@@ -70,7 +70,7 @@ static int verify(struct flow_job *j, const void *data, uint64_t index)
             return rc;
         data = j->hbuf;
     }
-    if (tp_pattern_check(data, j->size, flow_seed(j->size), &off, &want, &got) == 0)
+    if (tp_pattern_check(data, j->size, tp__net_flow_seed(j->size), &off, &want, &got) == 0)
         return 0;
     return tp_error_set(&j->err, TP_ECHECK,
                         "payload mismatch: %llu-byte message %llu, byte %zu: expected 0x%02x, "
@@ -133,8 +133,11 @@ static int pong(struct flow_job *j)
 static int send_stream(struct flow_job *j)
 {
     const void *data;
-    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns, .stop = j->stop, .done = &j->done,
-                                .before_send = staged(j) ? before_send : NULL, .arg = j};
+    struct tp_stream_ctl ctl = {.timeout_ns = j->timeout_ns,
+                                .stop = j->stop,
+                                .done = &j->done,
+                                .before_send = staged(j) ? before_send : NULL,
+                                .arg = j};
     j->start_ns = tp_now_ns();
     int rc = j->ops->send_stream(j->ep, j->size, j->count, &ctl, &j->err);
     if (rc)
@@ -207,7 +210,7 @@ static int recv_stream(struct flow_job *j)
  * so the abandon path of flow_join can be exercised. */
 static int stuck_once;
 
-int flow_run(struct flow_job *j)
+int tp__net_flow_run(struct flow_job *j)
 {
     if (getenv("TP_FAULT_STUCK") && !__atomic_exchange_n(&stuck_once, 1, __ATOMIC_ACQ_REL))
         for (;;)
@@ -230,11 +233,11 @@ int flow_run(struct flow_job *j)
 
 static void *flow_thread(void *arg)
 {
-    flow_run(arg);
+    tp__net_flow_run(arg);
     return NULL;
 }
 
-int flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err)
+int tp__net_flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err)
 {
     for (*started = 0; *started < n; (*started)++)
         if (pthread_create(&jobs[*started].thread, NULL, flow_thread, &jobs[*started]) != 0)
@@ -251,7 +254,7 @@ static uint64_t progress(const struct flow_job *jobs, size_t n)
 }
 
 /* Joins with a 1 s timed wait, so the guard costs one wake-up a second. */
-int flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
+int tp__net_flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
 {
     uint64_t last = progress(jobs, n), since = tp_now_ns();
     uint64_t limit = (n ? jobs[0].timeout_ns : 0) + 2000000000ull;
@@ -289,11 +292,11 @@ int flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
     return 0;
 }
 
-int flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
+int tp__net_flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err)
 {
     size_t started;
-    int rc = flow_start(jobs, n, &started, err);
-    int jrc = flow_join(jobs, started, abandoned, rc ? NULL : err);
+    int rc = tp__net_flow_start(jobs, n, &started, err);
+    int jrc = tp__net_flow_join(jobs, started, abandoned, rc ? NULL : err);
     return rc ? rc : jrc;
 }
 
@@ -320,7 +323,7 @@ static void *closer_main(void *arg)
     return NULL;
 }
 
-bool flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps, size_t n)
+bool tp__net_flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps, size_t n)
 {
     struct closer *c = calloc(1, sizeof *c + n * sizeof c->eps[0]);
     pthread_t t;
@@ -351,7 +354,7 @@ bool flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps
     return true;
 }
 
-double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns)
+double tp__net_rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns)
 {
     size_t w = (size_t)(window_ns / FLOW_INTERVAL_NS);
     if (w == 0)
@@ -373,14 +376,14 @@ double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns)
     return (double)best * 1e9 / (double)(w * FLOW_INTERVAL_NS);
 }
 
-void rx_free(struct rx_stats *rx)
+void tp__net_rx_free(struct rx_stats *rx)
 {
     free(rx->intervals);
     memset(rx, 0, sizeof *rx);
 }
 
-int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
-                   tp_error *err)
+int tp__net_flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
+                           tp_error *err)
 {
     *dbuf = *hbuf = NULL;
     if (!g)
@@ -395,13 +398,14 @@ int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void *
     return rc ? rc : tp_gpu_memset(g, *dbuf, 0, 2 * bytes, err);
 }
 
-void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf)
+void tp__net_flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf)
 {
     tp_gpu_free(g, dbuf);
     free(hbuf);
 }
 
-const char *flow_mem_path(const struct tp_gpu *g, bool dev, const struct tp_transport_ops *ops)
+const char *tp__net_flow_mem_path(const struct tp_gpu *g, bool dev,
+                                  const struct tp_transport_ops *ops)
 {
     if (!g)
         return "host";

@@ -37,7 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "net_int.h"
 #include "tp/clock.h"
 #include "tp/log.h"
 #include "tp/net.h"
@@ -78,8 +78,8 @@ static int get_gpu(struct tp_gpu **out, uint64_t timeout_ns, tp_error *err)
     pthread_mutex_lock(&gpu_mu);
     int rc = 0;
     if (!server_gpu) {
-        struct tp_gpu_opts go = {.what = "--mem cuda (server)", .device = -1,
-                                 .timeout_ns = timeout_ns};
+        struct tp_gpu_opts go = {
+            .what = "--mem cuda (server)", .device = -1, .timeout_ns = timeout_ns};
         rc = tp_gpu_open(&go, &server_gpu, err);
     }
     *out = server_gpu;
@@ -87,7 +87,7 @@ static int get_gpu(struct tp_gpu **out, uint64_t timeout_ns, tp_error *err)
     return rc;
 }
 
-void cpu_seconds(double *user_s, double *sys_s)
+void tp__net_cpu_seconds(double *user_s, double *sys_s)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -201,8 +201,8 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
             struct tp_ep_info ei;
             s->ops->info(s->ep[i], &ei);
             s->dev = ei.hmem;
-            if ((rc = flow_mem_alloc(s->gpu, s->dev, (size_t)max_msg, &s->dbuf[i], &s->hbuf[i],
-                                     err))) {
+            if ((rc = tp__net_flow_mem_alloc(s->gpu, s->dev, (size_t)max_msg, &s->dbuf[i],
+                                             &s->hbuf[i], err))) {
                 json_decref(addrs);
                 return rc;
             }
@@ -215,7 +215,7 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
     json_object_set_new(host, "process", tp_process_json());
     json_t *acc = json_pack("{s:o, s:o, s:{s:s, s:s, s:s}}", "flows", addrs, "host", host,
                             "endpoint", "provider", info.provider, "domain", info.domain,
-                            "mem_path", flow_mem_path(s->gpu, s->dev, s->ops));
+                            "mem_path", tp__net_flow_mem_path(s->gpu, s->dev, s->ops));
     if (s->gpu)
         json_object_set_new(json_object_get(acc, "endpoint"), "gpu", tp_gpu_info(s->gpu));
     rc = tp_wire_send(c, TP_F_ACCEPT, acc, err);
@@ -247,14 +247,14 @@ static json_t *rx_json(const struct flow_job *j)
     const struct rx_stats *rx = &j->rx;
     return json_pack("{s:I, s:I, s:I, s:f, s:f}", "msgs", (json_int_t)rx->msgs, "bytes",
                      (json_int_t)rx->bytes, "span_ns", (json_int_t)(rx->last_ns - rx->first_ns),
-                     "peak_1s_Bps", rx_peak_Bps(rx, 1000000000ull), "peak_100ms_Bps",
-                     rx_peak_Bps(rx, FLOW_INTERVAL_NS));
+                     "peak_1s_Bps", tp__net_rx_peak_Bps(rx, 1000000000ull), "peak_100ms_Bps",
+                     tp__net_rx_peak_Bps(rx, FLOW_INTERVAL_NS));
 }
 
 static json_t *done_json(struct flow_job *jobs, size_t n, double u0, double s0)
 {
     double u1, s1;
-    cpu_seconds(&u1, &s1);
+    tp__net_cpu_seconds(&u1, &s1);
     json_t *fl = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(fl, jobs[i].role == ROLE_RECV ? rx_json(&jobs[i]) : json_object());
@@ -268,7 +268,7 @@ static int stop_background(struct session *s, double u0, double s0, json_t **don
         return 0;
     s->bg_stop = 1;
     tp_error e;
-    int rc = flow_join(s->bg, s->nbg, &s->abandoned, &e);
+    int rc = tp__net_flow_join(s->bg, s->nbg, &s->abandoned, &e);
     if (rc && err)
         *err = e;
     if (s->abandoned)
@@ -276,7 +276,7 @@ static int stop_background(struct session *s, double u0, double s0, json_t **don
     if (done && !rc)
         *done = done_json(s->bg, s->nbg, u0, s0);
     for (size_t i = 0; i < s->nbg; i++)
-        rx_free(&s->bg[i].rx);
+        tp__net_rx_free(&s->bg[i].rx);
     free(s->bg);
     s->bg = NULL;
     s->nbg = 0;
@@ -335,7 +335,7 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
         };
     }
     double u0, s0;
-    cpu_seconds(&u0, &s0);
+    tp__net_cpu_seconds(&u0, &s0);
     if (count == 0) {
         s->bg = jobs;
         s->nbg = n;
@@ -343,14 +343,14 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
         s->bg_u0 = u0;
         s->bg_s0 = s0;
         size_t started;
-        if ((rc = flow_start(jobs, n, &started, err))) {
+        if ((rc = tp__net_flow_start(jobs, n, &started, err))) {
             s->nbg = started;
             stop_background(s, 0, 0, NULL, NULL);
             return rc;
         }
         return tp_wire_send(&s->c, TP_F_DONE, NULL, err);
     }
-    rc = flow_run_all(jobs, n, &s->abandoned, err);
+    rc = tp__net_flow_run_all(jobs, n, &s->abandoned, err);
     if (s->abandoned)
         return rc; /* leave jobs to the stuck thread */
     if (rc == 0) {
@@ -359,7 +359,7 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
         json_decref(done);
     }
     for (size_t i = 0; i < n; i++)
-        rx_free(&jobs[i].rx);
+        tp__net_rx_free(&jobs[i].rx);
     free(jobs);
     return rc;
 }
@@ -419,11 +419,11 @@ static void end_session(struct session *s)
         tp_conn_close(&s->c);
         return;
     }
-    if (s->nflows && !flow_close_eps(s->ops, s->ep, s->nflows))
+    if (s->nflows && !tp__net_flow_close_eps(s->ops, s->ep, s->nflows))
         tp_log(TP_LOG_WARN, "client %s: closing the data endpoints did not finish; leaving them",
                s->c.peer);
     for (size_t i = 0; i < NET_MAX_FLOWS; i++)
-        flow_mem_free(s->gpu, s->dbuf[i], s->hbuf[i]);
+        tp__net_flow_mem_free(s->gpu, s->dbuf[i], s->hbuf[i]);
     tp_conn_close(&s->c);
     free(s);
 }

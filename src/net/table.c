@@ -22,9 +22,11 @@ static void lat_table(FILE *f, const json_t *list, const char *title)
         tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
         fprintf(f, "%9s %10lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f\n", sz,
                 (long long)json_integer_value(json_object_get(e, "iterations")),
-                tp_json_num_or(l, "min", 0) / 1e3, tp_json_num_or(l, "p50", 0) / 1e3, tp_json_num_or(l, "mean", 0) / 1e3, tp_json_num_or(l, "p90", 0) / 1e3,
-                tp_json_num_or(l, "p99", 0) / 1e3, tp_json_num_or(l, "p99_9", 0) / 1e3, tp_json_num_or(l, "max", 0) / 1e3,
-                tp_json_num_or(l, "stdev", 0) / 1e3, tp_json_num_or(l, "mad", 0) / 1e3);
+                tp_json_num_or(l, "min", 0) / 1e3, tp_json_num_or(l, "p50", 0) / 1e3,
+                tp_json_num_or(l, "mean", 0) / 1e3, tp_json_num_or(l, "p90", 0) / 1e3,
+                tp_json_num_or(l, "p99", 0) / 1e3, tp_json_num_or(l, "p99_9", 0) / 1e3,
+                tp_json_num_or(l, "max", 0) / 1e3, tp_json_num_or(l, "stdev", 0) / 1e3,
+                tp_json_num_or(l, "mad", 0) / 1e3);
     }
 }
 
@@ -64,7 +66,8 @@ void tp_net_print(FILE *f, const json_t *doc)
     snprintf(title, sizeof title, "trainpath net %s %s:%lld over %s%s%s%s", test ? test : "?",
              json_string_value(json_object_get(cfg, "host")),
              (long long)json_integer_value(json_object_get(cfg, "port")), transport,
-             prov ? " provider " : "", prov ? json_string_value(json_object_get(tr, "provider")) : "",
+             prov ? " provider " : "",
+             prov ? json_string_value(json_object_get(tr, "provider")) : "",
              strcmp(json_string_value(json_object_get(cfg, "mode")), "rma") == 0
                  ? " (RMA write with data)"
                  : "");
@@ -93,7 +96,8 @@ void tp_net_print(FILE *f, const json_t *doc)
             char sz[32];
             tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
                         sizeof sz);
-            fprintf(f, "%9s %9.2f %9.2f\n", sz, tp_json_num_or(e, "mean", 0), tp_json_num_or(e, "p99", 0));
+            fprintf(f, "%9s %9.2f %9.2f\n", sz, tp_json_num_or(e, "mean", 0),
+                    tp_json_num_or(e, "p99", 0));
         }
     }
 }

@@ -1,8 +1,8 @@
 /* Flows: one data-path endpoint pair and the roles its two ends play in a
  * phase (ping-pong, or one direction of a stream). Shared by the server and
  * the client so both ends of every role live side by side. Internal to net/. */
-#ifndef TP_NET_FLOW_H
-#define TP_NET_FLOW_H
+#ifndef TP_NET_INT_H
+#define TP_NET_INT_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -60,11 +60,11 @@ struct flow_job {
 };
 
 /* Run job on this thread; returns job->rc. */
-int flow_run(struct flow_job *job);
+int tp__net_flow_run(struct flow_job *job);
 
 /* Start one thread per job. Returns 0, or TP_ESYS with *started threads
  * running. */
-int flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err);
+int tp__net_flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err);
 
 /* Wait for n started jobs; returns the first failing job's code with its
  * error in err. A job that completes no message for its timeout plus a 2 s
@@ -73,37 +73,38 @@ int flow_start(struct flow_job *jobs, size_t n, size_t *started, tp_error *err);
  * sets *abandoned and returns TP_ETIMEOUT naming the peer. The caller must
  * then leave the jobs and their endpoints alone (that thread may still touch
  * them) and end the run. */
-int flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
+int tp__net_flow_join(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
 
 /* flow_start + flow_join. */
-int flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
+int tp__net_flow_run_all(struct flow_job *jobs, size_t n, bool *abandoned, tp_error *err);
 
 /* Close n endpoints in a helper thread and wait up to 2 s: fi_close on a
  * shared-memory endpoint whose peer was killed holding a lock can spin
  * forever, and ending a run must not hang on it. A close that does not end
  * is left running (logged); the endpoints are then leaked. Returns false in
  * that case. */
-bool flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps, size_t n);
+bool tp__net_flow_close_eps(const struct tp_transport_ops *ops, struct tp_ep *const *eps, size_t n);
 
 /* Peak receive rate in bytes/s over sliding windows of window_ns (a multiple
  * of FLOW_INTERVAL_NS); falls back to the mean when the run is shorter. */
-double rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns);
+double tp__net_rx_peak_Bps(const struct rx_stats *rx, uint64_t window_ns);
 
 /* Free rx->intervals. */
-void rx_free(struct rx_stats *rx);
+void tp__net_rx_free(struct rx_stats *rx);
 
 /* Seed of the payload pattern for a message size, the same on both ends. */
-uint64_t flow_seed(uint64_t size);
+uint64_t tp__net_flow_seed(uint64_t size);
 
 /* --mem cuda buffers of one flow (nothing when g is NULL): with dev a host
  * scratch (*hbuf), else where the messages start and end in GPU memory
  * (*dbuf: bytes for those sent, then bytes for those received). */
-int flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
-                   tp_error *err);
-void flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf);
+int tp__net_flow_mem_alloc(struct tp_gpu *g, bool dev, size_t bytes, void **dbuf, void **hbuf,
+                           tp_error *err);
+void tp__net_flow_mem_free(struct tp_gpu *g, void *dbuf, void *hbuf);
 
 /* What the result says about the path the bytes took. Static string. */
-const char *flow_mem_path(const struct tp_gpu *g, bool dev, const struct tp_transport_ops *ops);
+const char *tp__net_flow_mem_path(const struct tp_gpu *g, bool dev,
+                                  const struct tp_transport_ops *ops);
 
 #endif
 
@@ -114,4 +115,4 @@ const char *flow_mem_path(const struct tp_gpu *g, bool dev, const struct tp_tran
 #define NET_MAX_BUFFER_BYTES (16ull << 30) /* all data buffers of one test */
 
 /* rusage of this process: user and system CPU seconds. */
-void cpu_seconds(double *user_s, double *sys_s);
+void tp__net_cpu_seconds(double *user_s, double *sys_s);
