@@ -12,12 +12,22 @@
 #include "tp/fixed.h"
 
 const struct algo *const tp__coll_algos[] = {
-    &tp__coll_algo_ring_allreduce,     &tp__coll_algo_rhd_allreduce,      &tp__coll_algo_rd_allreduce,
+    &tp__coll_algo_ring_allreduce,
+    &tp__coll_algo_rhd_allreduce,
+    &tp__coll_algo_rd_allreduce,
     &tp__coll_algo_dbtree_allreduce,
-    &tp__coll_algo_binomial_allreduce, &tp__coll_algo_hier_allreduce,     &tp__coll_algo_ring_reduce_scatter,
-    &tp__coll_algo_rhd_reduce_scatter, &tp__coll_algo_ring_allgather,     &tp__coll_algo_bruck_allgather,
-    &tp__coll_algo_binomial_bcast,     &tp__coll_algo_ring_bcast,         &tp__coll_algo_binomial_reduce,
-    &tp__coll_algo_ring_reduce,        &tp__coll_algo_pairwise_alltoall,  &tp__coll_algo_ring_sendrecv,
+    &tp__coll_algo_binomial_allreduce,
+    &tp__coll_algo_hier_allreduce,
+    &tp__coll_algo_ring_reduce_scatter,
+    &tp__coll_algo_rhd_reduce_scatter,
+    &tp__coll_algo_ring_allgather,
+    &tp__coll_algo_bruck_allgather,
+    &tp__coll_algo_binomial_bcast,
+    &tp__coll_algo_ring_bcast,
+    &tp__coll_algo_binomial_reduce,
+    &tp__coll_algo_ring_reduce,
+    &tp__coll_algo_pairwise_alltoall,
+    &tp__coll_algo_ring_sendrecv,
     NULL,
 };
 

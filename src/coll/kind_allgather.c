@@ -13,7 +13,8 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
 static const struct algo *choose(int n, int nhosts, size_t bytes)
 {
     (void)nhosts;
-    return bytes * (size_t)n <= (64u << 10) ? &tp__coll_algo_bruck_allgather : &tp__coll_algo_ring_allgather;
+    return bytes * (size_t)n <= (64u << 10) ? &tp__coll_algo_bruck_allgather
+                                            : &tp__coll_algo_ring_allgather;
 }
 
 #ifdef TP_HAVE_MPI

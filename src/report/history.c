@@ -377,7 +377,8 @@ static int existing(tp_history *h, const json_t *pv, const char *host, int64_t *
     if (rc)
         return rc;
     if (bind_text(st, 1, tp_json_str(pv, "command")) | bind_text(st, 2, host) |
-        bind_text(st, 3, tp_json_str(pv, "started_utc")) | bind_text(st, 4, tp_json_str(pv, "config_id")))
+        bind_text(st, 3, tp_json_str(pv, "started_utc")) |
+        bind_text(st, 4, tp_json_str(pv, "config_id")))
         rc = dberr(h, err, "find the run");
     else if (sqlite3_step(st) == SQLITE_ROW)
         *id = sqlite3_column_int64(st, 0);
@@ -477,9 +478,11 @@ int tp_history_add_run(tp_history *h, const json_t *doc, const char *file, const
                   &st, err);
     if (!rc && (bind_text(st, 1, batch) | bind_text(st, 2, tp_json_str(pv, "command")) |
                 bind_text(st, 3, host) | bind_text(st, 4, tp_json_str(pv, "started_utc")) |
-                sqlite3_bind_double(st, 5, started_s) | bind_text(st, 6, tp_json_str(pv, "tool_version")) |
-                bind_text(st, 7, tp_json_str(pv, "kernel")) | bind_text(st, 8, tp_json_str(pv, "config_id")) |
-                sqlite3_bind_int(st, 9, ok) | bind_text(st, 10, file)))
+                sqlite3_bind_double(st, 5, started_s) |
+                bind_text(st, 6, tp_json_str(pv, "tool_version")) |
+                bind_text(st, 7, tp_json_str(pv, "kernel")) |
+                bind_text(st, 8, tp_json_str(pv, "config_id")) | sqlite3_bind_int(st, 9, ok) |
+                bind_text(st, 10, file)))
         rc = dberr(h, err, "add a run");
     if (!rc)
         rc = run(h, st, "add a run", err);

@@ -284,7 +284,7 @@ static void check(struct rows *r, const json_t *doc)
     const json_t *sum = json_object_get(res, "summary");
     add(r, "check.fail", NULL, tp_json_num(sum, "fail"), "", LOWER, NULL, NULL);
     add(r, "check.warn", NULL, tp_json_num(sum, "warn"), "", LOWER, NULL, NULL);
-    add(r, "check.nagios", NULL, tp_json_num_unit(json_object_get(res, "nagios"), "code", NULL), "", LOWER,
+    add(r, "check.nagios", NULL, tp_json_num(json_object_get(res, "nagios"), "code"), "", LOWER,
         NULL, NULL);
     size_t i;
     const json_t *f;
