@@ -160,17 +160,3 @@ void tp_chan_set_close(struct tp_chan_set *s)
     json_decref(s->info);
     free(s);
 }
-
-bool tp__fabric_pid_gone(int pid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return true;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
-}

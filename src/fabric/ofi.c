@@ -52,7 +52,6 @@
 #define CTRL_BYTES 64 /* credit buffers, and the smallest rx slot */
 #define CREDIT_BYTES sizeof(uint64_t)
 #define YIELD_EVERY 1024 /* empty CQ polls between sched_yield() calls */
-#define MODE_WANTED (FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA)
 
 enum op_kind { OP_TX, OP_RX, OP_CREDIT_TX };
 
@@ -104,120 +103,6 @@ struct tp_ep {
 };
 
 extern const struct tp_transport_ops tp_ofi_ops;
-
-/* ---- provider selection ---- */
-
-static struct fi_info *make_hints(const char *provider, bool rma, bool hmem)
-{
-    struct fi_info *h = tp__ofi_hints(
-        provider, FI_MSG | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0) | (hmem ? FI_HMEM : 0),
-        MODE_WANTED, TP__OFI_MR_WANTED | (hmem ? FI_MR_HMEM : 0));
-    if (h) {
-        /* streams map message n to the n-th posted receive */
-        h->tx_attr->msg_order = FI_ORDER_SAS;
-        h->rx_attr->msg_order = FI_ORDER_SAS;
-    }
-    return h;
-}
-
-/* fi_getinfo for provider; prefers the entry whose name is exactly provider
- * ("tcp" also matches "tcp;ofi_rxm"). Returns 0 or a negative FI code. */
-static int get_info(const char *provider, const char *node, bool rma, bool hmem,
-                    struct fi_info **out)
-{
-    struct fi_info *hints = make_hints(provider, rma, hmem), *list = NULL;
-    if (!hints)
-        return -FI_ENOMEM;
-    int rc = fi_getinfo(hmem ? TP__OFI_API_HMEM : TP__OFI_API, node, NULL, node ? FI_SOURCE : 0,
-                        hints, &list);
-    fi_freeinfo(hints);
-    if (rc)
-        return rc;
-    struct fi_info *pick = list;
-    for (struct fi_info *i = list; i; i = i->next)
-        if (strcmp(i->fabric_attr->prov_name, provider) == 0) {
-            pick = i;
-            break;
-        }
-    *out = fi_dupinfo(pick);
-    fi_freeinfo(list);
-    return *out ? 0 : -FI_ENOMEM;
-}
-
-/* ", "-separated names of the providers that offer RDM endpoints here. */
-static void list_providers(char *buf, size_t cap)
-{
-    struct fi_info *hints = make_hints(NULL, false, false), *list = NULL;
-    buf[0] = '\0';
-    if (!hints || fi_getinfo(TP__OFI_API, NULL, NULL, 0, hints, &list) != 0) {
-        snprintf(buf, cap, "(none)");
-        fi_freeinfo(hints);
-        return;
-    }
-    fi_freeinfo(hints);
-    size_t used = 0;
-    for (struct fi_info *i = list; i; i = i->next) {
-        const char *name = i->fabric_attr->prov_name;
-        bool seen = false;
-        for (struct fi_info *j = list; j != i && !seen; j = j->next)
-            seen = strcmp(j->fabric_attr->prov_name, name) == 0;
-        if (seen)
-            continue;
-        int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", name);
-        if (n < 0 || (size_t)n >= cap - used)
-            break;
-        used += (size_t)n;
-    }
-    fi_freeinfo(list);
-}
-
-static int unknown_provider(const char *provider, const char *node, int rc, tp_error *err)
-{
-    char avail[384];
-    list_providers(avail, sizeof avail);
-    return tp_error_set(err, TP_EUSAGE,
-                        "libfabric provider '%s' cannot open an RDM endpoint%s%s (fi_getinfo: %s); "
-                        "providers available here: %s",
-                        provider, node ? " on " : "", node ? node : "", fi_strerror(-rc), avail);
-}
-
-int tp_ofi_provider_check(const char *provider, tp_error *err)
-{
-    if (!provider || !provider[0])
-        return tp_error_set(err, TP_EUSAGE, "no libfabric provider named");
-    struct fi_info *info = NULL;
-    int rc = get_info(provider, NULL, false, false, &info);
-    fi_freeinfo(info);
-    return rc ? unknown_provider(provider, NULL, rc, err) : 0;
-}
-
-bool tp_ofi_hmem_offered(const char *provider)
-{
-    struct fi_info *info = NULL;
-    if (!provider || !provider[0] || get_info(provider, NULL, false, true, &info) != 0)
-        return false;
-    bool yes = (info->caps & FI_HMEM) != 0;
-    fi_freeinfo(info);
-    return yes;
-}
-
-static char version_str[32];
-static pthread_once_t version_once = PTHREAD_ONCE_INIT;
-
-static void read_version(void)
-{
-    const char *v = fi_tostr("", FI_TYPE_VERSION); /* the loaded library's package version */
-    if (v && v[0])
-        snprintf(version_str, sizeof version_str, "%s", v);
-    else
-        tp__ofi_api_version(version_str, sizeof version_str);
-}
-
-const char *tp_ofi_version(void)
-{
-    pthread_once(&version_once, read_version);
-    return version_str;
-}
 
 /* ---- completions ---- */
 
@@ -540,13 +425,13 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
     /* GPU memory on the wire where the provider takes it, else (rc still
      * set) host buffers the caller stages through */
     if (cfg->gpu && !tp_gpu_emulated(cfg->gpu) &&
-        (rc = get_info(cfg->provider, node, ep->rma, true, &ep->f.info)) == 0)
+        (rc = tp__ofi_get_info(cfg->provider, node, ep->rma, true, &ep->f.info)) == 0)
         ep->hmem = true;
     if (rc)
-        rc = get_info(cfg->provider, node, ep->rma, false, &ep->f.info);
+        rc = tp__ofi_get_info(cfg->provider, node, ep->rma, false, &ep->f.info);
     if (rc && ep->rma) {
         struct fi_info *plain = NULL;
-        if (get_info(cfg->provider, node, false, false, &plain) == 0) {
+        if (tp__ofi_get_info(cfg->provider, node, false, false, &plain) == 0) {
             fi_freeinfo(plain);
             return tp_error_set(err, TP_EUNSUP,
                                 "libfabric provider '%s' offers no RMA writes (FI_RMA with "
@@ -555,7 +440,7 @@ static int select_info(struct tp_ep *ep, const struct tp_ep_config *cfg, tp_erro
         }
     }
     if (rc)
-        return unknown_provider(cfg->provider, node, rc, err);
+        return tp__ofi_unknown_provider(cfg->provider, node, rc, err);
     struct fi_info *fi = ep->f.info;
     snprintf(ep->f.prov, sizeof ep->f.prov, "%s", fi->fabric_attr->prov_name);
     if (fi->ep_attr->max_msg_size < cfg->max_msg_bytes)

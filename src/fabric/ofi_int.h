@@ -27,6 +27,10 @@ struct tp_gpu;
 #define TP__OFI_MR_WANTED                                                                          \
     (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
+/* The modes the point-to-point transport can work in (it passes contexts
+ * and reads remote CQ data). */
+#define TP__OFI_MODE_WANTED (FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA)
+
 /* Bytes of the longest endpoint name either side exchanges. */
 #define TP__OFI_NAME_MAX 512
 
@@ -99,5 +103,20 @@ int tp__ofi_unhex(const char *hex, size_t hexlen, unsigned char *name);
 
 /* The API version of the library actually loaded, "1.17". */
 void tp__ofi_api_version(char *buf, size_t cap);
+
+/* ---- what libfabric offers here (ofi_info.c) ---- */
+
+/* fi_getinfo for an RDM endpoint of provider with the point-to-point
+ * transport's needs (messages in order; RMA writes with data when rma;
+ * FI_HMEM when hmem), bound to node (an IP address) unless NULL. Prefers
+ * the entry whose name is exactly provider ("tcp" also matches
+ * "tcp;ofi_rxm"). *out is a copy for fi_freeinfo. Returns 0 or a negative
+ * libfabric code. */
+int tp__ofi_get_info(const char *provider, const char *node, bool rma, bool hmem,
+                     struct fi_info **out);
+
+/* TP_EUSAGE: provider cannot open an RDM endpoint (on node, unless NULL),
+ * with fi_getinfo's reason rc and the providers that can. */
+int tp__ofi_unknown_provider(const char *provider, const char *node, int rc, tp_error *err);
 
 #endif
