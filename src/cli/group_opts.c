@@ -4,10 +4,10 @@
  * to the library as struct tp_group_opts. Each value is checked before any
  * rank starts. */
 #include <getopt.h>
-#include <string.h>
 
 #include "cli.h"
 #include "tp/boot.h"
+#include "tp/chan.h"
 #include "tp/result.h"
 #include "tp/transport.h"
 #include "tp/units.h"
@@ -49,44 +49,21 @@ int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *e
     return rc;
 }
 
-/* TODO(lead): fabric's table. */
-static int check_intra(const char *intra, tp_error *err)
-{
-    if (intra && strcmp(intra, "shm") != 0 && strcmp(intra, "fabric") != 0)
-        return tp_error_set(err, TP_EUSAGE, "--intra %s: shm or fabric", intra);
-    return 0;
-}
-
-/* TODO(lead): fabric's table. */
-static int check_transport(const char *transport, tp_error *err)
-{
-    if (transport && strcmp(transport, "tcp") != 0 && strcmp(transport, "ofi") != 0)
-        return tp_error_set(err, TP_EUSAGE, "--transport %s: tcp or ofi", transport);
-    return 0;
-}
-
-/* TODO(lead): fabric's table. */
-static int check_provider(const char *transport, const char *provider, tp_error *err)
-{
-    if (transport && strcmp(transport, "ofi") == 0)
-        return tp_ofi_provider_check(provider ? provider : "tcp;ofi_rxm", err);
-    return 0;
-}
-
 int cli_group_check(struct tp_group_opts *g, tp_error *err)
 {
     struct tp_comm_opts *c = &g->comm;
-    int rc = check_intra(c->intra, err);
-    if (rc == 0 && c->provider && !c->transport)
-        c->transport = "ofi";
+    const struct tp_chan_kind *intra;
+    int rc = tp_chan_intra_parse(c->intra, &intra, err);
+    if (rc == 0 && c->provider && !c->transport) /* a provider implies the transport that takes one */
+        c->transport = tp_transport_default(true)->name;
+    const struct tp_transport_ops *t = rc == 0 ? tp_transport_parse(c->transport, err) : NULL;
+    if (rc == 0 && !t)
+        rc = err->code;
     if (rc == 0)
-        rc = check_transport(c->transport, err);
+        rc = tp_transport_provider_check(t, c->provider ? c->provider : t->default_provider, err);
     if (rc == 0)
-        rc = check_provider(c->transport, c->provider, err);
-    const char *l = g->launcher;
-    if (rc == 0 && l && strcmp(l, "local") != 0 && strcmp(l, "mpi") != 0 && strcmp(l, "env") != 0)
-        rc = tp_error_set(err, TP_EUSAGE, "--launcher %s: local, mpi or env", l);
-    g->launcher_name = tp_boot_detect(l);
+        rc = tp_boot_check_backend(g->launcher, "--launcher", err);
+    g->launcher_name = tp_boot_detect(g->launcher);
     return rc;
 }
 

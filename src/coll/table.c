@@ -6,6 +6,7 @@
 
 #include "tp/coll.h"
 #include "tp/group.h"
+#include "tp/transport.h"
 #include "tp/units.h"
 
 void tp_coll_print_header(FILE *f, const struct tp_coll_job *j, const struct tp_group_opts *g,
@@ -13,11 +14,12 @@ void tp_coll_print_header(FILE *f, const struct tp_coll_job *j, const struct tp_
 {
     const struct tp_coll_bench_opts *b = &j->bench;
     const struct tp_comm_opts *co = &g->comm;
-    bool ofi = co->transport && strcmp(co->transport, "ofi") == 0, shm = tp_comm_shm(c);
-    fprintf(f, "# trainpath coll: %s, %d ranks on %d host(s), %s, redop %s, %s%s%s%s%s\n",
+    bool shm = tp_comm_shm(c);
+    char path[160];
+    tp_transport_label(tp_transport_parse(co->transport, NULL), co->provider, path, sizeof path);
+    fprintf(f, "# trainpath coll: %s, %d ranks on %d host(s), %s, redop %s, %s%s%s%s\n",
             tp_coll_name(b->kind), tp_comm_size(c), tp_comm_nhosts(c), tp_dtype_name(b->dtype),
-            tp_redop_name(b->op), shm ? "shm within hosts, " : "", ofi ? "ofi " : "tcp",
-            ofi ? (co->provider ? co->provider : "tcp;ofi_rxm") : "", shm ? " between" : "",
+            tp_redop_name(b->op), shm ? "shm within hosts, " : "", path, shm ? " between" : "",
             b->exact ? ", repro exact" : "");
     fprintf(f, "# %10s %12s %-12s %10s %10s %10s %8s %8s %7s %10s\n", "size", "count", "algo",
             "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "#wrong", "skew99(us)");
