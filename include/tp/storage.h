@@ -69,6 +69,11 @@ struct tp_ioq_opts {
 
 struct tp_ioq;
 
+/* Whether name is an engine --engine takes: "auto" or one of the table's
+ * (io_uring, psync). 0, or TP_EUSAGE "--engine NAME: auto, io_uring or
+ * psync" (the list from the table). */
+int tp_ioq_engine_check(const char *name, tp_error *err);
+
 /* Open a queue. Errors: TP_EUSAGE for an unknown engine name, TP_EUNSUP when
  * io_uring was asked for and the kernel refuses it, TP_ENOMEM. */
 int tp_ioq_open(const struct tp_ioq_opts *o, struct tp_ioq **out, tp_error *err);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "tp/io.h"
 #include "tp/result.h"
+#include "tp/storage.h"
 #include "tp/units.h"
 
 static void usage(FILE *f)
@@ -197,8 +198,7 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         case OPT_DEVICE: c->target.device = optarg; break;
         case OPT_DESTROY: c->target.destroy_data = true; break;
         case OPT_ENGINE:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "io_uring") && strcmp(optarg, "psync"))
-                rc = tp_error_set(err, TP_EUSAGE, "--engine %s: auto, io_uring or psync", optarg);
+            rc = tp_ioq_engine_check(optarg, err);
             c->engine = optarg;
             break;
         case OPT_QD:

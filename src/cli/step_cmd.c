@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "tp/step.h"
+#include "tp/storage.h"
 #include "tp/units.h"
 
 static void usage(FILE *f)
@@ -224,8 +225,7 @@ static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
         s->qd = (unsigned)v;
         break;
     case OPT_ENGINE:
-        if (strcmp(arg, "auto") && strcmp(arg, "io_uring") && strcmp(arg, "psync"))
-            rc = tp_error_set(err, TP_EUSAGE, "--engine %s: auto, io_uring or psync", arg);
+        rc = tp_ioq_engine_check(arg, err);
         s->engine = arg;
         break;
     case OPT_DIRECT: s->direct = true; break;

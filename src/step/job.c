@@ -58,7 +58,7 @@ int tp_step_main(struct tp_step_given *g, const struct tp_group_opts *go, bool *
                  tp_error *err)
 {
     const struct tp_step_opts *s = &g->o;
-    struct run r = {.g = g, .local = strcmp(go->launcher_name, "local") == 0};
+    struct run r = {.g = g, .local = !tp_boot_launched(go->launcher_name)};
     json_t *options = tp_step_config_json(g, r.local ? go->nranks : 0);
     struct tp_group_job job = {
         .command = "step",

@@ -139,7 +139,7 @@ int tp_step_prepare(struct tp_step_given *g, const struct tp_group_opts *go, tp_
         return rc;
     /* everything that does not depend on the rank count is checked here,
      * before any rank starts (with the local launcher, the count is known) */
-    bool local = strcmp(go->launcher_name, "local") == 0;
+    bool local = !tp_boot_launched(go->launcher_name);
     rc = tp_step_derive(g, local ? go->nranks : 1, err);
     if (rc == 0 && local)
         rc = tp_step_check(s, go->nranks, err);

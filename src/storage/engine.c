@@ -71,6 +71,21 @@ static int open_with(const struct tp_io_engine_ops *ops, const struct tp_ioq_opt
     return 0;
 }
 
+int tp_ioq_engine_check(const char *name, tp_error *err)
+{
+    if (strcmp(name, "auto") == 0)
+        return 0;
+    char list[128] = "auto";
+    size_t used = strlen(list), n = sizeof engines / sizeof engines[0];
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(name, engines[i]->name) == 0)
+            return 0;
+        used += (size_t)snprintf(list + used, used < sizeof list ? sizeof list - used : 0, "%s%s",
+                                 i + 1 < n ? ", " : " or ", engines[i]->name);
+    }
+    return tp_error_set(err, TP_EUSAGE, "--engine %s: %s", name, list);
+}
+
 int tp_ioq_open(const struct tp_ioq_opts *o, struct tp_ioq **out, tp_error *err)
 {
     tp_clock_init();
