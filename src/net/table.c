@@ -53,6 +53,58 @@ static void bw_table(FILE *f, const json_t *list, bool bidir)
     }
 }
 
+static void print_lat(FILE *f, const json_t *res, const char *title)
+{
+    lat_table(f, json_object_get(res, "sizes"), title);
+}
+
+static void print_bw(FILE *f, const json_t *res, const char *title)
+{
+    fprintf(f, "%s\n", title);
+    bw_table(f, json_object_get(res, "sizes"), false);
+}
+
+static void print_bibw(FILE *f, const json_t *res, const char *title)
+{
+    fprintf(f, "%s\n", title);
+    bw_table(f, json_object_get(res, "sizes"), true);
+}
+
+static void print_loaded(FILE *f, const json_t *res, const char *title)
+{
+    (void)title;
+    lat_table(f, json_object_get(res, "isolated"), "isolated");
+    lat_table(f, json_object_get(res, "loaded"), "loaded");
+    const json_t *load = json_object_get(res, "load");
+    if (load)
+        fprintf(f, "load: %lld streams of %lld-byte messages, %.3f GB/s\n",
+                (long long)json_integer_value(json_object_get(load, "streams")),
+                (long long)json_integer_value(json_object_get(load, "size_bytes")),
+                tp_json_num_or(load, "bw", 0) / 1e9);
+    size_t i;
+    json_t *e;
+    fprintf(f, "congestion impact factor (loaded / isolated):\n%9s %9s %9s\n", "size", "mean",
+            "p99");
+    json_array_foreach(json_object_get(res, "impact_factor"), i, e)
+    {
+        char sz[32];
+        tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
+        fprintf(f, "%9s %9.2f %9.2f\n", sz, tp_json_num_or(e, "mean", 0),
+                tp_json_num_or(e, "p99", 0));
+    }
+}
+
+/* One printer per test, by the result's "test". */
+static const struct {
+    const char *test;
+    void (*print)(FILE *f, const json_t *res, const char *title);
+} printers[] = {
+    {"lat", print_lat},
+    {"bw", print_bw},
+    {"bibw", print_bibw},
+    {"loaded", print_loaded},
+};
+
 void tp_net_print(FILE *f, const json_t *doc)
 {
     const json_t *cfg = json_object_get(doc, "config");
@@ -71,33 +123,9 @@ void tp_net_print(FILE *f, const json_t *doc)
              strcmp(json_string_value(json_object_get(cfg, "mode")), "rma") == 0
                  ? " (RMA write with data)"
                  : "");
-    if (!test)
-        return;
-    if (strcmp(test, "lat") == 0) {
-        lat_table(f, json_object_get(res, "sizes"), title);
-    } else if (strcmp(test, "bw") == 0 || strcmp(test, "bibw") == 0) {
-        fprintf(f, "%s\n", title);
-        bw_table(f, json_object_get(res, "sizes"), strcmp(test, "bibw") == 0);
-    } else if (strcmp(test, "loaded") == 0) {
-        lat_table(f, json_object_get(res, "isolated"), "isolated");
-        lat_table(f, json_object_get(res, "loaded"), "loaded");
-        const json_t *load = json_object_get(res, "load");
-        if (load)
-            fprintf(f, "load: %lld streams of %lld-byte messages, %.3f GB/s\n",
-                    (long long)json_integer_value(json_object_get(load, "streams")),
-                    (long long)json_integer_value(json_object_get(load, "size_bytes")),
-                    tp_json_num_or(load, "bw", 0) / 1e9);
-        size_t i;
-        json_t *e;
-        fprintf(f, "congestion impact factor (loaded / isolated):\n%9s %9s %9s\n", "size", "mean",
-                "p99");
-        json_array_foreach(json_object_get(res, "impact_factor"), i, e)
-        {
-            char sz[32];
-            tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz,
-                        sizeof sz);
-            fprintf(f, "%9s %9.2f %9.2f\n", sz, tp_json_num_or(e, "mean", 0),
-                    tp_json_num_or(e, "p99", 0));
+    for (size_t i = 0; test && i < sizeof printers / sizeof printers[0]; i++)
+        if (strcmp(test, printers[i].test) == 0) {
+            printers[i].print(f, res, title);
+            return;
         }
-    }
 }

@@ -197,41 +197,56 @@ static void coll(struct rows *r, const json_t *doc)
     }
 }
 
-static void io(struct rows *r, const json_t *doc, const char *command)
+/* The storage's fs type, the label of every io row. */
+static const char *fs_label(const json_t *res, char *buf, size_t cap)
 {
-    const json_t *res = json_object_get(doc, "results");
     const char *fs = json_string_value(json_object_get(
         json_object_get(json_object_get(res, "storage"), "fs"), "type"));
+    snprintf(buf, cap, "fs=%s", fs ? fs : "?");
+    return buf;
+}
+
+static void io_checkpoint(struct rows *r, const json_t *doc)
+{
+    const json_t *res = json_object_get(doc, "results");
     char fsl[64];
-    snprintf(fsl, sizeof fsl, "fs=%s", fs ? fs : "?");
-    const char *labels[] = {fsl, NULL};
-    if (strcmp(command, "io checkpoint") == 0) {
-        stats_rows(r, "io.checkpoint.commit", labels, json_object_get(res, "commit"),
-                   json_object_get(res, "commit_histogram"), LOWER);
-        field(r, "io.checkpoint.throughput", labels, res, "throughput", HIGHER);
-    } else if (strcmp(command, "io dataset") == 0) {
-        stats_rows(r, "io.dataset.read", labels, json_object_get(res, "latency"),
-                   json_object_get(res, "latency_histogram"), LOWER);
-        double sum = 0, n = 0;
-        size_t i;
-        const json_t *e;
-        json_array_foreach(json_object_get(res, "epochs"), i, e) {
-            double v = tp_json_num(e, "samples_per_s");
-            if (isfinite(v)) {
-                sum += v;
-                n++;
-            }
+    const char *labels[] = {fs_label(res, fsl, sizeof fsl), NULL};
+    stats_rows(r, "io.checkpoint.commit", labels, json_object_get(res, "commit"),
+               json_object_get(res, "commit_histogram"), LOWER);
+    field(r, "io.checkpoint.throughput", labels, res, "throughput", HIGHER);
+}
+
+static void io_dataset(struct rows *r, const json_t *doc)
+{
+    const json_t *res = json_object_get(doc, "results");
+    char fsl[64];
+    const char *labels[] = {fs_label(res, fsl, sizeof fsl), NULL};
+    stats_rows(r, "io.dataset.read", labels, json_object_get(res, "latency"),
+               json_object_get(res, "latency_histogram"), LOWER);
+    double sum = 0, n = 0;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(res, "epochs"), i, e) {
+        double v = tp_json_num(e, "samples_per_s");
+        if (isfinite(v)) {
+            sum += v;
+            n++;
         }
-        add(r, "io.dataset.samples_per_s", labels, n > 0 ? sum / n : NAN, "1/s", HIGHER, NULL,
-            NULL);
-        const json_t *during = json_object_get(res, "during");
-        add(r, "io.dataset.during.p99_ratio", labels, tp_json_num(during, "p99_ratio"), "", LOWER,
-            NULL, NULL);
-    } else if (strcmp(command, "io commit") == 0) {
-        stats_rows(r, "io.commit.latency", labels, json_object_get(res, "latency"),
-                   json_object_get(res, "latency_histogram"), LOWER);
-        field(r, "io.commit.per_s", labels, res, "commits_per_s", HIGHER);
     }
+    add(r, "io.dataset.samples_per_s", labels, n > 0 ? sum / n : NAN, "1/s", HIGHER, NULL, NULL);
+    const json_t *during = json_object_get(res, "during");
+    add(r, "io.dataset.during.p99_ratio", labels, tp_json_num(during, "p99_ratio"), "", LOWER,
+        NULL, NULL);
+}
+
+static void io_commit(struct rows *r, const json_t *doc)
+{
+    const json_t *res = json_object_get(doc, "results");
+    char fsl[64];
+    const char *labels[] = {fs_label(res, fsl, sizeof fsl), NULL};
+    stats_rows(r, "io.commit.latency", labels, json_object_get(res, "latency"),
+               json_object_get(res, "latency_histogram"), LOWER);
+    field(r, "io.commit.per_s", labels, res, "commits_per_s", HIGHER);
 }
 
 static void step(struct rows *r, const json_t *doc)
@@ -314,6 +329,24 @@ static void fleet(struct rows *r, const json_t *doc)
     add(r, "fleet.nodes", NULL, tp_json_num(res, "node_count"), "", NONE, NULL, NULL);
 }
 
+/* The rows of each command's documents: one reader per command ("net lat",
+ * "net bw", ... share one, by the prefix). */
+static const struct {
+    const char *command;
+    bool prefix;
+    void (*rows)(struct rows *r, const json_t *doc);
+} readers[] = {
+    {"net ", true, net},
+    {"coll", false, coll},
+    {"io checkpoint", false, io_checkpoint},
+    {"io dataset", false, io_dataset},
+    {"io commit", false, io_commit},
+    {"step", false, step},
+    {"plan", false, plan},
+    {"check", false, check},
+    {"fleet", false, fleet},
+};
+
 json_t *tp_report_metrics(const json_t *doc, tp_error *err)
 {
     struct rows r = {json_array(), false};
@@ -327,21 +360,12 @@ json_t *tp_report_metrics(const json_t *doc, tp_error *err)
     snprintf(cmd, sizeof cmd, "command=%s", command ? command : "?");
     const char *run_labels[] = {cmd, NULL};
     add(&r, "run.ok", run_labels, ok ? 1 : 0, "", HIGHER, NULL, NULL);
-    if (ok && command) {
-        if (strncmp(command, "net ", 4) == 0)
-            net(&r, doc);
-        else if (strcmp(command, "coll") == 0)
-            coll(&r, doc);
-        else if (strncmp(command, "io ", 3) == 0)
-            io(&r, doc, command);
-        else if (strcmp(command, "step") == 0)
-            step(&r, doc);
-        else if (strcmp(command, "plan") == 0)
-            plan(&r, doc);
-        else if (strcmp(command, "check") == 0)
-            check(&r, doc);
-        else if (strcmp(command, "fleet") == 0)
-            fleet(&r, doc);
+    for (size_t i = 0; ok && command && i < sizeof readers / sizeof readers[0]; i++) {
+        const char *c = readers[i].command;
+        if (readers[i].prefix ? strncmp(command, c, strlen(c)) == 0 : strcmp(command, c) == 0) {
+            readers[i].rows(&r, doc);
+            break;
+        }
     }
     if (r.oom) {
         json_decref(r.a);
