@@ -5,7 +5,7 @@
  * fuzz_wire.c. libsodium's random source is replaced by a fixed one, so a
  * nonce is the same every run and the committed corpus can hold complete
  * handshakes with valid proofs (fuzz/corpus/auth, made by
- * fuzz/seeds/auth_seeds.py): the fuzzer then mutates past the MAC check
+ * fuzz/seeds/make_seeds.py): the fuzzer then mutates past the MAC check
  * instead of failing at it every time. */
 #include <sodium.h>
 #include <stdio.h>
