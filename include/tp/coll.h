@@ -1,7 +1,8 @@
 /* Collectives over a group of ranks (the capability behind `trainpath
  * coll`). A communicator joins the ranks of a boot group with one data
- * channel per peer: the fabric (kernel TCP) between hosts, and between ranks
- * of one host either the fabric or shared memory (--intra shm), where a
+ * channel per peer (include/tp/chan.h, src/fabric/): the transport's channel
+ * between hosts (kernel TCP, or libfabric with --transport ofi), and between
+ * ranks of one host either that or shared memory (--intra shm), where a
  * receiver copies or reduces straight out of the sender's buffer (one copy).
  *
  * Each algorithm builds a small dependency graph of sends, receives and
