@@ -168,21 +168,26 @@ for h in sorted(os.listdir(inc)):
     folders = {fdir(defined[n]) for n in re.findall(r"\b(tp_\w+)\s*\(", text) if n in defined}
     if folders:
         header_folder[f"tp/{h}"] = max(folders, key=lambda f: RANK[f])
+
+
+def source_lines():
+    """(path relative to root, its folder, line number, line) of every line of src/."""
+    for dirpath, _, files in sorted(os.walk(src)):
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, root)
+                for n, line in enumerate(open(path, errors="replace"), 1):
+                    yield rel, rel.split("/")[1], n, line
+
+
 bad = []
-for dirpath, _, files in os.walk(src):
-    for f in files:
-        if not f.endswith((".c", ".h")):
-            continue
-        path = os.path.join(dirpath, f)
-        rel = os.path.relpath(path, root)
-        mine = rel.split("/")[1]
-        if mine not in RANK:
-            continue
-        for n, line in enumerate(open(path, errors="replace"), 1):
-            m = re.match(r'\s*#\s*include\s+"(tp/[\w.]+)"', line)
-            if m and m.group(1) in header_folder and RANK[header_folder[m.group(1)]] > RANK[mine]:
-                bad.append(f"{rel}:{n} includes {m.group(1)} (implemented in "
-                           f"src/{header_folder[m.group(1)]}/)")
+for rel, mine, n, line in source_lines():
+    m = re.match(r'\s*#\s*include\s+"(tp/[\w.]+)"', line)
+    if mine in RANK and m and m.group(1) in header_folder and \
+            RANK[header_folder[m.group(1)]] > RANK[mine]:
+        bad.append(f"{rel}:{n} includes {m.group(1)} (implemented in "
+                   f"src/{header_folder[m.group(1)]}/)")
 tap(not bad, "no source includes a header implemented above its layer", sorted(bad))
 
 # 6. a thin CLI
@@ -199,18 +204,11 @@ transport = re.compile(r'strn?cmp\s*\([^;]*"(ofi|tcp|shm)"')
 launcher = re.compile(r'"(OMPI_COMM_WORLD_\w*|PMI_RANK|PMIX_RANK|PMI_SIZE|SLURM_PROCID|'
                       r'RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)"')
 bad_t, bad_l = [], []
-for dirpath, _, files in os.walk(src):
-    for f in files:
-        if not f.endswith((".c", ".h")):
-            continue
-        path = os.path.join(dirpath, f)
-        rel = os.path.relpath(path, root)
-        mine = rel.split("/")[1]
-        for n, line in enumerate(open(path, errors="replace"), 1):
-            if mine not in ("fabric", "check") and transport.search(line):
-                bad_t.append(f"{rel}:{n}: {line.strip()}")
-            if mine != "boot" and launcher.search(line):
-                bad_l.append(f"{rel}:{n}: {line.strip()}")
+for rel, mine, n, line in source_lines():
+    if mine not in ("fabric", "check") and transport.search(line):
+        bad_t.append(f"{rel}:{n}: {line.strip()}")
+    if mine != "boot" and launcher.search(line):
+        bad_l.append(f"{rel}:{n}: {line.strip()}")
 tap(not bad_t, "no strcmp against a transport name outside src/fabric/ (and src/check/)", bad_t)
 tap(not bad_l, "the launchers' rank variables are named only in src/boot/", bad_l)
 
