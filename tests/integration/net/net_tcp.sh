@@ -46,15 +46,20 @@ check "loaded table prints the impact factor" grep_q "congestion impact factor" 
 check "--json - writes a valid document to stdout" valid_doc "$WORK/stdout.json"
 check "--json - sends the table to stderr" grep_q "one-way latency" "$WORK/stderr.txt"
 
-# duration-bound run: iterations follow from the warm-up
+# duration-bound run: iterations follow from the warm-up. It measures at
+# least as long as asked; how much longer depends on the load: each chunk
+# is sized from the rate of the one before it, and other work on the cores
+# can slow a chunk tenfold after its rate was taken, so the upper bound
+# (10 times the time asked) only catches a count gone wrong (a unit off by
+# a thousand), not an overshoot a loaded machine makes.
 run_rc 0 "$WORK/dur.out" "$TP" net lat 127.0.0.1 -p "$PORT" --sizes 64 --time 0.2 --json "$WORK/dur.json"
 check "duration-bound lat measures as long as asked, in chunks" test "$(json_get "$WORK/dur.json" \
-    "e['warmup_iterations'] > 0 and 0.19 < e['duration']['value'] < 0.6 and e['chunks'] >= 1")" = True
+    "e['warmup_iterations'] > 0 and 0.19 < e['duration']['value'] < 2 and e['chunks'] >= 1")" = True
 echo "# lat --time 0.2 measured $(json_get "$WORK/dur.json" "e['duration']['value']") s in $(json_get "$WORK/dur.json" "e['chunks']") chunks"
 run_rc 0 "$WORK/durbw.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 64K --time 1.2 --json "$WORK/durbw.json"
 echo "# bw --time 1.2 measured $(json_get "$WORK/durbw.json" "e['duration']['value']") s in $(json_get "$WORK/durbw.json" "e['chunks']") chunks"
 check "duration-bound bw measures as long as asked, with a peak over 1 s (or 0.1 s) windows" test "$(json_get "$WORK/durbw.json" \
-    "1.15 < e['duration']['value'] < 2.5 and e['peak_bw']['window_s'] in (1.0, 0.1) and e['peak_bw']['value'] > 0")" = True
+    "1.15 < e['duration']['value'] < 12 and e['peak_bw']['window_s'] in (1.0, 0.1) and e['peak_bw']['value'] > 0")" = True
 
 # a request whose buffers would not fit is refused up front, and said so
 run_rc 2 "$WORK/huge.out" "$TP" net bw 127.0.0.1 -p "$PORT" --sizes 1G --window 64 --check --iters 1
