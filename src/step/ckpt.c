@@ -75,11 +75,15 @@ static void ckpt_dir(const struct rank *r, char *out, size_t cap)
 int tp__step_ckpt_open(struct rank *r, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
-    char dir[4200];
+    char dir[4200], sub[4200];
     ckpt_dir(r, dir, sizeof dir);
+    /* DIR/STEP_SUB first: without the dataset (--no-io) nothing made it */
+    snprintf(sub, sizeof sub, "%s/" STEP_SUB, o->dir);
     int rc = 0;
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        rc = tp_error_errno(err, TP_ESYS, errno, "%s", dir);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST)
+        rc = tp_error_errno(err, TP_ESYS, errno, "step checkpoints: %s", sub);
+    if (rc == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
+        rc = tp_error_errno(err, TP_ESYS, errno, "step checkpoints: %s", dir);
     struct tp_ckpt_opts co = {0};
     co.c.target.dir = dir;
     co.c.engine = o->engine;

@@ -77,6 +77,12 @@ for mode in "" --ckpt-async; do
     check "... no checkpoint left behind" test -z "$(ls -A "$D/trainpath-step" | grep ckpt)"
 done
 
+# without a dataset (--no-io) the checkpoints still get their folder
+check "10 MB of gradient in one bucket, no dataset (--no-io), checkpoints into a fresh folder" \
+    run_rc 0 "$WORK/out" "$TP" step -n 2 --steps 12 --grad-size 10M --compute-ms 2 --no-io \
+    --ckpt-every 4 --ckpt-size 4M --dir "$WORK/fresh" -q --json "$WORK/warm.json"
+check "... no dataset was written" test ! -e "$WORK/fresh/trainpath-step/manifest.json"
+
 # a preset, scaled down
 check "preset resnet50 at scale 0.02" run_rc 0 "$WORK/out" \
     "$TP" step -n 2 --preset resnet50 --scale 0.02 --steps 5 --dir "$D" -q --json "$WORK/preset.json"
