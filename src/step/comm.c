@@ -84,6 +84,14 @@ static int allreduce_bucket(struct rank *r, int k, tp_error *err)
     return tp_coll_run(r->c, &a, err);
 }
 
+int tp__step_comm_warmup(struct rank *r, tp_error *err)
+{
+    int rc = 0;
+    for (int k = (int)r->o->buckets - 1; rc == 0 && k >= 0; k--)
+        rc = allreduce_bucket(r, k, err);
+    return rc;
+}
+
 void *tp__step_comm_main(void *arg)
 {
     struct rank *r = arg;

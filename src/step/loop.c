@@ -12,6 +12,8 @@
  * buckets carry the rest of the preset's gradient bytes. Then the update,
  * and every K steps a checkpoint (written in place, or by a background
  * writer from a snapshot: ckpt.c).
+ * Before the timed steps every bucket is allreduced once (comm.c's
+ * warm-up), so that step 0 times a step, not the channels' first use.
  *
  * Per step and rank it records the data wait, the compute, the comm busy
  * time and the part of it the compute did not hide (exposed), the
@@ -219,6 +221,8 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     tp__step_calibrate(r);
     if (rc == 0 && o->compute_gpu)
         rc = tp__step_calibrate_gpu(r, err);
+    if (rc == 0)
+        rc = tp__step_comm_warmup(r, err);
     json_t *runs = json_array();
     struct tp__step_repro repro = {.distinct = 1};
     repro.w0 = calloc(tp_model_params(o->dim), sizeof *repro.w0);

@@ -181,6 +181,13 @@ void tp__step_comm_post(struct rank *r);
 int tp__step_comm_wait(struct rank *r, uint64_t *busy_ns, uint64_t *delay_ns, tp_error *err);
 /* The summed gradient of the real model, once bucket 0 completed. */
 void tp__step_real_sum(struct rank *r, float *out);
+/* Before the timed steps, on the rank's own thread (no comm thread yet),
+ * every rank at once: each bucket allreduced once through the path the
+ * steps use, so the channels' first use and the first touch of the
+ * gradient's sum buffers land here, not in step 0 (as coll's warm-up
+ * iterations do). The sums are of zeros and the steps overwrite them.
+ * Returns 0 or the comm's error. */
+int tp__step_comm_warmup(struct rank *r, tp_error *err);
 
 /* ckpt.c: set up the rank's checkpoints (DIR/STEP_SUB/ckpt-rankN, its share
  * of ckpt_bytes, the snapshot for --ckpt-async). Errors name the folder. */
