@@ -21,9 +21,10 @@ same_shas() { # same_shas GOT WANT: equal, and not missing; shows both when not
     echo "# got:  $1"; echo "# want: $2"; return 1
 }
 
-# the reference: the exact result over kernel TCP (--chunk 4M: reducing
-# messages of several pieces, cut at 48-byte fixed-point elements)
-REPRO=(--repro exact --repro-check --sizes 8,100K,1M --chunk 4M --iters 2)
+# the reference: the exact result over kernel TCP (--chunk 1M: 256 KiB of
+# floats are 3 MiB of 48-byte fixed-point elements, so the reducing messages
+# come in several pieces, cut at element boundaries)
+REPRO=(--repro exact --repro-check --sizes 8,100K,256K --chunk 1M --iters 2)
 run_rc 0 "$WORK/ref.out" timeout 300 "$TP" coll -n 3 --intra fabric --transport tcp "${REPRO[@]}" --json "$WORK/ref.json"
 check "tcp reference for --repro exact runs" test $? -eq 0
 REF=$(shas "$WORK/ref.json")
