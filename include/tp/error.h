@@ -18,6 +18,8 @@ enum tp_code {
     TP_EPROTO = -9,   /* malformed or unexpected frame: exit 1 */
     TP_ENOMEM = -10,  /* allocation failed: exit 1 */
     TP_EUNSUP = -11,  /* the transport/provider lacks a capability: exit 1 */
+    TP_EINTR = -12,   /* interrupted by SIGINT (tp/intr.h): exit 130 */
+    TP_ETERM = -13,   /* interrupted by SIGTERM (tp/intr.h): exit 143 */
 };
 
 typedef struct tp_error {
@@ -41,8 +43,15 @@ void tp_error_prefix(tp_error *err, const char *fmt, ...) __attribute__((format(
 /* Clear err to TP_OK with an empty message. */
 void tp_error_clear(tp_error *err);
 
-/* Process exit status for a code: 0 for TP_OK, 2 for TP_EUSAGE, 1 otherwise. */
+/* Process exit status for a code: 0 for TP_OK, 2 for TP_EUSAGE, 128 + the
+ * signal for an interrupt (130 for TP_EINTR, 143 for TP_ETERM), 1 otherwise. */
 int tp_exit_code(int code);
+
+/* Whether code is an interrupt (TP_EINTR or TP_ETERM). */
+static inline int tp_code_is_intr(int code)
+{
+    return code == TP_EINTR || code == TP_ETERM;
+}
 
 /* Short stable name of a code ("usage", "peer", "timeout", ...), used as the
  * result document's status.reason. */

@@ -11,10 +11,11 @@
 
 #include "tp/error.h"
 
-/* Read the JSON file at path into *out (a new reference). On error *out is
- * untouched and err (TP_EUSAGE) names the file, with "LINE:COL: not JSON:"
- * and jansson's reason where the text is at fault, or the reason it could
- * not be read. */
+/* Read the JSON file at path into *out (a new reference): a regular file of
+ * at most TP_FILE_MAX_DOC bytes (tp/file.h). On error *out is untouched and
+ * err (TP_EUSAGE) names the file, with "LINE:COL: not JSON:" and jansson's
+ * reason where the text is at fault, or the reason it could not be read (not
+ * a regular file, too large, unreadable). */
 int tp_json_load(const char *path, json_t **out, tp_error *err);
 
 /* The number at o[key], or the "value" of a {value, unit} object there (the

@@ -1,6 +1,7 @@
 /* Error records: a code plus one message that names the input or the peer. */
 #include "tp/error.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,10 @@ int tp_exit_code(int code)
 {
     if (code == TP_OK)
         return 0;
+    if (code == TP_EINTR)
+        return 128 + SIGINT;
+    if (code == TP_ETERM)
+        return 128 + SIGTERM;
     return code == TP_EUSAGE ? 2 : 1;
 }
 
@@ -82,6 +87,8 @@ const char *tp_code_name(int code)
     case TP_EPROTO: return "protocol";
     case TP_ENOMEM: return "memory";
     case TP_EUNSUP: return "unsupported";
+    case TP_EINTR:
+    case TP_ETERM: return "interrupted";
     default: return "error";
     }
 }

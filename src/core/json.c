@@ -4,6 +4,7 @@
  * RFC 3629, which is jansson's) used by every place that turns outside text
  * into JSON, so whatever it passes jansson takes. */
 #include "tp/json.h"
+#include "tp/file.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -12,8 +13,14 @@
 
 int tp_json_load(const char *path, json_t **out, tp_error *err)
 {
+    char *text;
+    size_t len;
+    int rc = tp_file_read(path, NULL, TP_FILE_MAX_DOC, TP_FILE_REGULAR, &text, &len, err);
+    if (rc)
+        return rc;
     json_error_t je;
-    json_t *d = json_load_file(path, 0, &je);
+    json_t *d = json_loadb(text, len, 0, &je);
+    free(text);
     if (!d)
         return je.line > 0 ? tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line,
                                           je.column, je.text)

@@ -3,12 +3,14 @@
  * interleave mid-line. The level comes from TP_LOG on first use unless
  * tp_log_set_level() chose one before. */
 #include "tp/log.h"
+#include "tp/text.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -95,8 +97,19 @@ void tp_log(enum tp_log_level lvl, const char *fmt, ...)
         }
     }
     size_t len = (size_t)pre + (size_t)body;
-    buf[len++] = '\n';
-    write_all(buf, len);
+    buf[len] = '\0';
+    /* one line whatever the message quotes (a peer's words, a file's
+     * names): no escape sequence or forged line reaches the log */
+    char *safe = NULL;
+    if (!tp_text_is_safe(buf + pre, TP_TEXT_LINE) && (safe = malloc(len + 2)) != NULL) {
+        memcpy(safe, buf, (size_t)pre);
+        tp_text_safe(buf + pre, safe + pre, len + 2 - (size_t)pre, TP_TEXT_LINE);
+        len = strlen(safe);
+    }
+    char *out = safe ? safe : buf;
+    out[len++] = '\n';
+    write_all(out, len);
+    free(safe);
     if (buf != stack)
         free(buf);
     errno = saved_errno;

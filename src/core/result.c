@@ -4,6 +4,7 @@
 #include "tp/result.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "tp/atomicfile.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/sysinfo.h"
 
 json_t *tp_result_new(const char *command, json_t *config)
@@ -39,6 +41,12 @@ json_t *tp_result_new(const char *command, json_t *config)
 
 void tp_result_finish(json_t *doc, int code, const char *message)
 {
+    tp_error blamed;
+    tp_error_set(&blamed, code, "%s", message ? message : "");
+    if (tp_intr_blame(code, &blamed) != code) {
+        code = blamed.code;
+        message = blamed.msg;
+    }
     char now[40];
     tp_utc_iso8601(now, sizeof now);
     json_object_set_new(doc, "status",
@@ -50,13 +58,17 @@ void tp_result_finish(json_t *doc, int code, const char *message)
 
 int tp_result_write(const json_t *doc, const char *path, tp_error *err)
 {
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    /* on stdout (a terminal, often) every character beyond ASCII is
+     * escaped: jansson leaves C1 controls (U+009B is a CSI) raw otherwise */
+    bool out = strcmp(path, "-") == 0;
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                     (out ? JSON_ENSURE_ASCII : 0));
     if (!text)
         return tp_error_set(err, TP_ENOMEM, "encoding the result document");
     size_t len = strlen(text);
     text[len] = '\0';
     int rc = 0;
-    if (strcmp(path, "-") == 0) {
+    if (out) {
         if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
             fflush(stdout) != 0)
             rc = tp_error_set(err, TP_ESYS, "writing the result document to stdout");

@@ -1,0 +1,145 @@
+/* Whole-file reads with a cap and a file-type check (include/tp/file.h).
+ * The open never blocks (O_NONBLOCK: a FIFO without a writer opens at once),
+ * the type is checked on the open descriptor (no race with a rename), and
+ * the read stops one byte past the cap, so /dev/zero costs the cap, not the
+ * machine's memory. */
+#include "tp/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *tp_file_type_name(unsigned mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a folder";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    default: return "not a regular file";
+    }
+}
+
+static void size_text(size_t n, char *buf, size_t cap)
+{
+    if (n >= (1u << 20) && n % (1u << 20) == 0)
+        snprintf(buf, cap, "%zu MiB", n >> 20);
+    else if (n >= 1024 && n % 1024 == 0)
+        snprintf(buf, cap, "%zu KiB", n >> 10);
+    else
+        snprintf(buf, cap, "%zu bytes", n);
+}
+
+int tp_file_read(const char *path, const char *what, size_t max_bytes, unsigned flags, char **out,
+                 size_t *len, tp_error *err)
+{
+    const char *who = path, *w = what ? what : "this file";
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return tp_error_errno(err, TP_EUSAGE, errno, "%s: cannot read", who);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return tp_error_errno(err, TP_EUSAGE, e, "%s: cannot read", who);
+    }
+    bool regular = S_ISREG(st.st_mode);
+    bool stream = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+    if (!regular && !(stream && (flags & TP_FILE_STREAM))) {
+        close(fd);
+        return tp_error_set(err, TP_EUSAGE, "%s: is %s; %s must be a regular file", who,
+                            tp_file_type_name((unsigned)st.st_mode), w);
+    }
+    if (!regular) /* a pipe read blocks until it ends or the cap is reached */
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    char cap_text[32];
+    size_text(max_bytes, cap_text, sizeof cap_text);
+    if (regular && (uint64_t)st.st_size > max_bytes) {
+        close(fd);
+        return tp_error_set(err, TP_EUSAGE, "%s: over %s (%lld bytes): too large for %s", who,
+                            cap_text, (long long)st.st_size, w);
+    }
+    /* /proc and /sys report size 0: grow as the text comes */
+    size_t cap = regular && st.st_size > 0 ? (size_t)st.st_size + 1 : 8192, n = 0;
+    if (cap > max_bytes + 1)
+        cap = max_bytes + 1;
+    char *buf = malloc(cap + 1);
+    int rc = buf ? 0 : tp_error_set(err, TP_ENOMEM, "%s: out of memory", who);
+    while (rc == 0) {
+        if (n == cap) {
+            if (cap > max_bytes) {
+                rc = tp_error_set(err, TP_EUSAGE, "%s: over %s: too large for %s", who, cap_text,
+                                  w);
+                break;
+            }
+            size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
+            char *b = realloc(buf, ncap + 1);
+            if (!b) {
+                rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", who);
+                break;
+            }
+            buf = b;
+            cap = ncap;
+        }
+        ssize_t k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EAGAIN) { /* a socket or a terminal with nothing yet */
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, 1, 1000);
+            continue;
+        }
+        if (k < 0) {
+            rc = tp_error_errno(err, TP_EUSAGE, errno, "%s: cannot read", who);
+            break;
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+        if (n > max_bytes) {
+            rc = tp_error_set(err, TP_EUSAGE, "%s: over %s: too large for %s", who, cap_text, w);
+            break;
+        }
+    }
+    close(fd);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+int tp_file_open(const char *path, const char *what, size_t max_bytes, unsigned flags, FILE **out,
+                 tp_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc = tp_file_read(path, what, max_bytes, flags, &buf, &len, err);
+    if (rc)
+        return rc;
+    /* fmemopen does not free its buffer: open_memstream cannot read; copy
+     * into a stream that owns it */
+    FILE *f = fmemopen(NULL, len + 1, "w+");
+    if (!f || fwrite(buf, 1, len, f) != len || fseek(f, 0, SEEK_SET) != 0) {
+        if (f)
+            fclose(f);
+        free(buf);
+        return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+    }
+    free(buf);
+    *out = f;
+    return 0;
+}
