@@ -115,10 +115,12 @@ enum tp_yaml_kind {
     TP_YAML_INT,    /* double holding a whole number (count spellings) */
     TP_YAML_UINT,   /* unsigned: a whole number (count spellings) */
     TP_YAML_U64,    /* uint64_t: decimal digits only, the full range */
-    TP_YAML_SIZE,   /* double, bytes: 4096, 4K, 98G, 2GiB (K M G T P binary; KB refused) */
+    TP_YAML_SIZE,   /* double, bytes: 4096, 4K, 1.5G, 2GiB (K M G T P binary; KB refused):
+                     * the grammar of the command line, tp_parse_size_d */
     TP_YAML_RATE,   /* double, bytes per second: 90GB/s, 100Gb/s, 900MiB/s, bare = B/s */
     TP_YAML_LINK,   /* double, bits per second: the unit is needed */
-    TP_YAML_DUR,    /* double, seconds: 20us, 5ms, 2h, 3y (m = minute), bare = s */
+    TP_YAML_DUR,    /* double, seconds: 20us, 5ms, 2h, 1h30m, 2w, 3y (m = minute), bare = s:
+                     * the grammar of the command line, tp_parse_duration_s */
     TP_YAML_FRAC,   /* double: 0.8, 80% */
     TP_YAML_MONEY,  /* double: 2.50, $2.50 */
     TP_YAML_BOOL,   /* bool: true/false, True/False, TRUE/FALSE (not yes/no) */

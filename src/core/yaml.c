@@ -6,6 +6,9 @@
  * path, and the accepted format of each file is read off its tables. */
 #include "tp/yaml.h"
 
+#include "tp/file.h"
+#include "tp/units.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <libfyaml.h>
@@ -227,46 +230,13 @@ static int load(struct tp_yaml *y, const char *buf, size_t len)
     return rc;
 }
 
-/* Read the whole file into a NUL-terminated buffer. */
+/* Read the whole file into a NUL-terminated buffer: a regular file of at
+ * most TP_YAML_MAX_BYTES (tp/file.h refuses a FIFO before it blocks). */
 static int slurp(const struct tp_yaml *y, char **out, size_t *len)
 {
-    FILE *f = fopen(y->file, "rb");
-    if (!f)
-        return tp_error_errno(y->err, TP_EUSAGE, errno, "%s", y->file);
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *b = cap > TP_YAML_MAX_BYTES ? NULL : realloc(buf, cap);
-            if (!b) {
-                if (cap > TP_YAML_MAX_BYTES)
-                    rc = tp_error_set(y->err, TP_EUSAGE, "%s: over %u MiB: not a %s file", y->file,
-                                      TP_YAML_MAX_BYTES >> 20, y->what);
-                else
-                    rc = no_memory(y);
-                break;
-            }
-            buf = b;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = tp_error_errno(y->err, TP_EUSAGE, errno ? errno : EIO, "%s", y->file);
-            break;
-        }
-    }
-    fclose(f);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
+    char what[80];
+    snprintf(what, sizeof what, "a %s file", y->what);
+    return tp_file_read(y->file, what, TP_YAML_MAX_BYTES, TP_FILE_REGULAR, out, len, y->err);
 }
 
 /* The offset of the first byte of buf that is not YAML text, or len when
@@ -528,15 +498,10 @@ static bool parse_count(const char *s, double *v)
     return with_unit(s, 1, u, false, v);
 }
 
-/* Binary, as tp_parse_size: K = 1024. "KB" is refused as ambiguous there,
- * so it is here (no entry). */
+/* Binary, as on the command line: the one grammar of tp/units.h. */
 static bool parse_size(const char *s, double *v)
 {
-    static const struct unit u[] = {{"B", 1, 0},        {"K", 0x1p10, 0},   {"KiB", 0x1p10, 0},
-                                    {"M", 0x1p20, 0},   {"MiB", 0x1p20, 0}, {"G", 0x1p30, 0},
-                                    {"GiB", 0x1p30, 0}, {"T", 0x1p40, 0},   {"TiB", 0x1p40, 0},
-                                    {"P", 0x1p50, 0},   {"PiB", 0x1p50, 0}, {NULL, 0, 0}};
-    return with_unit(s, 1, u, true, v);
+    return tp_parse_size_d(s, NULL, v, NULL) == 0;
 }
 
 /* In bits per second; a bare number is bytes per second where bare_mult is
@@ -571,13 +536,10 @@ static bool parse_rate(const char *s, double *v)
     return ok;
 }
 
+/* As on the command line, compound forms too ("1h30m"): tp/units.h. */
 static bool parse_duration(const char *s, double *v)
 {
-    static const struct unit u[] = {{"ns", 1, 1e9},          {"us", 1, 1e6}, {"µs", 1, 1e6},
-                                    {"ms", 1, 1e3},          {"s", 1, 0},    {"m", 60, 0},
-                                    {"min", 60, 0},          {"h", 3600, 0}, {"d", 86400, 0},
-                                    {"y", 365 * 86400.0, 0}, {NULL, 0, 0}};
-    return with_unit(s, 1, u, false, v);
+    return tp_parse_duration_s(s, NULL, v, NULL) == 0;
 }
 
 static bool parse_frac(const char *s, double *v)
@@ -628,11 +590,11 @@ static const struct kind_info {
     [TP_YAML_INT] = {"a whole number", "8, 128, 1K", parse_count},
     [TP_YAML_UINT] = {"a whole number", "1000, 10K", parse_count},
     [TP_YAML_U64] = {"an unsigned integer", "1, 42", parse_u64},
-    [TP_YAML_SIZE] = {"a size", "4096, 4K, 98G, 1.5e12; K, M, G, T are binary: 1K = 1024",
+    [TP_YAML_SIZE] = {"a size", "4096, 4K, 1.5G, 1.5e12; K, M, G, T are binary: 1K = 1024",
                       parse_size},
     [TP_YAML_RATE] = {"a rate", "90GB/s, 100Gb/s, 900MiB/s", parse_rate},
     [TP_YAML_LINK] = {"a rate with its unit", "100Gb/s, 400Gbit/s, 12.5GB/s", parse_link},
-    [TP_YAML_DUR] = {"a duration", "20us, 5ms, 2h, 3y", parse_duration},
+    [TP_YAML_DUR] = {"a duration", "20us, 5ms, 2h, 1h30m, 3y", parse_duration},
     [TP_YAML_FRAC] = {"a fraction", "0.8, 80%", parse_frac},
     [TP_YAML_MONEY] = {"an amount of money", "2.50, $2.50", parse_money},
     [TP_YAML_BOOL] = {"a boolean", "true, false", parse_bool},
@@ -926,6 +888,10 @@ static int value(struct tp_yaml *y, const struct tp_yaml_key *k, const node *kn,
         return 0;
     }
     double d = 0;
+    if (k->kind == TP_YAML_U64 && *v->text && strspn(v->text, "0123456789") == strlen(v->text) &&
+        !kinds[k->kind].parse(v->text, &d)) /* digits alone: more than 64 bits */
+        return tp_yaml_fail(y, v, path, "'%s' is too large (at most %llu)", v->text,
+                            (unsigned long long)UINT64_MAX);
     if (!kinds[k->kind].parse(v->text, &d))
         return tp_yaml_fail(y, v, path, "cannot parse '%s' as %s%s%s%s", v->text, what,
                             *eg ? " (use e.g. " : "", eg, *eg ? ")" : "");

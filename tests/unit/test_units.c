@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -52,6 +54,19 @@ static void test_sizes(void **state)
         {"007", 7},
         {"16777215T", UINT64_C(16777215) << 40},
         {"18446744073709551615", UINT64_MAX},
+        /* fractions that come to whole bytes, exponents, B, P, a blank */
+        {"1.5M", 1572864},
+        {"1.5G", UINT64_C(1610612736)},
+        {"0.5MiB", 524288},
+        {"0.25k", 256},
+        {"2e6", 2000000},
+        {"1.5e3", 1500},
+        {"4096B", 4096},
+        {"1P", UINT64_C(1) << 50},
+        {"1PiB", UINT64_C(1) << 50},
+        {"4 K", 4096},
+        {"18446744073709551615.0", UINT64_MAX},
+        {"1.0000000000000000000000000K", 1024}, /* zeros beyond 64 bits */
     };
     for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
         uint64_t v = 0;
@@ -71,7 +86,18 @@ static void test_sizes(void **state)
         {"K", "cannot parse"},
         {"-4", "cannot parse"},
         {"+4", "cannot parse"},
-        {"1.5M", "cannot parse"},
+        {".5M", "cannot parse"},
+        {"1.M", "cannot parse"},
+        {"1.5.5M", "cannot parse"},
+        {"0x10", "cannot parse"},
+        {"inf", "cannot parse"},
+        {"1.3K", "not a whole number of bytes"},
+        {"1.0000000000000000000000001K", "not a whole number of bytes"},
+        {"0.5", "not a whole number of bytes"},
+        {"1e-3", "not a whole number of bytes"},
+        {"1e400", "too large"},
+        {"16385P", "too large"},
+        {"99999999999999999999999999999999999999999K", "too large"},
         {" 4K", "cannot parse"},
         {"4K ", "cannot parse"},
         {"4Ki", "cannot parse"},
@@ -86,6 +112,7 @@ static void test_sizes(void **state)
         {"16777216T", "too large"},
         {"18446744073709551616", "too large"},
         {"99999999999999999999999", "too large"},
+        {"0.0", "greater than zero"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         uint64_t v = 12345;
@@ -98,7 +125,7 @@ static void test_sizes(void **state)
     tp_error err = {0};
     uint64_t v;
     tp_parse_size("12X", "--sizes", &v, &err);
-    TP_EQ_STR(err.msg, "--sizes: cannot parse '12X' as a size (use e.g. 64, 4K, 1M)");
+    TP_EQ_STR(err.msg, "--sizes: cannot parse '12X' as a size (use e.g. 64, 4K, 1.5M)");
     tp_parse_size("4KB", "--block", &v, &err);
     TP_EQ_STR(err.msg, "--block: '4KB' is ambiguous (use 4K or 4KiB; 1K = 1024)");
 }
@@ -188,6 +215,24 @@ static void test_durations(void **state)
         {"0.1234567890123456789s", 123456789},
         {"18446744073709551615ns", UINT64_MAX},
         {"18446744073", UINT64_C(18446744073000000000)},
+        /* compound, the micro sign, weeks, exponents, blanks */
+        {"1h30m", UINT64_C(5400000000000)},
+        {"2h15m30s", UINT64_C(8130000000000)},
+        {"1m30s", UINT64_C(90000000000)},
+        {"1s500ms", 1500000000},
+        {"1h 30m", UINT64_C(5400000000000)},
+        {"15min", UINT64_C(900000000000)},
+        {"1min30s", UINT64_C(90000000000)},
+        {"500us", 500000},
+        {"500\xc2\xb5s", 500000},
+        {"500\xce\xbcs", 500000},
+        {"2w", UINT64_C(1209600000000000)},
+        {"250ms", 250000000},
+        {"5 s", 5000000000},
+        {"1e3", UINT64_C(1000000000000)},
+        {"1.5e3ms", 1500000000},
+        {"1y", UINT64_C(31536000000000000)},
+        {"584y", UINT64_C(18417024000000000000)},
     };
     for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
         uint64_t v = 0;
@@ -207,9 +252,18 @@ static void test_durations(void **state)
         {"1.s", "cannot parse"},
         {".5s", "cannot parse"},
         {"5x", "cannot parse"},
-        {"5 s", "cannot parse"},
         {"-1s", "cannot parse"},
-        {"1e3", "cannot parse"},
+        {"+1s", "cannot parse"},
+        {"1h30", "cannot parse"},
+        {"30 ", "cannot parse"},
+        {" 30s", "cannot parse"},
+        {"1h1h", "largest first"},
+        {"30m1h", "largest first"},
+        {"1ms500s", "largest first"},
+        {"1m1min", "largest first"},
+        {"585y", "too large"},
+        {"584y50w", "too large"},
+        {"1e30s", "too large"},
         {"5S", "cannot parse"},
         {"1.5.5s", "cannot parse"},
         {"10sec", "cannot parse"},
@@ -228,7 +282,67 @@ static void test_durations(void **state)
     tp_error err = {0};
     uint64_t v;
     tp_parse_duration("5x", "--warmup", &v, &err);
-    TP_EQ_STR(err.msg, "--warmup: cannot parse '5x' as a duration (use e.g. 10, 10s, 500ms, 2m)");
+    TP_EQ_STR(err.msg, "--warmup: cannot parse '5x' as a duration (use e.g. 10s, 500ms, 1h30m, 2w)");
+}
+
+/* The double forms read files: the same grammar, the nearest double, a sign
+ * for the caller's range; and every input both accept gives the same value. */
+static void test_double_forms(void **state)
+{
+    (void)state;
+    static const char *const durs[] = {"10", "850ms", "1h30m", "2h15m30s", "15min", "500us",
+                                       "500\xc2\xb5s", "2w", "1.5s", "250ms", "100ns", "3y",
+                                       "1e3", "0"};
+    for (size_t k = 0; k < sizeof durs / sizeof durs[0]; k++) {
+        uint64_t ns = 0;
+        double s = -1;
+        tp_error err = {0};
+        if (tp_parse_duration(durs[k], "--time", &ns, &err) ||
+            tp_parse_duration_s(durs[k], "time", &s, &err))
+            fail_msg("'%s' rejected: %s", durs[k], err.msg);
+        if (fabs(s - (double)ns / 1e9) > 1e-12 * (s > 1 ? s : 1))
+            fail_msg("'%s': %.17g s, but %llu ns", durs[k], s, (unsigned long long)ns);
+    }
+    static const char *const sizes[] = {"4096", "4K", "1.5G", "0.5MiB", "2e6", "1P", "4096B"};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint64_t b = 0;
+        double d = -1;
+        tp_error err = {0};
+        if (tp_parse_size(sizes[k], "--size", &b, &err) ||
+            tp_parse_size_d(sizes[k], "size", &d, &err))
+            fail_msg("'%s' rejected: %s", sizes[k], err.msg);
+        if (d != (double)b)
+            fail_msg("'%s': %.17g, but %llu bytes", sizes[k], d, (unsigned long long)b);
+    }
+    double v = 0;
+    tp_error err = {0};
+    assert_int_equal(tp_parse_duration_s("850ms", "t", &v, &err), 0);
+    TP_NEAR_REL(v, 0.85, 0); /* the double nearest 0.85, not 850 * 1e-3 */
+    assert_int_equal(tp_parse_duration_s("-5m", "t", &v, &err), 0);
+    TP_NEAR_REL(v, -300, 0);
+    assert_int_equal(tp_parse_duration_s("1000000y", "t", &v, &err), 0); /* no 584-year limit */
+    TP_NEAR_REL(v, 1e6 * 31536000, 0);
+    assert_int_equal(tp_parse_size_d("0", "s", &v, &err), 0);
+    TP_NEAR_REL(v, 0, 0);
+    assert_int_equal(tp_parse_size_d("2.5", "s", &v, &err), 0);
+    TP_NEAR_REL(v, 2.5, 0);
+    assert_int_equal(tp_parse_size_d("-1K", "s", &v, &err), 0);
+    TP_NEAR_REL(v, -1024, 0);
+    static const struct {
+        const char *in, *phrase;
+        bool size;
+    } bad[] = {
+        {"1e999s", "too large", false}, {"1h1h", "largest first", false},
+        {"5 parsecs", "cannot parse", false}, {"--5s", "cannot parse", false},
+        {"1e999", "too large", true},   {"98GB", "ambiguous", true},
+        {"4b", "cannot parse", true},   {"-", "cannot parse", true},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        tp_error e = {0};
+        int rc = bad[k].size ? tp_parse_size_d(bad[k].in, "key", &v, &e)
+                             : tp_parse_duration_s(bad[k].in, "key", &v, &e);
+        check_error(rc, &e, bad[k].in, "key", bad[k].in, bad[k].phrase);
+    }
 }
 
 static void test_u64(void **state)
@@ -349,6 +463,8 @@ static void test_formatters(void **state)
     } money[] = {
         {0, "$0"},         {999, "$999"},        {1000, "$1,000"},       {83099.4, "$83,099"},
         {-12, "-$12"},     {1234567, "$1,234,567"}, {NAN, "-"},          {INFINITY, "-"},
+        {999999999999999, "$999,999,999,999,999"}, {1e15, "$1e+15"},
+        {1.0566e24, "$1.06e+24"}, {-2e20, "-$2e+20"},
     };
     for (size_t k = 0; k < sizeof money / sizeof money[0]; k++)
         TP_EQ_STR(tp_fmt_money(money[k].v, buf, sizeof buf), money[k].want);
@@ -359,6 +475,8 @@ static void test_formatters(void **state)
     } dur[] = {
         {0.0045, "4.50 ms"}, {59.2, "59.2 s"},    {576, "9.6 min"},   {7199, "120.0 min"},
         {7200, "2.0 h"},     {111960, "31.1 h"},  {172800, "2.0 d"},  {362880, "4.2 d"},
+        {730 * 86400.0 - 1, "730.0 d"}, {730 * 86400.0, "2.0 y"}, {6e9, "190.3 y"},
+        {1e5 * 31536000, "1e+05 y"}, {1e30, "3.17e+22 y"}, {INFINITY, "-"},
         {NAN, "-"},
     };
     for (size_t k = 0; k < sizeof dur / sizeof dur[0]; k++)
@@ -375,7 +493,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),      cmocka_unit_test(test_size_lists),
-        cmocka_unit_test(test_durations),  cmocka_unit_test(test_u64),
+        cmocka_unit_test(test_durations),  cmocka_unit_test(test_double_forms),
+        cmocka_unit_test(test_u64),
         cmocka_unit_test(test_formatters), cmocka_unit_test(test_cpu_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

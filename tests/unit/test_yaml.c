@@ -169,7 +169,7 @@ static void load_errors(void **state)
     tp_test_write(dir, "t.yaml", "", path, sizeof path);
     assert_int_equal(truncate(path, TP_YAML_MAX_BYTES + 1), 0);
     TP_EQ_INT(tp_yaml_open(&y, path, "test", &err), TP_EUSAGE);
-    TP_EXPECT_ERR(NULL, err.msg, path, " ", "over 16 MiB: not a test file");
+    TP_EXPECT_ERR(NULL, err.msg, path, " ", "over 16 MiB (16777217 bytes): too large for a test file");
     assert_null(y.root);
 }
 
@@ -459,6 +459,20 @@ static void parse_values(void **state)
         {TP_YAML_DUR, "100ns", true, 100e-9},
         {TP_YAML_DUR, "3y", true, 3 * 365 * 86400.0},
         {TP_YAML_DUR, "5 parsecs", false, 0},
+        /* the grammar of the command line (tp/units.h): compound, µs, weeks */
+        {TP_YAML_DUR, "1h30m", true, 5400},
+        {TP_YAML_DUR, "2h15m30s", true, 8130},
+        {TP_YAML_DUR, "15min", true, 900},
+        {TP_YAML_DUR, "500\xc2\xb5s", true, 500e-6},
+        {TP_YAML_DUR, "2w", true, 14 * 86400.0},
+        {TP_YAML_DUR, "850ms", true, 0.85},
+        {TP_YAML_DUR, "1h1h", false, 0},
+        {TP_YAML_DUR, "1h30", false, 0},
+        {TP_YAML_DUR, "1e999s", false, 0},
+        {TP_YAML_SIZE, "1.5G", true, 1.5 * 0x1p30},
+        {TP_YAML_SIZE, "0.5MiB", true, 0x1p19},
+        {TP_YAML_SIZE, "4b", false, 0},
+        {TP_YAML_SIZE, "1.5GB", false, 0},
         {TP_YAML_FRAC, "3%", true, 0.03},
         {TP_YAML_FRAC, "0.5", true, 0.5},
         {TP_YAML_MONEY, "$30", true, 30},
@@ -503,6 +517,9 @@ static void walk_errors(void **state)
         {"frac: 101%\n", "1:7: frac: ", "must be between 0 and 1 (0% to 100%)"},
         {"u: 11\n", "1:4: u: ", "'11' must be between 0 and 10"},
         {"u64: 1.5\n", "1:6: u64: ", "cannot parse '1.5' as an unsigned integer"},
+        {"u64: 99999999999999999999\n", "1:6: u64: ",
+         "'99999999999999999999' is too large (at most 18446744073709551615)"},
+        {"dur: 30m1h\n", "1:6: dur: ", "cannot parse '30m1h' as a duration"},
         {"flag: yes\n", "1:7: flag: ", "cannot parse 'yes' as a boolean (use e.g. true, false)"},
         {"num:\n", "1:1: num: ", "needs a value (a number, e.g. 2, 0.5, 1e-4)"},
         {"num: [1]\n", "1:6: num: ", "expected a number, e.g. 2, 0.5, 1e-4, found a sequence"},
