@@ -29,7 +29,7 @@ for a in "$@"; do
 done
 BUILD=${BUILD:-build-fuzz}
 OUT=${OUT:-$BUILD/campaign}
-[ ${#NAMES[@]} -gt 0 ] || NAMES=(wire auth plan policy gate report fleet hist facts)
+[ ${#NAMES[@]} -gt 0 ] || NAMES=(wire auth plan policy gate report fleet hist facts frames history)
 
 command -v clang >/dev/null || { echo "campaign: clang is missing (scripts/install-deps.sh installs it)" >&2; exit 2; }
 if [ ! -f "$BUILD/build.ninja" ]; then

@@ -1,10 +1,18 @@
-/* Fuzz target: result documents read back (tp_report_load) and everything
- * `trainpath report` does with one: its metric rows (tp_report_metrics) and
- * provenance, the diff of the rows against themselves (tp_diff_rows, which
- * reads the documents' histograms), the Prometheus text, the fleet
- * judgement of the document as one host, the HTML page, and the history
- * (tp_history_add into an in-memory SQLite database, kept for 256 inputs,
- * then begun afresh). The input is the document's JSON text. */
+/* Fuzz target: result documents read back (tp_report_load, which checks
+ * them: tp_report_check) and everything `trainpath report` does with one:
+ * its metric rows (tp_report_metrics) and provenance, the diff of the rows
+ * against themselves (tp_diff_rows, which reads the documents'
+ * histograms), the Prometheus text, the fleet judgement of the document as
+ * one host, the HTML page, and the history (tp_history_add into an
+ * in-memory SQLite database, kept for 256 inputs, then begun afresh). The
+ * input is the document's JSON text.
+ *
+ * A document the loader refuses must be refused naming the file; it still
+ * goes through the rest when it looks like a result (a trainpath.result
+ * schema and a command), since those take documents from other callers
+ * (validate, the tests) unchecked and must not break on any. A document
+ * the loader accepts must give rows that are all finite and not negative. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +102,20 @@ static void history(const json_t *doc)
               (long long)a.run_id, (long long)b.run_id);
 }
 
+/* The input as a document, when it looks like a result (as the loader
+ * took them before it checked them), else NULL. */
+static json_t *looks_like_result(const uint8_t *data, size_t size)
+{
+    json_error_t je;
+    json_t *d = json_loadb((const char *)data, size, 0, &je);
+    const char *schema = json_string_value(json_object_get(d, "schema"));
+    if (schema && strncmp(schema, "trainpath.result/", 17) == 0 &&
+        json_is_string(json_object_get(d, "command")))
+        return d;
+    json_decref(d);
+    return NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[4096];
@@ -101,14 +123,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tp_error err;
     json_t *doc = NULL;
     int rc = tp_report_load(path, &doc, &err);
+    bool checked = rc == 0;
     if (rc) {
         fz_names_file(rc, &err, path);
-        return 0;
+        if (!(doc = looks_like_result(data, size)))
+            return 0;
     }
     json_t *rows = tp_report_metrics(doc, &err);
     /* the contract: NULL only when memory runs out, which it does not here */
     FZ_ASSERT(rows, "tp_report_metrics failed: %s", err.msg);
     FZ_ASSERT(json_array_size(rows) >= 1, "no run.ok row");
+    size_t ri;
+    const json_t *row;
+    json_array_foreach(rows, ri, row) {
+        double v = json_number_value(json_object_get(row, "value"));
+        FZ_ASSERT(!checked || (isfinite(v) && v >= 0), "a checked document's row %s = %g",
+                  json_string_value(json_object_get(row, "key")), v);
+    }
     json_t *prov = tp_report_provenance(doc);
     FZ_ASSERT(prov, "tp_report_provenance failed");
     json_decref(prov);

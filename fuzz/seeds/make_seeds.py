@@ -316,6 +316,114 @@ def facts():
     put('facts', 2, SEP.join(['lo'] + ['garbage 0x%x' % i for i in range(len(names) - 1)]))
 
 
+# ---- frame bodies: fuzz_frames.c's rows, as client.c and star.c write them ----
+
+ROWS = {'REQUEST': 0, 'CONNECT': 1, 'RUN': 2, 'JOIN': 3, 'TIME': 4, 'GROUP': 5, 'GATHER': 6,
+        'PART': 7, 'ALL': 8}
+
+
+def body(row, obj, a=0, b=0):
+    """byte 0 the row, bytes 1 and 2 the session (fuzz_frames.c), then the
+    body as tp_wire_send writes it (compact, in the order it was built)"""
+    text = obj if isinstance(obj, bytes) else json.dumps(obj, separators=(',', ':')).encode()
+    return bytes([ROWS[row], a, b]) + text
+
+
+def request(transport='tcp', mode='msg', max_msg=8, window=1, check=False, flows=('pingpong',),
+            provider=None, cuda=False):
+    r = {'transport': transport, 'mode': mode, 'max_msg': max_msg, 'window': window,
+         'timeout_ms': 10000, 'busy_poll': False, 'check': check, 'flows': list(flows)}
+    if provider:
+        r['provider'] = provider
+    if cuda:
+        r['mem'] = 'cuda'
+    return r
+
+
+def frames():
+    seeds = [
+        # net: lat, bw --check, bibw, loaded (a ping-pong and 4 streams), ofi rma, --mem cuda
+        body('REQUEST', request(max_msg=4096)),
+        body('REQUEST', request(max_msg=1048576, window=64, check=True, flows=['c2s'])),
+        body('REQUEST', request(max_msg=65536, window=16, flows=['c2s', 's2c'])),
+        body('REQUEST', request(max_msg=1048576, window=16, flows=['pingpong'] + ['c2s'] * 4)),
+        body('REQUEST', request(transport='ofi', mode='rma', max_msg=65536, window=32,
+                                provider='tcp;ofi_rxm', flows=['c2s'])),
+        body('REQUEST', request(max_msg=8, cuda=True)),
+        body('REQUEST', request(max_msg=1 << 30, window=4096, check=True, flows=['c2s'] * 65)),
+        body('CONNECT', {'flows': ['127.0.0.1']}, a=0),
+        body('CONNECT', {'flows': ['10.0.0.2', 'fe80::1%eth0']}, a=1),
+        body('RUN', {'flows': [0], 'size': 8, 'count': 1000}, a=0, b=1),
+        body('RUN', {'flows': [0, 1], 'size': 65536, 'count': 200}, a=1, b=8),
+        body('RUN', {'flows': [1, 2, 3, 4], 'size': 1048576, 'count': 0}, a=4, b=8),
+        body('RUN', {'flows': [0, 0], 'size': 8, 'count': 1}, a=1, b=1),
+        # boot: a rank joins a group of 4, answers a clock probe; rank 0's group
+        body('JOIN', {'rank': 1, 'size': 4, 'host': 'node1', 'pid': 4242,
+                      'options': {'op': 'allreduce', 'dtype': 'float32', 'sizes': [8, 1048576],
+                                  'iters': 20, 'transport': 'tcp'}}, a=2),
+        body('JOIN', {'rank': 3, 'size': 8, 'host': 'node3', 'pid': 1, 'options': {}}, a=2),
+        body('TIME', {'t': 1234567890123}),
+        body('GROUP', {'hosts': ['node0', 'node1', 'node1', 'node2'],
+                       'offsets': [0, -1532, 88, 120045], 'rtts': [0, 41250, 38990, 52000]},
+             a=3),
+        body('GATHER', {'data': 'tcp://10.0.0.1:40123'}),
+        body('GATHER', {'data': ''}),
+        body('PART', {'data': '{"rank":1,"results":{}}', 'more': False}),
+        body('PART', {'data': 'caf\u00e9 ' * 8, 'more': True}),
+        body('ALL', {'all': ['a0', 'a1', 'a2', 'a3']}, a=3),
+        body('ALL', {'all': ['']}, a=0),
+    ]
+    for i, s in enumerate(seeds):
+        put('frames', i, s)
+
+
+# ---- histories: `trainpath report add` of the result documents ----
+
+def history():
+    """Real histories, written by the binary ($TRAINPATH, default
+    build/trainpath) from fuzz/seeds/report, then rewritten with 512-byte
+    pages (VACUUM keeps application_id and user_version) so that the
+    fuzzer's inputs stay a few KiB. Skipped when there is no binary."""
+    import sqlite3
+    import subprocess
+    import tempfile
+    exe = os.environ.get('TRAINPATH', os.path.join(ROOT, 'build', 'trainpath'))
+    if not os.access(exe, os.X_OK):
+        print('history: no %s (set TRAINPATH); skipped' % exe)
+        return
+    tmp = tempfile.mkdtemp()
+    # the documents of each history and how many keys of each run it keeps
+    # (the others deleted before the VACUUM: a whole run has hundreds); the
+    # last one keeps no run at all, only the schema
+    sets = [(['net-lat'], 6), (['net-lat', 'net-bw', 'coll', 'step', 'io-commit'], 2),
+            (['plan'], 0)]
+    for i, (names, keep) in enumerate(sets):
+        db = os.path.join(tmp, 'h%d.sqlite' % i)
+        files = [os.path.join(DOCS, n + '.json') for n in names]
+        # a second run of the first document, a day later on another host
+        # and batch, so that baselines and histories have two points
+        doc = json.loads(open(files[0]).read())
+        doc['started_utc'] = '2031-01-02T03:04:05Z'
+        doc['provenance']['host'] = 'node2'
+        again = os.path.join(tmp, 'again%d.json' % i)
+        with open(again, 'w') as f:
+            json.dump(doc, f)
+        subprocess.run([exe, 'report', 'add', '--db', db, '--batch', 'b1'] + files, check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([exe, 'report', 'add', '--db', db, again], check=True,
+                       stdout=subprocess.DEVNULL)
+        con = sqlite3.connect(db)
+        con.execute('DELETE FROM metrics WHERE key NOT IN (SELECT key FROM metrics m2 WHERE '
+                    'm2.run_id = metrics.run_id ORDER BY key LIMIT ?)', (keep,))
+        if not keep:
+            con.execute('DELETE FROM runs')
+        con.commit()
+        con.execute('PRAGMA page_size = 512')
+        con.execute('VACUUM')
+        con.close()
+        put('history', i, open(db, 'rb').read())
+
+
 def main():
     d = docs()
     wire()
@@ -327,6 +435,8 @@ def main():
     fleet(d)
     hist(d)
     facts()
+    frames()
+    history()
     print('seeds in', OUT)
 
 

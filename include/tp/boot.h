@@ -120,4 +120,50 @@ int tp_boot_barrier(struct tp_boot *b, tp_error *err);
  * of their exit statuses (0 when all succeeded); other ranks get 0. */
 int tp_boot_fini(struct tp_boot *b);
 
+/* ---- the star's frame bodies (src/boot/frames.c) ----
+ * What rank 0 reads from the other ranks (JOIN, the TIME answer, a GATHER
+ * contribution or part) and what they read from rank 0 (GROUP, the
+ * gathered GATHER), checked field by field before the star uses any of it.
+ * Public so that fuzz/fuzz_frames.c can feed them bodies; nothing above
+ * boot/ needs them. Strings are borrowed from the body. Each error is
+ * TP_EPROTO with a message that names the peer (c->peer) and the field. */
+
+#define TP_BOOT_MAX_RANKS 4096
+#define TP_BOOT_MAX_BLOB 4096    /* bytes a rank contributes to an allgather */
+#define TP_BOOT_MAX_HOST 255     /* bytes of a host name */
+#define TP_BOOT_GATHER_PART 8192 /* bytes of one part of a gather */
+
+struct tp_conn;
+
+/* JOIN: a rank introduces itself to rank 0. */
+struct tp_boot_join {
+    int rank;              /* 1..size - 1, the group's size as rank 0 has it */
+    int size;              /* 1..TP_BOOT_MAX_RANKS, as the rank was started */
+    const char *host;      /* at most TP_BOOT_MAX_HOST bytes */
+    const json_t *options; /* an object */
+};
+
+/* Read a JOIN body for a group of size ranks (2..TP_BOOT_MAX_RANKS). */
+int tp_boot_parse_join(struct tp_conn *c, const json_t *body, int size, struct tp_boot_join *out,
+                       tp_error *err);
+
+/* Read a rank's answer to a clock probe: its clock, 0..INT64_MAX ns. */
+int tp_boot_parse_time(struct tp_conn *c, const json_t *body, int64_t *t, tp_error *err);
+
+/* Read GROUP for a group of size ranks: hosts[r] (at most TP_BOOT_MAX_HOST
+ * bytes), offset[r] (any int64) and rtt[r] (0..INT64_MAX) for r in
+ * 0..size - 1. On error the arrays may be partly written. */
+int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const char **hosts,
+                        int64_t *offset, uint64_t *rtt, tp_error *err);
+
+/* Read a GATHER from a rank: {"data"} of at most max bytes (without NUL);
+ * with more not NULL, a part of a gather, which also carries "more". */
+int tp_boot_parse_data(struct tp_conn *c, const json_t *body, size_t max, const char **data,
+                       bool *more, tp_error *err);
+
+/* Read the gathered GATHER rank 0 sends back: {"all"}, size strings of at
+ * most TP_BOOT_MAX_BLOB bytes (without NUL) into all[0..size). */
+int tp_boot_parse_all(struct tp_conn *c, const json_t *body, int size, const char **all,
+                      tp_error *err);
+
 #endif

@@ -71,4 +71,65 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err);
 /* Print the results of a net document as a table. */
 void tp_net_print(FILE *f, const json_t *doc);
 
+/* ---- the frame bodies a server reads (src/net/frames.c) ----
+ * What a client may ask for, checked before the server touches a transport
+ * or allocates anything: every field's type and range, and the buffers the
+ * request would make the server pin. The server then looks the transport
+ * and provider up, opens the endpoints and runs the flows. Public so that
+ * fuzz/fuzz_frames.c can feed them bodies; nothing else above net/ needs
+ * them. Each error is TP_EPROTO (TP_EUSAGE where the client's options were
+ * the cause) with a message that names the peer (c->peer) and the field. */
+
+#define TP_NET_MAX_FLOWS 65
+#define TP_NET_MAX_MSG (1ull << 30)
+#define TP_NET_MAX_WINDOW 4096
+#define TP_NET_MAX_TIMEOUT_MS 3600000ull
+#define TP_NET_MAX_BUFFER_BYTES (16ull << 30) /* all data buffers of one test */
+#define TP_NET_MAX_ADDRESS 4096               /* bytes of a data-path address */
+
+struct tp_conn;
+
+enum tp_net_flow { TP_NET_FLOW_PINGPONG, TP_NET_FLOW_C2S, TP_NET_FLOW_S2C };
+
+/* REQUEST: the test and its data path. Strings are borrowed from the body. */
+struct tp_net_request {
+    const char *transport; /* at most 16 bytes; not yet looked up */
+    const char *provider;  /* at most 64 bytes; NULL when absent */
+    bool rma;              /* mode "rma"; else "msg" */
+    bool cuda;             /* mem "cuda"; else "host" (or absent) */
+    uint64_t max_msg;      /* 1..TP_NET_MAX_MSG */
+    uint64_t window;       /* 1..TP_NET_MAX_WINDOW */
+    uint64_t timeout_ms;   /* 1..TP_NET_MAX_TIMEOUT_MS */
+    bool busy_poll, check;
+    size_t nflows; /* 1..TP_NET_MAX_FLOWS */
+    enum tp_net_flow kind[TP_NET_MAX_FLOWS];
+    uint64_t buffer_bytes; /* what the endpoints would pin: at most TP_NET_MAX_BUFFER_BYTES */
+};
+
+/* Read a REQUEST body into *out. TP_EUSAGE when the buffers it needs
+ * (message size x window with check, x flows) exceed
+ * TP_NET_MAX_BUFFER_BYTES; TP_EPROTO for anything else out of shape. */
+int tp_net_parse_request(struct tp_conn *c, const json_t *body, struct tp_net_request *out,
+                         tp_error *err);
+
+/* CONNECT: the client's data-path addresses, one per flow of the session
+ * (nflows), each a string of at most TP_NET_MAX_ADDRESS bytes without NUL,
+ * borrowed from the body into addr[0..nflows). */
+int tp_net_parse_connect(struct tp_conn *c, const json_t *body, size_t nflows, const char **addr,
+                         tp_error *err);
+
+/* RUN: one phase over some of the session's nflows flows. */
+struct tp_net_run_req {
+    size_t n;                      /* 1..nflows */
+    size_t flow[TP_NET_MAX_FLOWS]; /* distinct indices, each < nflows */
+    uint64_t size;                 /* 1..max_msg */
+    uint64_t count;                /* 0 (in the background until STOP) .. 2^62 - 1 */
+};
+
+/* Read a RUN body against a session of nflows flows (1..TP_NET_MAX_FLOWS)
+ * and messages of at most max_msg bytes. A flow named twice is refused: its
+ * endpoint would get two threads. */
+int tp_net_parse_run(struct tp_conn *c, const json_t *body, size_t nflows, uint64_t max_msg,
+                     struct tp_net_run_req *out, tp_error *err);
+
 #endif

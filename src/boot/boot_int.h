@@ -13,8 +13,6 @@
 #include "tp/wire.h"
 
 #define TP_BOOT_CLOCK_PROBES 16 /* round trips per rank; the least delayed one counts */
-#define TP_BOOT_MAX_RANKS 4096
-#define TP_BOOT_MAX_BLOB 4096 /* bytes a rank contributes to an allgather */
 
 struct tp_boot {
     const struct tp_boot_backend *be; /* the row that made the group */

@@ -159,23 +159,22 @@ static void *handshake_main(void *arg)
 static int admit_rank(struct tp_boot *b, struct tp_conn *c, json_t *j, const json_t *options,
                       tp_error *bad, tp_error *err)
 {
-    int rc;
-    uint64_t rank, size;
-    const char *host;
-    if ((rc = tp_wire_u64(c, j, "rank", 1, (uint64_t)b->size - 1, &rank, err)) ||
-        (rc = tp_wire_u64(c, j, "size", 1, TP_BOOT_MAX_RANKS, &size, err)) ||
-        (rc = tp_wire_str(c, j, "host", 255, &host, err))) {
+    struct tp_boot_join jn;
+    int rc = tp_boot_parse_join(c, j, b->size, &jn, err);
+    if (rc) {
         json_decref(j);
         tp_conn_close(c);
         return rc;
     }
-    if (size != (uint64_t)b->size) {
+    int rank = jn.rank;
+    const char *host = jn.host;
+    if (jn.size != b->size) {
         rc = tp_error_set(err, TP_EUSAGE,
-                          "rank %llu on %s was started for a group of %llu, rank 0 for %d",
-                          (unsigned long long)rank, host, (unsigned long long)size, b->size);
+                          "rank %d on %s was started for a group of %d, rank 0 for %d", rank, host,
+                          jn.size, b->size);
     } else if (b->conn[rank].fd >= 0) {
-        rc = tp_error_set(err, TP_EUSAGE, "two processes joined as rank %llu (the second on %s)",
-                          (unsigned long long)rank, host);
+        rc = tp_error_set(err, TP_EUSAGE, "two processes joined as rank %d (the second on %s)",
+                          rank, host);
     }
     if (rc) {
         tp_wire_send_error(c, err);
@@ -186,12 +185,11 @@ static int admit_rank(struct tp_boot *b, struct tp_conn *c, json_t *j, const jso
     b->hosts[rank] = strdup(host);
     b->conn[rank] = *c;
     char what[200];
-    if (!bad->code &&
-        tp__boot_options_differ(options, json_object_get(j, "options"), what, sizeof what))
-        tp_error_set(bad, TP_EUSAGE, "rank %llu on %s was started with a different %s",
-                     (unsigned long long)rank, host, what);
+    if (!bad->code && tp__boot_options_differ(options, jn.options, what, sizeof what))
+        tp_error_set(bad, TP_EUSAGE, "rank %d on %s was started with a different %s", rank, host,
+                     what);
     json_decref(j);
-    return (int)rank;
+    return rank;
 }
 
 static void tell_all(struct tp_boot *b, const tp_error *e)
@@ -341,8 +339,13 @@ static int probe_clocks(struct tp_boot *b, tp_error *err)
                 tp_error_prefix(err, "rank %d on %s lost during clock probing", r, b->hosts[r]);
                 return rc;
             }
-            json_int_t t = json_integer_value(json_object_get(j, "t"));
+            int64_t t;
+            rc = tp_boot_parse_time(&b->conn[r], j, &t, err);
             json_decref(j);
+            if (rc) {
+                tp_error_prefix(err, "rank %d on %s during clock probing", r, b->hosts[r]);
+                return rc;
+            }
             if (t1 - t0 < b->rtt[r]) {
                 b->rtt[r] = t1 - t0;
                 b->offset[r] = (int64_t)((uint64_t)t - (t0 + (t1 - t0) / 2));
@@ -436,20 +439,16 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
             json_decref(m);
             return tp_error_set(err, TP_EPROTO, "rank 0 sent an unexpected frame (%d)", (int)t);
         }
-        json_t *hosts = json_object_get(m, "hosts"), *off = json_object_get(m, "offsets"),
-               *rtt = json_object_get(m, "rtts");
-        if (json_array_size(hosts) != (size_t)b->size || json_array_size(off) != (size_t)b->size ||
-            json_array_size(rtt) != (size_t)b->size) {
-            json_decref(m);
-            return tp_error_set(err, TP_EPROTO, "rank 0 sent a group of the wrong size");
-        }
-        for (int r = 0; r < b->size; r++) {
-            const char *h = json_string_value(json_array_get(hosts, (size_t)r));
-            b->hosts[r] = strdup(h ? h : "?");
-            b->offset[r] = json_integer_value(json_array_get(off, (size_t)r));
-            b->rtt[r] = (uint64_t)json_integer_value(json_array_get(rtt, (size_t)r));
-        }
+        const char **hosts = calloc((size_t)b->size, sizeof *hosts);
+        rc = hosts ? tp_boot_parse_group(c, m, b->size, hosts, b->offset, b->rtt, err)
+                   : tp_error_set(err, TP_ENOMEM, "rank %d: the group", b->rank);
+        for (int r = 0; !rc && r < b->size; r++)
+            if (!(b->hosts[r] = strdup(hosts[r])))
+                rc = tp_error_set(err, TP_ENOMEM, "rank %d: the group", b->rank);
+        free(hosts);
         json_decref(m);
+        if (rc)
+            return rc;
         c->timeout_ns = b->timeout_ns;
         return 0;
     }
@@ -474,13 +473,14 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
         json_decref(m);
         if (!rc)
             rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &j, err);
-        json_t *arr = json_object_get(j, "all");
-        if (!rc && json_array_size(arr) != (size_t)b->size)
-            rc = tp_error_set(err, TP_EPROTO, "rank 0 gathered the wrong number of ranks");
-        for (int r = 0; !rc && r < b->size; r++) {
-            const char *s = json_string_value(json_array_get(arr, (size_t)r));
-            res[r] = strdup(s ? s : "");
-        }
+        const char **all = rc ? NULL : calloc((size_t)b->size, sizeof *all);
+        if (!rc)
+            rc = all ? tp_boot_parse_all(&b->conn[0], j, b->size, all, err)
+                     : tp_error_set(err, TP_ENOMEM, "allgather");
+        for (int r = 0; !rc && r < b->size; r++)
+            if (!(res[r] = strdup(all[r])))
+                rc = tp_error_set(err, TP_ENOMEM, "allgather");
+        free(all);
         if (rc)
             tp_error_prefix(err, "rank %d: allgather through rank 0 on %s", b->rank,
                             tp__boot_host(b, 0));
@@ -492,7 +492,7 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
             json_t *m = NULL;
             const char *s;
             if ((rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) ||
-                (rc = tp_wire_str(&b->conn[r], m, "data", TP_BOOT_MAX_BLOB, &s, err))) {
+                (rc = tp_boot_parse_data(&b->conn[r], m, TP_BOOT_MAX_BLOB, &s, NULL, err))) {
                 json_decref(m);
                 lost(b, r, err);
                 break;
@@ -519,7 +519,7 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
  * at most GATHER_PART bytes (cut between UTF-8 characters, so each part is a
  * valid JSON string; escaping grows a part at most sixfold, within
  * TP_WIRE_MAX_PAYLOAD), "more" on all but the last. */
-#define GATHER_PART 8192
+#define GATHER_PART TP_BOOT_GATHER_PART
 
 static int send_parts(struct tp_boot *b, const char *mine, tp_error *err)
 {
@@ -550,8 +550,7 @@ static int recv_parts(struct tp_boot *b, int r, char **out, tp_error *err)
         json_t *m = NULL;
         const char *s;
         if (!(rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) &&
-            !(rc = tp_wire_str(&b->conn[r], m, "data", GATHER_PART, &s, err)) &&
-            !(rc = tp_wire_bool(&b->conn[r], m, "more", &more, err))) {
+            !(rc = tp_boot_parse_data(&b->conn[r], m, TP_BOOT_GATHER_PART, &s, &more, err))) {
             size_t n = strlen(s);
             char *grown = realloc(acc, len + n + 1);
             if (!grown) {

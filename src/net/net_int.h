@@ -11,9 +11,15 @@
 #include "tp/error.h"
 #include "tp/gpu.h"
 #include "tp/hist.h"
+#include "tp/net.h"
 #include "tp/transport.h"
 
-enum flow_kind { FLOW_PINGPONG, FLOW_C2S, FLOW_S2C };
+/* the kinds a REQUEST names (tp_net_parse_request), as the same values */
+enum flow_kind {
+    FLOW_PINGPONG = TP_NET_FLOW_PINGPONG,
+    FLOW_C2S = TP_NET_FLOW_C2S,
+    FLOW_S2C = TP_NET_FLOW_S2C
+};
 
 enum flow_role {
     ROLE_PING, /* client side of a ping-pong: times round trips */
@@ -109,10 +115,10 @@ const char *tp__net_flow_mem_path(const struct tp_gpu *g, bool dev,
 #endif
 
 /* Limits the server enforces on what a client may ask for. */
-#define NET_MAX_FLOWS 65
-#define NET_MAX_MSG (1ull << 30)
-#define NET_MAX_WINDOW 4096
-#define NET_MAX_BUFFER_BYTES (16ull << 30) /* all data buffers of one test */
+#define NET_MAX_FLOWS TP_NET_MAX_FLOWS
+#define NET_MAX_MSG TP_NET_MAX_MSG
+#define NET_MAX_WINDOW TP_NET_MAX_WINDOW
+#define NET_MAX_BUFFER_BYTES TP_NET_MAX_BUFFER_BYTES /* all data buffers of one test */
 
 /* rusage of this process: user and system CPU seconds. */
 void tp__net_cpu_seconds(double *user_s, double *sys_s);

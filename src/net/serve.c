@@ -100,76 +100,37 @@ static enum flow_role server_role(enum flow_kind k)
     return k == FLOW_PINGPONG ? ROLE_PONG : k == FLOW_C2S ? ROLE_RECV : ROLE_SEND;
 }
 
-static int parse_kind(const char *s, enum flow_kind *k)
-{
-    if (strcmp(s, "pingpong") == 0)
-        *k = FLOW_PINGPONG;
-    else if (strcmp(s, "c2s") == 0)
-        *k = FLOW_C2S;
-    else if (strcmp(s, "s2c") == 0)
-        *k = FLOW_S2C;
-    else
-        return -1;
-    return 0;
-}
-
 /* REQUEST: validate, open one endpoint per flow, answer ACCEPT. */
-static int on_request(struct session *s, json_t *req, tp_error *err)
+static int on_request(struct session *s, json_t *body, tp_error *err)
 {
     struct tp_conn *c = &s->c;
-    const char *transport, *provider = NULL, *mode;
-    uint64_t max_msg, window, timeout_ms;
-    bool busy_poll;
+    struct tp_net_request req;
     int rc;
-    if ((rc = tp_wire_str(c, req, "transport", 16, &transport, err)) ||
-        (rc = tp_wire_str(c, req, "mode", 8, &mode, err)) ||
-        (rc = tp_wire_u64(c, req, "max_msg", 1, NET_MAX_MSG, &max_msg, err)) ||
-        (rc = tp_wire_u64(c, req, "window", 1, NET_MAX_WINDOW, &window, err)) ||
-        (rc = tp_wire_u64(c, req, "timeout_ms", 1, 3600000, &timeout_ms, err)) ||
-        (rc = tp_wire_bool(c, req, "busy_poll", &busy_poll, err)) ||
-        (rc = tp_wire_bool(c, req, "check", &s->check, err)))
+    if ((rc = tp_net_parse_request(c, body, &req, err)))
         return rc;
-    if (json_object_get(req, "provider") &&
-        (rc = tp_wire_str(c, req, "provider", 64, &provider, err)))
+    s->check = req.check;
+    uint64_t max_msg = req.max_msg, timeout_ms = req.timeout_ms;
+    /* the client's timeout, within the server's own: a client that asks
+     * for an hour and goes silent holds the test slot for --timeout */
+    uint64_t timeout_ns = timeout_ms * 1000000ull;
+    if (timeout_ns > s->timeout_ns)
+        timeout_ns = s->timeout_ns;
+    if (req.cuda && (rc = get_gpu(&s->gpu, timeout_ns, err)))
         return rc;
-    const char *mem = "host";
-    if (json_object_get(req, "mem") && (rc = tp_wire_str(c, req, "mem", 8, &mem, err)))
-        return rc;
-    if (strcmp(mem, "host") != 0 && strcmp(mem, "cuda") != 0)
-        return tp_error_set(err, TP_EPROTO, "peer %s: mem '%s' is not host or cuda", c->peer, mem);
-    if (strcmp(mem, "cuda") == 0 && (rc = get_gpu(&s->gpu, timeout_ms * 1000000ull, err)))
-        return rc;
-    json_t *flows = json_object_get(req, "flows");
-    if (!json_is_array(flows) || json_array_size(flows) < 1 ||
-        json_array_size(flows) > NET_MAX_FLOWS)
-        return tp_error_set(err, TP_EPROTO, "peer %s: 'flows' must be an array of 1..%d", c->peer,
-                            NET_MAX_FLOWS);
-    /* what the endpoints would allocate and pin: refuse a request that would
-     * exhaust the server's memory before touching any of it */
-    uint64_t per_ep = max_msg * (s->check ? window : 1) + max_msg;
-    uint64_t total = per_ep * json_array_size(flows);
-    if (total > NET_MAX_BUFFER_BYTES)
-        return tp_error_set(err, TP_EUSAGE,
-                            "the test needs %.1f GiB of buffers on the server (message size x "
-                            "window with --check x flows); the limit is %.0f GiB",
-                            (double)total / 1073741824.0,
-                            (double)NET_MAX_BUFFER_BYTES / 1073741824.0);
-    s->ops = tp_transport_find(transport);
+    s->ops = tp_transport_find(req.transport);
     if (!s->ops) {
         char names[128];
-        return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has %s)", transport,
+        return tp_error_set(err, TP_EUSAGE, "unknown transport '%s' (server has %s)", req.transport,
                             tp_transport_names(", ", names, sizeof names));
     }
-    if (strcmp(mode, "msg") != 0 && strcmp(mode, "rma") != 0)
-        return tp_error_set(err, TP_EPROTO, "peer %s: mode '%s' is not msg or rma", c->peer, mode);
     if (s->ops->needs_provider) {
-        if (!provider)
+        if (!req.provider)
             return tp_error_set(err, TP_EUSAGE, "transport %s needs a provider", s->ops->name);
-        if ((rc = tp_transport_provider_check(s->ops, provider, err)))
+        if ((rc = tp_transport_provider_check(s->ops, req.provider, err)))
             return rc;
-        snprintf(s->provider, sizeof s->provider, "%s", provider);
+        snprintf(s->provider, sizeof s->provider, "%s", req.provider);
     }
-    s->timeout_ns = timeout_ms * 1000000ull;
+    s->timeout_ns = timeout_ns;
     c->timeout_ns = s->timeout_ns;
     snprintf(s->peer_data, sizeof s->peer_data, "%s (data path)", c->peer);
     s->cfg = (struct tp_ep_config){
@@ -178,19 +139,15 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
         .peer_name = s->peer_data,
         .initiator = false,
         .max_msg_bytes = (size_t)max_msg,
-        .window = (unsigned)window,
-        .mode = strcmp(mode, "rma") == 0 ? TP_XFER_RMA : TP_XFER_MSG,
-        .busy_poll = busy_poll,
+        .window = (unsigned)req.window,
+        .mode = req.rma ? TP_XFER_RMA : TP_XFER_MSG,
+        .busy_poll = req.busy_poll,
         .check = s->check,
         .gpu = s->gpu,
     };
     json_t *addrs = json_array();
-    for (size_t i = 0; i < json_array_size(flows); i++) {
-        const char *k = json_string_value(json_array_get(flows, i));
-        if (!k || parse_kind(k, &s->kind[i]) != 0) {
-            json_decref(addrs);
-            return tp_error_set(err, TP_EPROTO, "peer %s: flow %zu has no valid kind", c->peer, i);
-        }
+    for (size_t i = 0; i < req.nflows; i++) {
+        s->kind[i] = (enum flow_kind)req.kind[i];
         if ((rc = s->ops->open(&s->cfg, &s->ep[i], err))) {
             json_decref(addrs);
             return rc;
@@ -226,19 +183,12 @@ static int on_request(struct session *s, json_t *req, tp_error *err)
 /* CONNECT: join each of the client's endpoints. */
 static int on_connect(struct session *s, json_t *body, tp_error *err)
 {
-    json_t *addrs = json_object_get(body, "flows");
-    if (!json_is_array(addrs) || json_array_size(addrs) != s->nflows)
-        return tp_error_set(err, TP_EPROTO, "peer %s: CONNECT must carry %zu addresses", s->c.peer,
-                            s->nflows);
-    for (size_t i = 0; i < s->nflows; i++) {
-        json_t *a = json_array_get(addrs, i);
-        if (!json_is_string(a) || json_string_length(a) > 4096)
-            return tp_error_set(err, TP_EPROTO, "peer %s: address %zu is not a string", s->c.peer,
-                                i);
-        int rc = s->ops->connect(s->ep[i], json_string_value(a), s->timeout_ns, err);
-        if (rc)
-            return rc;
-    }
+    const char *addr[NET_MAX_FLOWS];
+    int rc = tp_net_parse_connect(&s->c, body, s->nflows, addr, err);
+    for (size_t i = 0; !rc && i < s->nflows; i++)
+        rc = s->ops->connect(s->ep[i], addr[i], s->timeout_ns, err);
+    if (rc)
+        return rc;
     return tp_wire_send(&s->c, TP_F_DONE, NULL, err);
 }
 
@@ -287,29 +237,19 @@ static int stop_background(struct session *s, double u0, double s0, json_t **don
  * STOP (the loaded test's congestors). */
 static int on_run(struct session *s, json_t *body, tp_error *err)
 {
-    uint64_t size, count;
-    int rc;
-    if ((rc = tp_wire_u64(&s->c, body, "size", 1, s->cfg.max_msg_bytes, &size, err)) ||
-        (rc = tp_wire_u64(&s->c, body, "count", 0, UINT64_MAX >> 2, &count, err)))
+    struct tp_net_run_req run;
+    int rc = tp_net_parse_run(&s->c, body, s->nflows, s->cfg.max_msg_bytes, &run, err);
+    if (rc)
         return rc;
-    json_t *idx = json_object_get(body, "flows");
-    size_t n = json_array_size(idx);
-    if (!json_is_array(idx) || n < 1 || n > s->nflows)
-        return tp_error_set(err, TP_EPROTO, "peer %s: RUN needs 1..%zu flow indices", s->c.peer,
-                            s->nflows);
+    uint64_t size = run.size, count = run.count;
+    size_t n = run.n;
     if (count == 0 && s->bg)
         return tp_error_set(err, TP_EPROTO, "peer %s: background flows already running", s->c.peer);
     struct flow_job *jobs = calloc(n, sizeof *jobs);
     if (!jobs)
         return tp_error_set(err, TP_ENOMEM, "RUN");
     for (size_t i = 0; i < n; i++) {
-        json_t *v = json_array_get(idx, i);
-        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-            (size_t)json_integer_value(v) >= s->nflows) {
-            free(jobs);
-            return tp_error_set(err, TP_EPROTO, "peer %s: bad flow index in RUN", s->c.peer);
-        }
-        size_t f = (size_t)json_integer_value(v);
+        size_t f = run.flow[i];
         for (size_t b = 0; b < s->nbg; b++)
             if (s->bg[b].ep == s->ep[f]) {
                 free(jobs);
@@ -526,7 +466,9 @@ static void *conn_main(void *arg)
                      false);
     }
     pthread_mutex_unlock(&srv->mu);
-    if (cut == CUT_DEADLINE) {
+    /* the deadline passed: the accept loop cut the socket, or a frame of
+     * the handshake was not whole in time (a trickle) */
+    if (cut == CUT_DEADLINE || (rc == TP_ETIMEOUT && !cut)) {
         tp_log(TP_LOG_WARN, "peer %s did not answer with a whole handshake within %.1f s; closing",
                s->c.peer, (double)srv->handshake_ns / 1e9);
     } else if (cut == CUT_STOP) {

@@ -26,6 +26,7 @@
 #include "tp/json.h"
 #include "tp/judge.h"
 #include "tp/report.h"
+#include "tp/text.h"
 
 struct tp_history {
     sqlite3 *db;
@@ -253,6 +254,19 @@ static int check(tp_history *h, tp_error *err)
     if (version < 1)
         return tp_error_set(err, TP_EUSAGE,
                             "%s: trainpath history with no schema version (damaged?)", h->path);
+    /* a file that says it is ours but whose runs or metrics is a view (a
+     * recursive one can make every read run forever) is not ours either */
+    int ours = 0;
+    if ((rc = pragma_int(h,
+                         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                         "lower(name) IN ('runs', 'metrics')",
+                         &ours, err)))
+        return rc;
+    if (ours != 2)
+        return tp_error_set(err, TP_EUSAGE,
+                            "%s: not a trainpath history: its runs and metrics are not both "
+                            "tables (damaged?)",
+                            h->path);
     /* version < TP_HISTORY_SCHEMA would migrate here; schema 1 is the first */
     return 0;
 }
@@ -588,6 +602,8 @@ int tp_history_series(tp_history *h, const struct tp_history_filter *f, json_t *
             rc = dberr(h, err, "read the history");
             break;
         }
+        if (!isfinite(sqlite3_column_double(st, 5)))
+            continue; /* a damaged file's: trainpath stores finite values only */
         json_t *p =
             json_pack("{s:I, s:o, s:o, s:o, s:o, s:f, s:o}", "run_id",
                       (json_int_t)sqlite3_column_int64(st, 0), "started_utc", col_str(st, 1),
@@ -674,6 +690,11 @@ void tp_history_trim(double *values, size_t n, struct tp_baseline *out)
         sum += values[i];
     out->kept = n - 2 * k;
     out->value = sum / (double)out->kept;
+    if (!isfinite(out->value)) { /* the sum overflowed: average the parts instead */
+        out->value = 0;
+        for (size_t i = k; i < n - k; i++)
+            out->value += values[i] / (double)out->kept;
+    }
     out->min = values[k];
     out->max = values[n - k - 1];
     if (k)
@@ -731,7 +752,7 @@ int tp_history_baseline(tp_history *h, const char *key, const struct tp_history_
             break;
         if (s != SQLITE_ROW)
             rc = dberr(h, err, "read the baseline");
-        else if (!push(&vs, sqlite3_column_double(st, 0)))
+        else if (isfinite(sqlite3_column_double(st, 0)) && !push(&vs, sqlite3_column_double(st, 0)))
             rc = oom(h, err);
     }
     sqlite3_finalize(st);
@@ -739,6 +760,12 @@ int tp_history_baseline(tp_history *h, const char *key, const struct tp_history_
         tp_history_trim(vs.v, vs.n, out);
     free(vs.v);
     return rc;
+}
+
+/* Whether two text columns are equal (NULL only to NULL: a damaged file's). */
+static bool same_text(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
 /* One baseline's JSON from its values and the latest row's description. */
@@ -749,11 +776,18 @@ static json_t *baseline_json(struct values *vs, const char *config_id, const cha
     struct tp_baseline b;
     tp_history_trim(vs->v, vs->n, &b);
     json_t *lab = labels ? json_loads(labels, 0, NULL) : NULL;
-    return json_pack("{s:s, s:s, s:o, s:s, s:s?, s:f, s:I, s:I, s:f, s:f, s:s, s:s}", "key", key,
-                     "metric", metric, "labels", lab ? lab : json_object(), "unit",
-                     unit ? unit : "", "better", better, "value", b.value, "samples",
+    if (!json_is_object(lab)) {
+        json_decref(lab);
+        lab = json_object();
+    }
+    /* the texts as col_str reads them: a damaged file's NULL is "", bytes
+     * that are not UTF-8 are '?' */
+    return json_pack("{s:o, s:o, s:o, s:o, s:o?, s:f, s:I, s:I, s:f, s:f, s:s, s:o}", "key",
+                     tp_json_text(key ? key : ""), "metric", tp_json_text(metric ? metric : ""),
+                     "labels", lab, "unit", tp_json_text(unit ? unit : ""), "better",
+                     better ? tp_json_text(better) : NULL, "value", b.value, "samples",
                      (json_int_t)b.samples, "kept", (json_int_t)b.kept, "min", b.min, "max", b.max,
-                     "rule", b.rule, "config_id", config_id);
+                     "rule", b.rule, "config_id", tp_json_text(config_id ? config_id : ""));
 }
 
 int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, json_t **out,
@@ -778,6 +812,7 @@ int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, js
     struct values vs = {0};
     /* the group being collected: its first row, copied */
     char *desc[6] = {NULL};
+    bool have = false; /* desc holds a group's first row */
     if (bind_text(st, 1, scope ? scope->host : NULL) |
         bind_text(st, 2, scope ? scope->config_id : NULL) |
         sqlite3_bind_int64(st, 3, (sqlite3_int64)scope_runs(scope)))
@@ -790,8 +825,8 @@ int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, js
             rc = dberr(h, err, "read the baselines");
             break;
         }
-        bool same = s == SQLITE_ROW && desc[0] && strcmp(desc[0], col_text(st, 0)) == 0 &&
-                    strcmp(desc[1], col_text(st, 1)) == 0;
+        bool same = s == SQLITE_ROW && have && same_text(desc[0], col_text(st, 0)) &&
+                    same_text(desc[1], col_text(st, 1));
         if (!same && vs.n) {
             json_t *b = baseline_json(&vs, desc[0], desc[1], desc[2], desc[3], desc[4], desc[5]);
             if (!b || json_array_append_new(a, b) < 0) {
@@ -810,8 +845,10 @@ int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, js
                 if (t && !desc[i])
                     rc = oom(h, err);
             }
+            have = true;
         }
-        if (!rc && !push(&vs, sqlite3_column_double(st, 6)))
+        if (!rc && isfinite(sqlite3_column_double(st, 6)) &&
+            !push(&vs, sqlite3_column_double(st, 6)))
             rc = oom(h, err);
     }
     sqlite3_finalize(st);
@@ -830,7 +867,8 @@ int tp_history_baselines(tp_history *h, const struct tp_history_scope *scope, js
 
 void tp_history_print_series(FILE *f, const char *what, const char *db, const json_t *points)
 {
-    fprintf(f, "# %s in %s: %zu points\n", what, db, json_array_size(points));
+    size_t np = json_array_size(points);
+    fprintf(f, "# %s in %s: %zu point%s\n", what, db, np, np == 1 ? "" : "s");
     size_t i;
     json_t *p;
     double first = NAN;
@@ -838,10 +876,13 @@ void tp_history_print_series(FILE *f, const char *what, const char *db, const js
         double v = json_number_value(json_object_get(p, "value"));
         if (i == 0)
             first = v;
-        char buf[48];
+        /* host and key come from the documents: safe text (tp/text.h) */
+        char buf[48], th[256], tk[1024];
         fprintf(f, "%-24s %-12s %14s  %+7.1f %%  %s\n", tp_json_str(p, "started_utc"),
-                tp_json_str(p, "host"), tp_gate_fmt(v, tp_json_str(p, "unit"), 4, buf, sizeof buf),
-                first != 0 ? 100 * (v - first) / fabs(first) : 0.0, tp_json_str(p, "key"));
+                tp_text_safe(tp_json_str(p, "host"), th, sizeof th, TP_TEXT_LINE),
+                tp_gate_fmt(v, tp_json_str(p, "unit"), 4, buf, sizeof buf),
+                first != 0 ? 100 * (v - first) / fabs(first) : 0.0,
+                tp_text_safe(tp_json_str(p, "key"), tk, sizeof tk, TP_TEXT_LINE));
     }
 }
 
@@ -850,8 +891,9 @@ void tp_history_print_baselines(FILE *f, const json_t *baselines)
     size_t i;
     json_t *x;
     json_array_foreach(baselines, i, x) {
-        char buf[48];
-        fprintf(f, "%-60s %14s  %s\n", tp_json_str(x, "key"),
+        char buf[48], tk[1024];
+        fprintf(f, "%-60s %14s  %s\n",
+                tp_text_safe(tp_json_str(x, "key"), tk, sizeof tk, TP_TEXT_LINE),
                 tp_gate_fmt(json_number_value(json_object_get(x, "value")), tp_json_str(x, "unit"),
                             4, buf, sizeof buf),
                 tp_json_str(x, "rule"));
