@@ -3,7 +3,9 @@
  * byte order) and a JSON object payload of at most TP_WIRE_MAX_PAYLOAD
  * bytes. Every length and field read from the wire is bounds-checked before
  * use; a malformed or oversized frame is TP_EPROTO naming the peer, and the
- * caller closes that connection. Every read and write has a deadline. */
+ * caller closes that connection. Every frame, sent or received, is whole
+ * within the connection's timeout (a peer that trickles is as late as one
+ * that is silent), and a connection may bound a whole exchange as well. */
 #ifndef TP_WIRE_H
 #define TP_WIRE_H
 
@@ -44,7 +46,9 @@ struct tp_conn {
     int fd;
     char peer[80];       /* "127.0.0.1:7471" */
     char local_ip[64];   /* numeric IP of our end */
-    uint64_t timeout_ns; /* per read/write deadline */
+    uint64_t timeout_ns;  /* each frame, sent or received, whole within this */
+    uint64_t deadline_ns; /* 0, or an absolute tp_now_ns() bound on every frame: a
+                             whole exchange (a handshake, a session) within it */
 };
 
 /* Connect to host:port (name or numeric; IPv4 or IPv6) within timeout_ns.
@@ -100,9 +104,10 @@ struct tp_key {
     unsigned char bytes[TP_KEY_MAX];
 };
 
-/* Load a pre-shared key from path (trailing whitespace trimmed). TP_EUSAGE
- * naming the path when unreadable, shorter than TP_KEY_MIN or longer than
- * TP_KEY_MAX bytes. */
+/* Load a pre-shared key from path, a regular file (whitespace around the key
+ * trimmed; a warning is logged when others may read or write it). TP_EUSAGE
+ * naming the path when unreadable, not a regular file, shorter than
+ * TP_KEY_MIN or longer than TP_KEY_MAX bytes. */
 int tp_key_load(struct tp_key *k, const char *path, tp_error *err);
 
 /* Server side of the handshake: send HELLO, read AUTH, verify the client's

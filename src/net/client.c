@@ -11,6 +11,7 @@
 
 #include "net_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/hist.h"
 #include "tp/log.h"
 #include "tp/net.h"
@@ -63,14 +64,40 @@ json_t *tp_net_config_json(const struct tp_net_client_opts *o)
 
 /* ---- control-channel steps ---- */
 
+/* The largest message and the window the test asks the server for. */
+static void ask(const struct client *cl, uint64_t *max_msg, unsigned *window)
+{
+    const struct tp_net_client_opts *o = cl->o;
+    *max_msg = o->sizes[o->nsizes - 1];
+    /* a ping-pong has one message in flight: no window of buffers for lat */
+    *window = o->test == TP_NET_LAT ? 1 : o->window;
+    if (o->test == TP_NET_LOADED && o->load_size > *max_msg)
+        *max_msg = o->load_size;
+}
+
+/* What the server would pin for this test (the rule of tp_net_parse_request)
+ * over its limit is our own input at fault: refused before connecting. */
+static int buffers_fit(const struct client *cl, tp_error *err)
+{
+    uint64_t max_msg;
+    unsigned window;
+    ask(cl, &max_msg, &window);
+    double total = ((double)max_msg * (cl->o->check ? window : 1) + (double)max_msg) *
+                   (double)cl->nflows;
+    if (total > (double)TP_NET_MAX_BUFFER_BYTES)
+        return tp_error_set(err, TP_EUSAGE,
+                            "the test needs %.1f GiB of buffers on the server (message size x "
+                            "window with --check x flows); the limit is %.0f GiB",
+                            total / 1073741824.0, (double)TP_NET_MAX_BUFFER_BYTES / 1073741824.0);
+    return 0;
+}
+
 static int request(struct client *cl, tp_error *err)
 {
     const struct tp_net_client_opts *o = cl->o;
-    uint64_t max_msg = o->sizes[o->nsizes - 1];
-    /* a ping-pong has one message in flight: no window of buffers for lat */
-    unsigned window = o->test == TP_NET_LAT ? 1 : o->window;
-    if (o->test == TP_NET_LOADED && o->load_size > max_msg)
-        max_msg = o->load_size;
+    uint64_t max_msg;
+    unsigned window;
+    ask(cl, &max_msg, &window);
     json_t *flows = json_array();
     for (size_t i = 0; i < cl->nflows; i++)
         json_array_append_new(flows, json_string(cl->kind[i] == FLOW_PINGPONG ? "pingpong"
@@ -216,10 +243,13 @@ static int send_run(struct client *cl, const struct phase *p, uint64_t count, tp
 
 static int run_phase(struct client *cl, struct phase *p, tp_error *err)
 {
+    int rc = tp_intr_check(err); /* a phase is the client's safe point */
+    if (rc)
+        return rc;
     setup_jobs(cl, p, NULL);
     double u0, s0, u1, s1;
     tp__net_cpu_seconds(&u0, &s0);
-    int rc = send_run(cl, p, p->count, err);
+    rc = send_run(cl, p, p->count, err);
     if (rc)
         return rc;
     rc = tp__net_flow_run_all(p->jobs, p->n, &cl->abandoned, err);
@@ -685,8 +715,18 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
             cl->kind[i] = FLOW_C2S;
         break;
     }
-    if ((rc = tp_conn_connect(&cl->c, o->host, o->port, o->timeout_ns, err)) ||
-        (rc = tp_auth_client(&cl->c, &cl->key, err)) || (rc = request(cl, err)))
+    /* the handshake, connect to WELCOME, is one exchange under --timeout:
+     * a server that trickles its HELLO is as late as a silent one */
+    if ((rc = buffers_fit(cl, err)))
+        goto out;
+    uint64_t t0 = tp_now_ns();
+    if ((rc = tp_conn_connect(&cl->c, o->host, o->port, o->timeout_ns, err)))
+        goto out;
+    cl->c.deadline_ns = t0 + o->timeout_ns;
+    if ((rc = tp_auth_client(&cl->c, &cl->key, err)))
+        goto out;
+    cl->c.deadline_ns = 0;
+    if ((rc = request(cl, err)))
         goto out;
     json_object_set_new(cl->results, "test", json_string(test_names[o->test]));
     json_t *list = json_array();

@@ -8,29 +8,57 @@
 #include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "tp/file.h"
 #include "tp/log.h"
 #include "tp/wire.h"
 
 #define NONCE 32
 #define MAC crypto_auth_hmacsha256_BYTES
 
+static bool blank(unsigned char c)
+{
+    return c == '\n' || c == '\r' || c == ' ' || c == '\t';
+}
+
 int tp_key_load(struct tp_key *k, const char *path, tp_error *err)
 {
     memset(k, 0, sizeof *k);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tp_error_errno(err, TP_EUSAGE, errno, "--key-file %s: cannot read", path);
-    size_t n = fread(k->bytes, 1, sizeof k->bytes, f);
-    int more = fgetc(f);
-    fclose(f);
-    if (more != EOF)
+    char *text;
+    size_t n;
+    /* a regular file, and small: a FIFO or /dev/zero named by mistake must
+     * not block or fill memory */
+    int rc = tp_file_read(path, "a key file", TP_FILE_MAX_KEY, TP_FILE_REGULAR, &text, &n, err);
+    if (rc) {
+        tp_error_prefix(err, "--key-file");
+        return rc;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 0077))
+        tp_log(TP_LOG_WARN,
+               "--key-file %s: readable or writable by others (mode %04o): anyone on this host "
+               "who reads it can run tests; chmod 600 %s",
+               path, (unsigned)(st.st_mode & 07777), path);
+    /* whitespace around the key is not part of it (an editor's newline, an
+     * indented heredoc) */
+    size_t a = 0;
+    while (a < n && blank((unsigned char)text[a]))
+        a++;
+    while (n > a && blank((unsigned char)text[n - 1]))
+        n--;
+    n -= a;
+    if (n > TP_KEY_MAX) {
+        sodium_memzero(text, strlen(text));
+        free(text);
         return tp_error_set(err, TP_EUSAGE, "--key-file %s: key longer than %d bytes", path,
                             TP_KEY_MAX);
-    while (n > 0 && (k->bytes[n - 1] == '\n' || k->bytes[n - 1] == '\r' || k->bytes[n - 1] == ' ' ||
-                     k->bytes[n - 1] == '\t'))
-        n--;
+    }
+    memcpy(k->bytes, text + a, n);
+    sodium_memzero(text, n + a);
+    free(text);
     if (n < TP_KEY_MIN)
         return tp_error_set(err, TP_EUSAGE,
                             "--key-file %s: key is %zu bytes, need at least %d (try: head -c 32 "

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tp/clock.h"
+#include "tp/intr.h"
 
 static void sockaddr_text(const struct sockaddr *sa, char *ip, size_t ipcap, int *port)
 {
@@ -179,22 +180,50 @@ int tp_conn_connect(struct tp_conn *c, const char *host, int port, uint64_t time
     return tp_error_errno(err, TP_EPEER, last_errno, "cannot connect to %s port %d", host, port);
 }
 
-/* Move exactly len bytes, polling with the connection's deadline. */
-static int io_all(struct tp_conn *c, void *buf, size_t len, bool writing, tp_error *err)
+/* The deadline of one frame that starts now: its own timeout, cut to the
+ * connection's exchange deadline when one is set. */
+static uint64_t frame_deadline(const struct tp_conn *c)
+{
+    uint64_t d = tp_now_ns() + c->timeout_ns;
+    return c->deadline_ns && c->deadline_ns < d ? c->deadline_ns : d;
+}
+
+static int too_late(const struct tp_conn *c, uint64_t deadline, tp_error *err)
+{
+    if (c->deadline_ns && deadline == c->deadline_ns)
+        return tp_error_set(err, TP_ETIMEOUT,
+                            "peer %s did not complete the exchange on the control connection "
+                            "within its deadline",
+                            c->peer);
+    return tp_error_set(err, TP_ETIMEOUT,
+                        "peer %s did not answer on the control connection within %.1f s", c->peer,
+                        (double)c->timeout_ns / 1e9);
+}
+
+/* Move exactly len bytes before deadline (absolute), a trickle as much as
+ * silence: the deadline holds for the whole transfer, not for each read.
+ * Polls in slices of at most INTR_SLICE_MS so that an interrupt recorded on
+ * another thread is seen. */
+#define INTR_SLICE_MS 250
+static int io_all(struct tp_conn *c, void *buf, size_t len, bool writing, uint64_t deadline,
+                  tp_error *err)
 {
     char *p = buf;
-    uint64_t deadline = tp_now_ns() + c->timeout_ns;
     while (len > 0) {
+        int rc = tp_intr_check(err);
+        if (rc)
+            return rc;
+        int left = tp_deadline_left_ms(deadline);
+        if (left == 0)
+            return too_late(c, deadline, err);
         struct pollfd pfd = {.fd = c->fd, .events = writing ? POLLOUT : POLLIN};
-        int n = poll(&pfd, 1, tp_deadline_left_ms(deadline));
+        int n = poll(&pfd, 1, left < INTR_SLICE_MS ? left : INTR_SLICE_MS);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return tp_error_errno(err, TP_ESYS, errno, "poll on control connection to %s", c->peer);
         if (n == 0)
-            return tp_error_set(err, TP_ETIMEOUT,
-                                "peer %s did not answer on the control connection within %.1f s",
-                                c->peer, (double)c->timeout_ns / 1e9);
+            continue;
         ssize_t k = writing ? send(c->fd, p, len, MSG_NOSIGNAL) : recv(c->fd, p, len, 0);
         if (k < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
@@ -204,7 +233,6 @@ static int io_all(struct tp_conn *c, void *buf, size_t len, bool writing, tp_err
             return tp_error_set(err, TP_EPEER, "peer %s closed the control connection", c->peer);
         p += k;
         len -= (size_t)k;
-        deadline = tp_now_ns() + c->timeout_ns;
     }
     return 0;
 }
@@ -243,15 +271,17 @@ int tp_wire_send(struct tp_conn *c, enum tp_frame type, const json_t *body, tp_e
     put32(frame + 8, (uint32_t)len);
     memcpy(frame + 12, text, len);
     free(text);
-    int rc = io_all(c, frame, 12 + len, true, err);
+    int rc = io_all(c, frame, 12 + len, true, frame_deadline(c), err);
     free(frame);
     return rc;
 }
 
 int tp_wire_recv(struct tp_conn *c, enum tp_frame *type, json_t **body, tp_error *err)
 {
+    /* one deadline for the whole frame, header and payload */
+    uint64_t deadline = frame_deadline(c);
     unsigned char hdr[12];
-    int rc = io_all(c, hdr, sizeof hdr, false, err);
+    int rc = io_all(c, hdr, sizeof hdr, false, deadline, err);
     if (rc)
         return rc;
     uint32_t magic = get32(hdr), tf = get32(hdr + 4), len = get32(hdr + 8);
@@ -269,7 +299,7 @@ int tp_wire_recv(struct tp_conn *c, enum tp_frame *type, json_t **body, tp_error
     char *buf = malloc(len + 1);
     if (!buf)
         return tp_error_set(err, TP_ENOMEM, "reading a control frame");
-    rc = io_all(c, buf, len, false, err);
+    rc = io_all(c, buf, len, false, deadline, err);
     if (rc) {
         free(buf);
         return rc;
@@ -298,10 +328,13 @@ static const char *frame_name(enum tp_frame t)
     return (unsigned)t <= TP_F_MAX ? names[t] : "?";
 }
 
+/* The code a peer's ERROR carries. A peer's "usage" (it found our request
+ * bad, or says it did) is the peer failing this run, exit 1: only our own
+ * input is exit 2, and a hostile peer must not make it look so. */
 static int code_from_name(const char *name)
 {
-    static const int codes[] = {TP_EUSAGE, TP_EPEER, TP_ETIMEOUT, TP_ESYS,   TP_ECHECK,
-                                TP_EAUTH,  TP_EBUSY, TP_EPROTO,   TP_ENOMEM, TP_EUNSUP};
+    static const int codes[] = {TP_EPEER, TP_ETIMEOUT, TP_ESYS,   TP_ECHECK, TP_EAUTH,
+                                TP_EBUSY, TP_EPROTO,   TP_ENOMEM, TP_EUNSUP};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (strcmp(name, tp_code_name(codes[i])) == 0)
             return codes[i];

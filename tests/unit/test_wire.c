@@ -127,9 +127,11 @@ static void expect_maps_frames(void **state)
     pair(&a, &b, 500 * MS);
     tp_error err, sent;
     json_t *got = NULL;
+    /* a peer's "usage" is the peer failing this run (exit 1), not bad
+     * input of ours (exit 2): its words are kept */
     tp_error_set(&sent, TP_EUSAGE, "unknown provider 'x'");
     tp_wire_send_error(&a, &sent);
-    expect_err(tp_wire_expect(&b, TP_F_DONE, &got, &err), TP_EUSAGE, &err,
+    expect_err(tp_wire_expect(&b, TP_F_DONE, &got, &err), TP_EPEER, &err,
                "peer peer-a: unknown provider 'x'");
     tp_wire_send(&a, TP_F_BUSY, NULL, &err);
     expect_err(tp_wire_expect(&b, TP_F_DONE, &got, &err), TP_EBUSY, &err, "is busy");
