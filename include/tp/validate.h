@@ -87,7 +87,11 @@ struct tp_validate_opts {
  * error before anything ran, a negative TP_E* code with err set, nothing
  * printed and nothing left but the results folder if it was made:
  * TP_EUSAGE for bad input (exit 2), else the group that could not form or
- * the scratch folder that could not be made. */
+ * the scratch folder that could not be made. After SIGINT or SIGTERM
+ * (tp/intr.h): the running test is passed the signal and given 10 s to
+ * write its failed document, no further test starts, the outputs are
+ * written from what ran, the scratch folder is removed, and the return is
+ * TP_EINTR or TP_ETERM with err saying so. */
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err);
 
 #endif

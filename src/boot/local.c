@@ -13,6 +13,7 @@
 
 #include "boot_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 
 /* Rank 0 of a local group hangs up first (a rank blocked on it ends), then
  * waits for the ranks it forked, killing those still running after the
@@ -21,6 +22,8 @@ static int local_fini(struct tp_boot *b)
 {
     int worst = 0;
     tp__boot_hang_up(b);
+    if (b->children)
+        tp_intr_forward(NULL, 0);
     if (b->children) {
         uint64_t deadline = tp_now_ns() + b->timeout_ns;
         for (int r = 1; r < b->size; r++) {
@@ -69,6 +72,9 @@ static int local_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_err
         return rc;
     }
     fflush(NULL);
+    /* a signal sent to rank 0 alone (kill PID, a batch system's SIGTERM)
+     * reaches every rank, which then stops at its own safe point */
+    tp_intr_forward(b->children, o->nranks);
     for (int r = 1; r < o->nranks; r++) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -77,6 +83,7 @@ static int local_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_err
         }
         if (pid == 0) {
             close(lfd);
+            tp_intr_forward(NULL, 0);
             free(b->children);
             b->children = NULL;
             b->rank = r;

@@ -12,6 +12,7 @@
 
 #include "coll_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/fixed.h"
 
 #define ALIVE_EVERY_NS 50000000ull
@@ -194,6 +195,10 @@ int tp__coll_exec(struct tp_comm *c, struct plan *p, tp_error *err)
         }
         if (++spins < c->spins)
             continue;
+        if (tp_intr_signal()) { /* waiting is the safe point: every rank got it */
+            rc = tp_intr_check(err);
+            goto out;
+        }
         uint64_t now = tp_now_ns();
         if (!idle_since)
             idle_since = last_alive = now;

@@ -4,6 +4,7 @@
  * contract: a failure at one step skips the steps that need it and is what
  * the document and the exit status say. */
 #include "tp/group.h"
+#include "tp/intr.h"
 #include "tp/log.h"
 #include "tp/result.h"
 
@@ -69,7 +70,8 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
         tp_comm_fini(g.comm);
     if (rc == 0 && j->judge)
         rc = j->judge(j->arg, err);
-    if (rc < 0 && g.rank != 0 && !verdict)
+    /* an interrupt reached every rank: rank 0 alone says so */
+    if (rc < 0 && g.rank != 0 && !verdict && !tp_intr_signal())
         tp_log(TP_LOG_ERROR, "rank %d: %s", g.rank, err->msg);
     int worst = tp_boot_fini(g.boot);
     if (g.rank == 0) {

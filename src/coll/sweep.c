@@ -21,6 +21,7 @@
 
 #include "kind_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/exact.h"
 #include "tp/fixed.h"
 #include "tp/pattern.h"
@@ -209,7 +210,7 @@ static void delay(const struct tp_coll_bench_opts *o, uint64_t *rng)
     *rng = tp_splitmix64(*rng);
     uint64_t ns = *rng % o->inject_delay_ns;
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    nanosleep(&ts, NULL);
+    nanosleep(&ts, NULL); /* under --timeout (tp_coll_job_check); a signal cuts it */
 }
 
 /* Fill the inputs of shape sh. */
@@ -349,6 +350,8 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
     size_t es = tp_dtype_size(o->dtype), count = sh.count, nin = sh.in_elems,
            nout = sh.out_elems;
     uint64_t bytes = sh.bytes;
+    if (count == 0) /* below one element (per rank): no row of zeros (tp_coll_job_check_group) */
+        return 0;
     fill(s, &sh);
     struct tp_coll_args a = {.kind = o->kind, .dtype = o->dtype, .op = o->op,
                              .sendbuf = s->send, .recvbuf = s->recv, .count = count,
@@ -379,6 +382,8 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
         iters = s->ctl[1];
     }
     for (uint64_t i = 0; i < iters; i++) {
+        if (tp_intr_signal())
+            return tp_intr_check(err);
         delay(o, &rng);
         uint64_t b0 = tp_now_ns();
         if ((rc = run_once(s, &a, err)) < 0)
@@ -577,7 +582,6 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
         sizes = json_array();
         json_object_set_new(results, "sizes", sizes);
     }
-    size_t base = sizes ? json_array_size(sizes) : 0;
     if (results) {
         json_t *paths = json_object_get(results, "data_path");
         if (!json_is_array(paths)) {
@@ -601,9 +605,10 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
     int rc = pt ? 0 : tp_error_set(err, TP_ENOMEM, "fit");
     *wrong_total = 0;
     for (size_t i = 0; rc == 0 && i < o->nsizes; i++) {
+        size_t row = sizes ? json_array_size(sizes) : 0; /* a skipped size adds none */
         rc = one_size(&s, o->sizes[i], sizes, pt, &npt, wrong_total, err);
-        if (rc == 0 && o->progress && results)
-            o->progress(o->progress_arg, base + i, o->nsizes);
+        if (rc == 0 && o->progress && results && json_array_size(sizes) > row)
+            o->progress(o->progress_arg, row, o->nsizes);
     }
     if (results) {
         json_t *fit = fit_json(o, n, pt, npt), *fits = json_object_get(results, "fit");

@@ -25,6 +25,8 @@
 
 #include "io_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
+#include "tp/json.h"
 #include "tp/log.h"
 #include "tp/units.h"
 
@@ -108,6 +110,8 @@ static void stream(struct ckpt_job *jb, struct tp_ioq *q, unsigned *mine, unsign
      * what is in flight is still reaped: a write the storage accepted counts
      * in bytes_written, and the first error is the one reported */
     for (;;) {
+        if (tp_intr_signal() && !atomic_load(&x->failed)) /* stop pushing; reap what is in flight */
+            fail(x, jb, tp_intr_check(&jb->err));
         while (nfree > 0 && si < nmine && !atomic_load(&x->failed)) {
             unsigned k = mine[si];
             unsigned buf = free_buf[--nfree];
@@ -565,7 +569,9 @@ static json_t *read_meta(struct tp__io_ckpt_ctx *x, tp_error *err)
     } else {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s/meta.json", x->t->path, x->step);
-        m = json_load_file(path, 0, &je);
+        tp_error lerr;
+        if (tp_json_load(path, &m, &lerr) != 0) /* capped, a regular file */
+            snprintf(je.text, sizeof je.text, "%.150s", lerr.msg);
     }
     if (!m)
         tp_error_set(err, TP_ECHECK, "%s%s%s: metadata unreadable: %s", x->t->path,
@@ -704,6 +710,8 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
     double bytes_total = 0, ns_total = 0;
     for (unsigned r = 0; rc == 0 && r < o->repeat; r++) {
         struct tp__io_ckpt_phases ph;
+        if ((rc = tp_intr_check(err)))
+            break;
         for (unsigned j = 0; j < x->J; j++)
             tp_hist_reset(x->jobs[j].lat);
         rc = tp__io_ckpt_write(x, r, &ph, err);

@@ -23,6 +23,7 @@
 
 #include "io_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/log.h"
 #include "tp/pattern.h"
 #include "tp/stats.h"
@@ -142,6 +143,10 @@ static void *reader(void *arg)
     uint64_t n = o->records, pos = jb->j;
     struct tp_io_done done[64];
     for (;;) {
+        if (tp_intr_signal() && !atomic_load(&x->failed)) { /* stop pushing; reap the rest */
+            jb->rc = tp_intr_check(&jb->err);
+            atomic_store(&x->failed, true);
+        }
         while (nfree > 0 && !atomic_load(&x->stop) && !atomic_load(&x->failed)) {
             if (pos >= n) {
                 if (!x->continuous)
@@ -460,6 +465,8 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     uint64_t total_reads = 0, total_ns = 0, wrong = 0;
     char wrong_msg[256] = "";
     for (unsigned e = 0; rc == 0 && e < o->epochs; e++) {
+        if ((rc = tp_intr_check(err)))
+            break;
         if (o->c.drop_cache)
             tp__io_drop_cache(x.files, x.d.files);
         double cached = tp__io_cached_fraction(x.files, x.d.files);

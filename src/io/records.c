@@ -17,6 +17,8 @@
 
 #include "io_int.h"
 #include "tp/atomicfile.h"
+#include "tp/intr.h"
+#include "tp/json.h"
 
 static void file_path(const struct tp_io_records *d, unsigned k, char *out, size_t cap)
 {
@@ -40,6 +42,8 @@ int tp_io_records_write(const struct tp_io_records *d, const struct tp_io_file *
     for (unsigned k = 0; rc == 0 && k < d->files; k++) {
         const struct tp_io_file *f = &files[k];
         for (uint64_t s = 0; rc == 0 && s < per_file; s += per_chunk) {
+            if ((rc = tp_intr_check(err))) /* the caller removes what was written */
+                break;
             uint64_t n = per_file - s < per_chunk ? per_file - s : per_chunk;
             for (uint64_t i = 0; i < n; i++) {
                 uint64_t idx = (s + i) * d->files + k;
@@ -67,8 +71,9 @@ static bool matches(const struct tp_io_records *d, const json_t *want)
 {
     char p[4400];
     manifest_path(d, p, sizeof p);
-    json_t *m = json_load_file(p, 0, NULL);
-    bool ok = m != NULL;
+    json_t *m = NULL;
+    tp_error ignored;
+    bool ok = tp_json_load(p, &m, &ignored) == 0; /* not ours, or not whole: written again */
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)want, key, v) {

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/gpu.h"
 #include "tp/pattern.h"
 
@@ -88,6 +89,8 @@ static int ping(struct flow_job *j)
     bool st = staged(j);
     j->start_ns = tp_now_ns();
     for (uint64_t i = 0; i < j->count; i++) {
+        if (tp_intr_signal()) /* one relaxed load: outside the timed region */
+            return tp_intr_check(&j->err);
         uint64_t t0 = tp_now_ns();
         if ((st && (rc = stage_out(j, tx))) ||
             (rc = ops->send(ep, j->size, j->timeout_ns, &j->err)) ||

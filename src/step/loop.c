@@ -29,6 +29,7 @@
 
 #include "step_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/fixed.h"
 #include "tp/model.h"
 #include "tp/pattern.h"
@@ -47,6 +48,10 @@ static int train(struct rank *r, tp_error *err)
     r->rng = tp_splitmix64(o->seed ^ ((uint64_t)r->me << 24) ^ ((uint64_t)r->run << 48) ^ 0xde1a);
     int rc = 0;
     for (uint64_t s = 0; rc == 0 && s < o->steps; s++) {
+        if (tp_intr_signal()) { /* a step is the safe point; the comm thread stops in its wait */
+            rc = tp_intr_check(err);
+            break;
+        }
         uint64_t *f = &r->rec[s * NF];
         uint64_t t0 = tp_now_ns();
         struct slot *sl;

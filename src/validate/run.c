@@ -17,6 +17,7 @@
 
 #include "tp/boot.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "validate_int.h"
 
 extern char **environ;
@@ -65,11 +66,18 @@ char **tp__validate_child_env(void)
     return e;
 }
 
+#define INTR_GRACE_S 10.0
+
 /* Run argv (argv[0] is this binary) with stdout and stderr into log, under
  * a deadline. Returns the exit code, or -1 with why filled. */
 static int run(const struct tp__validate_ctx *c, const char *const *argv, const char *log,
                double deadline_s, char *why, size_t cap)
 {
+    tp_error ie;
+    if (tp_intr_check(&ie)) { /* no test starts after an interrupt */
+        snprintf(why, cap, "not run: %.200s", ie.msg);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(why, cap, "fork: %s", strerror(errno));
@@ -89,20 +97,39 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         _exit(127);
     }
     double end = tp__validate_now_s() + deadline_s;
+    bool passed_on = false;
     for (;;) {
         int st;
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid) {
+            if (passed_on) {
+                tp_intr_check(&ie);
+                snprintf(why, cap, "%.200s", ie.msg);
+                return -1;
+            }
             if (WIFEXITED(st))
                 return WEXITSTATUS(st);
             snprintf(why, cap, "killed by signal %d", WTERMSIG(st));
             return -1;
         }
+        /* the child has a process group of its own, which a terminal's
+         * SIGINT does not reach: pass ours on, and give it INTR_GRACE_S to
+         * stop at its safe point and write its failed document */
+        if (!passed_on && tp_intr_signal()) {
+            passed_on = true;
+            kill(-pid, tp_intr_signal());
+            double grace = tp__validate_now_s() + INTR_GRACE_S;
+            if (grace < end)
+                end = grace;
+        }
         if (tp__validate_now_s() > end) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
-            snprintf(why, cap, "did not finish within %.0f s", deadline_s);
+            if (passed_on)
+                snprintf(why, cap, "interrupted; did not stop within %.0f s", INTR_GRACE_S);
+            else
+                snprintf(why, cap, "did not finish within %.0f s", deadline_s);
             return -1;
         }
         struct timespec ts = {0, 20 * 1000 * 1000};

@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp/check.h"
 #include "tp/gpu.h"
+#include "tp/intr.h"
 #include "validate_int.h"
 
 /* GPUs the NVIDIA driver exposes here (/dev/nvidia0, 1, ...), without
@@ -43,6 +45,65 @@ static void rm_tree(const char *path)
     nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* An output file the job will write (--db, --prometheus): not a folder,
+ * and its folder there and writable. */
+static int out_file_ok(const char *what, const char *path, tp_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tp_error_set(err, TP_EUSAGE, "%s %s: names a folder, not a file", what, path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = '\0';
+    if (access(dir, W_OK | X_OK) != 0)
+        return tp_error_errno(err, TP_EUSAGE, errno, "%s %s: folder %s is not writable", what,
+                              path, dir);
+    return 0;
+}
+
+/* The files the options name, before anything runs: a --policy that is a
+ * policy (parsed as check parses it: a plan file or a typo is refused
+ * here, naming the file, not after the other tests ran), a readable
+ * --key-file, a --db that is an SQLite database or can become one, a
+ * --prometheus file that can be written. */
+static int check_files(const struct tp__validate_ctx *c, tp_error *err)
+{
+    if (c->policy) {
+        struct tp_policy *p = calloc(1, sizeof *p);
+        if (!p)
+            return tp_error_set(err, TP_ENOMEM, "out of memory");
+        int rc = tp_policy_parse(c->policy, p, err);
+        free(p);
+        if (rc) {
+            err->code = TP_EUSAGE;
+            tp_error_prefix(err, "--policy %s: not a usable policy", c->policy);
+            return TP_EUSAGE;
+        }
+    }
+    if (c->key_file && access(c->key_file, R_OK) != 0)
+        return tp_error_errno(err, TP_EUSAGE, errno, "--key-file %s", c->key_file);
+    if (c->db) {
+        int rc = out_file_ok("--db", c->db, err);
+        if (rc)
+            return rc;
+        FILE *f = fopen(c->db, "rb");
+        char magic[16] = {0};
+        size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
+        if (f)
+            fclose(f);
+        if (got > 0 && (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0))
+            return tp_error_set(err, TP_EUSAGE,
+                                "--db %s: not an SQLite database (the history is one)", c->db);
+    }
+    if (c->prom)
+        return out_file_ok("--prometheus", c->prom, err);
+    return 0;
+}
+
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
 {
     struct tp__validate_ctx *c = calloc(1, sizeof *c);
@@ -59,13 +120,16 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .key_file = o->key_file,
                                    .quiet = o->quiet,
                                    .pairs_at_once = o->pairs_at_once};
-    int rc = 0;
-    if (c->policy && access(c->policy, R_OK) != 0)
-        rc = tp_error_errno(err, TP_EUSAGE, errno, "--policy %s", c->policy);
-    if (rc == 0 && c->key_file && access(c->key_file, R_OK) != 0)
-        rc = tp_error_errno(err, TP_EUSAGE, errno, "--key-file %s", c->key_file);
+    int rc = check_files(c, err);
     if (rc == 0)
         rc = tp_boot_check_backend(c->launcher, "--launcher", err);
+    /* a launcher named but absent would validate this host as a group of one */
+    if (rc == 0 && o->launcher && tp_boot_launched(o->launcher) && !tp_boot_launched(NULL))
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "--launcher %s: no launcher started this process (no rank variable "
+                          "of mpirun, srun or torchrun is set); without --launcher, this host "
+                          "alone is validated",
+                          o->launcher);
     /* the tests are built with a scratch path to come; this checks the
      * profile and --only before anything is created */
     int ngpu = tp_gpu_built() ? gpu_count() : 0;
@@ -124,5 +188,9 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     free(c->envp);
     free(c);
     tp_boot_fini(b);
+    /* after the outputs of what ran, and without the scratch folder */
+    int irc = status >= 0 ? tp_intr_check(err) : 0;
+    if (irc)
+        return irc;
     return status;
 }
