@@ -54,7 +54,9 @@
  *
  * Facts that cannot be read are null, never an error. Errors: TP_EUSAGE
  * "PATH: No such file or directory" when path does not exist (or cannot be
- * stat'ed); TP_ENOMEM. Returns a new reference in *out, NULL on error. */
+ * stat'ed); TP_EUSAGE naming --mountinfo when the mountinfo file given
+ * cannot be read, is not a regular file or is over TP_FILE_MAX_SYSTEM
+ * (tp/file.h); TP_ENOMEM. Returns a new reference in *out, NULL on error. */
 int tp_blkpath_describe(const char *path, const char *sysfs_root, const char *mountinfo,
                         json_t **out, tp_error *err);
 

@@ -27,6 +27,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "tp/file.h"
 #include "tp/json.h"
 
 /* Keys that name the CPU, best first: x86, then ARM boards, MIPS, POWER,
@@ -63,13 +64,23 @@ static void trim_right(char *s)
         s[--n] = '\0';
 }
 
+/* The file at path as a stream, NULL when it cannot be read: a snapshot
+ * (--root) may hold a FIFO or an endless file where /proc had text. */
+static FILE *open_capped(const char *path)
+{
+    FILE *f;
+    tp_error ignored;
+    return tp_file_open(path, NULL, TP_FILE_MAX_SYSTEM, TP_FILE_REGULAR, &f, &ignored) == 0 ? f
+                                                                                           : NULL;
+}
+
 /* First line of the small file dir/name, without its newline; 0 or -1. */
 static int read_line(const char *dir, const char *name, char *buf, size_t cap)
 {
     char path[PATH_MAX];
     if (fmt_path(path, "%s/%s", dir, name) < 0)
         return -1;
-    FILE *f = fopen(path, "re");
+    FILE *f = open_capped(path);
     if (!f)
         return -1;
     int ok = fgets(buf, (int)cap, f) != NULL;
@@ -126,7 +137,7 @@ static char *os_pretty_name(const char *root)
     static const char *const files[] = {"/etc/os-release", "/usr/lib/os-release"};
     for (size_t i = 0; i < 2; i++) {
         char path[PATH_MAX];
-        FILE *f = join(path, root, files[i]) == 0 ? fopen(path, "re") : NULL;
+        FILE *f = join(path, root, files[i]) == 0 ? open_capped(path) : NULL;
         if (!f)
             continue;
         char line[512];
@@ -187,7 +198,7 @@ static json_t *cpu_json(const char *root)
     char path[PATH_MAX];
     char *model[N_MODEL_KEYS] = {0};
     long logical = 0;
-    FILE *f = join(path, root, "/proc/cpuinfo") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = join(path, root, "/proc/cpuinfo") == 0 ? open_capped(path) : NULL;
     if (f) {
         char *line = NULL;
         size_t cap = 0;

@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "tp/file.h"
 #include "tp/json.h"
 
 /* Stacking deeper than this (dm over md over partitions ...) is taken as a
@@ -81,12 +82,14 @@ static int read_attr(const char *dir, const char *name, char *buf, size_t cap)
     buf[0] = '\0';
     if (fmt_path(path, "%s/%s", dir, name) < 0)
         return -1;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -1;
-    if (!fgets(buf, (int)cap, f))
-        buf[0] = '\0';
-    fclose(f);
+    /* a snapshot's attribute is a regular file of a line or so: a FIFO or
+     * an endless file there is refused, not waited on */
+    char *text;
+    tp_error ignored;
+    if (tp_file_read(path, "a sysfs attribute", 65536, TP_FILE_REGULAR, &text, NULL, &ignored))
+        return access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR) ? -ENOENT : -1;
+    snprintf(buf, cap, "%.*s", (int)strcspn(text, "\n"), text);
+    free(text);
     size_t n = strlen(buf);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
         buf[--n] = '\0';
@@ -532,11 +535,12 @@ static int covers(const char *point, const char *path)
 /* Lines are "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE
  * SOURCE SUPER" (proc(5)). Later lines stack on earlier ones, so among
  * equal mount points the last wins. 0 and a filled m when found, 1 when no
- * mount covers path or the file cannot be read, -1 when out of memory. */
-static int find_mount(const char *mountinfo, const char *path, struct mount *m)
+ * mount covers path or the file cannot be read (err says why), -1 when out
+ * of memory. */
+static int find_mount(const char *mountinfo, const char *path, struct mount *m, tp_error *err)
 {
-    FILE *f = fopen(mountinfo, "re");
-    if (!f)
+    FILE *f;
+    if (tp_file_open(mountinfo, "mountinfo", TP_FILE_MAX_SYSTEM, TP_FILE_REGULAR, &f, err))
         return 1;
     char *line = NULL;
     size_t cap = 0, best = 0;
@@ -705,9 +709,16 @@ static int locate(const char *path, const char *sysfs_root, const char *mountinf
     if (rc < 0)
         return rc;
     if (!t->is_device && t->real[0] && !(mountinfo && !*mountinfo)) {
-        int found = find_mount(mountinfo ? mountinfo : "/proc/self/mountinfo", t->real, m);
+        tp_error merr = {0};
+        int found = find_mount(mountinfo ? mountinfo : "/proc/self/mountinfo", t->real, m, &merr);
         if (found < 0)
             return tp_error_set(err, TP_ENOMEM, "%s: out of memory reading the mounts", path);
+        /* a --mountinfo the user named must be one; the live one may fail */
+        if (found == 1 && mountinfo && merr.code) {
+            *err = merr;
+            tp_error_prefix(err, "--mountinfo");
+            return merr.code;
+        }
         t->have_mount = found == 0;
     }
     if (t->have_mount && !t->blk[0])

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tp/blkpath.h"
+#include "tp/file.h"
 #include "tp/storage.h"
 
 /* O_DIRECT alignment from statx STATX_DIOALIGN (Linux 6.1+; the struct is
@@ -100,6 +103,44 @@ static int probe_signature(const char *dev, char *what, size_t cap, tp_error *er
     return 0;
 }
 
+/* Whether dev (or, for a whole disk, one of its partitions) is mounted: the
+ * mount point of the first mount found in cap, "" when none is. Asked
+ * before the open, so that a mounted disk is refused as mounted whatever
+ * error the kernel's open would give (EBUSY, or EPERM where writes to
+ * mounted devices are blocked). */
+static void mounted_at(dev_t dev, char *at, size_t cap)
+{
+    at[0] = '\0';
+    FILE *f;
+    tp_error ignored;
+    if (tp_file_open("/proc/self/mountinfo", NULL, TP_FILE_MAX_SYSTEM, TP_FILE_REGULAR, &f,
+                     &ignored))
+        return;
+    char *line = NULL;
+    size_t n = 0;
+    while (!at[0] && getline(&line, &n, f) > 0) {
+        unsigned maj, min;
+        char point[4096];
+        if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, point) != 3)
+            continue;
+        char sys[128], whole[64];
+        /* a partition's sysfs folder sits in its disk's: compare the disk */
+        snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u/../dev", maj, min);
+        FILE *d = fopen(sys, "re");
+        bool under = false;
+        if (d) {
+            unsigned dmaj, dmin;
+            under = fgets(whole, sizeof whole, d) && sscanf(whole, "%u:%u", &dmaj, &dmin) == 2 &&
+                    makedev(dmaj, dmin) == dev;
+            fclose(d);
+        }
+        if (makedev(maj, min) == dev || under)
+            snprintf(at, cap, "%s", point);
+    }
+    free(line);
+    fclose(f);
+}
+
 static int open_device(const struct tp_target_opts *o, struct tp_target *t, tp_error *err)
 {
     struct stat st;
@@ -112,6 +153,11 @@ static int open_device(const struct tp_target_opts *o, struct tp_target *t, tp_e
                             "--device %s: the test overwrites the device's data; add "
                             "--destroy-data to allow it",
                             o->device);
+    char at[4096];
+    mounted_at(st.st_rdev, at, sizeof at);
+    if (at[0])
+        return tp_error_set(err, TP_EUSAGE, "--device %s: mounted (at %s): refused", o->device,
+                            at);
     int fd = open(o->device, O_RDWR | O_EXCL | O_CLOEXEC | (o->direct ? O_DIRECT : 0));
     if (fd < 0 && errno == EBUSY)
         return tp_error_set(err, TP_EUSAGE,

@@ -354,14 +354,22 @@ static void fs_longest_prefix(void **state)
     assert_string_equal(str_at(d, "kind"), "nfs");
     json_decref(d);
 
-    /* "" skips the filesystem; a missing mountinfo is a missing fact. */
+    /* "" skips the filesystem; a mountinfo file that was named must be
+     * there, and be a regular file of a sane size (never read forever) */
     d = describe_ok("/", NO_SYS, "");
     assert_null_at(d, "fs");
     json_decref(d);
-    d = describe_ok("/", NO_SYS, FIXTURE "/no-such-mountinfo");
-    assert_null_at(d, "fs");
-    assert_string_equal(str_at(d, "kind"), "unknown");
-    json_decref(d);
+    const char *bad[] = {FIXTURE "/no-such-mountinfo", "/dev/zero", FIXTURE};
+    const char *says[] = {"No such file", "is a character device", "is a folder"};
+    for (int i = 0; i < 3; i++) {
+        tp_error err = {0};
+        d = NULL;
+        assert_int_equal(tp_blkpath_describe("/", NO_SYS, bad[i], &d, &err), TP_EUSAGE);
+        assert_null(d);
+        if (!strstr(err.msg, "--mountinfo") || !strstr(err.msg, bad[i]) || !strstr(err.msg, says[i]))
+            fail_msg("mountinfo %s: message \"%s\" lacks the option, the file or \"%s\"", bad[i],
+                     err.msg, says[i]);
+    }
 }
 
 static void missing_path(void **state)

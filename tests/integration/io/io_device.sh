@@ -52,7 +52,7 @@ if command -v mkfs.ext4 >/dev/null; then
     M=$WORK/mnt; mkdir -p "$M"
     check "a mounted device: exit 2" run_rc 2 "$WORK/out" \
         unshare -m sh -c "mount '$LOOP' '$M' && \"\$0\" io commit --device '$LOOP' --destroy-data -q" "$TP"
-    check "... as in use" grep -q "$LOOP: in use (mounted" "$WORK/out"
+    check "... as mounted, naming where" grep -q "$LOOP: mounted (at $M)" "$WORK/out"
     wipefs -a -q "$LOOP"
 fi
 # an MBR partition table with one partition (written byte by byte: no fdisk needed)
