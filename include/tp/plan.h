@@ -57,6 +57,11 @@ double tp_plan_norm_quantile(double p);
  * interpolated between order statistics. */
 double tp_plan_dist_quantile(const struct tp_plan_dist *d, double q);
 
+/* The u-quantile (0 < u < 1) of the maximum of N independent draws from d:
+ * F^-1(u^(1/N)), computed through the tail 1 - u^(1/N) so that it stays
+ * finite and exact for any N (a billion ranks). */
+double tp_plan_max_quantile(const struct tp_plan_dist *d, double u, double n_ranks);
+
 /* The maximum of N independent draws from d, sampled directly: its CDF is
  * F^N, so its quantile u is F^-1(u^(1/N)); the mean is the integral of that
  * over u, by the midpoint rule on k strata (k = 4096 is plenty). Cost O(k),
@@ -78,6 +83,11 @@ double tp_plan_rare_event(double p, double n_ranks);
 #define TP_PLAN_MAX_CAND 16
 #define TP_PLAN_MAX_SWEEP 64
 #define TP_PLAN_NAME 64
+/* The largest cluster a plan may describe (docs/plan.md, "Limits"); --gpus
+ * and the sweep take at most TP_PLAN_MAX_GPUS. */
+#define TP_PLAN_MAX_NODES 1000000
+#define TP_PLAN_MAX_GPUS_PER_NODE 1024
+#define TP_PLAN_MAX_GPUS (TP_PLAN_MAX_NODES * TP_PLAN_MAX_GPUS_PER_NODE)
 
 enum tp_plan_algo { TP_PLAN_AUTO, TP_PLAN_RING, TP_PLAN_TREE, TP_PLAN_HIER, TP_PLAN_ALGOS };
 enum tp_plan_topo { TP_PLAN_FAT_TREE, TP_PLAN_RAIL };
@@ -236,13 +246,20 @@ struct tp_plan_point {
     double goodput;         /* samples (or tokens) per second, waste deducted */
     double train_s;         /* time to train */
     double cost_gpu, cost_network, cost_storage, cost; /* $ per run */
+    /* Empty when every figure above is finite; else why this candidate
+     * cannot be evaluated at this scale ("the job fails every 3.6 ms ...").
+     * Such a point is kept (never dropped), ranked after those that can
+     * be, and its figures that are not finite are left out of documents. */
+    char why[192];
 };
 
 /* The share of pt's step that is exposed communication: exposed_s / step_s. */
 double tp_plan_exposed_fraction(const struct tp_plan_point *pt);
 
 /* Evaluate candidate c at gpus GPUs: on ceil(gpus / gpus_per_node) nodes,
- * the GPUs spread evenly over them (11 GPUs of 8 per node: 2 nodes of 5.5). */
+ * the GPUs spread evenly over them (11 GPUs of 8 per node: 2 nodes of 5.5).
+ * A run that cannot complete (failures faster than restarts and
+ * checkpoints allow) or any figure that is not finite fills pt->why. */
 void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *c, double gpus,
                   struct tp_plan_point *pt);
 

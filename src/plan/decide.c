@@ -6,6 +6,7 @@
  * (doc.c) are read and the CLI prints its tables, so each piece can be
  * tested without the binary. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,13 +45,22 @@ static int evaluate(const struct tp_plan_spec *s, int i, double gpus, struct tp_
     return 0;
 }
 
-/* Candidates by cost per run, cheapest first: an insertion sort, so that
- * equal costs (two designs alike in what they cost) keep the plan's order. */
+/* Whether a ranks before b: those that can be evaluated first, by cost. */
+static bool before(const struct tp_plan_point *a, const struct tp_plan_point *b)
+{
+    if (!a->why[0] != !b->why[0])
+        return !a->why[0];
+    return !a->why[0] && a->cost < b->cost;
+}
+
+/* Candidates by cost per run, cheapest first, then those that cannot be
+ * evaluated: an insertion sort, so that equal costs (two designs alike in
+ * what they cost) keep the plan's order. */
 static void rank(const struct tp_plan_spec *s, struct tp_plan_decision *d)
 {
     for (int i = 0; i < s->ncand; i++) {
         int j = i;
-        for (; j > 0 && d->ev[i].pt.cost < d->ev[d->order[j - 1]].pt.cost; j--)
+        for (; j > 0 && before(&d->ev[i].pt, &d->ev[d->order[j - 1]].pt); j--)
             d->order[j] = d->order[j - 1];
         d->order[j] = i;
     }
@@ -141,6 +151,11 @@ int tp_plan_run(const char *path, double gpus, struct tp_plan_spec *s, struct tp
     }
     if (gpus <= 0)
         gpus = s->c.nodes * s->c.gpus_per_node;
+    if (gpus > TP_PLAN_MAX_GPUS) {
+        json_object_set_new(doc, "config", json_pack("{s:s}", "plan_file", path));
+        return tp_error_set(err, TP_EUSAGE, "--gpus %.0f: more than %d GPUs", gpus,
+                            TP_PLAN_MAX_GPUS);
+    }
     json_object_set_new(doc, "config", tp__plan_spec_json(s, gpus));
     rc = tp_plan_decide(s, gpus, d, err);
     if (rc == 0)

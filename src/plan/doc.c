@@ -5,6 +5,7 @@
  * words, the sweep and the break-even scales. docs/schema/result-v1.json
  * (plan_results) is the contract. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "plan_int.h"
@@ -57,7 +58,21 @@ json_t *tp__plan_spec_json(const struct tp_plan_spec *s, double gpus)
         (json_int_t)s->seed, "inputs", inputs);
 }
 
-/* One candidate at the scale decided at, with its simulated run. */
+/* A figure, or NULL (the key left out: "o*") when it is not finite: JSON
+ * has no inf or NaN, and jansson would refuse the whole object. */
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : NULL;
+}
+
+static json_t *metric(double v, const char *unit)
+{
+    return isfinite(v) ? tp_metric(v, unit) : NULL;
+}
+
+/* One candidate at the scale decided at, with its simulated run. A
+ * candidate that cannot be evaluated keeps its place, with its reason and
+ * without the figures that are not finite. */
 static json_t *point_json(const struct tp_plan_spec *s, const struct tp_plan_candidate *c,
                           const struct tp_plan_outcome *e)
 {
@@ -65,30 +80,40 @@ static json_t *point_json(const struct tp_plan_spec *s, const struct tp_plan_can
     double young = tp_plan_young(p->ckpt_s, p->mtbf_s);
     json_t *series = json_array();
     for (unsigned i = 0; e->series && i < s->sim_steps; i++)
-        json_array_append_new(series, json_real(e->series[i]));
+        if (isfinite(e->series[i]))
+            json_array_append_new(series, json_real(e->series[i]));
     char gunit[32];
     snprintf(gunit, sizeof gunit, "%s/s", s->w.unit);
+    json_t *ckpt = json_pack("{s:o*, s:o*, s:o*, s:o*, s:o*, s:o*}", "stall",
+                             metric(p->ckpt_s, "s"), "interval", metric(p->interval_s, "s"),
+                             "interval_young", metric(young, "s"), "mtbf",
+                             metric(p->mtbf_s, "s"), "interval_steps",
+                             metric(ceil(p->interval_s / p->step_s), "steps"), "waste_fraction",
+                             num(p->waste));
+    json_t *cost = p->why[0] ? NULL
+                             : json_pack("{s:o*, s:o*, s:o*, s:o*}", "gpu",
+                                         metric(p->cost_gpu, "$"), "network",
+                                         metric(p->cost_network, "$"), "storage",
+                                         metric(p->cost_storage, "$"), "total",
+                                         metric(p->cost, "$"));
     return json_pack(
-        "{s:s, s:i, s:f, s:f, s:s, s:o, s:o, s:o, s:o, s:f, s:o, s:o, s:o, s:o, s:o,"
-        " s:{s:o, s:o, s:o, s:o, s:o, s:f}, s:o, s:o,"
-        " s:{s:o, s:o, s:o, s:o}, s:{s:i, s:o, s:o, s:o}}",
-        "name", c->name, "rank", e->rank, "gpus", p->gpus, "nodes", p->nodes,
+        "{s:s, s:i, s:o*, s:o*, s:s, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*,"
+        " s:o*, s:o*, s:o*, s:o*, s:{s:i, s:o*, s:o*, s:o}, s:s*}",
+        "name", c->name, "rank", e->rank, "gpus", num(p->gpus), "nodes", num(p->nodes),
         "algorithm", tp_plan_algo_name(p->algo),
-        "step", tp_metric(p->step_s, "s"), "step_p99", tp_metric(p->step_p99_s, "s"),
-        "comm", tp_metric(p->comm_s, "s"), "comm_exposed", tp_metric(p->exposed_s, "s"),
-        "exposed_fraction", tp_plan_exposed_fraction(p),
-        "compute_slowest", tp_metric(p->compute_s, "s"), "jitter", tp_metric(p->jitter_s, "s"),
-        "rare_event", tp_metric(p->rare_s, "s"), "data_stall", tp_metric(p->data_stall_s, "s"),
-        "samples_per_step", tp_metric(s->w.samples_per_gpu * p->gpus, s->w.unit),
-        "checkpoint", "stall", tp_metric(p->ckpt_s, "s"), "interval", tp_metric(p->interval_s, "s"),
-        "interval_young", tp_metric(young, "s"), "mtbf", tp_metric(p->mtbf_s, "s"),
-        "interval_steps", tp_metric(ceil(p->interval_s / p->step_s), "steps"),
-        "waste_fraction", p->waste,
-        "goodput", tp_metric(p->goodput, gunit), "time_to_train", tp_metric(p->train_s, "s"),
-        "cost", "gpu", tp_metric(p->cost_gpu, "$"), "network", tp_metric(p->cost_network, "$"),
-        "storage", tp_metric(p->cost_storage, "$"), "total", tp_metric(p->cost, "$"),
-        "simulation", "steps", (int)s->sim_steps, "mean", tp_metric(e->sim_mean_s, "s"), "p99",
-        tp_metric(e->sim_p99_s, "s"), "series", series);
+        "step", metric(p->step_s, "s"), "step_p99", metric(p->step_p99_s, "s"),
+        "comm", metric(p->comm_s, "s"), "comm_exposed", metric(p->exposed_s, "s"),
+        "exposed_fraction", num(tp_plan_exposed_fraction(p)),
+        "compute_slowest", metric(p->compute_s, "s"), "jitter", metric(p->jitter_s, "s"),
+        "rare_event", metric(p->rare_s, "s"), "data_stall", metric(p->data_stall_s, "s"),
+        "samples_per_step", metric(s->w.samples_per_gpu * p->gpus, s->w.unit),
+        "checkpoint", ckpt,
+        "goodput", p->why[0] ? NULL : metric(p->goodput, gunit),
+        "time_to_train", p->why[0] ? NULL : metric(p->train_s, "s"),
+        "cost", cost,
+        "simulation", "steps", (int)s->sim_steps, "mean", metric(e->sim_mean_s, "s"), "p99",
+        metric(e->sim_p99_s, "s"), "series", series,
+        "reason", p->why[0] ? p->why : NULL);
 }
 
 json_t *tp__plan_results_json(const struct tp_plan_spec *s, const struct tp_plan_decision *d)
@@ -104,12 +129,15 @@ json_t *tp__plan_results_json(const struct tp_plan_spec *s, const struct tp_plan
         json_t *row = json_array();
         for (int i = 0; i < s->ncand; i++) {
             const struct tp_plan_point *p = &d->sweep[k][i];
+            bool why = p->why[0] != 0;
             json_array_append_new(
-                row, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "name", s->cand[i].name,
-                               "algorithm", tp_plan_algo_name(p->algo), "step_s", p->step_s,
-                               "step_p99_s", p->step_p99_s, "exposed_fraction",
-                               tp_plan_exposed_fraction(p), "waste_fraction", p->waste,
-                               "time_to_train_s", p->train_s, "cost", p->cost));
+                row, json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:s*}", "name",
+                               s->cand[i].name, "algorithm", tp_plan_algo_name(p->algo),
+                               "step_s", num(p->step_s), "step_p99_s", num(p->step_p99_s),
+                               "exposed_fraction", num(tp_plan_exposed_fraction(p)),
+                               "waste_fraction", num(p->waste), "time_to_train_s",
+                               why ? NULL : num(p->train_s), "cost", why ? NULL : num(p->cost),
+                               "reason", why ? p->why : NULL));
         }
         /* every candidate has the same GPUs and nodes at a scale */
         const struct tp_plan_point *p = &d->sweep[k][s->ncand - 1];

@@ -67,10 +67,20 @@ int tp__plan_explain(const struct tp_plan_spec *s, struct tp_plan_decision *d, t
     double gpus = d->gpus;
     const struct tp_plan_point *best = &d->ev[d->order[0]].pt;
     const char *name = s->cand[d->order[0]].name;
+    /* a candidate that cannot be evaluated is kept, ranked last, and said so */
+    for (int i = 0; i < s->ncand; i++)
+        if (d->ev[d->order[i]].pt.why[0])
+            say(words, "%s cannot be evaluated at %.0f GPUs: %s", s->cand[d->order[i]].name, gpus,
+                d->ev[d->order[i]].pt.why);
+    if (best->why[0]) {
+        say(words, "no candidate completes a training run at %.0f GPUs", gpus);
+        goto crossings;
+    }
     /* the candidate with the most exposed communication, against the best */
     int worst = d->order[0];
     for (int i = 0; i < s->ncand; i++)
-        if (tp_plan_exposed_fraction(&d->ev[i].pt) > tp_plan_exposed_fraction(&d->ev[worst].pt))
+        if (!d->ev[i].pt.why[0] &&
+            tp_plan_exposed_fraction(&d->ev[i].pt) > tp_plan_exposed_fraction(&d->ev[worst].pt))
             worst = i;
     if (worst != d->order[0]) {
         const struct tp_plan_point *w = &d->ev[worst].pt;
@@ -107,6 +117,7 @@ int tp__plan_explain(const struct tp_plan_spec *s, struct tp_plan_decision *d, t
         tp_fmt_duration_s(tp_plan_young(best->ckpt_s, best->mtbf_s), b, sizeof b),
         tp_fmt_duration_s(best->ckpt_s, c, sizeof c), tp_fmt_duration_s(best->mtbf_s, e, sizeof e),
         100 * best->waste);
+crossings:
     d->nexplain = json_array_size(words);
     for (int k = 0; k < d->ncross; k++)
         say(words, "%s becomes cheaper per run than %s from %.0f GPUs",

@@ -61,10 +61,15 @@ double tp_plan_dist_quantile(const struct tp_plan_dist *d, double q)
     return d->sorted[i] + f * (d->sorted[i + 1] - d->sorted[i]);
 }
 
-/* u^(1/N) without losing the digits next to 1 for large N. */
-static double root(double u, double n)
+double tp_plan_max_quantile(const struct tp_plan_dist *d, double u, double n_ranks)
 {
-    return exp(log(u) / n);
+    /* u^(1/N) rounds to 1 for N beyond about 1e8 (and a normal's quantile
+     * there is infinite): work with the tail 1 - u^(1/N) instead, which
+     * expm1 keeps to full precision, and a normal's symmetry */
+    double tail = -expm1(log(u) / n_ranks);
+    if (d->kind == TP_PLAN_NORMAL)
+        return d->mu - d->sigma * tp_plan_norm_quantile(tail);
+    return tp_plan_dist_quantile(d, 1 - tail);
 }
 
 void tp_plan_max_stats(const struct tp_plan_dist *d, double n_ranks, unsigned k, double *mean,
@@ -78,10 +83,10 @@ void tp_plan_max_stats(const struct tp_plan_dist *d, double n_ranks, unsigned k,
     double sum = 0;
     for (unsigned i = 0; i < k; i++) {
         double w = (i + 0.5) / k, v = 1 - w;
-        sum += 2 * v * tp_plan_dist_quantile(d, root(1 - v * v, n_ranks));
+        sum += 2 * v * tp_plan_max_quantile(d, 1 - v * v, n_ranks);
     }
     *mean = sum / k;
-    *p99 = tp_plan_dist_quantile(d, root(0.99, n_ranks));
+    *p99 = tp_plan_max_quantile(d, 0.99, n_ranks);
 }
 
 double tp_plan_rare_event(double p, double n_ranks)

@@ -10,9 +10,12 @@
  * the network's price spread over its amortization, storage by the
  * TB-month. docs/plan.md derives each term. */
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "tp/pattern.h"
 #include "tp/plan.h"
+#include "tp/units.h"
 
 /* The sampled mean of the maximum: enough strata for 0.1 % on a normal. */
 #define STRATA 4096
@@ -170,6 +173,31 @@ static void checkpoint(const struct tp_plan_spec *s, const struct tp_plan_candid
         pt->interval_s = write_s;
 }
 
+/* Say why pt cannot stand as a result, if it cannot: the figures of sense
+ * a plan takes keep every term finite except where the run never ends. */
+static void judge(const struct tp_plan_spec *s, struct tp_plan_point *pt)
+{
+    const double f[] = {pt->comm_s,     pt->exposed_s,  pt->compute_s,  pt->jitter_s,
+                        pt->rare_s,     pt->data_stall_s, pt->step_s,   pt->step_p99_s,
+                        pt->ckpt_s,     pt->mtbf_s,     pt->interval_s, pt->waste,
+                        pt->goodput,    pt->train_s,    pt->cost_gpu,   pt->cost_network,
+                        pt->cost_storage, pt->cost};
+    bool finite = true;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        finite = finite && isfinite(f[i]);
+    char a[48], b[48], c[48];
+    if (!(pt->waste < 1) || !(pt->goodput > 0))
+        snprintf(pt->why, sizeof pt->why,
+                 "the job fails every %s on %.0f nodes, a restart takes %s and a checkpoint "
+                 "stalls %s: the run never completes",
+                 tp_fmt_duration_s(pt->mtbf_s, a, sizeof a), pt->nodes,
+                 tp_fmt_duration_s(s->c.restart_s, b, sizeof b),
+                 tp_fmt_duration_s(pt->ckpt_s, c, sizeof c));
+    else if (!finite)
+        snprintf(pt->why, sizeof pt->why, "a term of the model is not finite at %.0f GPUs",
+                 pt->gpus);
+}
+
 void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *c, double gpus,
                   struct tp_plan_point *pt)
 {
@@ -219,6 +247,7 @@ void tp_plan_eval(const struct tp_plan_spec *s, const struct tp_plan_candidate *
     double tb = s->w.checkpoint_bytes * s->p.checkpoints_kept / 1e12;
     pt->cost_storage = tb * c->tb_month * pt->train_s / (365.0 / 12 * 86400);
     pt->cost = pt->cost_gpu + pt->cost_network + pt->cost_storage;
+    judge(s, pt);
 }
 
 double tp_plan_exposed_fraction(const struct tp_plan_point *pt)
@@ -272,7 +301,7 @@ void tp_plan_simulate(const struct tp_plan_spec *s, const struct tp_plan_candida
     uint64_t st = seed;
     for (unsigned i = 0; i < steps; i++) {
         /* the slowest rank: F^-1(u^(1/N)), one draw for all N ranks */
-        double slow = tp_plan_dist_quantile(&d, exp(log(uniform(&st)) / n));
+        double slow = tp_plan_max_quantile(&d, uniform(&st), n);
         double comm = pt.comm_s + (sd > 0 ? sd * tp_plan_norm_quantile(uniform(&st)) : 0);
         double t = slow + fmax(0, comm - hidden);
         if (p_any > 0 && uniform(&st) < p_any)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_int.h"
 #include "tp/yaml.h"
 
 typedef struct tp_yaml_node node;
@@ -27,7 +28,39 @@ struct ctx {
 #define REQ TP_YAML_REQUIRED
 #define STR(s, f) TP_YAML_STR_FIELD(s, f)
 
-static const struct tp_yaml_range steps_range = {1, 1e7, false, "must be between 1 and 10000000"};
+/* The range of physical sense of every number a plan takes (docs/plan.md,
+ * "Limits"): wide enough for any cluster one could plan, narrow enough
+ * that no term of the model can overflow a double or divide by a
+ * vanishing figure. A value outside is refused naming the key, the value
+ * as typed and the range. */
+#define RANGE(id, lo, hi, says) static const struct tp_yaml_range id = {lo, hi, false, says}
+#define RANGE_OPEN(id, lo, hi, says) static const struct tp_yaml_range id = {lo, hi, true, says}
+RANGE(steps_range, 1, 1e7, "must be between 1 and 10000000");
+RANGE(params_range, 1, 1e15, "must be between 1 and 1e15 (1000T) parameters");
+RANGE_OPEN(grad_range, 0, 16, "must be above 0 and at most 16 bytes per parameter");
+RANGE_OPEN(samples_range, 0, 1e9, "must be above 0 and at most 1e9 per GPU and step");
+RANGE(compute_range, 1e-9, 86400, "must be between 1 ns and 1 d");
+RANGE(cv_range, 0, 1, "must be between 0 and 1 (0% to 100%)");
+RANGE(sample_bytes_range, 0, 0x1p40, "must be between 0 and 1T bytes per sample");
+RANGE(ckpt_bytes_range, 1, 0x1p60, "must be between 1 byte and 1048576T (1 EiB)");
+RANGE(train_range, 1, 1e18, "must be between 1 and 1e18");
+RANGE_OPEN(spike_range, 0, 86400, "must be above 0 and at most 1 d");
+RANGE(nodes_range, 1, TP_PLAN_MAX_NODES, "must be at least 1 and at most 1000000 nodes");
+RANGE(gpn_range, 1, TP_PLAN_MAX_GPUS_PER_NODE, "must be at least 1 and at most 1024 GPUs per node");
+RANGE(lat_range, 1e-9, 10, "must be between 1 ns and 10 s");
+RANGE(bw_range, 1, 1e15, "must be between 1B/s and 1PB/s");
+RANGE(read_range, 0, 1e15, "must be 0 (unlimited) or between 1B/s and 1PB/s");
+RANGE(link_range, 1e3, 1e13, "must be between 1Kb/s and 10Tb/s");
+RANGE(mtbf_range, 60, 1000 * 31536000.0, "must be between 1 min and 1000 y");
+RANGE(restart_range, 0, 7 * 86400, "must be between 0 and 1 w");
+RANGE(commit_range, 0, 3600, "must be between 0 and 1 h");
+RANGE(gpu_hour_range, 0, 1e4, "must be between $0 and $10,000 per GPU-hour");
+RANGE(amort_range, 86400, 100 * 31536000.0, "must be between 1 d and 100 y");
+RANGE(kept_range, 1, 1e6, "must be between 1 and 1000000");
+RANGE(nics_range, 1, 64, "must be between 1 and 64");
+RANGE(oversub_range, 1, 1000, "must be between 1 and 1000");
+RANGE(node_cost_range, 0, 1e9, "must be between $0 and $1,000,000,000 per node");
+RANGE(tb_month_range, 0, 1e6, "must be between $0 and $1,000,000 per TB-month");
 
 static const struct tp_yaml_choice algos[] = {{"auto", TP_PLAN_AUTO},
                                               {"ring", TP_PLAN_RING},
@@ -56,6 +89,8 @@ static int cluster_check(struct tp_yaml *y, const node *map, const node *at, con
                          void *base, uint64_t seen);
 static int network_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                          void *base, uint64_t seen);
+static int storage_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
+                         void *base, uint64_t seen);
 static int candidates(struct tp_yaml *y, const key *k, const node *v, const char *path, void *base);
 static int sweep(struct tp_yaml *y, const key *k, const node *v, const char *path, void *base);
 
@@ -66,7 +101,7 @@ static int sweep(struct tp_yaml *y, const key *k, const node *v, const char *pat
 /* clang-format off */
 static const key spike_keys[] = {
     {.name = "duration", .kind = TP_YAML_DUR, .off = offsetof(W, spike_s),
-     .range = &tp_yaml_positive, .flags = REQ},
+     .range = &spike_range, .flags = REQ},
     {.name = "probability", .kind = TP_YAML_FRAC, .off = offsetof(W, spike_p),
      .range = &tp_yaml_unit, .flags = REQ},
 };
@@ -76,22 +111,22 @@ static const key workload_keys[] = {
     {.name = "name", .kind = TP_YAML_STR, STR(W, name), .sdef = "workload", .eg = "llm-7b"},
     {.name = "unit", .kind = TP_YAML_STR, STR(W, unit), .sdef = "samples", .choices = unit_names},
     {.name = "parameters", .kind = TP_YAML_COUNT, .off = offsetof(W, params),
-     .range = &tp_yaml_positive, .flags = REQ},
+     .range = &params_range, .flags = REQ},
     {.name = "gradient_bytes_per_parameter", .kind = TP_YAML_NUM,
-     .off = offsetof(W, grad_bytes_per_param), .range = &tp_yaml_positive, .def = 2},
+     .off = offsetof(W, grad_bytes_per_param), .range = &grad_range, .def = 2},
     {.name = "samples_per_gpu", .kind = TP_YAML_COUNT, .off = offsetof(W, samples_per_gpu),
-     .range = &tp_yaml_positive, .flags = REQ},
+     .range = &samples_range, .flags = REQ},
     {.name = "compute_time", .kind = TP_YAML_DUR, .off = offsetof(W, compute_s),
-     .range = &tp_yaml_positive, .flags = REQ | MEAS, .tag = TP_FIG_COMPUTE},
+     .range = &compute_range, .flags = REQ | MEAS, .tag = TP_FIG_COMPUTE},
     {.name = "compute_cv", .kind = TP_YAML_FRAC, .off = offsetof(W, compute_cv),
-     .range = &tp_yaml_nonneg, .def = 0.02},
+     .range = &cv_range, .def = 0.02},
     {.name = "dataset_bytes_per_sample", .kind = TP_YAML_SIZE,
-     .off = offsetof(W, dataset_bytes_per_sample), .range = &tp_yaml_nonneg},
+     .off = offsetof(W, dataset_bytes_per_sample), .range = &sample_bytes_range},
     /* absent: 14 bytes per parameter, set by workload_check */
     {.name = "checkpoint_bytes", .kind = TP_YAML_SIZE, .off = offsetof(W, checkpoint_bytes),
-     .range = &tp_yaml_positive},
+     .range = &ckpt_bytes_range},
     {.name = "train_samples", .kind = TP_YAML_COUNT, .off = offsetof(W, train_samples),
-     .range = &tp_yaml_positive, .flags = REQ},
+     .range = &train_range, .flags = REQ},
     {.name = "overlap", .kind = TP_YAML_FRAC, .off = offsetof(W, overlap), .range = &tp_yaml_unit},
     {.name = "spike", .kind = TP_YAML_MAP, .sub = &spike_tbl},
 };
@@ -100,35 +135,35 @@ static const table workload_tbl = {workload_keys, TP_YAML_NKEYS(workload_keys), 
 
 static const key intra_keys[] = {
     {.name = "latency", .kind = TP_YAML_DUR, .off = offsetof(C, intra_lat_s),
-     .range = &tp_yaml_positive, .flags = MEAS, .tag = TP_FIG_INTRA_LAT, .def = 3e-6},
+     .range = &lat_range, .flags = MEAS, .tag = TP_FIG_INTRA_LAT, .def = 3e-6},
     {.name = "bandwidth", .kind = TP_YAML_RATE, .off = offsetof(C, intra_bw_Bps),
-     .range = &tp_yaml_positive, .flags = MEAS, .tag = TP_FIG_INTRA_BW, .def = 150e9},
+     .range = &bw_range, .flags = MEAS, .tag = TP_FIG_INTRA_BW, .def = 150e9},
 };
 static const table intra_tbl = {intra_keys, TP_YAML_NKEYS(intra_keys), NULL, NULL};
 
 static const key cluster_keys[] = {
-    {.name = "nodes", .kind = TP_YAML_INT, .off = offsetof(C, nodes), .range = &tp_yaml_at_least1,
+    {.name = "nodes", .kind = TP_YAML_INT, .off = offsetof(C, nodes), .range = &nodes_range,
      .flags = REQ},
     {.name = "gpus_per_node", .kind = TP_YAML_INT, .off = offsetof(C, gpus_per_node),
-     .range = &tp_yaml_at_least1, .flags = REQ},
+     .range = &gpn_range, .flags = REQ},
     {.name = "intra_node", .kind = TP_YAML_MAP, .sub = &intra_tbl},
     /* exactly one of the two: cluster_check */
     {.name = "mtbf_per_node", .kind = TP_YAML_DUR, .off = offsetof(C, mtbf_node_s),
-     .range = &tp_yaml_positive},
+     .range = &mtbf_range},
     {.name = "mtbf_job", .kind = TP_YAML_DUR, .off = offsetof(C, mtbf_job_s),
-     .range = &tp_yaml_positive},
+     .range = &mtbf_range},
     {.name = "restart", .kind = TP_YAML_DUR, .off = offsetof(C, restart_s),
-     .range = &tp_yaml_nonneg, .def = 600},
+     .range = &restart_range, .def = 600},
 };
 static const table cluster_tbl = {cluster_keys, TP_YAML_NKEYS(cluster_keys), cluster_check, NULL};
 
 static const key prices_keys[] = {
     {.name = "gpu_hour", .kind = TP_YAML_MONEY, .off = offsetof(P, gpu_hour),
-     .range = &tp_yaml_nonneg, .flags = REQ},
+     .range = &gpu_hour_range, .flags = REQ},
     {.name = "amortization", .kind = TP_YAML_DUR, .off = offsetof(P, amortization_s),
-     .range = &tp_yaml_positive, .def = 3 * 365 * 86400.0},
+     .range = &amort_range, .def = 3 * 365 * 86400.0},
     {.name = "checkpoints_kept", .kind = TP_YAML_INT, .off = offsetof(P, checkpoints_kept),
-     .range = &tp_yaml_at_least1, .def = 2},
+     .range = &kept_range, .def = 2},
 };
 static const table prices_tbl = {prices_keys, TP_YAML_NKEYS(prices_keys), NULL, NULL};
 
@@ -136,41 +171,42 @@ static const key network_keys[] = {
     {.name = "kind", .kind = TP_YAML_STR, STR(D, net_kind), .eg = "tcp, ib, roce"},
     /* link or bandwidth, at least one: network_check */
     {.name = "link", .kind = TP_YAML_LINK, .off = offsetof(D, link_bps),
-     .range = &tp_yaml_positive},
+     .range = &link_range},
     {.name = "nics_per_node", .kind = TP_YAML_INT, .off = offsetof(D, nics_per_node),
-     .range = &tp_yaml_at_least1, .def = 1},
+     .range = &nics_range, .def = 1},
     {.name = "efficiency", .kind = TP_YAML_FRAC, .off = offsetof(D, efficiency),
      .range = &tp_yaml_unit_pos, .def = 0.8},
     {.name = "latency", .kind = TP_YAML_DUR, .off = offsetof(D, net_lat_s),
-     .range = &tp_yaml_positive, .flags = REQ | MEAS, .tag = TP_FIG_NET_LAT},
+     .range = &lat_range, .flags = REQ | MEAS, .tag = TP_FIG_NET_LAT},
     {.name = "bandwidth", .kind = TP_YAML_RATE, .off = offsetof(D, net_bw_Bps),
-     .range = &tp_yaml_positive, .flags = MEAS, .tag = TP_FIG_NET_BW},
+     .range = &bw_range, .flags = MEAS, .tag = TP_FIG_NET_BW},
     {.name = "topology", .kind = TP_YAML_ENUM, .off = offsetof(D, topology), .choices = topos,
      .def = TP_PLAN_FAT_TREE},
     {.name = "oversubscription", .kind = TP_YAML_NUM, .off = offsetof(D, oversubscription),
-     .range = &tp_yaml_at_least1, .def = 1},
+     .range = &oversub_range, .def = 1},
     {.name = "algorithm", .kind = TP_YAML_ENUM, .off = offsetof(D, algo), .choices = algos,
      .def = TP_PLAN_AUTO},
     {.name = "node_cost", .kind = TP_YAML_MONEY, .off = offsetof(D, node_cost),
-     .range = &tp_yaml_nonneg},
+     .range = &node_cost_range},
 };
 static const table network_tbl = {network_keys, TP_YAML_NKEYS(network_keys), network_check, NULL};
 
 static const key storage_keys[] = {
     {.name = "kind", .kind = TP_YAML_STR, STR(D, storage_kind), .eg = "nfs, nvme-tcp, lustre"},
     {.name = "write_bandwidth", .kind = TP_YAML_RATE, .off = offsetof(D, write_Bps),
-     .range = &tp_yaml_positive, .flags = REQ | MEAS, .tag = TP_FIG_WRITE_BW},
+     .range = &bw_range, .flags = REQ | MEAS, .tag = TP_FIG_WRITE_BW},
     {.name = "read_bandwidth", .kind = TP_YAML_RATE, .off = offsetof(D, read_Bps),
-     .range = &tp_yaml_nonneg, .flags = MEAS, .tag = TP_FIG_READ_BW},
+     .range = &read_range, .flags = MEAS, .tag = TP_FIG_READ_BW},
     {.name = "commit_latency", .kind = TP_YAML_DUR, .off = offsetof(D, commit_lat_s),
-     .range = &tp_yaml_nonneg, .flags = MEAS, .tag = TP_FIG_COMMIT_LAT},
+     .range = &commit_range, .flags = MEAS, .tag = TP_FIG_COMMIT_LAT},
     {.name = "tb_month", .kind = TP_YAML_MONEY, .off = offsetof(D, tb_month),
-     .range = &tp_yaml_nonneg},
+     .range = &tb_month_range},
     {.name = "async_checkpoint", .kind = TP_YAML_BOOL, .off = offsetof(D, async_ckpt)},
     {.name = "snapshot_bandwidth", .kind = TP_YAML_RATE, .off = offsetof(D, snapshot_Bps),
-     .range = &tp_yaml_positive, .def = 25e9},
+     .range = &bw_range, .def = 25e9},
 };
-static const table storage_tbl = {storage_keys, TP_YAML_NKEYS(storage_keys), NULL, NULL};
+static const table storage_tbl = {storage_keys, TP_YAML_NKEYS(storage_keys), storage_check,
+                                  NULL};
 
 static const key cand_keys[] = {
     {.name = "name", .kind = TP_YAML_STR, STR(D, name), .flags = REQ,
@@ -256,6 +292,32 @@ static int network_check(struct tp_yaml *y, const node *map, const node *at, con
     return tp_yaml_fail(y, at, p, "required (or bandwidth: one of the two)");
 }
 
+/* read_bandwidth: 0 is "unlimited", a rate must be one of sense (a
+ * measured one is NaN here, and checked when it is read). */
+static int storage_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
+                         void *base, uint64_t seen)
+{
+    (void)at, (void)seen;
+    const D *c = base;
+    if (!(c->read_Bps > 0 && c->read_Bps < bw_range.lo))
+        return 0;
+    const node *v = tp_yaml_lookup(map, "read_bandwidth", true);
+    char p[TP_YAML_PATH_LEN];
+    tp_yaml_join(p, path, "read_bandwidth");
+    return tp_yaml_fail(y, v, p, "'%s' %s", v ? v->text : "", read_range.says);
+}
+
+const struct tp_yaml_range *tp__plan_fig_range(enum tp_plan_fig fig)
+{
+    static const struct tp_yaml_range *const r[TP_FIG_COUNT] = {
+        [TP_FIG_COMPUTE] = &compute_range, [TP_FIG_INTRA_LAT] = &lat_range,
+        [TP_FIG_INTRA_BW] = &bw_range,     [TP_FIG_NET_LAT] = &lat_range,
+        [TP_FIG_NET_BW] = &bw_range,       [TP_FIG_WRITE_BW] = &bw_range,
+        [TP_FIG_READ_BW] = &bw_range,      [TP_FIG_COMMIT_LAT] = &commit_range,
+    };
+    return (unsigned)fig < TP_FIG_COUNT ? r[fig] : NULL;
+}
+
 /* ---- what the tables cannot say ---- */
 
 /* `KEY: {measured: FILE}` on a key k that allows it: record the reference,
@@ -335,8 +397,9 @@ static int sweep(struct tp_yaml *y, const key *k, const node *v, const char *pat
                                 e->text);
         if (g != floor(g))
             return tp_yaml_fail(y, e, p, "'%s' is not a whole number", e->text);
-        if (g < 1)
-            return tp_yaml_fail(y, e, p, "'%s' must be at least 1", e->text);
+        if (g < 1 || g > TP_PLAN_MAX_GPUS)
+            return tp_yaml_fail(y, e, p, "'%s' must be between 1 and %d GPUs", e->text,
+                                TP_PLAN_MAX_GPUS);
         if (i > 0 && g <= s->sweep_gpus[i - 1])
             return tp_yaml_fail(y, e, p, "%s does not come after %s: the sweep must ascend",
                                 e->text, v->kid[i - 1]->text);

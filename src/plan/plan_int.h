@@ -18,4 +18,10 @@ json_t *tp__plan_spec_json(const struct tp_plan_spec *s, double gpus);
 /* The decision: the result document's "results". */
 json_t *tp__plan_results_json(const struct tp_plan_spec *s, const struct tp_plan_decision *d);
 
+struct tp_yaml_range;
+
+/* The range of sense of measurable figure fig, as its key in a plan file
+ * has it (parse.c): a measured value is held to it too. */
+const struct tp_yaml_range *tp__plan_fig_range(enum tp_plan_fig fig);
+
 #endif

@@ -4,14 +4,18 @@
  * kind, a failed run or a document that is not a result is refused with
  * both the plan location and the file named. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "plan_int.h"
 #include "tp/json.h"
 #include "tp/plan.h"
+#include "tp/result.h"
+#include "tp/yaml.h"
 
 /* Hops of an allreduce algorithm over n ranks: its fitted alpha is that many
  * hop latencies (docs/plan.md). */
@@ -303,6 +307,26 @@ static const struct {
                            {{"io commit", commit_lat}, {"io checkpoint", ckpt_lat}}},
 };
 
+/* A measured figure must be one of sense, as the plan's own key would have
+ * to be: a result document with an absurd figure (edited by hand, or from
+ * a broken run) is refused naming the file, never carried into the model. */
+static int sensible(const struct tp_plan_ref *r, const struct out *o, tp_error *err)
+{
+    const struct tp_yaml_range *g = tp__plan_fig_range(r->fig);
+    double v = o->value;
+    bool bad = !isfinite(v) || (g && (v < g->lo || v > g->hi || (g->lo_open && v == g->lo)));
+    for (size_t i = 0; !bad && i < o->nsamples; i++)
+        bad = !(o->samples[i] >= 0 && o->samples[i] <= (g ? g->hi : INFINITY));
+    bad = bad || !(o->spread.sd_s >= 0 && o->spread.sd_s <= (g ? g->hi : INFINITY));
+    if (!bad)
+        return 0;
+    return tp_error_set(err, TP_EUSAGE,
+                        "%s: measured file %s: gives %s = %.6g (%s), which %s: refusing an absurd "
+                        "measurement",
+                        r->where, r->file, figs[r->fig].name, v, o->source,
+                        g ? g->says : "must be finite");
+}
+
 static void store(struct tp_plan_spec *s, const struct tp_plan_ref *r, struct out *o)
 {
     struct tp_plan_candidate *c = r->cand >= 0 ? &s->cand[r->cand] : NULL;
@@ -335,20 +359,18 @@ static int resolve_one(struct tp_plan_spec *s, struct tp_plan_ref *r, tp_error *
 {
     if (r->fig >= TP_FIG_COUNT || (r->cand >= s->ncand))
         return tp_error_set(err, TP_EUSAGE, "%s: bad measured reference", r->where);
-    json_error_t je;
-    json_t *doc = json_load_file(r->file, 0, &je);
-    if (!doc) {
-        if (je.line > 0)
-            return tp_error_set(err, TP_EUSAGE, "%s: measured file %s:%d:%d: not JSON: %s",
-                                r->where, r->file, je.line, je.column, je.text);
-        return tp_error_set(err, TP_EUSAGE, "%s: measured file %s: %s", r->where, r->file,
-                            je.text);
+    json_t *doc = NULL;
+    /* a regular file under the document cap (a FIFO there is refused) */
+    if (tp_json_load(r->file, &doc, err) != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg); /* "FILE: reason" */
+        return tp_error_set(err, TP_EUSAGE, "%s: measured file %s", r->where, why);
     }
     int rc = 0;
     const char *schema = json_string_value(json_object_get(doc, "schema"));
     const char *command = json_string_value(json_object_get(doc, "command"));
     const json_t *status = json_object_get(doc, "status");
-    if (!schema || strncmp(schema, "trainpath.result/", 17) != 0 || !command) {
+    if (!schema || strcmp(schema, TP_RESULT_SCHEMA) != 0 || !command) {
         rc = failf(err, r, "%s", "is not a trainpath result document");
         goto out;
     }
@@ -363,6 +385,8 @@ static int resolve_one(struct tp_plan_spec *s, struct tp_plan_ref *r, tp_error *
         if (strcmp(command, figs[r->fig].from[i].command) == 0) {
             struct out o = {0};
             rc = figs[r->fig].from[i].read(doc, r, &o, err);
+            if (rc == 0)
+                rc = sensible(r, &o, err);
             if (rc == 0) {
                 r->value = o.value;
                 snprintf(r->source, sizeof r->source, "%s", o.source);

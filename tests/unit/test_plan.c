@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,6 +495,72 @@ static void decide_ranking(void **state)
     free(s);
 }
 
+/* A billion ranks: u^(1/N) rounds to 1 there, the tail does not; the mean
+ * of the maximum stays finite and keeps growing with N (class 6 of issue
+ * 19: at 1e9 GPUs the step used to be infinite). */
+static void max_of_a_billion(void **state)
+{
+    (void)state;
+    struct tp_plan_dist d = {TP_PLAN_NORMAL, 1, 0.02, NULL, 0};
+    double prev = 0;
+    for (double n = 1e6; n <= 1e15; n *= 1000) {
+        double mean, p99;
+        tp_plan_max_stats(&d, n, 4096, &mean, &p99);
+        if (!(isfinite(mean) && isfinite(p99) && mean > prev && p99 > mean))
+            fail_msg("N = %g: mean %g, p99 %g (previous mean %g)", n, mean, p99, prev);
+        prev = mean;
+    }
+    /* the u-quantile at N = 1e9 against the asymptote of the maximum */
+    double q = tp_plan_max_quantile(&d, 0.5, 1e9);
+    assert_true(q > 1 + 0.02 * 5.9 && q < 1 + 0.02 * 6.3);
+}
+
+/* A candidate whose run never completes (its checkpoint stall is longer
+ * than the job's MTBF allows) stays in the decision, ranked last, with its
+ * reason said in words; the others are ranked as ever. */
+static void never_completes(void **state)
+{
+    (void)state;
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    struct tp_plan_decision d;
+    tp_error err = {0};
+    base_spec(s);
+    s->sim_steps = 10;
+    s->c.mtbf_node_s = 3600 * 16; /* the job: one failure an hour */
+    snprintf(s->cand[0].name, sizeof s->cand[0].name, "stuck");
+    s->cand[0].write_Bps = 1; /* 14e9 s per checkpoint */
+    s->cand[1] = s->cand[0];
+    snprintf(s->cand[1].name, sizeof s->cand[1].name, "fine");
+    s->cand[1].write_Bps = 50e9;
+    s->ncand = 2;
+    TP_EQ_INT(tp_plan_decide(s, 128, &d, &err), 0);
+    TP_EQ_INT(d.order[0], 1);
+    TP_EQ_INT(d.order[1], 0);
+    TP_EQ_INT(d.ev[0].rank, 2);
+    assert_true(d.ev[0].pt.why[0] != 0);
+    assert_non_null(strstr(d.ev[0].pt.why, "never completes"));
+    TP_EQ_STR(d.ev[1].pt.why, "");
+    assert_true(isfinite(d.ev[1].pt.cost) && d.ev[1].pt.cost > 0);
+    bool said = false;
+    for (size_t i = 0; i < d.nexplain; i++)
+        said = said || strstr(word(&d, i), "stuck cannot be evaluated at 128 GPUs") != NULL;
+    assert_true(said);
+    for (int k = 0; k < d.nscales; k++)
+        assert_true(d.sweep[k][0].why[0] != 0 && d.sweep[k][1].why[0] == 0);
+    tp_plan_decision_free(&d);
+    /* none completes: all kept, and said so */
+    s->cand[1].write_Bps = 1;
+    TP_EQ_INT(tp_plan_decide(s, 128, &d, &err), 0);
+    TP_EQ_INT(d.order[0], 0);
+    TP_EQ_INT(d.order[1], 1);
+    said = false;
+    for (size_t i = 0; i < d.nexplain; i++)
+        said = said || strstr(word(&d, i), "no candidate completes") != NULL;
+    assert_true(said);
+    tp_plan_decision_free(&d);
+    free(s);
+}
+
 /* The sweep's scales (one node's GPUs doubling up to the scale decided at,
  * then that scale, unless the plan names them), and the break-even of a
  * pair that crosses: where the scan finds it, and said in words after the
@@ -736,6 +803,8 @@ int main(void)
         cmocka_unit_test(break_even),
         cmocka_unit_test(simulation),
         cmocka_unit_test(decide_ranking),
+        cmocka_unit_test(max_of_a_billion),
+        cmocka_unit_test(never_completes),
         cmocka_unit_test(decide_break_even),
         cmocka_unit_test(decide_no_break_even),
         cmocka_unit_test(dominant_term),

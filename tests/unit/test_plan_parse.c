@@ -321,11 +321,11 @@ static void measured_refs(void **state)
 }
 
 /* A plan file with one value in place of its slot's default. */
-enum slot { DUR, LINK, RATE, COUNT, SIZE, FRAC, MONEY, SLOTS };
+enum slot { DUR, LINK, RATE, COUNT, SIZE, FRAC, MONEY, LONG, SLOTS };
 
 static void value_plan(char *out, size_t cap, enum slot slot, const char *text)
 {
-    const char *v[SLOTS] = {"1s", "100Gb/s", "1GB/s", "1e9", "1G", "0", "1"};
+    const char *v[SLOTS] = {"1s", "100Gb/s", "1GB/s", "1e9", "1G", "0", "1", "1h"};
     v[slot] = text;
     snprintf(out, cap,
              "workload:\n"
@@ -335,13 +335,13 @@ static void value_plan(char *out, size_t cap, enum slot slot, const char *text)
              "  overlap: %s\n"
              "  samples_per_gpu: 1\n"
              "  train_samples: 1e6\n"
-             "cluster: {nodes: 1, gpus_per_node: 1, mtbf_job: 1h}\n"
+             "cluster: {nodes: 1, gpus_per_node: 1, mtbf_job: %s}\n"
              "prices: {gpu_hour: %s}\n"
              "candidates:\n"
              "  - name: a\n"
              "    network: {link: %s, latency: 1us}\n"
              "    storage: {write_bandwidth: %s}\n",
-             v[DUR], v[COUNT], v[SIZE], v[FRAC], v[MONEY], v[LINK], v[RATE]);
+             v[DUR], v[COUNT], v[SIZE], v[FRAC], v[LONG], v[MONEY], v[LINK], v[RATE]);
 }
 
 static double slot_value(const struct tp_plan_spec *s, enum slot slot)
@@ -354,6 +354,7 @@ static double slot_value(const struct tp_plan_spec *s, enum slot slot)
     case SIZE: return s->w.checkpoint_bytes;
     case FRAC: return s->w.overlap;
     case MONEY: return s->p.gpu_hour;
+    case LONG: return s->c.mtbf_job_s;
     default: return NAN;
     }
 }
@@ -372,7 +373,15 @@ static void value_spellings(void **state)
         {DUR, "100ns", 100e-9},
         {DUR, "2m", 120},
         {DUR, "1d", 86400},
-        {DUR, "3y", 3 * 365 * 86400.0},
+        {LONG, "3y", 3 * 365 * 86400.0},
+        {LONG, "2w", 14 * 86400.0},
+        {LONG, "1y2w", (365 + 14) * 86400.0},
+        {DUR, "1h30m", 5400},
+        {DUR, "2h15m30s", 8130},
+        {DUR, "1m30s", 90},
+        {DUR, "15min", 900},
+        {DUR, "500\xc2\xb5s", 500e-6},
+        {DUR, "250ms", 0.25},
         {DUR, "7", 7},
         {DUR, "2.5 s", 2.5},
         {DUR, "1e-3", 1e-3},
@@ -403,6 +412,8 @@ static void value_spellings(void **state)
         {SIZE, "1e12", 1e12},
         {SIZE, "2GiB", 0x1p31},
         {SIZE, "512 MiB", 0x1p29},
+        {SIZE, "1.5G", 1.5 * 0x1p30},
+        {SIZE, "0.5MiB", 0x1p19},
         {FRAC, "60%", 0.6},
         {FRAC, "0.25", 0.25},
         {FRAC, "100%", 1},
@@ -458,18 +469,38 @@ static const struct bad bads[] = {
      "candidates[1].network.latnecy", "did you mean latency?"},
     {"duplicate key", "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  nodes: 3\n", "4:3",
      "cluster.nodes", "duplicate key (first at line 2, column 3)"},
-    {"zero nodes", "cluster:\n  nodes: 0\n", "2:10", "cluster.nodes", "'0' must be at least 1"},
+    {"zero nodes", "cluster:\n  nodes: 0\n", "2:10", "cluster.nodes",
+     "'0' must be at least 1 and at most 1000000 nodes"},
+    {"nodes overflowing 64 bits", "cluster:\n  nodes: 99999999999999999999\n", "2:10",
+     "cluster.nodes", "'99999999999999999999' must be at least 1 and at most 1000000 nodes"},
+    {"parameters 1e308", "workload:\n  parameters: 1e308\n", "2:15", "workload.parameters",
+     "'1e308' must be between 1 and 1e15 (1000T) parameters"},
+    {"oversubscription 1e300", "candidates:\n  - name: a\n    network: {oversubscription: 1e300}\n",
+     "3:33", "candidates[0].network.oversubscription", "'1e300' must be between 1 and 1000"},
+    {"a tiny write bandwidth", "candidates:\n  - name: a\n    storage: {write_bandwidth: 1e-300}\n",
+     "3:32", "candidates[0].storage.write_bandwidth",
+     "'1e-300' must be between 1B/s and 1PB/s"},
+    {"a tiny read bandwidth", "candidates:\n  - name: a\n    storage: {write_bandwidth: 1GB/s, read_bandwidth: 0.5B/s}\n",
+     "3:55", "candidates[0].storage.read_bandwidth", "'0.5B/s' must be 0 (unlimited) or between"},
+    {"mtbf of a second", "cluster:\n  mtbf_per_node: 1s\n", "2:18", "cluster.mtbf_per_node",
+     "'1s' must be between 1 min and 1000 y"},
+    {"a compound duration out of order", "cluster:\n  restart: 30m1h\n", "2:12",
+     "cluster.restart", "cannot parse '30m1h' as a duration"},
+    {"a sweep beyond the largest cluster", "sweep:\n  gpus: [8, 2000000000]\n", "2:13",
+     "sweep.gpus[1]", "'2000000000' must be between 1 and 1024000000 GPUs"},
+    {"a seed of 20 digits", "simulate:\n  seed: 99999999999999999999\n", "2:9", "simulate.seed",
+     "'99999999999999999999' is too large (at most 18446744073709551615)"},
     {"negative bandwidth",
      "candidates:\n  - name: a\n    network: {link: 1Gb/s, latency: 1us}\n"
      "    storage:\n      write_bandwidth: -5GB/s\n",
-     "5:24", "candidates[0].storage.write_bandwidth", "'-5GB/s' must be greater than 0"},
+     "5:24", "candidates[0].storage.write_bandwidth", "'-5GB/s' must be between 1B/s and 1PB/s"},
     {"overlap 1.5", "workload:\n  overlap: 1.5\n", "2:12", "workload.overlap",
      "'1.5' must be between 0 and 1"},
     {"efficiency 0", "candidates:\n  - name: a\n    network: {efficiency: 0}\n", "3:27",
      "candidates[0].network.efficiency", "must be above 0"},
     {"bad unit", "candidates:\n  - name: a\n    network:\n      latency: 20 parsecs\n", "4:16",
      "candidates[0].network.latency",
-     "cannot parse '20 parsecs' as a duration (use e.g. 20us, 5ms, 2h, 3y)"},
+     "cannot parse '20 parsecs' as a duration (use e.g. 20us, 5ms, 2h, 1h30m, 3y)"},
     {"ambiguous size", "workload:\n  checkpoint_bytes: 98GB\n", "2:21", "workload.checkpoint_bytes",
      "cannot parse '98GB' as a size"},
     {"link without a unit", "candidates:\n  - name: a\n    network: {link: 100}\n", "3:21",
