@@ -10,7 +10,8 @@
  *    each with its CIDRs, interfaces and the services it may expose, and
  *    the node's role (YAML, errors at file:line:column and key path).
  *  - the rules: a table; each rule reads the facts and the policy and says
- *    PASS, WARN, FAIL or SKIP with its evidence.
+ *    PASS, WARN, FAIL, SKIP (does not apply to this node) or UNKNOWN (the
+ *    facts it needs could not be seen) with its evidence.
  *
  * The audits put the three together for one node or a fleet of them, into
  * a result document whose verdict is a Nagios code. */
@@ -29,17 +30,21 @@
 /* ---- facts ---- */
 
 /* Collect the facts of this host (root NULL or "/") or of the snapshot under
- * root, into a new JSON object (*facts). A part that cannot be read (no
- * nvmet configfs, no RDMA device, no permission for nftables) is not an
- * error: it is reported in the object as absent, with the reason, so a rule
- * can SKIP. TP_EUSAGE when root is not a folder; TP_ENOMEM. */
+ * root, into a new JSON object (*facts). A part that cannot be read is not
+ * an error: it is named in facts.missing with the reason. Either the node
+ * lacks it (no nvmet configfs, no RDMA device: a rule SKIPs), or the entry
+ * says "unseen": true, a part every Linux node has that could not be read
+ * (no sys/class/net, no proc/sys, no permission for nftables): a rule that
+ * needs it is UNKNOWN. TP_EUSAGE when root is not a folder, or is not a
+ * snapshot (neither proc/ nor sys/ under it); TP_ENOMEM. */
 int tp_check_facts(const char *root, json_t **facts, tp_error *err);
 
 /* Look through the folders for secrets that must not sit among results:
  * PEM private keys, OpenSSH private keys, trainpath key files, NVMe
  * DH-HMAC-CHAP secrets ("DHHC-1:"). Sets facts.secrets to the list found
  * ({dir, file, kind}; never the secret). Files over 1 MiB are skipped; a
- * folder that cannot be read is listed in facts.missing. */
+ * folder that cannot be read (or does not exist) is listed in facts.missing
+ * as unseen "secrets", so SEC-RESULTS-SECRETS cannot PASS without it. */
 int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_error *err);
 
 /* ---- policy ---- */
@@ -103,10 +108,19 @@ int tp_policy_plane_of(const struct tp_policy *p, const json_t *iface);
 
 /* ---- rules ---- */
 
-enum tp_check_status { TP_CHECK_PASS, TP_CHECK_WARN, TP_CHECK_FAIL, TP_CHECK_SKIP };
+/* SKIP: the rule does not apply to this node (no such plane, no RDMA
+ * device). UNKNOWN: it applies, but the facts it needs could not be seen
+ * (unseen in facts.missing), so it can say neither PASS nor FAIL. */
+enum tp_check_status {
+    TP_CHECK_PASS,
+    TP_CHECK_WARN,
+    TP_CHECK_FAIL,
+    TP_CHECK_SKIP,
+    TP_CHECK_UNKNOWN,
+};
 enum tp_check_severity { TP_SEV_WARNING, TP_SEV_CRITICAL };
 
-/* "PASS", "WARN", "FAIL", "SKIP"; "warning", "critical". */
+/* "PASS", "WARN", "FAIL", "SKIP", "UNKNOWN"; "warning", "critical". */
 const char *tp_check_status_name(enum tp_check_status s);
 const char *tp_check_severity_name(enum tp_check_severity s);
 
@@ -123,6 +137,10 @@ struct tp_check_rule {
     const char *rationale;
     const char *remediation;
     const char *source;    /* where the recommendation comes from */
+    /* the parts of the facts (names as in facts.missing, space-separated)
+     * whose partial view could hide a failure: a PASS becomes UNKNOWN when
+     * one of them is unseen (listeners without proc/net/udp); NULL: none */
+    const char *needs;
     void (*check)(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r);
 };
 
@@ -134,21 +152,24 @@ extern const size_t tp_check_nrules;
 
 /* Evaluate every rule: a new array of findings, one per rule, in table
  * order: {id, plane, severity, title, status, evidence, rationale,
- * remediation, source}. */
+ * remediation, source}. A rule's PASS is UNKNOWN when a part of its needs
+ * is unseen in facts.missing. */
 json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p);
 
-/* The Nagios exit code of findings: 2 (critical) when a critical rule
- * FAILs, else 1 (warning) when any rule FAILs or WARNs, else 3 (unknown)
- * when findings is not an array or a finding's status is not known, else
- * 0. */
+/* The Nagios exit code of findings, worst first as check_multi and Icinga
+ * rank them (CRITICAL > UNKNOWN > WARNING > OK): 2 (critical) when a
+ * critical rule FAILs, else 3 (unknown) when a rule is UNKNOWN, findings is
+ * not an array or a finding's status is not a known word, else 1 (warning)
+ * when any rule FAILs or WARNs, else 0. So an audit that could not see
+ * what a rule needs never passes, nor hides behind a warning. */
 int tp_check_nagios(const json_t *findings);
 
 /* "OK", "WARNING", "CRITICAL" or "UNKNOWN" for the Nagios code 0..3;
  * "UNKNOWN" for any other code. */
 const char *tp_check_nagios_word(int code);
 
-/* The findings counted by status: a new object {pass, warn, fail, skip}.
- * NULL when out of memory. */
+/* The findings counted by status: a new object {pass, warn, fail, skip,
+ * unknown}. NULL when out of memory. */
 json_t *tp_check_summary(const json_t *findings);
 
 /* ---- audits ---- */
@@ -160,7 +181,8 @@ struct tp_check_opts {
                                  * (tp_check_audit; a fleet needs one) */
     const char *root;           /* collect the facts under this folder (NULL or "/": this host) */
     const char *facts;          /* or read them from this file (tp_check_load_facts) */
-    const char *const *results; /* folders to scan for secrets besides the policy's */
+    const char *const *results; /* folders to scan for secrets besides the policy's; each
+                                 * must be a folder (TP_EUSAGE), and not with facts */
     int nresults;
     const char *const *fleet;   /* tp_check_fleet: the hosts' facts files */
     int nfleet;
@@ -177,15 +199,16 @@ int tp_check_load_facts(const char *path, json_t **facts, tp_error *err);
  * memory. */
 json_t *tp_check_config_json(const struct tp_check_opts *o);
 
-/* Audit one node: read the policy o->policy into p (not read, and no plane
- * rule applies, without one), collect the facts under o->root or read them
- * from o->facts, scan the policy's and o->results' folders for secrets
- * (collected facts only), and evaluate every rule. Fills doc's "results"
- * with {host, role (with a policy), nagios: {code, word}, summary,
- * findings, facts}; the node's Nagios code is results.nagios.code. Returns
- * 0, or on error a TP_E* code (TP_EUSAGE for a policy, root or facts file
- * that cannot be used; TP_ENOMEM) with err naming the file, and doc's
- * results left empty. */
+/* Audit one node: check the inputs named in o (the o->results folders
+ * exist, not with o->facts), read the policy o->policy into p (not read,
+ * and no plane rule applies, without one), collect the facts under o->root
+ * or read them from o->facts, scan the policy's and o->results' folders for
+ * secrets (collected facts only), and evaluate every rule. Fills doc's
+ * "results" with {host, role (with a policy), nagios: {code, word},
+ * summary, findings, facts}; the node's Nagios code is results.nagios.code.
+ * Returns 0, or on error a TP_E* code (TP_EUSAGE for a policy, root, facts
+ * file or results folder that cannot be used; TP_ENOMEM) with err naming
+ * it, and doc's results left empty. */
 int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *doc,
                    tp_error *err);
 
@@ -200,5 +223,14 @@ int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
  * no nagios. */
 int tp_check_fleet(const struct tp_check_opts *o, struct tp_policy *p, json_t *doc,
                    tp_error *err);
+
+/* Finish the document of an audit (tp_check_audit or tp_check_fleet
+ * returned rc, err its message) and decide the process's exit status, the
+ * one place that does: 0..3, results.nagios.code, when the audit ran (the
+ * status is ok: the verdict is in the results); 3 (UNKNOWN) when it could
+ * not (bad input, memory: status says why); 128 + the signal when it was
+ * interrupted (tp/intr.h). The status's exit_code is set to the same
+ * number, so the document and the process never disagree. */
+int tp_check_finish(json_t *doc, int rc, const char *message);
 
 #endif

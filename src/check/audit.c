@@ -2,14 +2,18 @@
  * or read from a file, the secrets scan and every rule) and a fleet (many
  * hosts' facts files under one policy, the findings grouped by rule). Each
  * fills the "results" of a result document the caller made and writes; the
- * verdict is results.nagios, so a document says what the audit found even
- * when the command exits 1 or 2 for it. */
+ * verdict is results.nagios; tp_check_finish turns it (or the error) into
+ * the status and the exit status, one decision for both. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tp/check.h"
 #include "tp/json.h"
+#include "tp/result.h"
 
 #define FACTS_SCHEMA "trainpath.facts/1"
 
@@ -70,6 +74,27 @@ static json_t *nagios_json(int code)
     return json_pack("{s:i, s:s}", "code", code, "word", tp_check_nagios_word(code));
 }
 
+/* The inputs o names that the audit reads later: every --results folder
+ * must be one (a typo would otherwise scan nothing and pass), and they are
+ * scanned on this host, so not with facts collected elsewhere. */
+static int check_inputs(const struct tp_check_opts *o, tp_error *err)
+{
+    if (o->facts && o->nresults > 0)
+        return tp_error_set(err, TP_EUSAGE,
+                            "--results %s: scans this host's folders, not with --facts %s",
+                            o->results[0], o->facts);
+    for (int i = 0; i < o->nresults; i++) {
+        struct stat st;
+        if (stat(o->results[i], &st) < 0)
+            return tp_error_errno(err, TP_EUSAGE, errno, "--results %s", o->results[i]);
+        if (!S_ISDIR(st.st_mode))
+            return tp_error_set(err, TP_EUSAGE, "--results %s: not a folder", o->results[i]);
+        if (access(o->results[i], R_OK | X_OK) < 0)
+            return tp_error_errno(err, TP_EUSAGE, errno, "--results %s", o->results[i]);
+    }
+    return 0;
+}
+
 /* The facts of o: read from o->facts, or collected and then scanned for
  * the secrets of the policy's (p, may be NULL) and o's results folders. */
 static int audit_facts(const struct tp_check_opts *o, const struct tp_policy *p, json_t **facts,
@@ -99,7 +124,9 @@ int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
     json_t *results = new_results(doc, err), *facts = NULL;
     if (!results)
         return TP_ENOMEM;
-    int rc = o->policy ? tp_policy_parse(o->policy, p, err) : 0;
+    int rc = check_inputs(o, err);
+    if (rc == 0 && o->policy)
+        rc = tp_policy_parse(o->policy, p, err);
     const struct tp_policy *pol = o->policy ? p : NULL; /* none: the node rules only */
     if (rc == 0)
         rc = audit_facts(o, pol, &facts, err);
@@ -125,12 +152,12 @@ int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
 }
 
 /* One rule's group of the fleet: the hosts that fail or warn on it, with
- * their evidence, and how many passed or skipped it. */
+ * their evidence, and how many passed, skipped or could not tell. */
 static json_t *rule_group(const struct tp_check_rule *r)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:i, s:i}", "id", r->id, "plane", r->plane,
-                     "severity", tp_check_severity_name(r->severity), "title", r->title, "fail",
-                     "warn", "pass", 0, "skip", 0);
+    return json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:i, s:i, s:i}", "id", r->id, "plane",
+                     r->plane, "severity", tp_check_severity_name(r->severity), "title", r->title,
+                     "fail", "warn", "pass", 0, "skip", 0, "unknown", 0);
 }
 
 /* Add one host's findings (in rule order) to the groups of by_rule. */
@@ -146,11 +173,20 @@ static void group_findings(json_t *by_rule, const json_t *findings, const char *
                                   json_pack("{s:s, s:O}", "host", host, "evidence",
                                             json_object_get(f, "evidence")));
         } else {
-            const char *key = strcmp(st, "PASS") == 0 ? "pass" : "skip";
+            const char *key = strcmp(st, "PASS") == 0   ? "pass"
+                              : strcmp(st, "SKIP") == 0 ? "skip"
+                                                        : "unknown";
             json_object_set_new(g, key,
                                 json_integer(json_integer_value(json_object_get(g, key)) + 1));
         }
     }
+}
+
+/* Nagios codes worst last: OK, WARNING, UNKNOWN, CRITICAL (tp_check_nagios) */
+static int rank(int code)
+{
+    static const int r[] = {0, 1, 3, 2};
+    return code >= 0 && code <= 3 ? r[code] : 2;
 }
 
 int tp_check_fleet(const struct tp_check_opts *o, struct tp_policy *p, json_t *doc, tp_error *err)
@@ -180,7 +216,7 @@ int tp_check_fleet(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
             break;
         }
         int code = tp_check_nagios(findings);
-        worst = code > worst ? code : worst;
+        worst = rank(code) > rank(worst) ? code : worst;
         const char *host = json_string_value(json_object_get(facts, "host"));
         char name[300];
         snprintf(name, sizeof name, "%s", host && *host ? host : o->fleet[i]);
@@ -194,4 +230,21 @@ int tp_check_fleet(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
         return rc;
     json_object_set_new(results, "nagios", nagios_json(worst));
     return 0;
+}
+
+int tp_check_finish(json_t *doc, int rc, const char *message)
+{
+    const json_t *n =
+        json_object_get(json_object_get(json_object_get(doc, "results"), "nagios"), "code");
+    long long verdict = json_is_integer(n) ? json_integer_value(n) : 3;
+    int code = rc == 0 && verdict >= 0 && verdict <= 3 ? (int)verdict : 3;
+    tp_result_finish(doc, rc, rc ? message : "");
+    json_t *st = json_object_get(doc, "status");
+    /* a signal keeps its 128 + N (tp_result_finish); everything else is
+     * Nagios: the verdict, or UNKNOWN when the audit could not run */
+    long long ex = json_integer_value(json_object_get(st, "exit_code"));
+    if (ex < 128)
+        ex = code;
+    json_object_set_new(st, "exit_code", json_integer(ex));
+    return (int)ex;
 }

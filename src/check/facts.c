@@ -6,10 +6,12 @@
  * docs/check.md; the helpers they share are in facts_util.c, the secrets
  * scan of result folders in facts_secrets.c.
  *
- * The main idea: nothing is an error except a bad root and memory. A part
- * that cannot be read becomes null (or is left out, for single sysctls) and
- * is named in "missing" with the reason, so a rule can SKIP rather than
- * guess. */
+ * The main idea: nothing is an error except a bad root (not a folder, or
+ * neither proc/ nor sys/ under it: not a snapshot) and memory. A part that
+ * cannot be read becomes null (or is left out, for single sysctls) and is
+ * named in "missing" with the reason, so a rule never guesses: the node
+ * lacks it (a rule SKIPs), or it is one every node has and is "unseen" (a
+ * rule that needs it is UNKNOWN). */
 #include "tp/check.h"
 
 #include <errno.h>
@@ -49,6 +51,17 @@ int tp_check_facts(const char *root, json_t **facts, tp_error *err)
         }
         memcpy(c->root, root, len);
         c->root[len] = '\0';
+        /* a mistyped folder (/tmp, the results folder) is not a snapshot:
+         * every fact would be unseen, so say so once, as bad input */
+        char proc[PATH_MAX], sys[PATH_MAX];
+        if (tp__check_fx_path(c, proc, "/proc") < 0 || tp__check_fx_path(c, sys, "/sys") < 0 ||
+            (!tp__check_fx_is_dir(proc) && !tp__check_fx_is_dir(sys))) {
+            free(c);
+            return tp_error_set(err, TP_EUSAGE,
+                                "--root %s: not a snapshot: neither proc/ nor sys/ under it (a "
+                                "snapshot is laid out as the kernel lays out /proc and /sys)",
+                                root);
+        }
     }
 
     c->facts = tp__check_fx_obj(c);
@@ -60,7 +73,7 @@ int tp_check_facts(const char *root, json_t **facts, tp_error *err)
         tp__check_fx_set(c, c->facts, "host", tp__check_fx_str(c, host));
     } else {
         tp__check_fx_set(c, c->facts, "host", tp__check_fx_str(c, NULL));
-        tp__check_fx_missing(c, "host", "no proc/sys/kernel/hostname");
+        tp__check_fx_unseen(c, "host", "no proc/sys/kernel/hostname");
     }
     /* missing is filled by everything below; it sits near the top so a
      * reader sees at once what the facts lack */

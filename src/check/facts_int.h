@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -56,6 +57,15 @@ int tp__check_fx_long(const struct fx *c, long *out, const char *fmt, ...)
  * not NULL. */
 char *tp__check_fx_slurp_abs(const char *path, size_t max, size_t *len);
 
+/* The snapshot's (or live) text file at path as a stream, NULL when it
+ * cannot be read, is not a regular file or is over TP_FILE_MAX_SYSTEM: a
+ * FIFO or an endless file under --root is a fact not seen, not a hang. */
+FILE *tp__check_fx_fopen(const char *path);
+
+/* The JSON file at path (a regular file under TP_FILE_MAX_DOC), or NULL
+ * with why (cap bytes) saying what was wrong, file and line included. */
+json_t *tp__check_fx_json(const char *path, char *why, size_t cap);
+
 /* The last component of the symlink at path, into buf; -1 when not a link. */
 int tp__check_fx_link_base(const char *path, char *buf, size_t cap);
 
@@ -75,8 +85,16 @@ bool tp__check_fx_prefixed_number(const char *name, const char *prefix);
 /* True when the path exists (following links) and is a folder. */
 bool tp__check_fx_is_dir(const char *path);
 
-/* Append {"part", "reason"} to facts.missing. */
+/* Append {"part", "reason"} to facts.missing: the node lacks the part (no
+ * RDMA device, no nvmet, IPv6 off), so the rules that need it SKIP. */
 void tp__check_fx_missing(struct fx *c, const char *part, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Append {"part", "reason", "unseen": true}: a part every Linux node has
+ * (sys/class/net, proc/sys, proc/meminfo, the nftables ruleset, the clock)
+ * that could not be read, so the facts say nothing of it and the rules
+ * that need it are UNKNOWN, not SKIP. */
+void tp__check_fx_unseen(struct fx *c, const char *part, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* JSON values that never fail silently: on allocation failure they set

@@ -138,7 +138,7 @@ static size_t read_vlans(struct fx *c, struct vlan *v, size_t cap)
     char path[PATH_MAX];
     if (tp__check_fx_path(c, path, "/proc/net/vlan/config") < 0)
         return 0;
-    FILE *f = fopen(path, "re");
+    FILE *f = tp__check_fx_fopen(path);
     if (!f)
         return 0;
     char line[256];
@@ -253,7 +253,7 @@ static void addresses_live(struct fx *c, json_t *ifaces)
 {
     struct ifaddrs *ifas = NULL;
     if (getifaddrs(&ifas) < 0) {
-        tp__check_fx_missing(c, "addresses", "getifaddrs: %s", strerror(errno));
+        tp__check_fx_unseen(c, "addresses", "getifaddrs: %s", strerror(errno));
         return;
     }
     for (struct ifaddrs *a = ifas; a; a = a->ifa_next) {
@@ -282,15 +282,15 @@ static int addresses_ipjson(struct fx *c, json_t *ifaces)
     char path[PATH_MAX];
     if (tp__check_fx_path(c, path, "/ip-addr.json") < 0 || access(path, F_OK) < 0)
         return -1;
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    char why[512];
+    json_t *doc = tp__check_fx_json(path, why, sizeof why);
     if (!doc) {
-        tp__check_fx_missing(c, "addresses", "ip-addr.json:%d: %s", je.line, je.text);
+        tp__check_fx_unseen(c, "addresses", "%s", why);
         return -1;
     }
     if (!json_is_array(doc)) {
-        tp__check_fx_missing(c, "addresses",
-                             "ip-addr.json: not an array (expected `ip -j addr show`)");
+        tp__check_fx_unseen(c, "addresses",
+                            "ip-addr.json: not an array (expected `ip -j addr show`)");
         json_decref(doc);
         return -1;
     }
@@ -320,7 +320,7 @@ static int addresses_ipjson(struct fx *c, json_t *ifaces)
 static int addresses_if_inet6(struct fx *c, json_t *ifaces)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/if_inet6") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/if_inet6") == 0 ? tp__check_fx_fopen(path) : NULL;
     if (!f)
         return -1;
     char line[256], hex[33], name[64];
@@ -419,7 +419,7 @@ void tp__check_fx_net_interfaces(struct fx *c)
     if (tp__check_fx_path(c, path, "/sys/class/net") < 0 ||
         tp__check_fx_list(path, not_file, &names) < 0) {
         tp__check_fx_set(c, c->facts, "interfaces", json_null());
-        tp__check_fx_missing(c, "interfaces", "no sys/class/net");
+        tp__check_fx_unseen(c, "interfaces", "no sys/class/net");
         return;
     }
     struct ifsort *order = calloc(names.n ? names.n : 1, sizeof *order);
@@ -464,8 +464,8 @@ void tp__check_fx_net_interfaces(struct fx *c)
     if (c->live) {
         addresses_live(c, ifaces);
     } else if (addresses_ipjson(c, ifaces) < 0) {
-        tp__check_fx_missing(c, "addresses.inet",
-                             "no ip-addr.json in the snapshot (`ip -j addr show`)");
+        tp__check_fx_unseen(c, "addresses.inet",
+                            "no ip-addr.json in the snapshot (`ip -j addr show`)");
         if (addresses_if_inet6(c, ifaces) < 0)
             tp__check_fx_missing(c, "addresses.inet6", "no proc/net/if_inet6");
     }
@@ -496,7 +496,7 @@ static void route_json(struct fx *c, json_t *routes, const char *family, const c
 static int routes_v4(struct fx *c, json_t *routes)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/route") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/route") == 0 ? tp__check_fx_fopen(path) : NULL;
     if (!f)
         return -1;
     char line[512], dev[64], dst_hex[16], gw_hex[16], mask_hex[16];
@@ -528,7 +528,7 @@ static int routes_v4(struct fx *c, json_t *routes)
 static int routes_v6(struct fx *c, json_t *routes)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/ipv6_route") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/ipv6_route") == 0 ? tp__check_fx_fopen(path) : NULL;
     if (!f)
         return -1;
     char line[512], dst_hex[33], src_hex[33], gw_hex[33], dev[64];
@@ -555,7 +555,7 @@ void tp__check_fx_net_routes(struct fx *c)
     json_t *routes = tp__check_fx_arr(c);
     int v4 = routes_v4(c, routes), v6 = routes_v6(c, routes);
     if (v4 < 0)
-        tp__check_fx_missing(c, "routes.inet", "no proc/net/route");
+        tp__check_fx_unseen(c, "routes.inet", "no proc/net/route");
     if (v6 < 0)
         tp__check_fx_missing(c, "routes.inet6", "no proc/net/ipv6_route");
     if (v4 < 0 && v6 < 0) {
@@ -590,7 +590,7 @@ struct socks {
 static int read_socks(struct fx *c, const char *file, const char *proto, int af, struct socks *s)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/%s", file) == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/%s", file) == 0 ? tp__check_fx_fopen(path) : NULL;
     if (!f)
         return -1;
     size_t nbytes = af == AF_INET ? 4 : 16;
@@ -690,11 +690,18 @@ void tp__check_fx_net_listeners(struct fx *c)
                  {"udp6", "udp", AF_INET6}};
     struct socks s = {0};
     int read_any = 0;
+    /* IPv4's tables are always there; IPv6's only while IPv6 is on (its
+     * addresses table exists): else their absence is the node's, not the
+     * facts' */
+    char v6[PATH_MAX];
+    bool ipv6 = tp__check_fx_path(c, v6, "/proc/net/if_inet6") == 0 && access(v6, F_OK) == 0;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         if (read_socks(c, files[i].file, files[i].proto, files[i].af, &s) == 0)
             read_any = 1;
+        else if (files[i].af == AF_INET || ipv6)
+            tp__check_fx_unseen(c, "listeners", "no proc/net/%s", files[i].file);
         else
-            tp__check_fx_missing(c, "listeners", "no proc/net/%s", files[i].file);
+            tp__check_fx_missing(c, "listeners", "no proc/net/%s (IPv6 off)", files[i].file);
     }
     if (!read_any) {
         free(s.v);
@@ -778,31 +785,30 @@ static bool have_net_admin(void)
 static json_t *ruleset_live(struct fx *c)
 {
     if (!have_net_admin()) {
-        tp__check_fx_missing(c, "nftables",
-                             "listing the ruleset needs CAP_NET_ADMIN (run as root)");
+        tp__check_fx_unseen(c, "nftables", "listing the ruleset needs CAP_NET_ADMIN (run as root)");
         return NULL;
     }
     struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
     if (!nft) {
-        tp__check_fx_missing(c, "nftables", "libnftables: cannot create a context");
+        tp__check_fx_unseen(c, "nftables", "libnftables: cannot create a context");
         return NULL;
     }
     nft_ctx_output_set_flags(nft, NFT_CTX_OUTPUT_JSON);
     json_t *doc = NULL;
     if (nft_ctx_buffer_output(nft) != 0 || nft_ctx_buffer_error(nft) != 0) {
-        tp__check_fx_missing(c, "nftables", "libnftables: cannot buffer its output");
+        tp__check_fx_unseen(c, "nftables", "libnftables: cannot buffer its output");
     } else if (nft_run_cmd_from_buffer(nft, "list ruleset") != 0) {
         char msg[256];
         snprintf(msg, sizeof msg, "%s", nft_ctx_get_error_buffer(nft));
         char *nl = strchr(msg, '\n');
         if (nl)
             *nl = '\0';
-        tp__check_fx_missing(c, "nftables", "list ruleset: %s", msg[0] ? msg : "failed");
+        tp__check_fx_unseen(c, "nftables", "list ruleset: %s", msg[0] ? msg : "failed");
     } else {
         json_error_t je;
         doc = json_loads(nft_ctx_get_output_buffer(nft), 0, &je);
         if (!doc)
-            tp__check_fx_missing(c, "nftables", "libnftables output is not JSON: %s", je.text);
+            tp__check_fx_unseen(c, "nftables", "libnftables output is not JSON: %s", je.text);
     }
     nft_ctx_free(nft);
     return doc;
@@ -812,14 +818,14 @@ static json_t *ruleset_file(struct fx *c)
 {
     char path[PATH_MAX];
     if (tp__check_fx_path(c, path, "/nftables.json") < 0 || access(path, F_OK) < 0) {
-        tp__check_fx_missing(c, "nftables",
-                             "no nftables.json in the snapshot (`nft -j list ruleset`)");
+        tp__check_fx_unseen(c, "nftables",
+                            "no nftables.json in the snapshot (`nft -j list ruleset`)");
         return NULL;
     }
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    char why[512];
+    json_t *doc = tp__check_fx_json(path, why, sizeof why);
     if (!doc)
-        tp__check_fx_missing(c, "nftables", "nftables.json:%d: %s", je.line, je.text);
+        tp__check_fx_unseen(c, "nftables", "%s", why);
     return doc;
 }
 
@@ -827,7 +833,7 @@ void tp__check_fx_net_nftables(struct fx *c)
 {
     json_t *ruleset = c->live ? ruleset_live(c) : ruleset_file(c);
     if (ruleset && !json_is_array(json_object_get(ruleset, "nftables"))) {
-        tp__check_fx_missing(c, "nftables", "the ruleset has no \"nftables\" array");
+        tp__check_fx_unseen(c, "nftables", "the ruleset has no \"nftables\" array");
         json_decref(ruleset);
         ruleset = NULL;
     }

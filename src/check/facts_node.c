@@ -195,7 +195,7 @@ static void cpu(struct fx *c)
     if (tp__check_fx_path(c, base, "/sys/devices/system/cpu") < 0 ||
         tp__check_fx_list(base, is_cpu, &cpus) < 0 || cpus.n == 0) {
         tp__check_fx_set(c, o, "count", json_null());
-        tp__check_fx_missing(c, "cpu.count", "no sys/devices/system/cpu/cpuN");
+        tp__check_fx_unseen(c, "cpu.count", "no sys/devices/system/cpu/cpuN");
     } else {
         tp__check_fx_set(c, o, "count", tp__check_fx_int(c, true, (long)cpus.n));
     }
@@ -272,7 +272,7 @@ static void gpus(struct fx *c)
         tp__check_fx_list(base, not_dot, &devs) < 0) {
         json_decref(list);
         tp__check_fx_set(c, c->facts, "gpus", json_null());
-        tp__check_fx_missing(c, "gpus", "no sys/bus/pci/devices");
+        tp__check_fx_unseen(c, "gpus", "no sys/bus/pci/devices");
         return;
     }
     for (size_t i = 0; i < devs.n; i++) {
@@ -305,7 +305,7 @@ static void memory(struct fx *c)
     json_t *o = tp__check_fx_obj(c);
     bool total_ok = false, size_ok = false;
     long total = 0, size_kb = 0;
-    FILE *f = tp__check_fx_path(c, path, "/proc/meminfo") == 0 ? fopen(path, "re") : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/meminfo") == 0 ? tp__check_fx_fopen(path) : NULL;
     if (f) {
         char line[256];
         while (fgets(line, sizeof line, f)) {
@@ -314,7 +314,7 @@ static void memory(struct fx *c)
         }
         fclose(f);
     } else {
-        tp__check_fx_missing(c, "memory", "no proc/meminfo");
+        tp__check_fx_unseen(c, "memory", "no proc/meminfo");
     }
     tp__check_fx_set(c, o, "hugepages_total", tp__check_fx_int(c, total_ok, total));
     tp__check_fx_set(c, o, "hugepage_size_kb", tp__check_fx_int(c, size_ok, size_kb));
@@ -357,7 +357,7 @@ static void iommu(struct fx *c)
     json_t *o = tp__check_fx_obj(c);
     bool have_cmd = tp__check_fx_read(c, cmdline, sizeof cmdline, "/proc/cmdline") == 0;
     if (!have_cmd)
-        tp__check_fx_missing(c, "iommu.cmdline", "no proc/cmdline");
+        tp__check_fx_unseen(c, "iommu.cmdline", "no proc/cmdline");
     struct fx_names groups = {0}, units = {0};
     bool have_groups = tp__check_fx_path(c, path, "/sys/kernel/iommu_groups") == 0 &&
                        tp__check_fx_list(path, is_number, &groups) == 0;
@@ -402,7 +402,7 @@ static void time_sync(struct fx *c)
         struct timex tx = {0}; /* modes 0: read only */
         int state = ntp_adjtime(&tx);
         if (state < 0) {
-            tp__check_fx_missing(c, "time", "ntp_adjtime: %s", strerror(errno));
+            tp__check_fx_unseen(c, "time", "ntp_adjtime: %s", strerror(errno));
         } else {
             sync = json_boolean(!(tx.status & STA_UNSYNC) && state != TIME_ERROR);
             source = tp__check_fx_str(c, "adjtimex");
@@ -410,14 +410,14 @@ static void time_sync(struct fx *c)
         }
     } else {
         char path[PATH_MAX];
-        json_error_t je;
+        char why[512];
         json_t *doc = NULL;
         if (tp__check_fx_path(c, path, "/time.json") < 0 || access(path, F_OK) < 0)
-            tp__check_fx_missing(c, "time", "no time.json in the snapshot");
-        else if (!(doc = json_load_file(path, 0, &je)))
-            tp__check_fx_missing(c, "time", "time.json:%d: %s", je.line, je.text);
+            tp__check_fx_unseen(c, "time", "no time.json in the snapshot");
+        else if (!(doc = tp__check_fx_json(path, why, sizeof why)))
+            tp__check_fx_unseen(c, "time", "%s", why);
         else if (!json_is_boolean(json_object_get(doc, "synchronized")))
-            tp__check_fx_missing(c, "time", "time.json has no boolean \"synchronized\"");
+            tp__check_fx_unseen(c, "time", "time.json has no boolean \"synchronized\"");
         else {
             sync = json_incref(json_object_get(doc, "synchronized"));
             source = tp__check_fx_str(c, "file");

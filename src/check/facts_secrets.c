@@ -134,8 +134,8 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
 {
     DIR *d = fdopendir(dfd);
     if (!d) {
-        tp__check_fx_missing(s->c, "secrets", "%s%s%s: %s", s->dir, *rel ? "/" : "", rel,
-                             strerror(errno));
+        tp__check_fx_unseen(s->c, "secrets", "%s%s%s: %s", s->dir, *rel ? "/" : "", rel,
+                            strerror(errno));
         close(dfd);
         return;
     }
@@ -159,7 +159,7 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
                 continue;
             int cfd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (cfd < 0) {
-                tp__check_fx_missing(s->c, "secrets", "%s/%s: %s", s->dir, child, strerror(errno));
+                tp__check_fx_unseen(s->c, "secrets", "%s/%s: %s", s->dir, child, strerror(errno));
                 continue;
             }
             scan_dir(s, cfd, child, depth + 1);
@@ -192,7 +192,7 @@ int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_erro
         /* the folder itself may be a link the user named: follow that one */
         int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
-            tp__check_fx_missing(&c, "secrets", "%s: %s", dirs[i], strerror(errno));
+            tp__check_fx_unseen(&c, "secrets", "%s: %s", dirs[i], strerror(errno));
             continue;
         }
         scan_dir(&s, fd, "", 0);

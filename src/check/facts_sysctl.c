@@ -62,9 +62,9 @@ void tp__check_fx_sysctl(struct fx *c)
     char path[PATH_MAX];
     json_t *obj = tp__check_fx_obj(c);
     if (tp__check_fx_path(c, path, "/proc/sys") < 0 || !tp__check_fx_is_dir(path))
-        tp__check_fx_missing(c, "sysctl", "no proc/sys");
+        tp__check_fx_unseen(c, "sysctl", "no proc/sys");
     else if (tp__check_fx_path(c, path, "/proc/sys/net") < 0 || !tp__check_fx_is_dir(path))
-        tp__check_fx_missing(c, "sysctl.net", "no proc/sys/net");
+        tp__check_fx_unseen(c, "sysctl.net", "no proc/sys/net");
     sysctl_add(c, obj, "net.ipv4.ip_forward", "net/ipv4/ip_forward");
     conf_dev(c, obj, "all");
     conf_dev(c, obj, "default");

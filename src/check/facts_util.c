@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp/file.h"
 #include "tp/json.h"
 
 #include "facts_int.h"
@@ -334,17 +335,32 @@ void tp__check_fx_push(struct fx *c, json_t *arr, json_t *v)
         c->oom = true;
 }
 
-void tp__check_fx_missing(struct fx *c, const char *part, const char *fmt, ...)
+static void vmissing(struct fx *c, const char *part, bool unseen, const char *fmt, va_list ap)
 {
     char reason[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
     json_t *m = tp__check_fx_obj(c);
     tp__check_fx_set(c, m, "part", tp__check_fx_str(c, part));
     tp__check_fx_set(c, m, "reason", tp__check_fx_str(c, reason));
+    if (unseen)
+        tp__check_fx_set(c, m, "unseen", json_true());
     tp__check_fx_push(c, c->missing, m);
+}
+
+void tp__check_fx_missing(struct fx *c, const char *part, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmissing(c, part, false, fmt, ap);
+    va_end(ap);
+}
+
+void tp__check_fx_unseen(struct fx *c, const char *part, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmissing(c, part, true, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- a helper program, with a deadline ---- */
@@ -422,4 +438,23 @@ int tp__check_fx_run(char *const argv[], char *buf, size_t cap, int timeout_ms, 
         return -1;
     }
     return 0;
+}
+
+FILE *tp__check_fx_fopen(const char *path)
+{
+    FILE *f;
+    tp_error ignored;
+    return tp_file_open(path, NULL, TP_FILE_MAX_SYSTEM, TP_FILE_REGULAR, &f, &ignored) == 0 ? f
+                                                                                           : NULL;
+}
+
+json_t *tp__check_fx_json(const char *path, char *why, size_t cap)
+{
+    json_t *doc = NULL;
+    tp_error err;
+    if (tp_json_load(path, &doc, &err) != 0) {
+        snprintf(why, cap, "%s", err.msg);
+        return NULL;
+    }
+    return doc;
 }

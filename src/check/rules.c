@@ -3,9 +3,12 @@
  * check beside its table row (id, plane, severity, title, rationale,
  * remediation, source) in the file of its plane: rules_data.c,
  * rules_storage.c, rules_mgmt.c, rules_control.c and rules_node.c. A rule
- * reads the facts (docs/check.md) and the policy and says PASS, WARN, FAIL
- * or SKIP; it SKIPs, never guesses, when the part of the facts it needs is
- * null or absent, or the policy has no plane it is about.
+ * reads the facts (docs/check.md) and the policy and says PASS, WARN, FAIL,
+ * SKIP or UNKNOWN; it never guesses: it SKIPs when the policy has no plane
+ * it is about or the node lacks what it checks (no RDMA device), and is
+ * UNKNOWN when the part of the facts it needs could not be seen (named
+ * unseen in facts.missing). A PASS over a part seen only in part (the
+ * row's needs) is UNKNOWN too: the evaluator decides that, not each rule.
  *
  * The order is the registry's, not the files': the report, `trainpath
  * check rules` and the result document list the rules as tp_check_rules[]
@@ -64,10 +67,12 @@ const struct tp_check_rule *const tp_check_rules[] = {
 
 const size_t tp_check_nrules = sizeof tp_check_rules / sizeof tp_check_rules[0];
 
+#define NSTATUS 5
+
 const char *tp_check_status_name(enum tp_check_status s)
 {
-    static const char *const n[] = {"PASS", "WARN", "FAIL", "SKIP"};
-    return (unsigned)s < 4 ? n[s] : "UNKNOWN";
+    static const char *const n[NSTATUS] = {"PASS", "WARN", "FAIL", "SKIP", "UNKNOWN"};
+    return (unsigned)s < NSTATUS ? n[s] : "UNKNOWN";
 }
 
 const char *tp_check_severity_name(enum tp_check_severity s)
@@ -85,6 +90,8 @@ json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p)
         const struct tp_check_rule *rule = tp_check_rules[i];
         struct tp_check_result res = {.status = TP_CHECK_PASS};
         rule->check(facts, p ? p : &none, &res);
+        if (res.status == TP_CHECK_PASS && rule->needs)
+            tp__check_pass_seen(facts, rule->needs, &res);
         tp_utf8_fix(res.evidence);
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id", rule->id,
                               "plane", rule->plane, "severity",
@@ -118,24 +125,25 @@ int tp_check_nagios(const json_t *findings)
         if (strcmp(st, "FAIL") == 0 || strcmp(st, "WARN") == 0)
             warn = true;
         else if (strcmp(st, "PASS") != 0 && strcmp(st, "SKIP") != 0)
-            unknown = true;
+            unknown = true; /* UNKNOWN, or a word no rule says */
     }
-    return warn ? 1 : unknown ? 3 : 0;
+    return unknown ? 3 : warn ? 1 : 0;
 }
 
 json_t *tp_check_summary(const json_t *findings)
 {
-    int n[4] = {0};
+    int n[NSTATUS] = {0};
     size_t i;
     const json_t *f;
     json_array_foreach(findings, i, f) {
         const char *st = tp__check_sget(f, "status");
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < NSTATUS; k++)
             if (st && strcmp(st, tp_check_status_name((enum tp_check_status)k)) == 0)
                 n[k]++;
     }
-    return json_pack("{s:i, s:i, s:i, s:i}", "pass", n[TP_CHECK_PASS], "warn", n[TP_CHECK_WARN],
-                     "fail", n[TP_CHECK_FAIL], "skip", n[TP_CHECK_SKIP]);
+    return json_pack("{s:i, s:i, s:i, s:i, s:i}", "pass", n[TP_CHECK_PASS], "warn",
+                     n[TP_CHECK_WARN], "fail", n[TP_CHECK_FAIL], "skip", n[TP_CHECK_SKIP],
+                     "unknown", n[TP_CHECK_UNKNOWN]);
 }
 
 const char *tp_check_nagios_word(int code)

@@ -8,12 +8,12 @@ static void sec_listen_wildcard_control(const json_t *facts, const struct tp_pol
 {
     const json_t *ls = tp__check_get(facts, "listeners");
     const struct tp_policy_plane *cp = &p->planes[TP_PLANE_CONTROL];
-    if (!json_is_array(ls)) {
-        tp__check_skip(r, "no listener facts");
-        return;
-    }
     if (!cp->present || cp->nservices == 0) {
         tp__check_skip(r, "the policy lists no control-plane services");
+        return;
+    }
+    if (!json_is_array(ls)) {
+        tp__check_nofacts(r, facts, "listeners", "no listener facts");
         return;
     }
     struct finding f = {0};
@@ -49,6 +49,7 @@ const struct tp_check_rule tp__check_rule_sec_listen_wildcard_control = {
         "Bind each control service to the node's control-plane address (slurm.conf "
         "CommunicationParameters, kubelet --address, etcd --listen-client-urls).",
     .source = CIS "'Ensure only approved services are listening on a network interface'",
+    .needs = "listeners",
     .check = sec_listen_wildcard_control,
 };
 

@@ -111,13 +111,16 @@ static bool gpu_on_node(const json_t *gpus, long long node, char *list, size_t n
 static void numa_nic_gpu(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r)
 {
     const json_t *gpus = tp__check_get(facts, "gpus");
-    if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
-        tp__check_skip(r, gpus ? "no GPUs" : "no GPU facts");
-        return;
-    }
     const json_t *ifs = tp__check_plane_ifaces(facts, p, TP_PLANE_DATA, r);
     if (!ifs)
         return;
+    if (!json_is_array(gpus) || json_array_size(gpus) == 0) {
+        if (gpus)
+            tp__check_skip(r, "no GPUs");
+        else
+            tp__check_nofacts(r, facts, "gpus", "no GPU facts");
+        return;
+    }
     long long nodes;
     if (tp__check_iget(tp__check_get(facts, "cpu"), "numa_nodes", &nodes) && nodes == 1) {
         tp__check_say(r, TP_CHECK_PASS, "single NUMA node: every NIC shares it with every GPU");
@@ -180,7 +183,7 @@ static void gpu_peermem(const json_t *facts, const struct tp_policy *p,
     (void)p;
     const json_t *gpus = tp__check_get(facts, "gpus");
     if (!json_is_array(gpus)) {
-        tp__check_skip(r, "no GPU facts");
+        tp__check_nofacts(r, facts, "gpus", "no GPU facts");
         return;
     }
     size_t i, nv = 0, nrdma = tp__check_rdma_devices(facts);
@@ -335,13 +338,13 @@ struct subnet {
 
 static void net_arp_data(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r)
 {
-    if (!tp__check_get(facts, "sysctl")) {
-        tp__check_skip(r, "no sysctl facts");
-        return;
-    }
     const json_t *ifs = tp__check_plane_ifaces(facts, p, TP_PLANE_DATA, r);
     if (!ifs)
         return;
+    if (!tp__check_get(facts, "sysctl")) {
+        tp__check_nofacts(r, facts, "sysctl.net", "no sysctl facts");
+        return;
+    }
     struct subnet s[64];
     int n = 0;
     size_t i, j;

@@ -2,7 +2,9 @@
  * checked in a struct finding; the finding reports the first when anything
  * is wrong and the second otherwise, followed by what was wanted. Items are
  * "; "-separated and written once (the same port on 0.0.0.0 and :: is one
- * item); a full buffer ends in "...", so evidence is cut, never overrun. */
+ * item); a full buffer ends in "...", so evidence is cut, never overrun.
+ * A rule whose facts are missing says SKIP or UNKNOWN by what
+ * facts.missing says of them: absent from the node, or unseen. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,4 +78,62 @@ void tp__check_say(struct tp_check_result *r, enum tp_check_status s, const char
     vsnprintf(r->evidence, sizeof r->evidence, fmt, ap);
     va_end(ap);
     r->status = s;
+}
+
+/* a and b are the same part, or one is a dotted part of the other */
+static bool same_part(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+    return strncmp(a, b, n) == 0 && (na == nb || (na < nb ? b[n] : a[n]) == '.');
+}
+
+bool tp__check_unseen(const json_t *facts, const char *part, char *why, size_t n)
+{
+    size_t i;
+    const json_t *m;
+    json_array_foreach(json_object_get(facts, "missing"), i, m) {
+        const char *mp = json_string_value(json_object_get(m, "part"));
+        if (!mp || !json_is_true(json_object_get(m, "unseen")) || !same_part(mp, part))
+            continue;
+        const char *reason = json_string_value(json_object_get(m, "reason"));
+        snprintf(why, n, "%s: %s", mp, reason ? reason : "not read");
+        return true;
+    }
+    return false;
+}
+
+void tp__check_nofacts(struct tp_check_result *r, const json_t *facts, const char *part,
+                       const char *fmt, ...)
+{
+    char says[512], why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(says, sizeof says, fmt, ap);
+    va_end(ap);
+    if (tp__check_unseen(facts, part, why, sizeof why))
+        tp__check_say(r, TP_CHECK_UNKNOWN, "%s: the facts could not see it (%s)", says, why);
+    else
+        tp__check_say(r, TP_CHECK_SKIP, "%s", says);
+}
+
+void tp__check_pass_seen(const json_t *facts, const char *needs, struct tp_check_result *r)
+{
+    char part[64], why[512];
+    for (const char *s = needs; *s;) {
+        size_t len = strcspn(s, " ");
+        if (len > 0 && len < sizeof part) {
+            memcpy(part, s, len);
+            part[len] = '\0';
+            if (tp__check_unseen(facts, part, why, sizeof why)) {
+                char seen[sizeof r->evidence];
+                snprintf(seen, sizeof seen, "%s", r->evidence);
+                tp__check_say(r, TP_CHECK_UNKNOWN,
+                              "the facts could not see all of it (%s); what they saw passed: %s",
+                              why, seen);
+                return;
+            }
+        }
+        s += len;
+        s += strspn(s, " ");
+    }
 }

@@ -117,12 +117,12 @@ const json_t *tp__check_plane_ifaces(const json_t *facts, const struct tp_policy
                                      struct tp_check_result *r)
 {
     const json_t *ifs = tp__check_get(facts, "interfaces");
-    if (!json_is_array(ifs)) {
-        tp__check_skip(r, "no interface facts");
-        return NULL;
-    }
     if (!p->planes[pl].present) {
         tp__check_skip(r, "the policy has no %s plane", tp__check_pname(pl));
+        return NULL;
+    }
+    if (!json_is_array(ifs)) {
+        tp__check_nofacts(r, facts, "interfaces", "no interface facts");
         return NULL;
     }
     size_t i;
@@ -131,7 +131,12 @@ const json_t *tp__check_plane_ifaces(const json_t *facts, const struct tp_policy
         if (tp__check_plane_of(p, ifc) == pl)
             return ifs;
     }
-    tp__check_skip(r, "no interface of this node is in the %s plane", tp__check_pname(pl));
+    /* the plane may hold an interface by an address the facts could not see */
+    if (p->planes[pl].ncidrs > 0)
+        tp__check_nofacts(r, facts, "addresses", "no interface of this node is in the %s plane",
+                          tp__check_pname(pl));
+    else
+        tp__check_skip(r, "no interface of this node is in the %s plane", tp__check_pname(pl));
     return NULL;
 }
 
@@ -264,11 +269,12 @@ const json_t *tp__check_placed_listeners(const json_t *facts, struct tp_check_re
 {
     const json_t *ls = tp__check_get(facts, "listeners");
     if (!json_is_array(ls)) {
-        tp__check_skip(r, "no listener facts");
+        tp__check_nofacts(r, facts, "listeners", "no listener facts");
         return NULL;
     }
     if (!json_is_array(tp__check_get(facts, "interfaces"))) {
-        tp__check_skip(r, "no interface facts to place the listeners in planes");
+        tp__check_nofacts(r, facts, "interfaces",
+                          "no interface facts to place the listeners in planes");
         return NULL;
     }
     return ls;

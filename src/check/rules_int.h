@@ -40,6 +40,22 @@ void tp__check_say(struct tp_check_result *r, enum tp_check_status s, const char
 /* The result is one sentence saying why the rule does not apply. */
 #define tp__check_skip(r, ...) tp__check_say(r, TP_CHECK_SKIP, __VA_ARGS__)
 
+/* The part of the facts the rule needs is null or absent: UNKNOWN when
+ * facts.missing names it unseen (the facts could not see it: the sentence,
+ * then the part and its reason), else a SKIP with the sentence (the node
+ * lacks it). part is a name of facts.missing ("interfaces", "sysctl.net"). */
+void tp__check_nofacts(struct tp_check_result *r, const json_t *facts, const char *part,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* True when facts.missing names part, or a part above or below it
+ * ("sysctl" for "sysctl.net", "addresses.inet" for "addresses"), as
+ * unseen; why gets "part: reason" of the first such entry. */
+bool tp__check_unseen(const json_t *facts, const char *part, char *why, size_t n);
+
+/* A PASS over the space-separated parts needs (the row's needs) is UNKNOWN
+ * when one of them is unseen: what was seen passed, but not all was seen. */
+void tp__check_pass_seen(const json_t *facts, const char *needs, struct tp_check_result *r);
+
 /* ---- facts (rules_facts.c) ---- */
 
 #define NO_PLANE (1u << TP_PLANES) /* an address outside every plane */

@@ -64,6 +64,7 @@ const struct tp_check_rule tp__check_rule_sec_sshd_mgmt = {
         "passwords against every node over the fastest network in the cluster.",
     .remediation = "Set ListenAddress to the management address in sshd_config and restart sshd.",
     .source = "sshd_config(5) ListenAddress; " CIS "'Configure SSH Server'",
+    .needs = "listeners addresses",
     .check = sec_sshd_mgmt,
 };
 

@@ -15,7 +15,8 @@ static void cpu_governor(const json_t *facts, const struct tp_policy *p, struct 
     (void)p;
     const json_t *govs = tp__check_get(tp__check_get(facts, "cpu"), "governors");
     if (!json_is_object(govs) || json_object_size(govs) == 0) {
-        tp__check_skip(r, "no cpufreq governors (no cpufreq driver, or a virtual machine)");
+        tp__check_nofacts(r, facts, "cpu",
+                          "no cpufreq governors (no cpufreq driver, or a virtual machine)");
         return;
     }
     struct finding f = {0};
@@ -57,7 +58,7 @@ static void mem_thp(const json_t *facts, const struct tp_policy *p, struct tp_ch
     }
     const char *thp = tp__check_sget(tp__check_get(facts, "memory"), "thp");
     if (!thp)
-        tp__check_skip(r, "no transparent hugepage facts");
+        tp__check_nofacts(r, facts, "memory.thp", "no transparent hugepage facts");
     else if (strcmp(thp, "always") == 0)
         tp__check_say(r, TP_CHECK_FAIL,
                       "transparent_hugepage/enabled always; want madvise or never");
@@ -91,7 +92,7 @@ static void mem_hugepages_rdma(const json_t *facts, const struct tp_policy *p,
     if (ndev == 0)
         tp__check_skip(r, "no RDMA devices");
     else if (!tp__check_iget(mem, "hugepages_total", &total))
-        tp__check_skip(r, "no hugepage facts");
+        tp__check_nofacts(r, facts, "memory", "no hugepage facts");
     else {
         tp__check_iget(mem, "hugepage_size_kb", &kb);
         tp__check_say(r, total > 0 ? TP_CHECK_PASS : TP_CHECK_FAIL,
@@ -129,7 +130,7 @@ static void iommu_pt(const json_t *facts, const struct tp_policy *p, struct tp_c
         return;
     }
     if (!mode) {
-        tp__check_skip(r, "no IOMMU facts");
+        tp__check_nofacts(r, facts, "iommu", "no IOMMU facts");
         return;
     }
     const char *cmdline = tp__check_sget(tp__check_get(facts, "iommu"), "cmdline");
@@ -172,7 +173,7 @@ static void time_sync(const json_t *facts, const struct tp_policy *p, struct tp_
     if (tp__check_iget(t, "maxerror_us", &us))
         snprintf(err, sizeof err, "maxerror %lld us", us);
     if (s < 0)
-        tp__check_skip(r, "clock synchronisation state unknown");
+        tp__check_nofacts(r, facts, "time", "clock synchronisation state unknown");
     else if (s)
         tp__check_say(r, TP_CHECK_PASS, "clock synchronised (%s, from %s)", err,
                       tp__check_sget(t, "source") ? tp__check_sget(t, "source") : "?");
@@ -209,7 +210,7 @@ static void net_iface_plane(const json_t *facts, const struct tp_policy *p,
 {
     const json_t *ifs = tp__check_get(facts, "interfaces");
     if (!json_is_array(ifs)) {
-        tp__check_skip(r, "no interface facts");
+        tp__check_nofacts(r, facts, "interfaces", "no interface facts");
         return;
     }
     struct finding f = {0};
@@ -307,6 +308,7 @@ const struct tp_check_rule tp__check_rule_sec_listen_plane = {
         "Bind the service to an address of its plane (not 0.0.0.0 or ::) or add it to that "
         "plane's services in the policy; stop services nobody needs.",
     .source = CIS "'Ensure only approved services are listening on a network interface'",
+    .needs = "listeners addresses",
     .check = sec_listen_plane,
 };
 
@@ -316,7 +318,7 @@ static void net_ipfwd(const json_t *facts, const struct tp_policy *p, struct tp_
 {
     long long v4, v6;
     if (!tp__check_sysctl(facts, "net.ipv4.ip_forward", &v4)) {
-        tp__check_skip(r, "net.ipv4.ip_forward not in the facts");
+        tp__check_nofacts(r, facts, "sysctl.net", "net.ipv4.ip_forward not in the facts");
         return;
     }
     bool has6 = tp__check_sysctl(facts, "net.ipv6.conf.all.forwarding", &v6);
@@ -361,7 +363,7 @@ static void conf_zero(const json_t *facts, const struct tp_policy *p, const char
                       const char *v6, struct tp_check_result *r)
 {
     if (!tp__check_get(facts, "sysctl")) {
-        tp__check_skip(r, "no sysctl facts");
+        tp__check_nofacts(r, facts, "sysctl.net", "no sysctl facts");
         return;
     }
     struct finding f = {0};
@@ -399,7 +401,7 @@ static void conf_zero(const json_t *facts, const struct tp_policy *p, const char
             tp__check_ok(&f, "%s 0", v6);
     }
     if (!seen) {
-        tp__check_skip(r, "no %s sysctls in the facts", key);
+        tp__check_nofacts(r, facts, "sysctl.net", "no %s sysctls in the facts", key);
         return;
     }
     char w[64];
@@ -473,7 +475,7 @@ static void kern_range(const json_t *facts, const char *name, long long lo, long
 {
     long long v;
     if (!tp__check_sysctl(facts, name, &v))
-        tp__check_skip(r, "%s not in the facts", name);
+        tp__check_nofacts(r, facts, "sysctl.kernel", "%s not in the facts", name);
     else if (v >= lo && v <= hi)
         tp__check_say(r, TP_CHECK_PASS, "%s %lld", name, v);
     else if (lo == hi)
@@ -607,7 +609,7 @@ static void sec_results_secrets(const json_t *facts, const struct tp_policy *p,
     (void)p;
     const json_t *s = tp__check_get(facts, "secrets");
     if (!json_is_array(s)) {
-        tp__check_skip(r, "no results folders were scanned");
+        tp__check_nofacts(r, facts, "secrets", "no results folders were scanned");
         return;
     }
     struct finding f = {0};
@@ -637,5 +639,6 @@ const struct tp_check_rule tp__check_rule_sec_results_secrets = {
     .source =
         CIS "'Ensure permissions on SSH private host key files are configured'; NVM Express TP "
         "8006 (DH-HMAC-CHAP secrets)",
+    .needs = "secrets",
     .check = sec_results_secrets,
 };

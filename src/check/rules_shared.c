@@ -142,13 +142,13 @@ void tp__check_firewall(const json_t *facts, const struct tp_policy *p, int pl,
                         struct tp_check_result *r)
 {
     const json_t *nft = tp__check_get(facts, "nftables");
-    if (!json_is_object(nft)) {
-        tp__check_skip(r, "no nftables facts (see missing)");
-        return;
-    }
     const json_t *ifs = tp__check_plane_ifaces(facts, p, pl, r);
     if (!ifs)
         return;
+    if (!json_is_object(nft)) {
+        tp__check_nofacts(r, facts, "nftables", "no nftables facts");
+        return;
+    }
     const json_t *chains = tp__check_get(nft, "input_chains");
     const json_t *ruleset = tp__check_get(tp__check_get(nft, "ruleset"), "nftables");
     struct finding f = {0};
@@ -232,13 +232,13 @@ static bool rdma_iface(const struct tp_policy *p, const json_t *ifc)
 void tp__check_rpf(const json_t *facts, const struct tp_policy *p, int pl, bool (*good)(long long),
                    const char *want, struct tp_check_result *r)
 {
-    if (!tp__check_get(facts, "sysctl")) {
-        tp__check_skip(r, "no sysctl facts");
-        return;
-    }
     const json_t *ifs = tp__check_plane_ifaces(facts, p, pl, r);
     if (!ifs)
         return;
+    if (!tp__check_get(facts, "sysctl")) {
+        tp__check_nofacts(r, facts, "sysctl.net", "no sysctl facts");
+        return;
+    }
     struct finding f = {0};
     size_t i;
     json_t *ifc;

@@ -38,7 +38,7 @@ static const json_t *nvme_hosts(const json_t *facts, const char *transport,
 {
     const json_t *hosts = tp__check_get(facts, "nvme_hosts");
     if (!json_is_array(hosts)) {
-        tp__check_skip(r, "no NVMe host facts");
+        tp__check_nofacts(r, facts, "nvme_hosts", "no NVMe host facts");
         return NULL;
     }
     size_t i;
@@ -116,7 +116,8 @@ static void nvmeof_multipath(const json_t *facts, const struct tp_policy *p,
         return;
     int mp = tp__check_bget(facts, "nvme_multipath");
     if (mp < 0)
-        tp__check_skip(r, "nvme_core multipath parameter not in the facts");
+        tp__check_nofacts(r, facts, "nvme_multipath",
+                          "nvme_core multipath parameter not in the facts");
     else
         tp__check_say(r, mp ? TP_CHECK_PASS : TP_CHECK_FAIL, "nvme_core multipath %s%s",
                       mp ? "Y" : "N", mp ? "" : "; want native multipath (nvme_core.multipath=Y)");
@@ -143,7 +144,7 @@ static const json_t *nvmet(const json_t *facts, const char *what, struct tp_chec
 {
     const json_t *t = tp__check_get(facts, "nvmet");
     if (!json_is_object(t)) {
-        tp__check_skip(r, "no nvmet facts (no NVMe-oF target configured)");
+        tp__check_nofacts(r, facts, "nvmet", "no nvmet facts (no NVMe-oF target configured)");
         return NULL;
     }
     if (json_array_size(tp__check_get(t, what)) == 0) {

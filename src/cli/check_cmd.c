@@ -9,8 +9,12 @@
  *   trainpath check rules
  *
  * The audit exits with Nagios codes (0 ok, 1 warning, 2 critical, 3
- * unknown), so it can gate a Slurm prolog or a Kubernetes preflight; a
- * policy or facts file that cannot be used is UNKNOWN (3), not CRITICAL. */
+ * unknown), so it can gate a Slurm prolog or a Kubernetes preflight; bad
+ * input (a policy, root, facts file or results folder that cannot be used)
+ * and facts that could not be seen are UNKNOWN (3), not CRITICAL. One call,
+ * tp_check_finish, decides the exit status and writes the same number into
+ * the document's status.exit_code. `check facts` and `check rules` are not
+ * audits: they exit 0, or 2 on bad input. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include "cli.h"
 #include "tp/check.h"
 #include "tp/result.h"
+#include "tp/text.h"
 
 #define NAGIOS_UNKNOWN 3
 #define MAX_RESULTS 4
@@ -47,8 +52,9 @@ static void usage(FILE *f)
             "  -q, --quiet     no table\n"
             "\n"
             "Exit codes (Nagios): 0 every rule passed or was skipped, 1 a warning, 2 a\n"
-            "critical rule failed, 3 unknown (the policy or the facts could not be used).\n"
-            "`check facts` exits 0, or 2 on bad input.\n");
+            "critical rule failed, 3 unknown: a rule could not see the facts it needs, or an\n"
+            "input (policy, root, facts, results folder) could not be used. 2 wins over 3.\n"
+            "`check facts` and `check rules` exit 0, or 2 on bad input.\n");
 }
 
 struct opts {
@@ -110,18 +116,20 @@ static int parse(int argc, char **argv, struct opts *o, tp_error *err)
     return 0;
 }
 
-/* Write doc to path (if any); a write error replaces rc when rc was 0. */
-static int write_doc(json_t *doc, const char *path, int rc, const tp_error *err)
+/* Finish the audit's document (tp_check_finish decides the exit status and
+ * writes it into the document) and write it to path (if any). The status,
+ * or UNKNOWN when the document could not be written. */
+static int finish_doc(json_t *doc, const char *path, int rc, const tp_error *err)
 {
-    tp_result_finish(doc, rc, rc ? err->msg : "");
+    int code = tp_check_finish(doc, rc, err->msg);
     tp_error werr;
     int wrc = path ? tp_result_write_run(doc, path, &werr) : 0;
     json_decref(doc);
     if (wrc < 0) {
         cli_fail(&werr);
-        return wrc;
+        return NAGIOS_UNKNOWN;
     }
-    return 0;
+    return code;
 }
 
 static int facts_cmd(int argc, char **argv)
@@ -160,56 +168,67 @@ static int facts_cmd(int argc, char **argv)
 static void print_audit(FILE *out, const struct tp_policy *p, const json_t *res)
 {
     const json_t *findings = json_object_get(res, "findings"), *f;
+    /* the host name, the evidence and the policy's name come from the node
+     * and its files: printed as safe text (tp/text.h) */
+    char th[256], tf[4096], te[2048];
     const char *host = json_string_value(json_object_get(json_object_get(res, "facts"), "host"));
-    if (!host)
-        host = "?";
+    host = host ? tp_text_safe(host, th, sizeof th, TP_TEXT_LINE) : "?";
     if (p)
-        fprintf(out, "# trainpath check: %s, policy %s (role %s), %zu rules\n", host, p->file,
-                tp_role_name(p->role), json_array_size(findings));
+        fprintf(out, "# trainpath check: %s, policy %s (role %s), %zu rules\n", host,
+                tp_text_safe(p->file, tf, sizeof tf, TP_TEXT_LINE), tp_role_name(p->role),
+                json_array_size(findings));
     else
         fprintf(out, "# trainpath check: %s, no policy (the plane rules skip), %zu rules\n", host,
                 json_array_size(findings));
     size_t i;
     json_array_foreach(findings, i, f) {
         const char *st = json_string_value(json_object_get(f, "status"));
-        fprintf(out, "%-4s  %-8s  %-28s %-10s %s\n", st,
+        fprintf(out, "%-7s  %-8s  %-28s %-10s %s\n", st,
                json_string_value(json_object_get(f, "severity")),
                json_string_value(json_object_get(f, "id")),
                json_string_value(json_object_get(f, "plane")),
-               json_string_value(json_object_get(f, "evidence")));
+               tp_text_safe(json_string_value(json_object_get(f, "evidence")), te, sizeof te,
+                            TP_TEXT_LINE));
         if (strcmp(st, "FAIL") == 0 || strcmp(st, "WARN") == 0)
             fprintf(out, "      remediation: %s\n",
                    json_string_value(json_object_get(f, "remediation")));
     }
     const json_t *sum = json_object_get(res, "summary"), *nagios = json_object_get(res, "nagios");
-    fprintf(out, "# %lld pass, %lld warn, %lld fail, %lld skip: %s (exit %lld)\n",
+    fprintf(out, "# %lld pass, %lld warn, %lld fail, %lld skip, %lld unknown: %s (exit %lld)\n",
             json_integer_value(json_object_get(sum, "pass")),
             json_integer_value(json_object_get(sum, "warn")),
             json_integer_value(json_object_get(sum, "fail")),
             json_integer_value(json_object_get(sum, "skip")),
+            json_integer_value(json_object_get(sum, "unknown")),
             json_string_value(json_object_get(nagios, "word")),
             json_integer_value(json_object_get(nagios, "code")));
 }
 
-/* The fleet's table: each rule some host fails or warns on, with the hosts. */
+/* The fleet's table: each rule some host fails or warns on, with the hosts;
+ * the hosts that could not tell follow as "unknown N". */
 static void print_fleet(FILE *out, int nhosts, const struct tp_policy *p, const json_t *res)
 {
-    fprintf(out, "# trainpath check --fleet: %d hosts, policy %s\n", nhosts, p->file);
+    char tf[4096], th[256];
+    fprintf(out, "# trainpath check --fleet: %d hosts, policy %s\n", nhosts,
+            tp_text_safe(p->file, tf, sizeof tf, TP_TEXT_LINE));
     size_t k;
     const json_t *g;
     json_array_foreach(json_object_get(res, "by_rule"), k, g) {
         size_t nf = json_array_size(json_object_get(g, "fail"));
         size_t nw = json_array_size(json_object_get(g, "warn"));
-        if (!nf && !nw)
+        long long nu = json_integer_value(json_object_get(g, "unknown"));
+        if (!nf && !nw && !nu)
             continue;
-        fprintf(out, "%-28s %-8s fail %zu, warn %zu:", json_string_value(json_object_get(g, "id")),
-                json_string_value(json_object_get(g, "severity")), nf, nw);
+        fprintf(out, "%-28s %-8s fail %zu, warn %zu, unknown %lld:",
+                json_string_value(json_object_get(g, "id")),
+                json_string_value(json_object_get(g, "severity")), nf, nw, nu);
         const char *keys[] = {"fail", "warn"};
         for (int x = 0; x < 2; x++) {
             size_t j;
             const json_t *h;
             json_array_foreach(json_object_get(g, keys[x]), j, h)
-                fprintf(out, " %s", json_string_value(json_object_get(h, "host")));
+                fprintf(out, " %s", tp_text_safe(json_string_value(json_object_get(h, "host")),
+                                                 th, sizeof th, TP_TEXT_LINE));
         }
         fprintf(out, "\n");
     }
@@ -219,8 +238,7 @@ static void print_fleet(FILE *out, int nhosts, const struct tp_policy *p, const 
 }
 
 /* One node's audit, or with --fleet many hosts': the table, the document,
- * and the Nagios code as the exit status (UNKNOWN when the audit could not
- * run). */
+ * and the exit status tp_check_finish decided for both. */
 static int audit(const struct opts *o, struct tp_policy *p)
 {
     const struct tp_check_opts co = {
@@ -234,25 +252,31 @@ static int audit(const struct opts *o, struct tp_policy *p)
     if (rc) {
         if (o->fleet || !o->quiet || !o->json)
             cli_fail(&err);
-        write_doc(doc, o->json, rc, &err);
-        return NAGIOS_UNKNOWN;
+        return finish_doc(doc, o->json, rc, &err);
     }
     const json_t *res = json_object_get(doc, "results");
-    int code = (int)json_integer_value(json_object_get(json_object_get(res, "nagios"), "code"));
     FILE *out = o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
     if (!o->quiet && o->fleet)
         print_fleet(out, o->nfleet, p, res);
     else if (!o->quiet)
         print_audit(out, o->policy ? p : NULL, res);
-    /* the audit ran: the document is "ok" whatever it found; the verdict is
-     * in results.nagios */
-    if (write_doc(doc, o->json, 0, &err) < 0)
-        return NAGIOS_UNKNOWN;
-    return code;
+    /* the audit ran: the status is ok whatever it found; the verdict is in
+     * results.nagios and is the exit status */
+    return finish_doc(doc, o->json, 0, &err);
 }
 
-static int rules_cmd(void)
+static int rules_cmd(int argc, char **argv)
 {
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc >= 2) {
+        tp_error err = {0};
+        tp_error_set(&err, TP_EUSAGE, "check rules: %s: unexpected argument (it takes none)",
+                     argv[1]);
+        return cli_fail(&err);
+    }
     for (size_t i = 0; i < tp_check_nrules; i++) {
         const struct tp_check_rule *r = tp_check_rules[i];
         printf("%-28s %-10s %-8s %s\n", r->id, r->plane, tp_check_severity_name(r->severity),
@@ -266,7 +290,7 @@ int cmd_check(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "facts") == 0)
         return facts_cmd(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "rules") == 0)
-        return rules_cmd();
+        return rules_cmd(argc - 1, argv + 1);
     struct opts o = {0};
     tp_error err = {0};
     int rc = parse(argc, argv, &o, &err);
@@ -274,9 +298,16 @@ int cmd_check(int argc, char **argv)
         return 0;
     if (rc == 0 && !o.policy && o.fleet)
         rc = tp_error_set(&err, TP_EUSAGE, "--fleet needs --policy FILE");
-    if (rc == 0 && o.json)
-        rc = tp_result_path_ok(o.json, &err);
     if (rc) {
+        /* bad input: UNKNOWN, and with --json a document that says why
+         * (when its folder can take one) */
+        cli_fail(&err);
+        if (o.json && tp_result_path_ok(o.json, NULL) == 0)
+            return finish_doc(tp_result_new(o.fleet ? "check fleet" : "check", NULL), o.json, rc,
+                              &err);
+        return NAGIOS_UNKNOWN;
+    }
+    if (o.json && (rc = tp_result_path_ok(o.json, &err)) != 0) {
         cli_fail(&err);
         return NAGIOS_UNKNOWN;
     }

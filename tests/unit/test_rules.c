@@ -5,7 +5,9 @@
  * NVMe/RDMA controller, an nvmet target, two GPUs on two NUMA nodes. Its
  * policy, built in C, makes every rule PASS; each case then changes one
  * thing in the facts or the policy and expects one rule to WARN, FAIL or
- * SKIP, with evidence that names what it saw. A coverage test checks that
+ * SKIP, with evidence that names what it saw; with the part it needs
+ * named unseen in facts.missing (the facts could not see it), UNKNOWN
+ * instead of SKIP, and never PASS. A coverage test checks that
  * every rule of the table has a PASS, a FAIL or WARN, and a SKIP case. The
  * audits behind the command line (one node, a fleet, facts files) run on
  * the snapshot fixtures of tests/fixtures/check. */
@@ -356,6 +358,10 @@ struct rcase {
 #define WARN TP_CHECK_WARN
 #define FAIL TP_CHECK_FAIL
 #define SKIP TP_CHECK_SKIP
+#define UNKNOWN TP_CHECK_UNKNOWN
+
+/* facts.missing saying the facts could not see a part */
+#define UNSEEN(part) {"missing", "[{'part': '" part "', 'reason': 'no such file', 'unseen': true}]"}
 
 static const char wild_slurmd[] = "{'proto': 'tcp', 'family': 'inet', 'address': '0.0.0.0', "
                                   "'port': 6818, 'wildcard': true, 'pid': 900, 'process': "
@@ -468,6 +474,42 @@ static const struct rcase cases[] = {
      {{"listeners/-", "{'proto': 'tcp', 'family': 'inet6', 'address': '::1', 'port': 631,"
                       " 'wildcard': false, 'pid': 5, 'process': 'cupsd'}"}}},
     {"SEC-LISTEN-PLANE", SKIP, "no listener facts", NULL, {{"listeners", "null"}}},
+    /* the facts could not see: UNKNOWN, naming the part and why */
+    {"SEC-LISTEN-PLANE", UNKNOWN, "could not see it (listeners: no such file)", NULL,
+     {{"listeners", "null"}, UNSEEN("listeners")}},
+    /* a PASS over listeners seen in part (no proc/net/udp) cannot stand */
+    {"SEC-LISTEN-PLANE", UNKNOWN, "what they saw passed", NULL, {UNSEEN("listeners")}},
+    {"SEC-SSHD-MGMT", UNKNOWN, "could not see all of it (addresses.inet", NULL,
+     {UNSEEN("addresses.inet")}},
+    /* what was seen failing still FAILs */
+    {"SEC-SSHD-MGMT", FAIL, "tcp/22 (sshd) on 10.1.0.5 (data)", NULL,
+     {{"listeners/0/address", "'10.1.0.5'"}, UNSEEN("listeners")}},
+    /* absent from the node (not unseen): still SKIP */
+    {"SEC-LISTEN-PLANE", SKIP, "no listener facts", NULL,
+     {{"listeners", "null"}, {"missing", "[{'part': 'listeners', 'reason': 'r'}]"}}},
+    {"NET-IFACE-PLANE", UNKNOWN, "interfaces: no such file", NULL,
+     {{"interfaces", "null"}, UNSEEN("interfaces")}},
+    {"TIME-SYNC", UNKNOWN, "time: no such file", NULL, {{"time", "null"}, UNSEEN("time")}},
+    {"KERN-KPTR", UNKNOWN, "sysctl: no such file", NULL, {{"sysctl", "null"}, UNSEEN("sysctl")}},
+    {"KERN-PTRACE", SKIP, "kernel.yama.ptrace_scope not in the facts", NULL,
+     {{"sysctl/kernel.yama.ptrace_scope", NULL}, UNSEEN("sysctl.net")}},
+    {"NET-REDIRECTS", UNKNOWN, "sysctl.net: no such file", NULL,
+     {{"sysctl", "null"}, UNSEEN("sysctl.net")}},
+    {"SEC-FW-MGMT", UNKNOWN, "nftables: no such file", NULL,
+     {{"nftables", "null"}, UNSEEN("nftables")}},
+    {"SEC-FW-MGMT", SKIP, "no management plane", no_mgmt_plane,
+     {{"nftables", "null"}, UNSEEN("nftables")}},
+    {"MEM-HUGEPAGES-RDMA", UNKNOWN, "memory: no such file", NULL,
+     {{"memory", "null"}, UNSEEN("memory")}},
+    {"CPU-GOVERNOR", UNKNOWN, "cpu.count", NULL, {{"cpu", "null"}, UNSEEN("cpu.count")}},
+    {"GPU-PEERMEM", UNKNOWN, "gpus: no such file", NULL, {{"gpus", "null"}, UNSEEN("gpus")}},
+    {"SEC-RESULTS-SECRETS", UNKNOWN, "/r/x: Permission denied", NULL,
+     {{"missing", "[{'part': 'secrets', 'reason': '/r/x: Permission denied', 'unseen': true}]"}}},
+    {"SEC-RESULTS-SECRETS", FAIL, "private key", NULL,
+     {{"secrets", "[{'dir': '/r', 'file': 'id.pem', 'kind': 'private key'}]"},
+      UNSEEN("secrets")}},
+    {"SEC-RESULTS-SECRETS", UNKNOWN, "secrets: no such file", NULL,
+     {{"secrets", "null"}, UNSEEN("secrets")}},
     {"SEC-LISTEN-WILDCARD-CONTROL", FAIL, "tcp/6818 (slurmd) on 0.0.0.0: control service slurmd "
                                           "on a wildcard address",
      NULL, {{"listeners/1", wild_slurmd}}},
@@ -814,7 +856,15 @@ static void nagios_codes(void **state)
          2},
         {"[{'status': 'PASS', 'severity': 'warning'}, {'severity': 'warning'}]", 3},
         {"[{'status': 'BOGUS', 'severity': 'warning'}]", 3},
-        {"[{'severity': 'warning'}, {'status': 'FAIL', 'severity': 'warning'}]", 1},
+        /* UNKNOWN outranks WARNING, CRITICAL outranks UNKNOWN (check_multi, Icinga) */
+        {"[{'severity': 'warning'}, {'status': 'FAIL', 'severity': 'warning'}]", 3},
+        {"[{'status': 'WARN', 'severity': 'warning'}, {'status': 'UNKNOWN', 'severity': 'warning'}]",
+         3},
+        {"[{'status': 'UNKNOWN', 'severity': 'warning'}, {'status': 'PASS', 'severity': 'warning'}]",
+         3},
+        {"[{'status': 'UNKNOWN', 'severity': 'critical'}, {'status': 'FAIL', 'severity': "
+         "'critical'}]",
+         2},
         {"{}", 3},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -855,6 +905,7 @@ static void names(void **state)
     assert_string_equal(tp_check_status_name(TP_CHECK_WARN), "WARN");
     assert_string_equal(tp_check_status_name(TP_CHECK_FAIL), "FAIL");
     assert_string_equal(tp_check_status_name(TP_CHECK_SKIP), "SKIP");
+    assert_string_equal(tp_check_status_name(TP_CHECK_UNKNOWN), "UNKNOWN");
     assert_string_equal(tp_check_severity_name(TP_SEV_WARNING), "warning");
     assert_string_equal(tp_check_severity_name(TP_SEV_CRITICAL), "critical");
     static const char *const planes[] = {"management", "control", "data", "storage"};
@@ -878,14 +929,14 @@ static void summary_and_words(void **state)
 {
     (void)state;
     json_t *f = loads("[{'status': 'PASS'}, {'status': 'FAIL'}, {'status': 'FAIL'},"
-                      " {'status': 'SKIP'}, {'status': 'BOGUS'}, {}]");
+                      " {'status': 'SKIP'}, {'status': 'BOGUS'}, {}, {'status': 'UNKNOWN'}]");
     json_t *sum = tp_check_summary(f);
     assert_non_null(sum);
-    static const char *const keys[] = {"pass", "warn", "fail", "skip"};
-    static const long long want[] = {1, 0, 2, 1};
-    for (int k = 0; k < 4; k++)
+    static const char *const keys[] = {"pass", "warn", "fail", "skip", "unknown"};
+    static const long long want[] = {1, 0, 2, 1, 1};
+    for (int k = 0; k < 5; k++)
         TP_EQ_INT(json_integer_value(json_object_get(sum, keys[k])), want[k]);
-    TP_EQ_INT(json_object_size(sum), 4);
+    TP_EQ_INT(json_object_size(sum), 5);
     json_decref(sum);
     json_decref(f);
     static const char *const words[] = {"OK", "WARNING", "CRITICAL", "UNKNOWN"};
@@ -994,9 +1045,13 @@ static void audit_refusals(void **state)
                   sizeof notfacts);
     tp_test_write(dir, "bad.json", "{\n  bad", notjson, sizeof notjson);
     static const struct {
-        int which; /* 0: facts file not facts, 1: not JSON, 2: bad policy, 3: bad root */
+        int which; /* 0: facts file not facts, 1: not JSON, 2: bad policy, 3: bad root,
+                    * 4: a root that is no snapshot, 5: no such results folder,
+                    * 6: results with facts */
         const char *says;
-    } t[] = {{0, "not trainpath facts"}, {1, "bad.json:2:"}, {2, "nope.yaml"}, {3, "--root"}};
+    } t[] = {{0, "not trainpath facts"}, {1, "bad.json:2:"},      {2, "nope.yaml"},
+             {3, "--root"},              {4, "not a snapshot"},  {5, "--results"},
+             {6, "not with --facts"}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         struct tp_policy p;
         char missing[160];
@@ -1008,6 +1063,17 @@ static void audit_refusals(void **state)
             o.facts = notjson;
         else if (t[i].which == 3)
             o.root = notfacts; /* a file, not a folder */
+        else if (t[i].which == 4)
+            o.root = dir; /* a folder without proc/ or sys/ */
+        const char *results[] = {missing};
+        if (t[i].which == 5 || t[i].which == 6) {
+            o.results = results;
+            o.nresults = 1;
+        }
+        if (t[i].which == 6) {
+            o.facts = FIXTURES "/node-rdma.json";
+            results[0] = dir;
+        }
         tp_error err = {0};
         json_t *doc = doc_new();
         TP_EQ_INT(tp_check_audit(&o, &p, doc, &err), TP_EUSAGE);
@@ -1054,9 +1120,11 @@ static void audit_fleet(void **state)
     long long worst = 0;
     size_t i;
     json_t *h, *g;
+    static const int rank[] = {0, 1, 3, 2}; /* OK, WARNING, UNKNOWN, CRITICAL */
     json_array_foreach(hosts, i, h) {
         long long c = json_integer_value(json_object_get(h, "nagios"));
-        worst = c > worst ? c : worst;
+        assert_true(c >= 0 && c <= 3);
+        worst = rank[c] > rank[worst] ? c : worst;
     }
     TP_EQ_INT(json_integer_value(json_object_get(json_object_get(r, "nagios"), "code")), worst);
     TP_EQ_INT(json_array_size(by_rule), tp_check_nrules);
@@ -1065,7 +1133,8 @@ static void audit_fleet(void **state)
         long long n = (long long)json_array_size(json_object_get(g, "fail")) +
                       (long long)json_array_size(json_object_get(g, "warn")) +
                       json_integer_value(json_object_get(g, "pass")) +
-                      json_integer_value(json_object_get(g, "skip"));
+                      json_integer_value(json_object_get(g, "skip")) +
+                      json_integer_value(json_object_get(g, "unknown"));
         if (n != 2)
             fail_msg("%s: %lld hosts counted, expected 2", tp_check_rules[i]->id, n);
     }
@@ -1267,6 +1336,80 @@ static void no_policy(void **state)
     json_decref(facts);
 }
 
+
+/* Facts that saw nothing (every part every node has is unseen, as under an
+ * empty snapshot): no rule passes or fails, those that apply are UNKNOWN
+ * and the node is UNKNOWN (3), never OK. */
+static void unseen_facts_unknown(void **state)
+{
+    (void)state;
+    static const char *const parts[] = {"host",   "interfaces", "addresses", "routes.inet",
+                                        "listeners", "nftables", "sysctl",   "cpu.count",
+                                        "gpus",   "memory",     "iommu.cmdline", "time"};
+    json_t *facts = loads("{'schema': 'trainpath.facts/1', 'missing': []}");
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        json_array_append_new(json_object_get(facts, "missing"),
+                              json_pack("{s:s, s:s, s:b}", "part", parts[i], "reason", "no file",
+                                        "unseen", 1));
+    struct tp_policy p;
+    policy_new(&p);
+    json_t *findings = tp_check_evaluate(facts, &p);
+    assert_non_null(findings);
+    size_t i, unknown = 0;
+    json_t *f;
+    json_array_foreach(findings, i, f) {
+        const char *st = field(f, "status");
+        if (strcmp(st, "SKIP") != 0 && strcmp(st, "UNKNOWN") != 0)
+            fail_msg("%s: %s on facts that saw nothing: %s", field(f, "id"), st,
+                     field(f, "evidence"));
+        unknown += strcmp(st, "UNKNOWN") == 0;
+    }
+    /* the rules about what every node has: interfaces, listeners, the
+     * firewall, sysctls, the clock */
+    static const char *const must[] = {"NET-MTU-DATA", "SEC-LISTEN-PLANE", "SEC-FW-MGMT",
+                                       "NET-RPF-DATA", "KERN-KPTR",        "TIME-SYNC",
+                                       "NET-IFACE-PLANE"};
+    for (size_t k = 0; k < sizeof must / sizeof must[0]; k++)
+        if (strcmp(field(finding(findings, must[k]), "status"), "UNKNOWN") != 0)
+            fail_msg("%s: %s, expected UNKNOWN: %s", must[k],
+                     field(finding(findings, must[k]), "status"),
+                     field(finding(findings, must[k]), "evidence"));
+    assert_true(unknown >= 15);
+    assert_int_equal(tp_check_nagios(findings), 3);
+    json_t *sum = tp_check_summary(findings);
+    TP_EQ_INT(json_integer_value(json_object_get(sum, "unknown")), (long long)unknown);
+    json_decref(sum);
+    json_decref(findings);
+    json_decref(facts);
+}
+
+/* tp_check_finish: one decision for the exit status and status.exit_code. */
+static void finish_decides(void **state)
+{
+    (void)state;
+    static const struct {
+        int rc, verdict; /* verdict -1: no results.nagios */
+        int want;
+        bool ok;
+    } t[] = {{0, 0, 0, true},          {0, 1, 1, true},          {0, 2, 2, true},
+             {0, 3, 3, true},          {TP_EUSAGE, -1, 3, false}, {TP_ENOMEM, -1, 3, false},
+             {0, -1, 3, true}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        json_t *doc = doc_new();
+        if (t[i].verdict >= 0)
+            json_object_set_new(json_object_get(doc, "results"), "nagios",
+                                json_pack("{s:i}", "code", t[i].verdict));
+        int code = tp_check_finish(doc, t[i].rc, t[i].rc ? "bad input" : "");
+        const json_t *st = json_object_get(doc, "status");
+        if (code != t[i].want ||
+            json_integer_value(json_object_get(st, "exit_code")) != t[i].want ||
+            json_is_true(json_object_get(st, "ok")) != t[i].ok)
+            fail_msg("case %zu: exit %d, status %s; expected %d", i, code,
+                     json_dumps(st, JSON_COMPACT), t[i].want);
+        json_decref(doc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1287,6 +1430,8 @@ int main(void)
         cmocka_unit_test(vlan_sysctl_names),
         cmocka_unit_test(long_evidence),
         cmocka_unit_test(no_policy),
+        cmocka_unit_test(unseen_facts_unknown),
+        cmocka_unit_test(finish_decides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
