@@ -164,7 +164,8 @@ json_t *tp_fleet_new(void);
 
 /* Add the rows of result document doc, each with "host": host, or the
  * document's provenance.host when host is NULL. TP_EUSAGE when neither
- * names one; TP_ENOMEM. */
+ * names one, or when tp_report_check refuses doc (why, without a place:
+ * the caller names the line); TP_ENOMEM. */
 int tp_fleet_add_doc(json_t *data, const json_t *doc, const char *host, tp_error *err);
 
 /* Add one JSON Lines line (blank lines are skipped). Accepted:

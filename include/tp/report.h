@@ -49,21 +49,43 @@ json_t *tp_report_provenance(const json_t *doc);
 
 /* ---- result documents read back (src/report/docs.c) ---- */
 
-/* Read a result document; TP_EUSAGE naming the file when it is missing,
- * not JSON or not a trainpath result. */
+/* Whether doc is a result document report can trust, as every reader
+ * checks it before use (docs/report.md, "Documents refused"):
+ *   - "schema" is exactly TP_RESULT_SCHEMA (another version is refused,
+ *     saying which it claims);
+ *   - "command" is one trainpath runs; "status" an object with "ok" true or
+ *     false (and "code", "exit_code", "message", when there, a string, an
+ *     integer, a string); "results" an object; "config" and "provenance",
+ *     when there, objects;
+ *   - what the command's metric reader reads has the type it reads (a
+ *     number, not a string that spells one; an array where a list goes; a
+ *     histogram that is one);
+ *   - every row is in a unit trainpath writes, not negative, and under its
+ *     unit's bound (1e10 s for a duration, 1 PB/s for a rate, ...).
+ * Returns 0, or TP_EUSAGE with the first reason (no file name: the caller
+ * says which document); TP_ENOMEM. */
+int tp_report_check(const json_t *doc, tp_error *err);
+
+/* Read a result document and check it (tp_report_check); TP_EUSAGE naming
+ * the file and why when it is missing, not JSON, or not a sound trainpath
+ * result document. */
 int tp_report_load(const char *path, json_t **doc, tp_error *err);
 
 /* the most documents one call reads */
 #define TP_REPORT_MAX_DOCS 512
 
 /* Read the result documents names[0..nnames) name: a file must be one
- * (tp_report_load); a folder gives every *.json result document in it, in
- * name order (other files are skipped), while fewer than
- * TP_REPORT_MAX_DOCS are read. Each document gets "_file": the path it was
- * read from. On success *docs is a new array of *n >= 1 documents for
- * tp_report_docs_free. On error *docs is NULL and *n 0: TP_EUSAGE naming
- * the file or folder that cannot be read or is not a result document,
- * "at most 512 documents" when the files named are more, "no result
+ * (tp_report_load); a folder gives every *.json regular file in it, in
+ * name order, each of which must be a sound result document too, except
+ * that a file that is JSON but does not claim to be one (no "schema"
+ * "trainpath.result/...", not a "command" with "results": a facts
+ * snapshot, report's own --json outputs) is passed over; files not named
+ * *.json are not read. Each document gets "_file": the path it was read
+ * from. On success *docs is a new array of *n >= 1 documents for
+ * tp_report_docs_free. On error *docs is NULL and *n 0, and nothing is
+ * kept: TP_EUSAGE naming every file refused and why ("N documents
+ * refused: A: why; B: why", as many as 512 bytes hold), a folder that
+ * cannot be read, more than TP_REPORT_MAX_DOCS documents, "no result
  * documents in NAME" when none was found; TP_ENOMEM. */
 int tp_report_docs_load(const char *const *names, size_t nnames, json_t ***docs, size_t *n,
                         tp_error *err);
@@ -104,8 +126,17 @@ int tp_report_baselines(const char *db, const struct tp_history_scope *scope, js
  * file is read first): tp_gate_eval's report, or NULL on error. */
 json_t *tp_report_gate(const char *thresholds, const char *const *names, size_t n, tp_error *err);
 
+/* The outcome of a gate that could not judge (a document or the
+ * thresholds file refused): tp_gate_eval's report with code 3, status
+ * "UNKNOWN", no results and "error": why. NULL only when out of memory. */
+json_t *tp_report_gate_unknown(const char *why);
+
 /* The diff of the documents at paths a (baseline) and b: tp_diff_docs's,
- * or NULL on error. opts NULL: the defaults. */
+ * or NULL on error: TP_EUSAGE naming the file for a document refused
+ * (tp_report_load), naming both when they are results of two commands,
+ * naming the one that is the result of a failed run, and when the diff
+ * compared no row but run.ok (the runs measured different sizes,
+ * transports, ...). opts NULL: the defaults. */
 json_t *tp_report_diff(const char *a, const char *b, const struct tp_diff_opts *opts,
                        tp_error *err);
 

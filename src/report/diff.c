@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tp/report.h"
+#include "tp/text.h"
 
 /* ---- the tests ---- */
 
@@ -506,10 +507,16 @@ void tp_diff_print(FILE *f, const json_t *diff, bool all)
         const json_t *r;
         json_array_foreach(json_object_get(diff, "rows"), i, r) {
             const char *v = json_string_value(json_object_get(r, "verdict"));
+            /* says and why quote the documents' keys and labels: safe text */
+            char t1[2048], t2[1024];
             if (v && strcmp(v, order[k]) == 0)
-                fprintf(f, "%-12s %s%s%s\n", tags[k], json_string_value(json_object_get(r, "says")),
+                fprintf(f, "%-12s %s%s%s\n", tags[k],
+                        tp_text_safe(json_string_value(json_object_get(r, "says")), t1, sizeof t1,
+                                     TP_TEXT_LINE),
                         k == 4 ? "; " : "",
-                        k == 4 ? json_string_value(json_object_get(r, "why")) : "");
+                        k == 4 ? tp_text_safe(json_string_value(json_object_get(r, "why")), t2,
+                                              sizeof t2, TP_TEXT_LINE)
+                               : "");
         }
     }
     size_t na = json_array_size(json_object_get(diff, "only_a"));

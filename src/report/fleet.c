@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/file.h"
 #include "tp/json.h"
 #include "tp/report.h"
 
@@ -47,12 +48,14 @@ int tp_fleet_add_doc(json_t *data, const json_t *doc, const char *host, tp_error
     if (!host || !*host)
         return tp_error_set(err, TP_EUSAGE,
                             "a result document without provenance.host (give the host beside it)");
+    int rc = tp_report_check(doc, err); /* a line's document is read as a file's */
+    if (rc)
+        return rc;
     json_t *rows = tp_report_metrics(doc, err);
     if (!rows)
         return TP_ENOMEM;
     size_t i;
     json_t *row;
-    int rc = 0;
     json_array_foreach(rows, i, row) {
         if ((rc = add_row(data, json_copy(row), host, err)))
             break;
@@ -191,19 +194,21 @@ int tp_fleet_add_line(json_t *data, const char *line, const char *source, size_t
 int tp_fleet_load(json_t *data, const char *path, tp_error *err)
 {
     bool std = strcmp(path, "-") == 0;
-    FILE *f = std ? stdin : fopen(path, "r");
-    if (!f)
-        return tp_error_errno(err, TP_EUSAGE, errno, "%s", path);
+    FILE *f = NULL;
+    /* capped as a document is, whether a file (regular: a FIFO is
+     * refused) or stdin (a stream: a pipe, or /dev/zero read to the cap) */
+    int rc = tp_file_open(std ? "/dev/stdin" : path, "a JSON Lines file", TP_FILE_MAX_DOC,
+                          std ? TP_FILE_STREAM : TP_FILE_REGULAR, &f, err);
+    if (rc)
+        return rc;
     char *line = NULL;
     size_t cap = 0, lineno = 0;
-    int rc = 0;
     while (rc == 0 && getline(&line, &cap, f) >= 0)
         rc = tp_fleet_add_line(data, line, std ? "stdin" : path, ++lineno, err);
     if (rc == 0 && ferror(f))
         rc = tp_error_errno(err, TP_ESYS, errno, "%s: read", path);
     free(line);
-    if (!std)
-        fclose(f);
+    fclose(f);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/text.h"
 #include "tp/units.h"
 #include "tp/yaml.h"
 
@@ -555,9 +556,12 @@ void tp_gate_print(FILE *f, const json_t *report, bool all)
         const char *st = json_string_value(json_object_get(r, "status"));
         if (!st || (!all && strcmp(st, "PASS") == 0))
             continue;
+        /* says quotes the thresholds file's labels: safe text only */
+        char t[2048];
         fprintf(f, "%-8s %-8s line %lld: %s\n", st,
                 json_string_value(json_object_get(r, "severity")),
                 (long long)json_integer_value(json_object_get(r, "line")),
-                json_string_value(json_object_get(r, "says")));
+                tp_text_safe(json_string_value(json_object_get(r, "says")), t, sizeof t,
+                             TP_TEXT_LINE));
     }
 }

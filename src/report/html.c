@@ -43,11 +43,13 @@ static const char css[] =
     ".box.WARN{border-left-color:#c77700}.st.WARN{background:#c77700}\n"
     ".box.FAIL{border-left-color:#c62828}.st.FAIL{background:#c62828}\n"
     ".box.INFO{border-left-color:#1f6fb2}.st.INFO{background:#1f6fb2}\n"
+    ".box.UNKNOWN{border-left-color:#6a1b9a}.st.UNKNOWN{background:#6a1b9a}\n"
     "table{border-collapse:collapse;width:100%;background:#fff;font-size:13px;margin:6px 0 4px}\n"
     "th,td{border:1px solid #e0e2e6;padding:3px 7px;text-align:left;vertical-align:top}\n"
     "th{background:#eef0f3;font-weight:600}\n"
     "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "tr.FAIL td{background:#fdf0f0}tr.WARN td{background:#fdf6e9}\n"
+    "tr.FAIL td{background:#fdf0f0}tr.WARN td{background:#fdf6e9}"
+    "tr.UNKNOWN td{background:#f6effa}\n"
     "figure{margin:8px 0;background:#fff;border:1px solid #e0e2e6;border-radius:4px;"
     "padding:6px 8px}\n"
     "figcaption{font-size:13px;color:#33363c;margin-bottom:2px}\n"
@@ -256,7 +258,7 @@ static const char *derived_status(const struct html_doc *x)
         return "FAIL";
     if (strcmp(tp__html_command(x), "check") == 0) {
         double code = tp__html_val(x, "check.nagios", NULL);
-        return code == 0 ? "PASS" : code == 2 ? "FAIL" : "WARN";
+        return code == 0 ? "PASS" : code == 2 ? "FAIL" : code == 3 ? "UNKNOWN" : "WARN";
     }
     return "INFO";
 }
@@ -316,16 +318,16 @@ static void check_doc(struct svg_buf *b, const struct html_doc *x)
     tp__svg_emit(b, "<table>\n");
     tp__html_th(b, (const char *const[]){"status", "id", "plane", "severity", "evidence", NULL});
     const json_t *findings = get(res, "findings");
-    /* FAIL first, then WARN, PASS, SKIP; the rules' order within each */
-    for (int o = 0; o <= 4; o++) {
+    /* FAIL first, then UNKNOWN, WARN, PASS, SKIP; the rules' order within each */
+    for (int o = 0; o <= TP__HTML_NSTATUS; o++) {
         size_t i;
         json_array_foreach(findings, i, f) {
             const char *st = tp_json_str(f, "status");
             if (tp__html_status_order(st) != o)
                 continue;
-            bool bad = o < 2;
+            bool bad = o < 3;
             tp__svg_printf(b, "<tr class=\"%s\"><td><span class=\"st %s\">", bad ? st : "",
-                           o < 4 ? st : "");
+                           o < TP__HTML_NSTATUS ? st : "");
             tp__svg_esc(b, st ? st : "?");
             tp__svg_emit(b, "</span></td>");
             tp__svg_emit(b, "<td><code>");
@@ -416,10 +418,10 @@ static int check_inputs(const json_t *const *docs, size_t n, const json_t *verdi
         const char *st = tp_json_str(v, "status");
         if (!json_is_object(v) || !tp_json_str(v, "name"))
             return tp_error_set(err, TP_EUSAGE, "html report: verdicts[%zu]: needs a name", i);
-        if (!st || tp__html_status_order(st) > 3)
+        if (!st || tp__html_status_order(st) >= TP__HTML_NSTATUS)
             return tp_error_set(err, TP_EUSAGE,
                                 "html report: verdicts[%zu] (%s): status must be PASS, WARN, "
-                                "FAIL or SKIP, not %s",
+                                "FAIL, UNKNOWN or SKIP, not %s",
                                 i, tp_json_str(v, "name"), st ? st : "missing");
         if (get(v, "summary") && !json_is_string(get(v, "summary")))
             return tp_error_set(err, TP_EUSAGE, "html report: verdicts[%zu]: summary: not a string",

@@ -221,7 +221,7 @@ static void fleet_doc(struct svg_buf *b, const struct html_doc *x)
                  * went into the attribute unescaped, a way to put markup into
                  * the page (caught with fuzz/fuzz_report) */
                 tp__svg_printf(b, "<td><span class=\"st %s\">",
-                               tp__html_status_order(st) < 4 ? st : "");
+                               tp__html_status_order(st) < TP__HTML_NSTATUS ? st : "");
                 tp__svg_esc(b, st);
                 tp__svg_emit(b, "</span><span class=\"small\">");
                 if (strcmp(st, "PASS") != 0)

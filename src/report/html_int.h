@@ -74,7 +74,10 @@ void tp__html_tdn(struct svg_buf *b, const char *s);
 /* A heading that names the document: command, a detail, the host. */
 void tp__html_heading(struct svg_buf *b, const struct html_doc *x, const char *detail);
 
-/* FAIL 0, WARN 1, PASS 2, SKIP 3, anything else (NULL too) 4. */
+/* The statuses in the order a page shows them, the Nagios order of check
+ * (critical, unknown, warning, ok) then SKIP: FAIL 0, UNKNOWN 1, WARN 2,
+ * PASS 3, SKIP 4, anything else (NULL too) TP__HTML_NSTATUS. */
+#define TP__HTML_NSTATUS 5
 int tp__html_status_order(const char *s);
 
 /* ---- the sections: each writes nothing when no document feeds it ---- */

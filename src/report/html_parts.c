@@ -142,9 +142,10 @@ void tp__html_heading(struct svg_buf *b, const struct html_doc *x, const char *d
 
 int tp__html_status_order(const char *s)
 {
-    static const char *const order[] = {"FAIL", "WARN", "PASS", "SKIP"};
-    for (int i = 0; i < 4; i++)
+    static const char *const order[TP__HTML_NSTATUS] = {"FAIL", "UNKNOWN", "WARN", "PASS",
+                                                         "SKIP"};
+    for (int i = 0; i < TP__HTML_NSTATUS; i++)
         if (s && strcmp(s, order[i]) == 0)
             return i;
-    return 4;
+    return TP__HTML_NSTATUS;
 }

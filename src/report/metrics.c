@@ -1,12 +1,22 @@
 /* Result documents flattened into metric rows: one table per command says
  * which fields become which metrics, with their labels and which way is
  * better. Everything `report` does (history, baselines, gates, diffs,
- * outliers, Prometheus, HTML) starts here, so a metric is named once. */
+ * outliers, Prometheus, HTML) starts here, so a metric is named once.
+ *
+ * The same readers check a document (tp__report_metrics_checked, for the
+ * loader in docs.c): what a reader reads must have the type it reads (a
+ * number, not "41599.5"; an array, not null), and every row must make
+ * physical sense: not negative, in a unit trainpath writes, under that
+ * unit's bound (the bounds table). Without the check the readers pass over
+ * what they cannot read, and a row is silently missing. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_int.h"
+#include "tp/hist.h"
 #include "tp/json.h"
 #include "tp/report.h"
 #include "tp/units.h"
@@ -16,7 +26,127 @@ enum better { NONE, LOWER, HIGHER };
 struct rows {
     json_t *a;
     bool oom;
+    char *bad; /* checking: the first thing wrong with the document ("" none); else NULL */
+    size_t badcap;
 };
+
+/* What is wrong with the document, when checking; the first finding stays. */
+__attribute__((format(printf, 2, 3))) static void bad(struct rows *r, const char *fmt, ...)
+{
+    if (!r->bad || r->bad[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->bad, r->badcap, fmt, ap);
+    va_end(ap);
+    tp_utf8_trim(r->bad);
+}
+
+const char *tp__report_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+/* The number at obj.key (or obj.key.value, a {value, unit} field) and its
+ * unit; NAN when absent or null. Anything else there is wrong: what names
+ * where it is. */
+static double num(struct rows *r, const json_t *obj, const char *key, const char *what,
+                  const char **unit)
+{
+    const json_t *v = json_object_get(obj, key);
+    const char *sub = "";
+    if (json_is_object(v)) {
+        const json_t *u = json_object_get(v, "unit");
+        if (u && !json_is_string(u))
+            bad(r, "%s.%s.unit is %s, want a string", what, key, tp__report_type_name(u));
+        if (unit)
+            *unit = json_string_value(u);
+        v = json_object_get(v, "value");
+        sub = ".value";
+    }
+    if (json_is_number(v))
+        return json_number_value(v);
+    if (v && !json_is_null(v))
+        bad(r, "%s.%s%s is %s, want a number", what, key, sub, tp__report_type_name(v));
+    return NAN;
+}
+
+/* The string at obj.key, NULL when absent or null (anything else is wrong). */
+static const char *str(struct rows *r, const json_t *obj, const char *key, const char *what)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (v && !json_is_null(v) && !json_is_string(v))
+        bad(r, "%s.%s is %s, want a string", what, key, tp__report_type_name(v));
+    return json_string_value(v);
+}
+
+/* The array (want JSON_ARRAY) or object at obj.key, NULL when absent or
+ * null (anything else is wrong). */
+static const json_t *part(struct rows *r, const json_t *obj, const char *key, json_type want,
+                          const char *what)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return NULL;
+    if (json_typeof(v) != want) {
+        bad(r, "%s.%s is %s, want %s", what, key, tp__report_type_name(v),
+            want == JSON_ARRAY ? "an array" : "an object");
+        return NULL;
+    }
+    return v;
+}
+
+static const json_t *arr(struct rows *r, const json_t *obj, const char *key, const char *what)
+{
+    return part(r, obj, key, JSON_ARRAY, what);
+}
+
+static const json_t *obj(struct rows *r, const json_t *o, const char *key, const char *what)
+{
+    return part(r, o, key, JSON_OBJECT, what);
+}
+
+/* The largest value a row may have, by its unit: far beyond any run (a
+ * 1e10 s latency is 317 years), so only a broken or forged document
+ * reaches them. No row is negative. docs/report.md lists them. */
+static const struct {
+    const char *unit;
+    double max;
+} bounds[] = {
+    {"ns", 1e19},  {"us", 1e16},    {"ms", 1e13},        {"s", 1e10}, /* durations: 1e10 s */
+    {"B/s", 1e15}, {"bit/s", 8e15},                                   /* rates: 1 PB/s */
+    {"ns/B", 1e9},                                                    /* 1 s a byte */
+    {"1/s", 1e12}, {"msg/s", 1e12}, {"samples/s", 1e12},              /* events a second */
+    {"$", 1e12},   {"B", 1e18},     {"", 1e12}, /* counts, ratios, fractions, codes */
+};
+
+/* Whether value (in unit) makes physical sense as a row; why not, when checking. */
+static bool sane(struct rows *r, const char *key, const char *what, double v, const char *unit)
+{
+    if (!r->bad)
+        return true;
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        if (strcmp(bounds[i].unit, unit) != 0)
+            continue;
+        if (v < 0 || v > bounds[i].max) {
+            bad(r, "%s%s = %g%s%s is %s: not a measurement", key, what, v, unit[0] ? " " : "",
+                unit, v < 0 ? "negative" : "beyond the bound of its unit");
+            return false;
+        }
+        return true;
+    }
+    bad(r, "%s: unit \"%s\" is not one trainpath writes", key, unit);
+    return false;
+}
 
 /* labels: "k=v" strings, NULL-terminated */
 static void add(struct rows *r, const char *metric, const char *const *labels, double value,
@@ -47,6 +177,10 @@ static void add(struct rows *r, const char *metric, const char *const *labels, d
     if (labels && labels[0] && n < sizeof key)
         snprintf(key + n, sizeof key - n, "}");
     tp_utf8_trim(key);
+    if (!sane(r, key, "", value, unit ? unit : "")) {
+        json_decref(lab);
+        return;
+    }
     static const char *const words[] = {NULL, "lower", "higher"};
     json_t *row = json_pack("{s:s, s:o, s:s, s:f, s:s, s:s?}", "metric", metric, "labels", lab,
                             "key", key, "value", value, "unit", unit ? unit : "", "better",
@@ -56,15 +190,31 @@ static void add(struct rows *r, const char *metric, const char *const *labels, d
         return;
     }
     if (json_is_object(stats)) {
-        json_t *st = json_pack("{s:f, s:f, s:f}", "count", tp_json_num(stats, "count"), "mean",
-                               tp_json_num(stats, "mean"), "stdev", tp_json_num(stats, "stdev"));
-        if (st && isfinite(tp_json_num(stats, "count")))
+        double count = num(r, stats, "count", key, NULL), mean = num(r, stats, "mean", key, NULL);
+        double sd = num(r, stats, "stdev", key, NULL);
+        const char *u = unit ? unit : "";
+        /* the statistics feed the diff's tests: as sane as the row */
+        bool ok = (!isfinite(count) || sane(r, key, ".stats.count", count, "")) &&
+                  (!isfinite(mean) || sane(r, key, ".stats.mean", mean, u)) &&
+                  (!isfinite(sd) || sane(r, key, ".stats.stdev", sd, u));
+        json_t *st = json_pack("{s:f, s:f, s:f}", "count", count, "mean", mean, "stdev", sd);
+        if (st && ok && isfinite(count))
             json_object_set_new(row, "stats", st);
         else
             json_decref(st);
     }
-    if (json_is_object(hist))
+    if (json_is_object(hist)) {
+        if (r->bad) { /* the diff's test reads it: it must be a histogram */
+            tp_error he = {0};
+            tp_hist *h = tp_hist_from_json(hist, &he);
+            if (!h)
+                bad(r, "%s: %s", key, he.msg);
+            tp_hist_free(h);
+        }
         json_object_set(row, "histogram", (json_t *)hist);
+    } else if (hist && !json_is_null(hist)) {
+        bad(r, "%s: its histogram is %s, want an object", key, tp__report_type_name(hist));
+    }
     if (json_array_append_new(r->a, row) < 0)
         r->oom = true;
 }
@@ -75,21 +225,24 @@ static void field(struct rows *r, const char *metric, const char *const *labels,
                   const json_t *obj, const char *key, enum better b)
 {
     const char *unit = NULL;
-    double v = tp_json_num_unit(obj, key, &unit);
+    double v = num(r, obj, key, metric, &unit);
     add(r, metric, labels, v, unit, b, NULL, NULL);
 }
 
 /* The percentiles of a stats object {count, mean, p50, p99, ...}, named
- * metric.p50, metric.p99, ... */
+ * metric.p50, metric.p99, ...; st is read from obj.key. */
 static void stats_rows(struct rows *r, const char *metric, const char *const *labels,
-                       const json_t *st, const json_t *hist, enum better b)
+                       const json_t *o, const char *key, const json_t *hist, enum better b)
 {
     static const char *const q[] = {"mean", "p50", "p99", "p99_9", "max"};
-    const char *unit = json_string_value(json_object_get(st, "unit"));
+    const json_t *st = obj(r, o, key, metric);
+    if (!st)
+        return;
+    const char *unit = str(r, st, "unit", metric);
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
         char m[128];
         snprintf(m, sizeof m, "%s.%s", metric, q[i]);
-        add(r, m, labels, tp_json_num(st, q[i]), unit, b, i == 0 || i == 1 ? st : NULL,
+        add(r, m, labels, num(r, st, q[i], metric, NULL), unit, b, i == 0 || i == 1 ? st : NULL,
             i == 1 ? hist : NULL);
     }
 }
@@ -104,26 +257,43 @@ static void halve_histograms(struct rows *r, size_t from)
     }
 }
 
-static void lbl_size(char *buf, size_t cap, const json_t *e)
+/* The size label of a sizes entry: a byte count. */
+static void lbl_size(struct rows *r, char *buf, size_t cap, const json_t *e, const char *what)
 {
-    snprintf(buf, cap, "size=%.0f", tp_json_num(e, "size_bytes"));
+    double v = num(r, e, "size_bytes", what, NULL);
+    if (r->bad && isfinite(v) && !(v >= 0 && v <= 1e18))
+        bad(r, "%s.size_bytes = %g: not a size", what, v);
+    snprintf(buf, cap, "size=%.0f", v);
+}
+
+/* The element i of a results array, as its place: "results.sizes[3]". */
+static const char *at(char *buf, size_t cap, const char *array, size_t i)
+{
+    snprintf(buf, cap, "results.%s[%zu]", array, i);
+    return buf;
 }
 
 static void net(struct rows *r, const json_t *doc)
 {
-    const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
-    const char *test = json_string_value(json_object_get(res, "test"));
-    const char *tr = json_string_value(json_object_get(cfg, "transport"));
-    const char *prov = json_string_value(json_object_get(cfg, "provider"));
-    char size[48], transport[96];
+    const json_t *cfg = obj(r, doc, "config", "document"),
+                 *res = obj(r, doc, "results", "document");
+    const char *test = str(r, res, "test", "results");
+    const char *tr = str(r, cfg, "transport", "config");
+    const char *prov = str(r, cfg, "provider", "config");
+    char size[48], transport[96], where[64];
     snprintf(transport, sizeof transport, "transport=%s%s%s", tr ? tr : "tcp", prov ? ":" : "",
              prov ? prov : "");
     const char *sections[] = {"sizes", "isolated", "loaded"};
     for (int s = 0; s < 3; s++) {
         size_t i;
         const json_t *e;
-        json_array_foreach(json_object_get(res, sections[s]), i, e) {
-            lbl_size(size, sizeof size, e);
+        json_array_foreach(arr(r, res, sections[s], "results"), i, e) {
+            const char *w = at(where, sizeof where, sections[s], i);
+            if (!json_is_object(e)) {
+                bad(r, "%s is %s, want an object", w, tp__report_type_name(e));
+                continue;
+            }
+            lbl_size(r, size, sizeof size, e, w);
             const char *labels[] = {size, transport, NULL};
             char m[64];
             if (json_object_get(e, "latency")) {
@@ -132,18 +302,16 @@ static void net(struct rows *r, const json_t *doc)
                 snprintf(m, sizeof m, "net.%s%s.latency", test ? test : "lat",
                          s == 1 ? ".isolated" : "");
                 size_t from = json_array_size(r->a);
-                stats_rows(r, m, labels, json_object_get(e, "latency"),
-                           json_object_get(e, "rtt_histogram"), LOWER);
+                stats_rows(r, m, labels, e, "latency", json_object_get(e, "rtt_histogram"),
+                           LOWER);
                 halve_histograms(r, from);
             }
             if (s > 0)
                 continue;
             static const char *const bws[] = {"bw", "bibw"};
             for (int k = 0; k < 2; k++) {
-                const char *unit = NULL;
-                double v = tp_json_num_unit(e, bws[k], &unit);
                 snprintf(m, sizeof m, "net.%s", bws[k]);
-                add(r, m, labels, v, unit, HIGHER, NULL, NULL);
+                field(r, m, labels, e, bws[k], HIGHER);
             }
         }
     }
@@ -151,21 +319,27 @@ static void net(struct rows *r, const json_t *doc)
 
 static void coll(struct rows *r, const json_t *doc)
 {
-    const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
-    char op[48], ranks[32], size[48], algo[64], transport[64];
-    snprintf(op, sizeof op, "op=%s", json_string_value(json_object_get(cfg, "op")) ?: "allreduce");
-    snprintf(ranks, sizeof ranks, "ranks=%.0f", tp_json_num(cfg, "ranks"));
+    const json_t *cfg = obj(r, doc, "config", "document"),
+                 *res = obj(r, doc, "results", "document");
+    char op[48], ranks[32], size[48], algo[64], transport[64], where[64];
+    snprintf(op, sizeof op, "op=%s", str(r, cfg, "op", "config") ?: "allreduce");
+    snprintf(ranks, sizeof ranks, "ranks=%.0f", num(r, cfg, "ranks", "config", NULL));
     snprintf(transport, sizeof transport, "transport=%s",
-             json_string_value(json_object_get(cfg, "transport")) ?: "tcp");
+             str(r, cfg, "transport", "config") ?: "tcp");
     size_t i;
     const json_t *e;
-    json_array_foreach(json_object_get(res, "sizes"), i, e) {
-        lbl_size(size, sizeof size, e);
+    json_array_foreach(arr(r, res, "sizes", "results"), i, e) {
+        const char *w = at(where, sizeof where, "sizes", i);
+        if (!json_is_object(e)) {
+            bad(r, "%s is %s, want an object", w, tp__report_type_name(e));
+            continue;
+        }
+        lbl_size(r, size, sizeof size, e, w);
         /* NCCL, MPI and GPU memory get labels of their own; trainpath from
          * host memory keeps the labels it always had (baselines match) */
         char be[48] = "", mem[24] = "";
-        const char *b = json_string_value(json_object_get(e, "backend"));
-        const char *m = json_string_value(json_object_get(e, "mem"));
+        const char *b = str(r, e, "backend", w);
+        const char *m = str(r, e, "mem", w);
         if (b && strcmp(b, "trainpath") != 0)
             snprintf(be, sizeof be, "backend=%s", b);
         if (m && strcmp(m, "host") != 0)
@@ -183,14 +357,15 @@ static void coll(struct rows *r, const json_t *doc)
         labels[k] = NULL;
         field(r, "coll.busbw", labels, e, "busbw", HIGHER);
         field(r, "coll.algbw", labels, e, "algbw", HIGHER);
-        stats_rows(r, "coll.time", labels, json_object_get(e, "time"), NULL, LOWER);
-        add(r, "coll.wrong", labels, tp_json_num(e, "wrong"), "", LOWER, NULL, NULL);
-        const json_t *sk = json_object_get(e, "arrival_skew");
-        add(r, "coll.skew.p99", labels, tp_json_num(sk, "p99"), "ns", LOWER, NULL, NULL);
+        stats_rows(r, "coll.time", labels, e, "time", NULL, LOWER);
+        add(r, "coll.wrong", labels, num(r, e, "wrong", w, NULL), "", LOWER, NULL, NULL);
+        const json_t *sk = obj(r, e, "arrival_skew", w);
+        add(r, "coll.skew.p99", labels, num(r, sk, "p99", "coll.skew", NULL), "ns", LOWER, NULL,
+            NULL);
     }
-    json_array_foreach(json_object_get(res, "fit"), i, e) {
-        snprintf(algo, sizeof algo, "algo=%s",
-                 json_string_value(json_object_get(e, "algo")) ?: "?");
+    json_array_foreach(arr(r, res, "fit", "results"), i, e) {
+        const char *w = at(where, sizeof where, "fit", i);
+        snprintf(algo, sizeof algo, "algo=%s", str(r, e, "algo", w) ?: "?");
         const char *labels[] = {algo, op, ranks, transport, NULL};
         field(r, "coll.fit.alpha", labels, e, "alpha", LOWER);
         field(r, "coll.fit.beta", labels, e, "beta", LOWER);
@@ -198,117 +373,132 @@ static void coll(struct rows *r, const json_t *doc)
 }
 
 /* The storage's fs type, the label of every io row. */
-static const char *fs_label(const json_t *res, char *buf, size_t cap)
+static const char *fs_label(struct rows *r, const json_t *res, char *buf, size_t cap)
 {
-    const char *fs = json_string_value(json_object_get(
-        json_object_get(json_object_get(res, "storage"), "fs"), "type"));
-    snprintf(buf, cap, "fs=%s", fs ? fs : "?");
+    const json_t *fs = obj(r, obj(r, res, "storage", "results"), "fs", "results.storage");
+    const char *type = str(r, fs, "type", "results.storage.fs");
+    snprintf(buf, cap, "fs=%s", type ? type : "?");
     return buf;
 }
 
 static void io_checkpoint(struct rows *r, const json_t *doc)
 {
-    const json_t *res = json_object_get(doc, "results");
+    const json_t *res = obj(r, doc, "results", "document");
     char fsl[64];
-    const char *labels[] = {fs_label(res, fsl, sizeof fsl), NULL};
-    stats_rows(r, "io.checkpoint.commit", labels, json_object_get(res, "commit"),
+    const char *labels[] = {fs_label(r, res, fsl, sizeof fsl), NULL};
+    stats_rows(r, "io.checkpoint.commit", labels, res, "commit",
                json_object_get(res, "commit_histogram"), LOWER);
     field(r, "io.checkpoint.throughput", labels, res, "throughput", HIGHER);
 }
 
 static void io_dataset(struct rows *r, const json_t *doc)
 {
-    const json_t *res = json_object_get(doc, "results");
-    char fsl[64];
-    const char *labels[] = {fs_label(res, fsl, sizeof fsl), NULL};
-    stats_rows(r, "io.dataset.read", labels, json_object_get(res, "latency"),
+    const json_t *res = obj(r, doc, "results", "document");
+    char fsl[64], where[64];
+    const char *labels[] = {fs_label(r, res, fsl, sizeof fsl), NULL};
+    stats_rows(r, "io.dataset.read", labels, res, "latency",
                json_object_get(res, "latency_histogram"), LOWER);
     double sum = 0, n = 0;
     size_t i;
     const json_t *e;
-    json_array_foreach(json_object_get(res, "epochs"), i, e) {
-        double v = tp_json_num(e, "samples_per_s");
+    json_array_foreach(arr(r, res, "epochs", "results"), i, e) {
+        double v = num(r, e, "samples_per_s", at(where, sizeof where, "epochs", i), NULL);
         if (isfinite(v)) {
             sum += v;
             n++;
         }
     }
     add(r, "io.dataset.samples_per_s", labels, n > 0 ? sum / n : NAN, "1/s", HIGHER, NULL, NULL);
-    const json_t *during = json_object_get(res, "during");
-    add(r, "io.dataset.during.p99_ratio", labels, tp_json_num(during, "p99_ratio"), "", LOWER,
-        NULL, NULL);
+    const json_t *during = obj(r, res, "during", "results");
+    add(r, "io.dataset.during.p99_ratio", labels,
+        num(r, during, "p99_ratio", "results.during", NULL), "", LOWER, NULL, NULL);
 }
 
 static void io_commit(struct rows *r, const json_t *doc)
 {
-    const json_t *res = json_object_get(doc, "results");
+    const json_t *res = obj(r, doc, "results", "document");
     char fsl[64];
-    const char *labels[] = {fs_label(res, fsl, sizeof fsl), NULL};
-    stats_rows(r, "io.commit.latency", labels, json_object_get(res, "latency"),
+    const char *labels[] = {fs_label(r, res, fsl, sizeof fsl), NULL};
+    stats_rows(r, "io.commit.latency", labels, res, "latency",
                json_object_get(res, "latency_histogram"), LOWER);
     field(r, "io.commit.per_s", labels, res, "commits_per_s", HIGHER);
 }
 
 static void step(struct rows *r, const json_t *doc)
 {
-    const json_t *cfg = json_object_get(doc, "config"), *res = json_object_get(doc, "results");
+    const json_t *cfg = obj(r, doc, "config", "document"),
+                 *res = obj(r, doc, "results", "document");
     char preset[64], ranks[32];
-    snprintf(preset, sizeof preset, "preset=%s",
-             json_string_value(json_object_get(cfg, "preset")) ?: "none");
-    snprintf(ranks, sizeof ranks, "ranks=%.0f", tp_json_num(cfg, "ranks"));
+    snprintf(preset, sizeof preset, "preset=%s", str(r, cfg, "preset", "config") ?: "none");
+    snprintf(ranks, sizeof ranks, "ranks=%.0f", num(r, cfg, "ranks", "config", NULL));
     const char *labels[] = {preset, ranks, NULL};
-    const json_t *run = json_array_get(json_object_get(res, "runs"), 0);
-    const json_t *st = json_object_get(run, "step_time");
-    stats_rows(r, "step.time", labels, st, NULL, LOWER);
-    add(r, "step.cov", labels, tp_json_num(st, "cv"), "", LOWER, NULL, NULL);
-    const json_t *sum = json_object_get(run, "summary");
-    add(r, "step.amplification", labels, tp_json_num(sum, "amplification"), "", LOWER, NULL, NULL);
-    add(r, "step.exposed_comm_fraction", labels, tp_json_num(sum, "exposed_comm_fraction"), "",
-        LOWER, NULL, NULL);
-    add(r, "step.ckpt_overhead_fraction", labels, tp_json_num(sum, "ckpt_overhead_fraction"), "",
-        LOWER, NULL, NULL);
+    const json_t *run = json_array_get(arr(r, res, "runs", "results"), 0);
+    if (run && !json_is_object(run))
+        bad(r, "results.runs[0] is %s, want an object", tp__report_type_name(run));
+    stats_rows(r, "step.time", labels, run, "step_time", NULL, LOWER);
+    const json_t *st = obj(r, run, "step_time", "results.runs[0]");
+    add(r, "step.cov", labels, num(r, st, "cv", "results.runs[0].step_time", NULL), "", LOWER,
+        NULL, NULL);
+    const json_t *sum = obj(r, run, "summary", "results.runs[0]");
+    static const char *const fractions[] = {"amplification", "exposed_comm_fraction",
+                                            "ckpt_overhead_fraction"};
+    for (size_t i = 0; i < sizeof fractions / sizeof fractions[0]; i++) {
+        char m[64];
+        snprintf(m, sizeof m, "step.%s", fractions[i]);
+        add(r, m, labels, num(r, sum, fractions[i], "results.runs[0].summary", NULL), "", LOWER,
+            NULL, NULL);
+    }
     field(r, "step.goodput", labels, sum, "goodput", HIGHER);
-    const json_t *rep = json_object_get(res, "reproducibility");
-    if (json_is_boolean(json_object_get(rep, "identical")))
-        add(r, "step.repro.identical", labels,
-            json_is_true(json_object_get(rep, "identical")) ? 1 : 0, "", HIGHER, NULL, NULL);
+    const json_t *rep = obj(r, res, "reproducibility", "results");
+    const json_t *same = json_object_get(rep, "identical");
+    if (json_is_boolean(same))
+        add(r, "step.repro.identical", labels, json_is_true(same) ? 1 : 0, "", HIGHER, NULL,
+            NULL);
+    else if (same && !json_is_null(same))
+        bad(r, "results.reproducibility.identical is %s, want a boolean", tp__report_type_name(same));
 }
 
 static void plan(struct rows *r, const json_t *doc)
 {
-    const json_t *res = json_object_get(doc, "results");
+    const json_t *res = obj(r, doc, "results", "document");
     size_t i;
     const json_t *c;
-    json_array_foreach(json_object_get(res, "candidates"), i, c) {
+    char where[64];
+    json_array_foreach(arr(r, res, "candidates", "results"), i, c) {
+        const char *w = at(where, sizeof where, "candidates", i);
         char cand[96], gpus[32];
-        snprintf(cand, sizeof cand, "candidate=%s",
-                 json_string_value(json_object_get(c, "name")) ?: "?");
-        snprintf(gpus, sizeof gpus, "gpus=%.0f", tp_json_num(c, "gpus"));
+        snprintf(cand, sizeof cand, "candidate=%s", str(r, c, "name", w) ?: "?");
+        snprintf(gpus, sizeof gpus, "gpus=%.0f", num(r, c, "gpus", w, NULL));
         const char *labels[] = {cand, gpus, NULL};
         field(r, "plan.step", labels, c, "step", LOWER);
-        add(r, "plan.exposed_fraction", labels, tp_json_num(c, "exposed_fraction"), "", LOWER, NULL,
-            NULL);
+        add(r, "plan.exposed_fraction", labels, num(r, c, "exposed_fraction", w, NULL), "",
+            LOWER, NULL, NULL);
         field(r, "plan.time_to_train", labels, c, "time_to_train", LOWER);
-        field(r, "plan.cost", labels, json_object_get(c, "cost"), "total", LOWER);
+        field(r, "plan.cost", labels, obj(r, c, "cost", w), "total", LOWER);
     }
 }
 
 static void check(struct rows *r, const json_t *doc)
 {
-    const json_t *res = json_object_get(doc, "results");
-    const json_t *sum = json_object_get(res, "summary");
-    add(r, "check.fail", NULL, tp_json_num(sum, "fail"), "", LOWER, NULL, NULL);
-    add(r, "check.warn", NULL, tp_json_num(sum, "warn"), "", LOWER, NULL, NULL);
-    add(r, "check.nagios", NULL, tp_json_num(json_object_get(res, "nagios"), "code"), "", LOWER,
-        NULL, NULL);
+    const json_t *res = obj(r, doc, "results", "document");
+    const json_t *sum = obj(r, res, "summary", "results");
+    add(r, "check.fail", NULL, num(r, sum, "fail", "results.summary", NULL), "", LOWER, NULL,
+        NULL);
+    add(r, "check.warn", NULL, num(r, sum, "warn", "results.summary", NULL), "", LOWER, NULL,
+        NULL);
+    add(r, "check.nagios", NULL,
+        num(r, obj(r, res, "nagios", "results"), "code", "results.nagios", NULL), "", LOWER, NULL,
+        NULL);
     size_t i;
     const json_t *f;
-    json_array_foreach(json_object_get(res, "findings"), i, f) {
-        const char *st = json_string_value(json_object_get(f, "status"));
+    char where[64];
+    json_array_foreach(arr(r, res, "findings", "results"), i, f) {
+        const char *w = at(where, sizeof where, "findings", i);
+        const char *st = str(r, f, "status", w);
         if (!st || strcmp(st, "SKIP") == 0)
             continue;
         char rule[80];
-        snprintf(rule, sizeof rule, "rule=%s", json_string_value(json_object_get(f, "id")) ?: "?");
+        snprintf(rule, sizeof rule, "rule=%s", str(r, f, "id", w) ?: "?");
         const char *labels[] = {rule, NULL};
         add(r, "check.rule.pass", labels, strcmp(st, "PASS") == 0 ? 1 : 0, "", HIGHER, NULL,
             NULL);
@@ -318,38 +508,72 @@ static void check(struct rows *r, const json_t *doc)
 /* validate's fleet document: the judgement of the allocation */
 static void fleet(struct rows *r, const json_t *doc)
 {
-    const json_t *res = json_object_get(doc, "results"), *j = json_object_get(res, "judgement");
+    const json_t *res = obj(r, doc, "results", "document");
+    const json_t *j = obj(r, res, "judgement", "results");
     static const char *const k[] = {"slow_nodes", "slow_links", "worse", "outliers"};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         char m[64];
         snprintf(m, sizeof m, "fleet.%s", k[i]);
-        add(r, m, NULL, tp_json_num(j, k[i]), "", LOWER, NULL, NULL);
+        add(r, m, NULL, num(r, j, k[i], "results.judgement", NULL), "", LOWER, NULL, NULL);
     }
-    add(r, "fleet.failed_tests", NULL, tp_json_num(res, "failed_tests"), "", LOWER, NULL, NULL);
-    add(r, "fleet.nodes", NULL, tp_json_num(res, "node_count"), "", NONE, NULL, NULL);
+    add(r, "fleet.failed_tests", NULL, num(r, res, "failed_tests", "results", NULL), "", LOWER,
+        NULL, NULL);
+    add(r, "fleet.nodes", NULL, num(r, res, "node_count", "results", NULL), "", NONE, NULL, NULL);
 }
 
-/* The rows of each command's documents: one reader per command ("net lat",
- * "net bw", ... share one, by the prefix). */
+/* The rows of each command's documents: one reader per command, NULL for a
+ * command whose documents have no figures (a run.ok row only). A command
+ * not here is not one trainpath runs. */
 static const struct {
     const char *command;
-    bool prefix;
     void (*rows)(struct rows *r, const json_t *doc);
 } readers[] = {
-    {"net ", true, net},
-    {"coll", false, coll},
-    {"io checkpoint", false, io_checkpoint},
-    {"io dataset", false, io_dataset},
-    {"io commit", false, io_commit},
-    {"step", false, step},
-    {"plan", false, plan},
-    {"check", false, check},
-    {"fleet", false, fleet},
+    {"net lat", net},
+    {"net bw", net},
+    {"net bibw", net},
+    {"net loaded", net},
+    {"coll", coll},
+    {"io", NULL}, /* io refused before it knew its workload */
+    {"io checkpoint", io_checkpoint},
+    {"io dataset", io_dataset},
+    {"io commit", io_commit},
+    {"io info", NULL},
+    {"step", step},
+    {"plan", plan},
+    {"plan interval", NULL},
+    {"check", check},
+    {"check fleet", NULL},
+    {"fleet", fleet},
 };
 
-json_t *tp_report_metrics(const json_t *doc, tp_error *err)
+static int reader(const char *command)
 {
-    struct rows r = {json_array(), false};
+    for (size_t i = 0; command && i < sizeof readers / sizeof readers[0]; i++)
+        if (strcmp(command, readers[i].command) == 0)
+            return (int)i;
+    return -1;
+}
+
+bool tp__report_command_known(const char *command)
+{
+    return reader(command) >= 0;
+}
+
+const char *tp__report_commands(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0] && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", readers[i].command);
+    return buf;
+}
+
+/* The rows of doc; with why (cap bytes), the first thing wrong there too. */
+static json_t *metrics(const json_t *doc, char *why, size_t cap, tp_error *err)
+{
+    struct rows r = {json_array(), false, why, cap};
+    if (why && cap)
+        why[0] = '\0';
     if (!r.a) {
         tp_error_set(err, TP_ENOMEM, "out of memory");
         return NULL;
@@ -360,19 +584,26 @@ json_t *tp_report_metrics(const json_t *doc, tp_error *err)
     snprintf(cmd, sizeof cmd, "command=%s", command ? command : "?");
     const char *run_labels[] = {cmd, NULL};
     add(&r, "run.ok", run_labels, ok ? 1 : 0, "", HIGHER, NULL, NULL);
-    for (size_t i = 0; ok && command && i < sizeof readers / sizeof readers[0]; i++) {
-        const char *c = readers[i].command;
-        if (readers[i].prefix ? strncmp(command, c, strlen(c)) == 0 : strcmp(command, c) == 0) {
-            readers[i].rows(&r, doc);
-            break;
-        }
-    }
+    int k = reader(command);
+    /* a failed run's figures are not figures: run.ok = 0 says it all */
+    if (ok && k >= 0 && readers[k].rows)
+        readers[k].rows(&r, doc);
     if (r.oom) {
         json_decref(r.a);
         tp_error_set(err, TP_ENOMEM, "out of memory");
         return NULL;
     }
     return r.a;
+}
+
+json_t *tp_report_metrics(const json_t *doc, tp_error *err)
+{
+    return metrics(doc, NULL, 0, err);
+}
+
+json_t *tp__report_metrics_checked(const json_t *doc, char *why, size_t cap, tp_error *err)
+{
+    return metrics(doc, why, cap, err);
 }
 
 json_t *tp_report_provenance(const json_t *doc)

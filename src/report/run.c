@@ -4,6 +4,7 @@
  * that judges them, free what was read. Nothing here prints, so each can
  * be called and checked without a terminal. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp/html.h"
 #include "tp/json.h"
@@ -69,11 +70,71 @@ json_t *tp_report_gate(const char *thresholds, const char *const *names, size_t 
     return rep;
 }
 
+json_t *tp_report_gate_unknown(const char *why)
+{
+    return json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:[], s:s}", "code", TP_GATE_UNKNOWN,
+                     "status", "UNKNOWN", "thresholds", 0, "pass", 0, "fail", 0, "missing", 0,
+                     "unusable", 0, "results", "error", why ? why : "");
+}
+
+/* Whether the two documents of a diff can be compared at all: one command,
+ * and runs that did not fail. */
+static int comparable(const char *a, const json_t *da, const char *b, const json_t *db,
+                      tp_error *err)
+{
+    const char *ca = tp_json_str(da, "command"), *cb = tp_json_str(db, "command");
+    if (strcmp(ca, cb) != 0)
+        return tp_error_set(err, TP_EUSAGE,
+                            "%s is a '%s' result, %s a '%s' result: a diff compares two runs of "
+                            "one command",
+                            a, ca, b, cb);
+    const char *files[] = {a, b};
+    const json_t *docs[] = {da, db};
+    for (int i = 0; i < 2; i++) {
+        const json_t *st = json_object_get(docs[i], "status");
+        if (!json_is_true(json_object_get(st, "ok"))) {
+            const char *m = tp_json_str(st, "message");
+            return tp_error_set(err, TP_EUSAGE,
+                                "%s: the result of a failed run (%s): it has no figures to "
+                                "compare",
+                                files[i], m && *m ? m : "no message");
+        }
+    }
+    return 0;
+}
+
+/* A diff that compared no figure (run.ok aside) is no diff: the two runs
+ * measured different things (sizes, transports, ops). */
+static int compared_figures(const char *a, const char *b, const json_t *d, tp_error *err)
+{
+    size_t i, n = 0;
+    const json_t *r;
+    json_array_foreach(json_object_get(d, "rows"), i, r) {
+        const char *k = tp_json_str(r, "key");
+        n += k && strncmp(k, "run.ok", 6) != 0;
+    }
+    if (n)
+        return 0;
+    const json_t *oa = json_object_get(d, "only_a"), *ob = json_object_get(d, "only_b");
+    const char *ka = json_string_value(json_array_get(oa, 0));
+    const char *kb = json_string_value(json_array_get(ob, 0));
+    return tp_error_set(err, TP_EUSAGE,
+                        "%s and %s have no figure in common: 0 rows compared (%zu only in %s, "
+                        "e.g. %s; %zu only in %s, e.g. %s)",
+                        a, b, json_array_size(oa), a, ka ? ka : "none", json_array_size(ob), b,
+                        kb ? kb : "none");
+}
+
 json_t *tp_report_diff(const char *a, const char *b, const struct tp_diff_opts *opts, tp_error *err)
 {
     json_t *da = NULL, *db = NULL, *d = NULL;
-    if (tp_report_load(a, &da, err) == 0 && tp_report_load(b, &db, err) == 0)
+    if (tp_report_load(a, &da, err) == 0 && tp_report_load(b, &db, err) == 0 &&
+        comparable(a, da, b, db, err) == 0)
         d = tp_diff_docs(da, db, opts, err);
+    if (d && compared_figures(a, b, d, err)) {
+        json_decref(d);
+        d = NULL;
+    }
     json_decref(da);
     json_decref(db);
     return d;

@@ -29,6 +29,7 @@
 
 #include "tp/atomicfile.h"
 #include "tp/judge.h"
+#include "tp/log.h"
 #include "tp/report.h"
 #include "tp/result.h"
 #include "validate_int.h"
@@ -43,8 +44,11 @@ static json_t *ran(const struct tp_validate_test *t, const char *status, const c
 {
     json_t *doc = NULL;
     tp_error err;
-    if (tp_report_load(docpath, &doc, &err) != 0)
+    if (tp_report_load(docpath, &doc, &err) != 0) {
         doc = NULL;
+        if (access(docpath, F_OK) == 0) /* written, but refused: say so */
+            tp_log(TP_LOG_WARN, "%s: left out of the fleet's documents: %s", docpath, err.msg);
+    }
     return json_pack("{s:s, s:s, s:s, s:f, s:o}", "test", t->name, "status", status, "summary",
                      t->why[0] ? t->why : t->what, "seconds", t->took_s, "doc",
                      doc ? doc : json_null());

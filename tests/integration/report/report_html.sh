@@ -105,10 +105,10 @@ print([r[1] for r in rows] == rank)")" = True
 check "verdicts: four boxes, PASS WARN FAIL SKIP, with their names" \
     test "$(pg "[(v['status'][0], v['name']) for v in d['verdicts']]")" = \
     "[('PASS', 'net-lat'), ('WARN', 'io-commit'), ('FAIL', 'coll'), ('SKIP', 'check')]"
-check "check findings: all of them, FAIL then WARN then PASS then SKIP" \
+check "check findings: all of them, FAIL then UNKNOWN then WARN then PASS then SKIP" \
     test "$(json_run "$WORK/page.json" "import json
 f = [x['status'] for x in json.load(open('$D/check.json'))['results']['findings']]
-o = ['FAIL', 'WARN', 'PASS', 'SKIP']
+o = ['FAIL', 'UNKNOWN', 'WARN', 'PASS', 'SKIP']
 s = d['check_statuses']
 print(sorted(s) == sorted(f) and s == sorted(s, key=o.index))")" = True
 check "the candidate's name shows as text in the table, the words and a legend" \
@@ -151,7 +151,7 @@ cp "$P" "$WORK/before.html"
 check "a verdict with status MAYBE: exit 2" run_rc 2 "$WORK/bad.out" \
     "$DRIVER" "$P" --verdicts "$WORK/bad.json" "${DOCS[@]}"
 check "... naming verdicts[0] and the status" \
-    grep -q "verdicts\[0\] (x): status must be PASS, WARN, FAIL or SKIP, not MAYBE" "$WORK/bad.out"
+    grep -q "verdicts\[0\] (x): status must be PASS, WARN, FAIL, UNKNOWN or SKIP, not MAYBE" "$WORK/bad.out"
 check "... the old page untouched" cmp -s "$P" "$WORK/before.html"
 check "a folder that does not exist: exit 2" run_rc 2 "$WORK/nodir.out" \
     "$DRIVER" "$WORK/nowhere/r.html" "$D/check.json"
