@@ -269,6 +269,7 @@ struct tp_coll_job {
                                         (per backend), gpu and progress */
     struct tp_coll_backends backends; /* each runs the whole sweep, in this order */
     FILE *table; /* where rank 0 prints its table; NULL: none (-q) */
+    bool redop_given, root_given; /* --redop, --root were on the command line */
 };
 
 /* Check j before any rank starts, with the group's options as given
@@ -277,6 +278,18 @@ struct tp_coll_job {
  * together. */
 int tp_coll_job_check(const struct tp_coll_job *j, const struct tp_group_opts *g,
                       tp_error *err);
+
+/* Check j once the launcher is known (tp_group_opts.launcher_name set)
+ * and before any rank starts: --root names a rank, some size of --sizes
+ * holds at least one element (one block of n for the kinds whose buffers
+ * are n blocks; the sweep skips the sizes that do not, and a warning says
+ * how many), and with the local launcher every backend is ready (a
+ * backend that needs ranks from another launcher cannot be). With another
+ * launcher the rank count comes at boot: --root and the blocks are then
+ * checked against one rank, and again by the run. TP_EUSAGE naming the
+ * option. */
+int tp_coll_job_check_group(const struct tp_coll_job *j, const struct tp_group_opts *g,
+                            tp_error *err);
 
 /* The options every rank must share (compared at boot), which are also the
  * result document's config. New reference. */

@@ -105,6 +105,14 @@ int tp_step_parse_delay(const char *spec, struct tp_delay *d, tp_error *err);
  * the option. */
 int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *err);
 
+/* Check o against the group's shape, once the rank count is known (before
+ * the fork with the local launcher, at boot on every rank otherwise):
+ * every --inject-delay @RANK names one of nranks ranks, and with
+ * --ckpt-every the checkpoints of this host's per_host ranks fit in the
+ * free space of o->dir. TP_EUSAGE naming the option (--ckpt-size, --dir:
+ * step's words, not io checkpoint's). */
+int tp_step_check_group(const struct tp_step_opts *o, int nranks, int per_host, tp_error *err);
+
 /* Run on every rank of c (b is its boot group, for clock offsets). Rank 0
  * fills results (NULL elsewhere): per-step series, summary, loss curve,
  * weight hashes per run, the reproducibility verdict. Returns 0, a peer or
@@ -128,6 +136,7 @@ struct tp_step_given {
     uint64_t grad_bytes, sample_bytes, ckpt_bytes;
     double compute_ms;
     bool have_grad, have_sample, have_compute, have_ckpt;
+    bool have_scale; /* --scale was given (it needs --preset) */
     /* given, rather than derived */
     bool have_batch, have_samples, have_buckets, have_dim;
     int mem_cuda; /* --mem: 1 cuda, 0 host, -1 not given (cuda with --compute gpu

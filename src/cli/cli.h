@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "tp/error.h"
 #include "tp/group.h"
@@ -19,8 +20,26 @@ int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
-/* Print "trainpath: error: MSG" once and return the exit code for err. */
+/* Print "trainpath: error: MSG" once, as one line of safe text
+ * (tp/text.h: a peer's or a file's escape sequences and newlines made
+ * '?'), and return the exit code for err. */
 int cli_fail(const tp_error *err);
+
+/* The value of the last --json (or --json=FILE) in argv[1..argc), before
+ * any "--"; NULL when there is none. For the usage error that getopt met
+ * before it reached --json. */
+const char *cli_json_arg(int argc, char **argv);
+
+/* A run refused before it started: cli_fail(err), then, when json names a
+ * usable --json FILE (tp_result_path_ok) and err is TP_EUSAGE, a failed
+ * result document of command ("coll", "io commit") whose status says why,
+ * as every command writes one. Returns cli_fail's exit code. */
+int cli_refuse(const char *command, const char *json, const tp_error *err);
+
+/* Where a command's table for people goes: stderr when the document goes
+ * to stdout (--json -), so that stdout carries only the document; else
+ * stdout. */
+FILE *cli_table_out(const char *json);
 
 
 /* ---- the group options of coll and step (src/cli/group_opts.c) ---- */
@@ -69,6 +88,12 @@ int cli_group_check(struct tp_group_opts *g, tp_error *err);
 
 /* On the process that will be rank 0: cli_json_path_ok for --json. */
 int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err);
+
+/* The --json FILE of a group command refused before its ranks start
+ * (cli_refuse): g->json, or the one in argv when parsing stopped before
+ * it; NULL on a process that will not be rank 0 (only rank 0 writes the
+ * document) or when there is none. */
+const char *cli_group_json(const struct tp_group_opts *g, int argc, char **argv);
 
 /* The exit status of a group command's run: 0 when rc is; else, where the
  * process speaks for the run (tp_group_main), err printed once and its

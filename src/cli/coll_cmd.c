@@ -27,9 +27,11 @@ static void usage(FILE *f)
             "  -o, --op COLL         allreduce (default), reduce-scatter, allgather, broadcast,\n"
             "                        reduce, alltoall, sendrecv\n"
             "  -s, --sizes LIST      sizes as nccl-tests counts them, e.g. 8,1M,16M or 8-64M\n"
-            "                        (default 8-256M: every power of two)\n"
+            "                        (default 8-256M: every power of two; rounded down to\n"
+            "                        whole elements, and one below an element is refused)\n"
             "  -d, --dtype T         f32 (default), f64, bf16, f16, i32, i64\n"
-            "      --redop OP        sum (default), prod, min, max, avg\n"
+            "      --redop OP        sum (default), prod, min, max, avg (the collectives\n"
+            "                        that reduce; refused with the others)\n"
             "  -a, --algo A          auto (default: by size; the choice is in the result),\n"
             "                        ring, rabenseifner, recdoubling, dbtree, binomial, hier,\n"
             "                        bruck, pairwise (each where it applies)\n"
@@ -150,15 +152,17 @@ static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
                               "--redop %s: not an operator (sum, prod, min, max, avg)", arg);
         else
             b->op = (enum tp_redop)o;
+        p->job.redop_given = true;
         break;
     }
     case 'a': b->algo = arg; break;
     case 'r':
         rc = tp_parse_u64(arg, "--root", 0, 1023, &v, err);
         b->root = (int)v;
+        p->job.root_given = true;
         break;
     case OPT_ITERS: rc = tp_parse_u64(arg, "--iters", 1, 20000, &b->iters, err); break;
-    case 'T': rc = tp_parse_duration(arg, "--time", &b->time_ns, err); break;
+    case 'T': rc = tp_parse_duration_min(arg, "--time", TP_DURATION_MIN_NS, &b->time_ns, err); break;
     case 'w': rc = tp_parse_u64(arg, "--warmup", 0, 100000, &b->warmup, err); break;
     case OPT_CHUNK:
         rc = tp_parse_size(arg, "--chunk", &v, err);
@@ -222,14 +226,17 @@ int cmd_coll(int argc, char **argv)
     }
     if (rc == 0 && !p.sizes)
         rc = tp_parse_size_list("8-256M", "--sizes", &p.sizes, &p.job.bench.nsizes, &err);
+    p.job.bench.sizes = p.sizes;
+    if (rc == 0)
+        rc = tp_coll_job_check_group(&p.job, &p.g, &err);
     if (rc == 0)
         rc = cli_group_json_ok(&p.g, &err);
     if (rc < 0) {
         free(p.sizes);
-        return cli_fail(&err);
+        return cli_refuse("coll", cli_group_json(&p.g, argc, argv), &err);
     }
-    p.job.bench.sizes = p.sizes;
-    p.job.table = p.quiet ? NULL : stdout;
+    /* with --json - the document alone goes to stdout */
+    p.job.table = p.quiet ? NULL : cli_table_out(p.g.json);
     bool speak;
     rc = tp_coll_main(&p.job, &p.g, &speak, &err);
     free(p.sizes);

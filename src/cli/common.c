@@ -1,11 +1,60 @@
 /* What the commands of src/cli/ share: the failure message and its exit
- * code. main.c dispatches to the commands; the commands call this; it calls
- * neither. */
+ * code, the --json document of a run refused before it started, and where
+ * a table goes. main.c dispatches to the commands; the commands call this;
+ * it calls neither.
+ *
+ * Every error message reaches the terminal through cli_fail, and a message
+ * may quote what a peer sent (a server's ERROR) or what a file holds: it is
+ * printed as one line of safe text (tp_text_safe), so no escape sequence,
+ * carriage return or newline of theirs reaches the terminal. */
+#include <string.h>
+
 #include "cli.h"
+#include "tp/intr.h"
 #include "tp/log.h"
+#include "tp/result.h"
+#include "tp/text.h"
 
 int cli_fail(const tp_error *err)
 {
-    tp_log(TP_LOG_ERROR, "%s", err->msg[0] ? err->msg : tp_code_name(err->code));
-    return tp_exit_code(err->code);
+    tp_error e = *err;
+    tp_intr_blame(e.code, &e);
+    char safe[sizeof e.msg];
+    tp_log(TP_LOG_ERROR, "%s",
+           e.msg[0] ? tp_text_safe(e.msg, safe, sizeof safe, TP_TEXT_LINE)
+                    : tp_code_name(e.code));
+    return tp_exit_code(e.code);
+}
+
+const char *cli_json_arg(int argc, char **argv)
+{
+    const char *json = NULL;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+            json = argv[++i];
+        else if (strncmp(argv[i], "--json=", 7) == 0)
+            json = argv[i] + 7;
+    }
+    return json;
+}
+
+int cli_refuse(const char *command, const char *json, const tp_error *err)
+{
+    int code = cli_fail(err);
+    if (!json || err->code != TP_EUSAGE || tp_result_path_ok(json, NULL) != 0)
+        return code;
+    json_t *doc = tp_result_new(command, NULL);
+    if (!doc)
+        return code;
+    tp_result_finish(doc, err->code, err->msg[0] ? err->msg : tp_code_name(err->code));
+    tp_error werr;
+    if (tp_result_write_run(doc, json, &werr) < 0)
+        cli_fail(&werr);
+    json_decref(doc);
+    return code;
+}
+
+FILE *cli_table_out(const char *json)
+{
+    return json && strcmp(json, "-") == 0 ? stderr : stdout;
 }

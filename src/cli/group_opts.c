@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "tp/boot.h"
 #include "tp/chan.h"
+#include "tp/intr.h"
 #include "tp/result.h"
 #include "tp/transport.h"
 #include "tp/units.h"
@@ -63,6 +64,13 @@ int cli_group_check(struct tp_group_opts *g, tp_error *err)
         rc = tp_transport_provider_check(t, c->provider ? c->provider : t->default_provider, err);
     if (rc == 0)
         rc = tp_boot_check_backend(g->launcher, "--launcher", err);
+    /* a launcher named but absent would make this process a group of one */
+    if (rc == 0 && g->launcher && tp_boot_launched(g->launcher) && !tp_boot_launched(NULL))
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "--launcher %s: no launcher started this process (no rank variable "
+                          "of mpirun, srun or torchrun is set); without --launcher, -n forks "
+                          "local ranks",
+                          g->launcher);
     g->launcher_name = tp_boot_detect(g->launcher);
     return rc;
 }
@@ -74,9 +82,15 @@ int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err)
     return 0;
 }
 
+const char *cli_group_json(const struct tp_group_opts *g, int argc, char **argv)
+{
+    const char *json = g->json ? g->json : cli_json_arg(argc, argv);
+    return tp_boot_will_be_rank0(g->launcher_name ? g->launcher_name : g->launcher) ? json : NULL;
+}
+
 int cli_group_exit(int rc, bool speak, const tp_error *err)
 {
     if (rc >= 0)
         return 0;
-    return speak ? cli_fail(err) : tp_exit_code(rc);
+    return speak ? cli_fail(err) : tp_exit_code(tp_intr_blame(rc, NULL));
 }

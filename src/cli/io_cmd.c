@@ -188,7 +188,9 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             break;
         case OPT_WSIZE: rc = tp_parse_size(optarg, "--write-size", &o->cm.write_size, err); break;
         case OPT_COUNT: rc = tp_parse_u64(optarg, "--count", 1, 1u << 30, &o->cm.count, err); break;
-        case OPT_TIME: rc = tp_parse_duration(optarg, "--time", &o->cm.time_ns, err); break;
+        case OPT_TIME:
+            rc = tp_parse_duration_min(optarg, "--time", TP_DURATION_MIN_NS, &o->cm.time_ns, err);
+            break;
         case OPT_SYNC:
             if (strcmp(optarg, "fdatasync") && strcmp(optarg, "fsync") && strcmp(optarg, "dsync"))
                 rc = tp_error_set(err, TP_EUSAGE, "--sync %s: fdatasync, fsync or dsync", optarg);
@@ -223,7 +225,9 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
         case OPT_DROP: c->drop_cache = true; break;
         case OPT_FORCE: c->force = true; break;
         case OPT_SEED: rc = tp_parse_u64(optarg, "--seed", 0, INT64_MAX, &c->seed, err); break;
-        case OPT_TIMEOUT: rc = tp_parse_duration(optarg, "--timeout", &c->timeout_ns, err); break;
+        case OPT_TIMEOUT:
+            rc = tp_parse_duration_min(optarg, "--timeout", TP_DURATION_MIN_NS, &c->timeout_ns, err);
+            break;
         case OPT_SYSFS: c->sysfs_root = optarg; break;
         case OPT_MOUNTINFO: o->mountinfo = optarg; break;
         case OPT_JSON: p->json = optarg; break;
@@ -255,17 +259,17 @@ int cmd_io(int argc, char **argv)
         return 0;
     if (rc == 0 && p.json)
         rc = tp_result_path_ok(p.json, &err);
-    if (rc < 0)
-        return cli_fail(&err);
-    p.o.c.progress = !p.quiet;
     char cmd[32];
-    snprintf(cmd, sizeof cmd, "io %s", tp_io_workload_name(p.o.w));
+    snprintf(cmd, sizeof cmd, "io%s%s", p.o.w ? " " : "", p.o.w ? tp_io_workload_name(p.o.w) : "");
+    if (rc < 0)
+        return cli_refuse(cmd, p.json ? p.json : cli_json_arg(argc, argv), &err);
+    p.o.c.progress = !p.quiet;
     json_t *doc = tp_result_new(cmd, tp_io_config_json(&p.o));
     json_t *results = json_object();
     json_object_set_new(doc, "results", results);
     rc = tp_io_run(&p.o, results, &err);
-    if (!p.quiet)
-        tp_io_print(stdout, &p.o, results);
+    if (!p.quiet) /* with --json - the document alone goes to stdout */
+        tp_io_print(cli_table_out(p.json), &p.o, results);
     tp_result_finish(doc, rc, rc ? err.msg : "");
     tp_error werr;
     if (p.json && tp_result_write_run(doc, p.json, &werr) < 0 && rc == 0) {

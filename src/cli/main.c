@@ -2,25 +2,34 @@
  * dispatches; each command parses its own options (src/cli/<cmd>_cmd.c) and
  * calls into libtrainpath. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "tp/gpu.h"
+#include "tp/intr.h"
 
+/* stops: the command's long loops ask tp_intr at their safe points, so
+ * SIGINT/SIGTERM become a failed document and exit 130/143 (tp/intr.h);
+ * the others are short and write atomically, and keep the default action. */
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
+    bool stops;
     const char *help;
 } commands[] = {
-    {"net", cmd_net, "point-to-point latency, jitter, bandwidth, loaded latency, CPU cost"},
-    {"coll", cmd_coll, "collectives across ranks (local, MPI/Slurm, torchrun-style env)"},
-    {"io", cmd_io, "storage: checkpoint commit, dataset reads, commit latency, path identification"},
-    {"step", cmd_step, "synthetic data-parallel training: step breakdown, jitter, reproducibility"},
-    {"plan", cmd_plan, "scale model: step time, checkpoint interval, cost per design"},
-    {"check", cmd_check, "implementation checklist and plane-aware security audit of a node"},
-    {"report", cmd_report, "history, baselines, threshold gates, diffs, fleet outliers, HTML"},
-    {"validate", cmd_validate, "the main job: check, net, coll, io, step and plan, one results folder"},
+    {"net", cmd_net, true, "point-to-point latency, jitter, bandwidth, loaded latency, CPU cost"},
+    {"coll", cmd_coll, true, "collectives across ranks (local, MPI/Slurm, torchrun-style env)"},
+    {"io", cmd_io, true,
+     "storage: checkpoint commit, dataset reads, commit latency, path identification"},
+    {"step", cmd_step, true,
+     "synthetic data-parallel training: step breakdown, jitter, reproducibility"},
+    {"plan", cmd_plan, false, "scale model: step time, checkpoint interval, cost per design"},
+    {"check", cmd_check, false, "implementation checklist and plane-aware security audit of a node"},
+    {"report", cmd_report, false, "history, baselines, threshold gates, diffs, fleet outliers, HTML"},
+    {"validate", cmd_validate, true,
+     "the main job: check, net, coll, io, step and plan, one results folder"},
 };
 
 static void usage(FILE *f)
@@ -29,7 +38,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\n'trainpath COMMAND --help' describes a command. Exit codes: 0 ok, 1 the "
-               "measurement or the peer failed, 2 usage or bad input.\n");
+               "measurement or the peer failed, 2 usage or bad input, 130/143 interrupted by "
+               "SIGINT/SIGTERM.\n");
 }
 
 int main(int argc, char **argv)
@@ -49,8 +59,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            if (commands[i].stops)
+                tp_intr_install();
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "trainpath: error: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

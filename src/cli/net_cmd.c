@@ -62,7 +62,9 @@ static void usage(FILE *f)
             "      --check           verify every payload byte; a bad byte fails the run\n"
             "      --busy-poll       spin instead of sleeping in the kernel (tcp)\n"
             "      --key-file F      pre-shared key for the control channel\n"
-            "      --timeout DUR     deadline of every blocking step (default 30s)\n"
+            "      --timeout DUR     deadline of every blocking step, each control frame whole\n"
+            "                        within it; on the server it also caps what a client asks\n"
+            "                        for (default 30s)\n"
             "      --json FILE       write the result document (atomically; - for stdout)\n"
             "      --cpu LIST        run on these CPUs (e.g. 2 or 0-3), as taskset would;\n"
             "                        the document records the affinity either way\n"
@@ -166,11 +168,13 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
             p->have_iters = true;
             break;
         case 'T':
-            rc = tp_parse_duration(optarg, "--time", &c->duration_ns, err);
+            rc = tp_parse_duration_min(optarg, "--time", TP_DURATION_MIN_NS, &c->duration_ns, err);
             p->have_time = true;
             break;
         case OPT_WARMUP:
-            rc = tp_parse_u64(optarg, "--warmup", 1, 100000000, &c->warmup, err);
+            rc = tp_parse_u64(optarg, "--warmup", 0, 100000000, &c->warmup, err);
+            if (rc == 0 && c->warmup == 0) /* none: the one round trip that times the rest */
+                c->warmup_ns = 0;
             break;
         case OPT_WARMUP_TIME:
             rc = tp_parse_duration(optarg, "--warmup-time", &c->warmup_ns, err);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "tp/plan.h"
 #include "tp/result.h"
+#include "tp/text.h"
 #include "tp/units.h"
 
 static void usage(FILE *f)
@@ -50,9 +51,21 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* plan interval's figures, held to the ranges of sense of the plan file's
+ * own keys (docs/plan.md, "Limits"), the value echoed as typed. */
+static int interval_limit(const char *opt, const char *typed, uint64_t ns, double lo_s,
+                          double hi_s, const char *says, tp_error *err)
+{
+    double v = (double)ns / 1e9;
+    if (typed && (v < lo_s || v > hi_s))
+        return tp_error_set(err, TP_EUSAGE, "%s: '%s' %s", opt, typed, says);
+    return 0;
+}
+
 static int interval(int argc, char **argv)
 {
     uint64_t delta = 0, mtbf = 0, restart = 0;
+    const char *delta_typed = NULL, *mtbf_typed = NULL, *restart_typed = NULL;
     const char *json = NULL;
     bool quiet = false, have_d = false, have_m = false;
     tp_error err = {0};
@@ -64,12 +77,17 @@ static int interval(int argc, char **argv)
         case 'c':
             rc = tp_parse_duration(optarg, "--checkpoint-cost", &delta, &err);
             have_d = true;
+            delta_typed = optarg;
             break;
         case 'm':
             rc = tp_parse_duration(optarg, "--mtbf", &mtbf, &err);
             have_m = true;
+            mtbf_typed = optarg;
             break;
-        case 'r': rc = tp_parse_duration(optarg, "--restart", &restart, &err); break;
+        case 'r':
+            rc = tp_parse_duration(optarg, "--restart", &restart, &err);
+            restart_typed = optarg;
+            break;
         case 'j': json = optarg; break;
         case 'q': quiet = true; break;
         case 'h': usage(stdout); return 0;
@@ -85,18 +103,28 @@ static int interval(int argc, char **argv)
         rc = tp_error_set(&err, TP_EUSAGE, "--checkpoint-cost: needed, and more than 0");
     if (rc == 0 && (!have_m || mtbf == 0))
         rc = tp_error_set(&err, TP_EUSAGE, "--mtbf: needed, and more than 0");
+    if (rc == 0)
+        rc = interval_limit("--checkpoint-cost", delta_typed, delta, 1e-9, 7 * 86400.0,
+                            "must be between 1 ns and 1 w", &err);
+    if (rc == 0)
+        rc = interval_limit("--mtbf", mtbf_typed, mtbf, 60, 1000 * 31536000.0,
+                            "must be between 1 min and 1000 y", &err);
+    if (rc == 0)
+        rc = interval_limit("--restart", restart_typed, restart, 0, 7 * 86400.0,
+                            "must be between 0 and 1 w", &err);
     if (rc == 0 && json)
         rc = tp_result_path_ok(json, &err);
     if (rc)
-        return cli_fail(&err);
+        return cli_refuse("plan interval", json ? json : cli_json_arg(argc, argv), &err);
     struct tp_plan_interval iv = {.ckpt_s = (double)delta / 1e9, .mtbf_s = (double)mtbf / 1e9,
                                   .restart_s = (double)restart / 1e9};
     json_t *doc = json ? tp_result_new("plan interval", NULL) : NULL;
     tp_plan_interval_run(&iv, doc);
-    if (!quiet) {
+    if (!quiet) { /* with --json - the document alone goes to stdout */
         char a[32], b[32];
-        printf("checkpoint every %s (Daly; Young: %s): %.2f %% of wall time lost to "
-               "checkpoints, rework and restarts (%.2f %% at Young's)\n",
+        fprintf(cli_table_out(json),
+                "checkpoint every %s (Daly; Young: %s): %.2f %% of wall time lost to "
+                "checkpoints, rework and restarts (%.2f %% at Young's)\n",
                tp_fmt_ns(iv.daly_s * 1e9, a, sizeof a), tp_fmt_ns(iv.young_s * 1e9, b, sizeof b),
                100 * iv.daly_waste, 100 * iv.young_waste);
     }
@@ -112,20 +140,27 @@ static int interval(int argc, char **argv)
 
 /* ---- plan FILE ---- */
 
+/* The names a plan file gave (candidates, the workload) and the words
+ * made of them are the file's text: printed through tp_text_safe, so that
+ * an escape sequence in a name never reaches the terminal. */
+
 /* The candidates in rank order at the scale decided at. */
 static void print_ranking(FILE *o, const struct tp_plan_spec *s, const struct tp_plan_decision *d)
 {
-    char a[48], b[48], c[48], e[48], f[48], g[48];
+    char a[48], b[48], c[48], e[48], f[48], g[48], t1[4096], t2[512];
     double nodes = d->ev[0].pt.nodes;
-    fprintf(o, "# trainpath plan: %s: %s at %.0f GPUs (%.0f node%s x %.3g)\n", s->file, s->w.name,
-            d->gpus, nodes, nodes == 1 ? "" : "s", d->gpus / nodes);
+    fprintf(o, "# trainpath plan: %s: %s at %.0f GPUs (%.0f node%s x %.3g)\n",
+            tp_text_safe(s->file, t1, sizeof t1, TP_TEXT_LINE),
+            tp_text_safe(s->w.name, t2, sizeof t2, TP_TEXT_LINE), d->gpus, nodes,
+            nodes == 1 ? "" : "s", d->gpus / nodes);
     fprintf(o, "# %-4s %-22s %-12s %10s %10s %8s %10s %10s %6s %10s %14s\n", "rank", "candidate",
             "algorithm", "step", "p99", "exposed", "jitter", "ckpt every", "waste", "train",
             "$ per run");
     for (int i = 0; i < s->ncand; i++) {
         const struct tp_plan_point *p = &d->ev[d->order[i]].pt;
         fprintf(o, "  %-4d %-22s %-12s %10s %10s %7.1f%% %10s %10s %5.1f%% %10s %14s\n", i + 1,
-                s->cand[d->order[i]].name, tp_plan_algo_name(p->algo),
+                tp_text_safe(s->cand[d->order[i]].name, t2, sizeof t2, TP_TEXT_LINE),
+                tp_plan_algo_name(p->algo),
                 tp_fmt_duration_s(p->step_s, a, sizeof a),
                 tp_fmt_duration_s(p->step_p99_s, b, sizeof b), 100 * tp_plan_exposed_fraction(p),
                 tp_fmt_duration_s(p->jitter_s, c, sizeof c),
@@ -137,10 +172,10 @@ static void print_ranking(FILE *o, const struct tp_plan_spec *s, const struct tp
 /* Step time and cost per run of each candidate at each scale of the sweep. */
 static void print_sweep(FILE *o, const struct tp_plan_spec *s, const struct tp_plan_decision *d)
 {
-    char a[48], b[48];
+    char a[48], b[48], t[512];
     fprintf(o, "# sweep: step time and $ per run by scale\n# %8s", "gpus");
     for (int i = 0; i < s->ncand; i++)
-        fprintf(o, "  %24.24s", s->cand[i].name);
+        fprintf(o, "  %24.24s", tp_text_safe(s->cand[i].name, t, sizeof t, TP_TEXT_LINE));
     fprintf(o, "\n");
     for (int k = 0; k < d->nscales; k++) {
         fprintf(o, "  %8.0f", d->scales[k]);
@@ -154,8 +189,10 @@ static void print_sweep(FILE *o, const struct tp_plan_spec *s, const struct tp_p
 /* The words from..to, one "- " line each. */
 static void print_words(FILE *o, const json_t *words, size_t from, size_t to)
 {
+    char t[2048];
     for (size_t i = from; i < to; i++)
-        fprintf(o, "- %s\n", json_string_value(json_array_get(words, i)));
+        fprintf(o, "- %s\n", tp_text_safe(json_string_value(json_array_get(words, i)), t,
+                                           sizeof t, TP_TEXT_LINE));
 }
 
 static int plan_file(int argc, char **argv)
@@ -176,7 +213,7 @@ static int plan_file(int argc, char **argv)
     optind = 1;
     while (rc == 0 && (opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
         switch (opt) {
-        case 'g': rc = tp_parse_u64(optarg, "--gpus", 1, UINT64_C(1) << 40, &gpus_opt, &err); break;
+        case 'g': rc = tp_parse_u64(optarg, "--gpus", 1, TP_PLAN_MAX_GPUS, &gpus_opt, &err); break;
         case 'j': json = optarg; break;
         case 'q': quiet = true; break;
         case 'h': usage(stdout); return 0;
@@ -193,7 +230,7 @@ static int plan_file(int argc, char **argv)
     if (rc == 0 && json)
         rc = tp_result_path_ok(json, &err);
     if (rc)
-        return cli_fail(&err);
+        return cli_refuse("plan", json ? json : cli_json_arg(argc, argv), &err);
     path = argv[optind];
 
     struct tp_plan_spec *s = calloc(1, sizeof *s);
@@ -204,7 +241,7 @@ static int plan_file(int argc, char **argv)
     else
         rc = tp_plan_run(path, (double)gpus_opt, s, d, doc, &err);
     /* the document on stdout: the table goes to stderr */
-    FILE *o = json && strcmp(json, "-") == 0 ? stderr : stdout;
+    FILE *o = cli_table_out(json);
     if (rc == 0 && !quiet) {
         print_ranking(o, s, d);
         print_words(o, d->words, 0, d->nexplain);

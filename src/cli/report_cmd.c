@@ -25,6 +25,7 @@
 #include "tp/judge.h"
 #include "tp/report.h"
 #include "tp/result.h"
+#include "tp/text.h"
 #include "tp/units.h"
 
 #define MAX_LABELS 8
@@ -171,9 +172,11 @@ static int sub_add(struct opts *o)
     if (tp_report_add(db_path(o), args(o), (size_t)o->nargs, o->batch, &added, &nd, &err))
         return cli_fail(&err);
     if (!o->quiet)
-        printf("%zu of %zu documents added to %s (the rest were there already)\n", added, nd,
-               db_path(o));
-    return 0;
+        fprintf(text_out(o), "%zu of %zu documents added to %s (the rest were there already)\n",
+                added, nd, db_path(o));
+    json_t *j = json_pack("{s:s, s:I, s:I}", "db", db_path(o), "added", (json_int_t)added,
+                          "documents", (json_int_t)nd);
+    return emit(o, j, &err) ? cli_fail(&err) : 0;
 }
 
 static int sub_history(struct opts *o)
@@ -220,7 +223,9 @@ static int sub_baseline(struct opts *o)
     return emit(o, b, &err) ? cli_fail(&err) : 0;
 }
 
-/* gate's exit codes are Nagios', an error too */
+/* gate's exit codes are Nagios', an error too: a gate that cannot judge
+ * (a document or the thresholds refused) says UNKNOWN and why, on its first
+ * line and in its --json outcome, never that a test did not run */
 static int sub_gate(struct opts *o)
 {
     tp_error err = {0};
@@ -231,6 +236,13 @@ static int sub_gate(struct opts *o)
         rep = tp_report_gate(o->args[0], args(o) + 1, (size_t)o->nargs - 1, &err);
     if (!rep) {
         cli_fail(&err);
+        char safe[sizeof err.msg];
+        if (!o->quiet)
+            fprintf(text_out(o), "GATE UNKNOWN: %s\n",
+                    tp_text_safe(err.msg, safe, sizeof safe, TP_TEXT_LINE));
+        tp_error jerr = {0};
+        if (emit(o, tp_report_gate_unknown(err.msg), &jerr))
+            cli_fail(&jerr);
         return TP_GATE_UNKNOWN;
     }
     int code = (int)json_integer_value(json_object_get(rep, "code"));
@@ -294,8 +306,9 @@ static int sub_html(struct opts *o)
     if (!o->out || tp_report_html(args(o), (size_t)o->nargs, o->out, &nd, &err))
         return cli_fail(&err);
     if (!o->quiet)
-        printf("report: %s (%zu documents)\n", o->out, nd);
-    return 0;
+        fprintf(text_out(o), "report: %s (%zu documents)\n", o->out, nd);
+    json_t *j = json_pack("{s:s, s:I}", "out", o->out, "documents", (json_int_t)nd);
+    return emit(o, j, &err) ? cli_fail(&err) : 0;
 }
 
 static int sub_prom(struct opts *o)
@@ -306,8 +319,9 @@ static int sub_prom(struct opts *o)
     if (!o->out || tp_report_prometheus(args(o), (size_t)o->nargs, o->out, o->host, &err))
         return cli_fail(&err);
     if (!o->quiet)
-        printf("prometheus textfile: %s\n", o->out);
-    return 0;
+        fprintf(text_out(o), "prometheus textfile: %s\n", o->out);
+    json_t *j = json_pack("{s:s}", "out", o->out);
+    return emit(o, j, &err) ? cli_fail(&err) : 0;
 }
 
 int cmd_report(int argc, char **argv)

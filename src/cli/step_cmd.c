@@ -34,7 +34,8 @@ static void usage(FILE *f)
             "      --sample-size SIZE bytes per sample (default 4K)\n"
             "      --samples N        records in the dataset (default 4 global batches)\n"
             "      --grad-size SIZE   gradient bytes allreduced per step (default 4M)\n"
-            "      --buckets N        allreduce buckets (default: 25 MiB each, as DDP, 1..16)\n"
+            "      --buckets N        allreduce buckets, 1..1024 and at most one per gradient\n"
+            "                         element (default: one per 25 MiB as DDP, at most 16)\n"
             "      --no-overlap       allreduce after the compute instead of during it\n"
             "      --compute-ms MS    compute per step and rank (default 10)\n"
             "      --dim N            features of the model (default 64, fewer if samples are small)\n"
@@ -148,7 +149,10 @@ static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
     int rc = 0;
     switch (opt) {
     case OPT_PRESET: g->preset = arg; break;
-    case OPT_SCALE: rc = parse_double(arg, "--scale", 1e-6, 1, &g->scale, err); break;
+    case OPT_SCALE:
+        rc = parse_double(arg, "--scale", 1e-6, 1, &g->scale, err);
+        g->have_scale = true;
+        break;
     case OPT_STEPS: rc = tp_parse_u64(arg, "--steps", 1, 1000000, &s->steps, err); break;
     case OPT_BATCH:
         rc = tp_parse_u64(arg, "--batch", 1, 1u << 24, &s->batch, err);
@@ -297,8 +301,9 @@ int cmd_step(int argc, char **argv)
     if (rc == 0)
         rc = cli_group_json_ok(&p.g, &err);
     if (rc < 0)
-        return cli_fail(&err);
-    p.s.table = p.quiet ? NULL : stdout;
+        return cli_refuse("step", cli_group_json(&p.g, argc, argv), &err);
+    /* with --json - the document alone goes to stdout */
+    p.s.table = p.quiet ? NULL : cli_table_out(p.g.json);
     bool speak;
     rc = tp_step_main(&p.s, &p.g, &speak, &err);
     return cli_group_exit(rc, speak, &err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "tp/units.h"
 #include "tp/validate.h"
 
 static void usage(FILE *f)
@@ -84,10 +85,8 @@ int cmd_validate(int argc, char **argv)
         case OPT_LAUNCHER: o.launcher = optarg; break;
         case OPT_KEY: o.key_file = optarg; break;
         case OPT_AT_ONCE: {
-            char *end;
-            long k = strtol(optarg, &end, 10);
-            if (*end || end == optarg || k < 1 || k > 1000000)
-                rc = tp_error_set(&err, TP_EUSAGE, "--pairs-at-once %s: give a count >= 1", optarg);
+            uint64_t k = 0;
+            rc = tp_parse_u64(optarg, "--pairs-at-once", 1, 1000000, &k, &err);
             o.pairs_at_once = (int)k;
             break;
         }

@@ -8,6 +8,8 @@
 
 #include "kind_int.h"
 #include "tp/group.h"
+#include "tp/log.h"
+#include "tp/units.h"
 
 /* The first backend of l that needs a GPU, or NULL. */
 static const struct tp_coll_backend *with_gpu(const struct tp_coll_backends *l)
@@ -92,6 +94,68 @@ int tp_coll_job_check(const struct tp_coll_job *j, const struct tp_group_opts *g
         return tp_error_set(err, TP_EUSAGE, "%s: %s", what, tp_gpu_build_line());
     if (b->chunk_bytes && b->chunk_bytes < 64)
         return tp_error_set(err, TP_EUSAGE, "--chunk: at least 64 bytes");
+    /* every other rank waits out the delay in the collective: one as long
+     * as --timeout fails them, not the network */
+    if (b->inject_delay_ns && b->inject_delay_ns >= g->timeout_ns)
+        return tp_error_set(err, TP_EUSAGE,
+                            "--inject-delay %.3g s is not under --timeout %.3g s: the other "
+                            "ranks would time out waiting for it",
+                            (double)b->inject_delay_ns / 1e9, (double)g->timeout_ns / 1e9);
+    /* an option the kind has no use for is refused, not ignored */
+    const struct tp__coll_kind *k = tp__coll_kinds[b->kind];
+    if (j->redop_given && !k->reduces)
+        return tp_error_set(err, TP_EUSAGE, "--redop %s: %s reduces nothing", tp_redop_name(b->op),
+                            k->name);
+    /* a script that loops over the kinds gives every one the same --root:
+     * said, not refused */
+    if (j->root_given && !k->rooted)
+        tp_log(TP_LOG_WARN, "--root %d: %s has no root (ignored)", b->root, k->name);
+    return 0;
+}
+
+int tp_coll_job_check_group(const struct tp_coll_job *j, const struct tp_group_opts *g,
+                            tp_error *err)
+{
+    const struct tp_coll_bench_opts *b = &j->bench;
+    const struct tp__coll_kind *k = tp__coll_kinds[b->kind];
+    bool local = !tp_boot_launched(g->launcher_name);
+    int n = local ? g->nranks : 1;
+    if (local && k->rooted && b->root >= n)
+        return tp_error_set(err, TP_EUSAGE, "--root %d: not a rank (0..%d)", b->root, n - 1);
+    /* a size below one element moves nothing: the sweep skips it (no row
+     * of count 0), said here; a list of nothing but such sizes is refused */
+    size_t small = 0;
+    uint64_t last_small = 0;
+    for (size_t i = 0; i < b->nsizes; i++)
+        if (tp_coll_shape_for(b->kind, b->dtype, n, b->sizes[i]).count == 0) {
+            small++;
+            last_small = b->sizes[i];
+        }
+    if (small) {
+        char a[32];
+        size_t es = tp_dtype_size(b->dtype);
+        bool blocks = k->in_blocks || k->out_blocks;
+        size_t min = blocks ? es * (size_t)n : es;
+        tp_fmt_size(last_small, a, sizeof a);
+        if (small == b->nsizes)
+            return tp_error_set(err, TP_EUSAGE,
+                                "--sizes: %s is below one %s element%s (%zu bytes): nothing to "
+                                "move",
+                                b->nsizes == 1 ? a : "every size", tp_dtype_name(b->dtype),
+                                blocks ? " per rank" : "", min);
+        tp_log(TP_LOG_WARN, "--sizes: %zu size%s up to %s below one %s element%s (%zu bytes): "
+               "skipped", small, small == 1 ? "" : "s", a, tp_dtype_name(b->dtype),
+               blocks ? " per rank" : "", min);
+    }
+    /* with the local launcher the ranks are forked from this process and
+     * nothing readies a backend on the way: one that is not ready now
+     * (mpi: no MPI launcher started us) would fail on every rank */
+    const struct tp_coll_backends *l = &j->backends;
+    for (int i = 0; local && i < l->n; i++) {
+        int rc = l->row[i]->ready ? l->row[i]->ready(err) : 0;
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 

@@ -17,8 +17,10 @@ void tp_coll_print_header(FILE *f, const struct tp_coll_job *j, const struct tp_
     bool shm = tp_comm_shm(c);
     char path[160];
     tp_transport_label(tp_transport_parse(co->transport, NULL), co->provider, path, sizeof path);
-    fprintf(f, "# trainpath coll: %s, %d ranks on %d host(s), %s, redop %s, %s%s%s%s\n",
-            tp_coll_name(b->kind), tp_comm_size(c), tp_comm_nhosts(c), tp_dtype_name(b->dtype),
+    int n = tp_comm_size(c), nh = tp_comm_nhosts(c);
+    fprintf(f, "# trainpath coll: %s, %d rank%s on %d host%s, %s, redop %s, %s%s%s%s\n",
+            tp_coll_name(b->kind), n, n == 1 ? "" : "s", nh, nh == 1 ? "" : "s",
+            tp_dtype_name(b->dtype),
             tp_redop_name(b->op), shm ? "shm within hosts, " : "", path, shm ? " between" : "",
             b->exact ? ", repro exact" : "");
     fprintf(f, "# %10s %12s %-12s %10s %10s %10s %8s %8s %7s %10s\n", "size", "count", "algo",

@@ -6,7 +6,10 @@
  * completed successfully); psync calls pwrite then fdatasync. O_DSYNC
  * (--sync dsync) makes the write itself durable. Reported per commit: the
  * write, the sync (write completion to sync completion) and the whole
- * commit, with the tail fio users read (p99, p99.9, max). */
+ * commit, with the tail fio users read (p99, p99.9, max). A commit of
+ * more than 1 GiB is written in 1 GiB pieces, the last linked to the sync,
+ * and timed from the first piece's start: any --write-size the space
+ * allows commits. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,6 +20,7 @@
 
 #include "io_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/log.h"
 #include "tp/units.h"
 
@@ -48,6 +52,101 @@ static int sync_mode(const char *s)
     return -1;
 }
 
+/* The bytes of one write request: a commit larger than this is written in
+ * pieces of it, the last linked to the sync. One write(2) moves at most
+ * 0x7ffff000 bytes (Linux's MAX_RW_COUNT), and a request's length is 32
+ * bits; a piece of 1 GiB is neither cut short by the first nor too long for
+ * the second. */
+#define PIECE_MAX (UINT64_C(1) << 30)
+
+static uint64_t piece_bytes(uint64_t ws)
+{
+    return ws < PIECE_MAX ? ws : PIECE_MAX;
+}
+
+/* Push the requests, submit them and reap want completions into d. */
+static int exchange(struct tp_ioq *q, const struct tp_io_req *r, unsigned want,
+                    struct tp_io_done *d, tp_error *err)
+{
+    int rc = 0;
+    for (unsigned k = 0; rc == 0 && k < want; k++)
+        rc = tp_ioq_push(q, &r[k], err);
+    if (rc == 0)
+        rc = tp_ioq_submit(q, err);
+    unsigned got = 0;
+    while (rc == 0 && got < want) {
+        /* one at a time: the write's completion is stamped when it lands */
+        int n = tp_ioq_reap(q, d + got, 1, 1, err);
+        if (n < 0)
+            rc = n;
+        else
+            got += (unsigned)n;
+    }
+    return rc;
+}
+
+/* One commit of ws bytes at off: its pieces written, the last linked to
+ * the sync (none with dsync), timed from the first write's start. A short
+ * write breaks the link, so the engine finishes the write and the sync
+ * comes back canceled: it is then issued again, alone. */
+static int commit_one(struct cm_job *jb, struct tp_ioq *q, int mode, uint64_t off, uint64_t i)
+{
+    uint64_t ws = jb->o->write_size, pb = piece_bytes(ws), start = 0, w_end = 0, w_lat = 0;
+    uint64_t s_end = 0;
+    for (uint64_t done = 0; done < ws;) {
+        uint64_t len = ws - done < pb ? ws - done : pb;
+        bool last = done + len == ws;
+        struct tp_io_req r[2] = {
+            {.kind = TP_IO_WRITE, .len = (uint32_t)len, .off = off + done, .tag = 0},
+            {.kind = mode == SYNC_FSYNC ? TP_IO_FSYNC : TP_IO_FDATASYNC, .tag = 1}};
+        unsigned want = 1;
+        if (last && mode != SYNC_DSYNC) {
+            r[0].flags = TP_IO_LINK;
+            want = 2;
+        }
+        struct tp_io_done d[2];
+        int rc = exchange(q, r, want, d, &jb->err);
+        if (rc) {
+            tp_error_prefix(&jb->err, "%s", jb->f.path);
+            return rc;
+        }
+        const struct tp_io_done *dw = d[0].tag == 0 ? &d[0] : &d[1];
+        const struct tp_io_done *dsy = want == 2 ? (d[0].tag == 1 ? &d[0] : &d[1]) : NULL;
+        if (done == 0)
+            start = dw->end_ns - dw->lat_ns; /* the first write's start */
+        int64_t sres = dsy ? dsy->res : 0;
+        if (dw->res >= 0 && sres == -ECANCELED) {
+            struct tp_io_done again;
+            r[1].flags = 0;
+            if ((rc = exchange(q, &r[1], 1, &again, &jb->err))) {
+                tp_error_prefix(&jb->err, "%s", jb->f.path);
+                return rc;
+            }
+            sres = again.res;
+            s_end = again.end_ns;
+        } else if (dsy)
+            s_end = dsy->end_ns;
+        if (dw->res < 0 || sres < 0) {
+            bool wfail = dw->res < 0 && dw->res != -ECANCELED;
+            return tp_error_errno(&jb->err, TP_ESYS, (int)-(wfail ? dw->res : sres),
+                                  "%s: %s of commit %" PRIu64, jb->f.path,
+                                  wfail ? "write" : mode == SYNC_FSYNC ? "fsync" : "fdatasync",
+                                  i);
+        }
+        w_end = dw->end_ns;
+        w_lat = dw->lat_ns;
+        done += len;
+    }
+    /* one piece: the write's own latency; several: first start to last end */
+    tp_hist_record(jb->write, ws <= pb ? w_lat : w_end > start ? w_end - start : 0);
+    if (mode != SYNC_DSYNC) {
+        tp_hist_record(jb->sync, s_end > w_end ? s_end - w_end : 0);
+        tp_hist_record(jb->total, s_end > start ? s_end - start : 0);
+    } else
+        tp_hist_record(jb->total, w_end > start ? w_end - start : 0);
+    return 0;
+}
+
 static void *cm_main(void *arg)
 {
     struct cm_job *jb = arg;
@@ -60,64 +159,25 @@ static void *cm_main(void *arg)
      * thread, which adds a hop (docs/storage.md has the figures). */
     const char *engine = !o->c.engine || strcmp(o->c.engine, "auto") == 0 ? "psync" : o->c.engine;
     struct tp_ioq_opts qo = {.engine = engine, .depth = 2, .fds = &jb->f.fd, .nfds = 1,
-                             .bufs = jb->buf, .nbufs = 1, .buf_bytes = ws,
+                             .bufs = jb->buf, .nbufs = 1, .buf_bytes = piece_bytes(ws),
                              .timeout_ns = o->c.timeout_ns};
     jb->rc = tp_ioq_open(&qo, &q, &jb->err);
     if (jb->rc)
         return NULL;
     jb->engine = tp_ioq_info(q);
     uint64_t deadline = o->time_ns ? tp_now_ns() + o->time_ns : UINT64_MAX;
-    struct tp_io_done d[2];
     jb->t0 = tp_now_ns();
     for (uint64_t i = 0; i < o->count && tp_now_ns() < deadline; i++) {
+        if (tp_intr_signal()) { /* between commits: none is half done */
+            jb->rc = tp_intr_check(&jb->err);
+            break;
+        }
         /* overwrite: cycle over the laid-out file; append: always extend */
         uint64_t off = jb->f.base + (o->overwrite ? (i % (jb->f.bytes / ws)) * ws : i * ws);
         struct tp__io_hdr h = {TP__IO_HDR_MAGIC, jb->j, i, o->c.seed};
         memcpy(jb->buf[0], &h, ws < sizeof h ? ws : sizeof h);
-        struct tp_io_req w = {.kind = TP_IO_WRITE, .len = (uint32_t)ws, .off = off, .tag = 0};
-        struct tp_io_req s = {.kind = mode == SYNC_FSYNC ? TP_IO_FSYNC : TP_IO_FDATASYNC,
-                              .tag = 1};
-        unsigned want = 1;
-        if (mode != SYNC_DSYNC) {
-            w.flags = TP_IO_LINK;
-            want = 2;
-        }
-        int rc = tp_ioq_push(q, &w, &jb->err);
-        if (rc == 0 && want == 2)
-            rc = tp_ioq_push(q, &s, &jb->err);
-        if (rc == 0)
-            rc = tp_ioq_submit(q, &jb->err);
-        unsigned got = 0;
-        while (rc == 0 && got < want) {
-            /* one at a time: the write's completion is stamped when it lands */
-            int n = tp_ioq_reap(q, d + got, 1, 1, &jb->err);
-            if (n < 0)
-                rc = n;
-            else
-                got += (unsigned)n;
-        }
-        if (rc) {
-            jb->rc = rc;
-            tp_error_prefix(&jb->err, "%s", jb->f.path);
+        if ((jb->rc = commit_one(jb, q, mode, off, i)))
             break;
-        }
-        const struct tp_io_done *dw = d[0].tag == 0 ? &d[0] : &d[1];
-        const struct tp_io_done *dsy = want == 2 ? (d[0].tag == 1 ? &d[0] : &d[1]) : NULL;
-        if (dw->res < 0 || (dsy && dsy->res < 0)) {
-            bool wfail = dw->res < 0 && dw->res != -ECANCELED;
-            jb->rc = tp_error_errno(&jb->err, TP_ESYS, (int)-(wfail ? dw->res : dsy->res),
-                                    "%s: %s of commit %" PRIu64, jb->f.path,
-                                    wfail ? "write" : mode == SYNC_FSYNC ? "fsync" : "fdatasync",
-                                    i);
-            break;
-        }
-        tp_hist_record(jb->write, dw->lat_ns);
-        if (dsy) {
-            tp_hist_record(jb->sync, dsy->end_ns > dw->end_ns ? dsy->end_ns - dw->end_ns : 0);
-            uint64_t start = dw->end_ns - dw->lat_ns; /* the write's start */
-            tp_hist_record(jb->total, dsy->end_ns > start ? dsy->end_ns - start : 0);
-        } else
-            tp_hist_record(jb->total, dw->lat_ns);
         jb->commits++;
         jb->t1 = tp_now_ns();
     }
@@ -128,10 +188,16 @@ static void *cm_main(void *arg)
 /* Lay the file out (written and synced) so that commits overwrite it. */
 static int layout(struct cm_job *jb, tp_error *err)
 {
-    uint64_t ws = jb->o->write_size;
-    for (uint64_t off = 0; off < jb->f.bytes; off += ws)
-        if (pwrite(jb->f.fd, jb->buf[0], ws, (off_t)(jb->f.base + off)) != (ssize_t)ws)
-            return tp_error_errno(err, TP_ESYS, errno, "%s: laying the file out", jb->f.path);
+    uint64_t pb = piece_bytes(jb->o->write_size);
+    for (uint64_t off = 0; off < jb->f.bytes;) {
+        /* the buffer holds one piece; a short write is taken as progress */
+        size_t len = (size_t)(jb->f.bytes - off < pb ? jb->f.bytes - off : pb);
+        ssize_t k = pwrite(jb->f.fd, jb->buf[0], len, (off_t)(jb->f.base + off));
+        if (k <= 0)
+            return tp_error_errno(err, TP_ESYS, k < 0 ? errno : EIO, "%s: laying the file out",
+                                  jb->f.path);
+        off += (uint64_t)k;
+    }
     if (fdatasync(jb->f.fd) != 0)
         return tp_error_errno(err, TP_ESYS, errno, "%s: fdatasync", jb->f.path);
     return 0;
@@ -155,7 +221,7 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
      * overwriting, a region of at most 64 MiB cycled over */
     uint64_t region = o->count * ws;
     if (o->overwrite && region > (64u << 20))
-        region = (64u << 20) / ws * ws;
+        region = ws < (64u << 20) ? (64u << 20) / ws * ws : ws;
     if (rc == 0 && region * o->c.jobs > tp_target_space(&t) && (t.is_device || !o->c.force))
         rc = tp_error_set(err, TP_EUSAGE, "--count x --write-size: %s needed, %s has less free",
                           tp_fmt_size(region * o->c.jobs, a, sizeof a), t.path);
@@ -169,7 +235,7 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
         jb->o = o;
         jb->t = &t;
         jb->j = j;
-        jb->buf = tp__io_bufs_alloc(1, ws, t.dio_mem_align, o->c.seed + j);
+        jb->buf = tp__io_bufs_alloc(1, piece_bytes(ws), t.dio_mem_align, o->c.seed + j);
         jb->total = tp_hist_new();
         jb->write = tp_hist_new();
         jb->sync = tp_hist_new();

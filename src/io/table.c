@@ -1,8 +1,9 @@
 /* Tables for people after `trainpath io`: the same figures as the results
- * block of the document (latency as tp_fmt_ns prints it, throughput in GB/s
- * = 1e9 B/s), one printer per workload, each a row's print in workload.c.
- * Reads the results only, so a run that failed part-way prints what it
- * measured. */
+ * block of the document (latency and epoch time as tp_fmt_ns prints them,
+ * throughput in GB/s = 1e9 B/s), one printer per workload, each a row's
+ * print in workload.c. Reads the results only, so a run that failed
+ * part-way prints what it measured, and one that measured nothing prints
+ * nothing (no table of zeros before its error). */
 #include <stdio.h>
 
 #include "io_int.h"
@@ -37,9 +38,23 @@ static void engine_line(FILE *f, const struct tp_io_opts *o, const json_t *r)
                 json_is_true(json_object_get(eng, "fixed_files")) ? ", fixed files" : "");
 }
 
+/* Whether entry of the array r[key] says it was measured (its flag key is
+ * true, or any entry when flag is NULL). */
+static bool measured(const json_t *r, const char *key, const char *flag)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(r, key), i, e)
+        if (!flag || json_is_true(json_object_get(e, flag)))
+            return true;
+    return false;
+}
+
 void tp__io_print_checkpoint(FILE *f, const struct tp_io_opts *o, const json_t *r)
 {
     char a[32];
+    if (!measured(r, "checkpoints", "committed"))
+        return;
     engine_line(f, o, r);
     fprintf(f, "# %4s %12s %12s %12s %12s %12s\n", "ckpt", "commit", "write", "data sync",
             "metadata", "GB/s");
@@ -60,7 +75,7 @@ void tp__io_print_checkpoint(FILE *f, const struct tp_io_opts *o, const json_t *
             fprintf(f, "       restore %s at %s (page cache: %s)\n",
                     tp_fmt_ns(tp_json_num_or(v, "restore_time", 0) * 1e9, w, sizeof w),
                     tp_fmt_rate(tp_json_num_or(v, "restore_throughput", 0), a, sizeof a),
-                    json_string_value(json_object_get(v, "page_cache")));
+                    tp_json_str(v, "page_cache") ? tp_json_str(v, "page_cache") : "?");
     }
     lat_row(f, "commit", json_object_get(r, "commit"));
     lat_row(f, "write request", json_object_get(r, "write_latency"));
@@ -69,16 +84,19 @@ void tp__io_print_checkpoint(FILE *f, const struct tp_io_opts *o, const json_t *
 void tp__io_print_dataset(FILE *f, const struct tp_io_opts *o, const json_t *r)
 {
     char a[32];
+    if (!measured(r, "epochs", NULL))
+        return;
     engine_line(f, o, r);
-    fprintf(f, "# %5s %10s %12s %10s %10s %10s %8s\n", "epoch", "time(s)", "samples/s", "GB/s",
+    fprintf(f, "# %5s %10s %12s %10s %10s %10s %8s\n", "epoch", "time", "samples/s", "GB/s",
             "p50", "p99", "cached");
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(r, "epochs"), i, e) {
-        char b[16], c[16];
+        char b[16], c[16], t[16];
         const json_t *l = json_object_get(e, "latency");
         const json_t *cf = json_object_get(e, "cached_fraction_before");
-        fprintf(f, "  %5zu %10.3f %12.0f %10.3f %10s %10s %8s\n", i, tp_json_num_or(e, "time", 0),
+        fprintf(f, "  %5zu %10s %12.0f %10.3f %10s %10s %8s\n", i,
+                tp_fmt_ns(tp_json_num_or(e, "time", 0) * 1e9, t, sizeof t),
                 tp_json_num_or(e, "samples_per_s", 0), tp_json_num_or(e, "throughput", 0) / 1e9,
                 tp_fmt_ns(tp_json_num_or(l, "p50", 0), b, sizeof b),
                 tp_fmt_ns(tp_json_num_or(l, "p99", 0), c, sizeof c),
@@ -99,8 +117,10 @@ void tp__io_print_dataset(FILE *f, const struct tp_io_opts *o, const json_t *r)
 void tp__io_print_commit(FILE *f, const struct tp_io_opts *o, const json_t *r)
 {
     char a[32];
+    if (json_integer_value(json_object_get(r, "commits")) <= 0)
+        return;
     engine_line(f, o, r);
-    fprintf(f, "# %lld commits of %s, %s, %s: %.0f commits/s\n",
+    fprintf(f, "# %lld commits of %s, %s, %s: %.3g commits/s\n",
             (long long)json_integer_value(json_object_get(r, "commits")),
             tp_fmt_size((uint64_t)json_integer_value(json_object_get(r, "write_size")), a,
                         sizeof a),

@@ -23,6 +23,8 @@ static int derive(void *arg, const struct tp_boot *b, tp_error *err)
         per_host += strcmp(tp_boot_host(b, i), tp_boot_host(b, me)) == 0;
     if (rc == 0)
         rc = tp_step_check(&r->g->o, per_host, err);
+    if (rc == 0)
+        rc = tp_step_check_group(&r->g->o, n, per_host, err);
     return rc;
 }
 

@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tp/fixed.h"
 #include "tp/group.h"
 #include "tp/model.h"
 #include "tp/step.h"
+#include "tp/units.h"
 
 int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
 {
@@ -116,6 +118,12 @@ static int check_given(struct tp_step_given *g, const struct tp_group_opts *go, 
     struct tp_step_opts *s = &g->o;
     if (s->ckpt_async && !s->ckpt_every)
         return tp_error_set(err, TP_EUSAGE, "--ckpt-async: needs --ckpt-every");
+    /* an option that would change nothing is refused, not ignored */
+    if (g->have_ckpt && !s->ckpt_every)
+        return tp_error_set(err, TP_EUSAGE,
+                            "--ckpt-size: needs --ckpt-every (without it no checkpoint is taken)");
+    if (g->have_scale && !g->preset)
+        return tp_error_set(err, TP_EUSAGE, "--scale: needs --preset (it shrinks a preset)");
     s->grad_cuda = g->mem_cuda >= 0 ? g->mem_cuda == 1 : s->compute_gpu || s->nccl;
     if (s->nccl && go->comm.transport)
         return tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its "
@@ -128,6 +136,35 @@ static int check_given(struct tp_step_given *g, const struct tp_group_opts *go, 
     if (go->gpu_device >= 0 && !s->compute_gpu && !s->grad_cuda)
         return tp_error_set(err, TP_EUSAGE, "--gpu: only with --compute gpu, --mem cuda or "
                             "--backend nccl");
+    return 0;
+}
+
+int tp_step_check_group(const struct tp_step_opts *s, int nranks, int per_host, tp_error *err)
+{
+    for (unsigned i = 0; i < s->ndelays; i++)
+        if (s->delays[i].rank >= nranks)
+            return tp_error_set(err, TP_EUSAGE, "--inject-delay ...@%d: not a rank (0..%d)",
+                                s->delays[i].rank, nranks - 1);
+    if (!s->ckpt_every)
+        return 0;
+    /* each rank commits its share (at least 4 KiB) into --dir: what this
+     * host's ranks write must fit, as io checkpoint's own check would say
+     * once the ranks run (in its words: --size, --force) */
+    uint64_t share = s->ckpt_bytes / (uint64_t)nranks ? s->ckpt_bytes / (uint64_t)nranks : 4096;
+    uint64_t need = share * (uint64_t)per_host;
+    struct statvfs fs;
+    if (statvfs(s->dir, &fs) != 0)
+        return 0; /* --dir is checked on its own */
+    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+    if (need + (uint64_t)per_host * (64u << 10) > avail) { /* and each one's metadata */
+        char a[32], b[32], c[32];
+        return tp_error_set(err, TP_EUSAGE,
+                            "--ckpt-size %s: the checkpoints of %d rank%s on this host need %s in "
+                            "--dir %s, which has %s free",
+                            tp_fmt_size(s->ckpt_bytes, a, sizeof a), per_host,
+                            per_host == 1 ? "" : "s", tp_fmt_size(need, b, sizeof b), s->dir,
+                            tp_fmt_size(avail, c, sizeof c));
+    }
     return 0;
 }
 
@@ -150,5 +187,7 @@ int tp_step_prepare(struct tp_step_given *g, const struct tp_group_opts *go, tp_
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--dir %s", s->dir);
     if (rc == 0 && access(s->dir, W_OK | X_OK) != 0)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--dir %s: not writable", s->dir);
+    if (rc == 0 && local)
+        rc = tp_step_check_group(s, go->nranks, go->nranks, err);
     return rc;
 }

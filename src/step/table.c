@@ -9,11 +9,12 @@ void tp_step_print_header(FILE *f, const struct tp_step_given *g, int n)
     const struct tp_step_opts *s = &g->o;
     char a[32], b[32];
     fprintf(f,
-            "# trainpath step: %s, %d ranks, %llu steps, global batch %llu, %s samples, "
-            "%s gradient in %u bucket(s)%s, compute %.3g ms, reduce %s\n",
-            g->preset ? g->preset : "custom", n, (unsigned long long)s->steps,
+            "# trainpath step: %s, %d rank%s, %llu steps, global batch %llu, %s samples, "
+            "%s gradient in %u bucket%s%s, compute %.3g ms, reduce %s\n",
+            g->preset ? g->preset : "custom", n, n == 1 ? "" : "s", (unsigned long long)s->steps,
             (unsigned long long)s->batch, tp_fmt_size(s->sample_bytes, a, sizeof a),
-            tp_fmt_size(s->grad_bytes, b, sizeof b), s->buckets, s->overlap ? " overlapped" : "",
+            tp_fmt_size(s->grad_bytes, b, sizeof b), s->buckets, s->buckets == 1 ? "" : "s",
+            s->overlap ? " overlapped" : "",
             s->compute_ms,
             s->reduce == TP_STEP_EXACT     ? "exact"
             : s->reduce == TP_STEP_ARRIVAL ? "arrival"
