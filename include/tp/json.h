@@ -35,6 +35,12 @@ double tp_json_num_unit(const json_t *o, const char *key, const char **unit);
  * or the value is not a string. Valid while o holds it. */
 const char *tp_json_str(const json_t *o, const char *key);
 
+/* The length of the well-formed UTF-8 character at u (n bytes left, n >= 1):
+ * 1 to 4, or 0 when the byte at u starts none (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF). The one UTF-8 rule of trainpath:
+ * the repair below and tp_text_safe (tp/text.h) both use it. */
+size_t tp_utf8_len(const unsigned char *u, size_t n);
+
 /* Replace, in place, every byte of s that is not part of a well-formed
  * UTF-8 character (RFC 3629: no overlong forms, no surrogates, nothing
  * above U+10FFFF) with '?'; valid characters are kept. Returns s. */

@@ -58,8 +58,7 @@ const char *tp_json_str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* Length of the well-formed UTF-8 character at u (n bytes left), or 0. */
-static size_t char_len(const unsigned char *u, size_t n)
+size_t tp_utf8_len(const unsigned char *u, size_t n)
 {
     unsigned char c = u[0];
     if (c < 0x80)
@@ -94,7 +93,7 @@ static void fix_n(char *s, size_t n)
 {
     unsigned char *u = (unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t len = char_len(u + i, n - i);
+        size_t len = tp_utf8_len(u + i, n - i);
         if (len == 0)
             u[i++] = '?';
         else

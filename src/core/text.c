@@ -1,9 +1,11 @@
 /* Printable text (include/tp/text.h): one scan, by UTF-8 character, that
  * says whether a string may reach a terminal as it is and, when it may
- * not, a copy with every control made '?'. The UTF-8 rules are those of
- * src/core/json.c (RFC 3629: no overlong forms, no surrogates, nothing
- * above U+10FFFF); a byte that breaks them is one '?' as well. */
+ * not, a copy with every control made '?'. The UTF-8 rule is
+ * tp_utf8_len's (src/core/json.c: RFC 3629, no overlong forms, no
+ * surrogates, nothing above U+10FFFF); a byte that breaks it is one '?'. */
 #include "tp/text.h"
+
+#include "tp/json.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -12,35 +14,10 @@
  * in *cp, and its length; 0 when the byte at u starts none. */
 static size_t decode(const unsigned char *u, size_t n, uint32_t *cp)
 {
-    unsigned char c = u[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* overlong */
-        else if (c == 0xed)
-            hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xf4)
-            hi = 0x8f; /* above U+10FFFF */
-    } else
+    size_t len = tp_utf8_len(u, n);
+    if (len == 0)
         return 0;
-    if (n < len || u[1] < lo || u[1] > hi)
-        return 0;
-    for (size_t k = 2; k < len; k++)
-        if ((u[k] & 0xc0) != 0x80)
-            return 0;
-    uint32_t v = c & (0x7f >> len);
+    uint32_t v = len == 1 ? u[0] : u[0] & (0x7fu >> len);
     for (size_t k = 1; k < len; k++)
         v = v << 6 | (u[k] & 0x3f);
     *cp = v;

@@ -106,6 +106,32 @@ wait_log() {
     echo "# '$1' did not appear ${3:-1} times in $2"; return 1
 }
 
+# expect_exit WANT PATTERN DESC ARGS...: run `trainpath ARGS` (at most 20 s:
+# a reader that blocks fails here) and check its exit status and that its
+# output matches PATTERN (ERE); prints the output otherwise.
+expect_exit() {
+    local want=$1 pat=$2 desc=$3; shift 3
+    timeout 20 "$TP" "$@" >"$WORK/out" 2>&1
+    local rc=$?
+    if [ "$rc" -eq "$want" ] && grep -qE -- "$pat" "$WORK/out"; then
+        ok "$desc"
+    else
+        not_ok "$desc (got exit $rc)"
+        sed 's/^/#   /' "$WORK/out" | head -5
+    fi
+}
+
+# expect_cases "WANT|PATTERN|ARGS" ...: expect_exit for each row of a table
+# of refusals; ARGS are split on blanks (no quoting inside a row).
+expect_cases() {
+    local c want pat args
+    for c in "$@"; do
+        IFS='|' read -r want pat args <<<"$c"
+        # shellcheck disable=SC2086
+        expect_exit "$want" "$pat" "trainpath $args -> exit $want, '$pat'" $args
+    done
+}
+
 grep_q() { # grep_q PATTERN FILE: like grep -q, shows the file when it fails
     grep -qE -- "$1" "$2" && return 0
     echo "# pattern '$1' not in $2:"; sed 's/^/#   /' "$2" | head -20

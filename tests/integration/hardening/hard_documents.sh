@@ -85,14 +85,8 @@ for c in "${cases[@]}"; do
     for r in "${runs[@]}"; do
         IFS='|' read -r sub want args <<<"$r"
         # shellcheck disable=SC2086
-        timeout 20 "$TP" $args >"$WORK/out" 2>&1
-        rc=$?
-        if [ "$rc" -eq "$want" ] && grep -qF -- "$f" "$WORK/out" && grep -qE -- "$pat" "$WORK/out"; then
-            ok "$name: report $sub -> exit $want naming the file, '$pat'"
-        else
-            not_ok "$name: report $sub -> exit $want naming the file, '$pat' (got exit $rc)"
-            sed 's/^/#   /' "$WORK/out" | head -5
-        fi
+        expect_exit "$want" "$pat" "$name: report $sub -> exit $want, '$pat'" $args
+        check "... naming the file" grep -qF -- "$f" "$WORK/out"
     done
     gates+=("$WORK/g-$name.json" "$f")
     check "$name: add created no history, html and prometheus wrote nothing" \

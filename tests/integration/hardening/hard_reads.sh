@@ -3,7 +3,7 @@
 # Every file trainpath reads has a cap suited to what it is (tp/file.h), and
 # a reader that needs a regular file refuses a FIFO, a device or a folder
 # with exit 2 before it blocks on it or reads it forever. Every case runs
-# under `timeout 10`: a reader that blocks or grows fails by timing out.
+# under a timeout (expect_exit): a reader that blocks or grows fails by timing out.
 . "$(dirname "$0")/../lib.sh"
 
 mkfifo "$WORK/fifo"
@@ -33,18 +33,7 @@ cases=(
     "2|$WORK/fifo: is a FIFO|validate --policy $WORK/fifo --out $WORK/v"
     "2|$WORK/fifo: is a FIFO; a JSON Lines file|report fleet $WORK/fifo"
 )
-for c in "${cases[@]}"; do
-    IFS='|' read -r want pat args <<<"$c"
-    # shellcheck disable=SC2086
-    timeout 10 "$TP" $args >"$WORK/out" 2>&1
-    rc=$?
-    if [ "$rc" -eq "$want" ] && grep -qE -- "$pat" "$WORK/out"; then
-        ok "trainpath $args -> exit $want, '$pat'"
-    else
-        not_ok "trainpath $args -> exit $want, '$pat' (got exit $rc)"
-        sed 's/^/#   /' "$WORK/out" | head -5
-    fi
-done
+expect_cases "${cases[@]}"
 
 # stdin as a stream is read to the cap, not forever
 timeout 20 "$TP" report fleet - </dev/zero >"$WORK/zero.out" 2>&1

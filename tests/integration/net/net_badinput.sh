@@ -41,18 +41,7 @@ cases=(
     "2|--cpu: CPU 99999 in '99999' is beyond|net lat 127.0.0.1 --cpu 99999"
     "2|--cpu 1000: cannot run there|net lat 127.0.0.1 --cpu 1000"
 )
-for c in "${cases[@]}"; do
-    IFS='|' read -r want pat args <<<"$c"
-    # shellcheck disable=SC2086
-    timeout 10 "$TP" $args >"$WORK/out" 2>&1
-    rc=$?
-    if [ "$rc" -eq "$want" ] && grep -qE -- "$pat" "$WORK/out"; then
-        ok "trainpath $args -> exit $want, '$pat'"
-    else
-        not_ok "trainpath $args -> exit $want, '$pat' (got exit $rc)"
-        sed 's/^/#   /' "$WORK/out" | head -5
-    fi
-done
+expect_cases "${cases[@]}"
 
 # nothing listening: a peer failure (exit 1), naming host and port
 run_rc 1 "$WORK/refused.out" "$TP" net lat 127.0.0.1 --port 1 --iters 1
