@@ -5,6 +5,9 @@ set -uo pipefail
 TP=${TRAINPATH:?TRAINPATH must name the trainpath binary}
 SRC=${TP_SOURCE_ROOT:?TP_SOURCE_ROOT must name the source tree}
 SCHEMA="$SRC/docs/schema/result-v1.json"
+# 1 in the sanitizer build (tests/integration/meson.build): sweeps that only
+# move more bytes, or repeat more, through the same code run smaller there
+SANITIZED=${TP_TEST_SANITIZED:-0}
 WORK=$(mktemp -d /tmp/tp-it.XXXXXX)
 PIDS=()
 NETNS=()
