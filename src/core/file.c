@@ -4,6 +4,7 @@
  * the read stops one byte past the cap, so /dev/zero costs the cap, not the
  * machine's memory. */
 #include "tp/file.h"
+#include "tp/intr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,10 @@ int tp_file_read(const char *path, const char *what, size_t max_bytes, unsigned 
             cap = ncap;
         }
         ssize_t k = read(fd, buf + n, cap - n);
+        /* a stream that never ends: an interrupt the command asked for
+         * (tp_intr_install) ends the read as it ends the command */
+        if (k < 0 && (errno == EINTR || errno == EAGAIN) && (rc = tp_intr_check(err)) != 0)
+            break;
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0 && errno == EAGAIN) { /* a socket or a terminal with nothing yet */

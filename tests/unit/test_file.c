@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tp/file.h"
@@ -74,6 +75,35 @@ static void test_regular(void **state)
     tp_test_rmtree(dir);
 }
 
+/* a stream that never ends (a pipe whose writer stays open) is read until
+ * an interrupt: with the handler installed, SIGINT ends the read as
+ * TP_EINTR; in a child, so the recorded signal stays there */
+static void test_stream_intr(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(10); /* a read that ignores the interrupt dies of SIGALRM */
+        tp_intr_install();
+        char path[64], *buf = NULL;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", p[0]);
+        tp_error err = {0};
+        int rc = tp_file_read(path, "a stream", 1 << 20, TP_FILE_STREAM, &buf, NULL, &err);
+        _exit(rc == TP_EINTR && strcmp(err.msg, "interrupted by SIGINT") == 0 ? 0 : 1);
+    }
+    usleep(200 * 1000);
+    kill(pid, SIGINT);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(p[0]);
+    close(p[1]);
+    assert_true(WIFEXITED(status));
+    TP_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 static void test_intr(void **state)
 {
     (void)state;
@@ -117,6 +147,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regular),
+        cmocka_unit_test(test_stream_intr),
         cmocka_unit_test(test_intr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
