@@ -102,7 +102,7 @@ static int parse(int argc, char **argv, struct opts *o, tp_error *err)
         case 'a': {
             char *end;
             o->alpha = strtod(optarg, &end);
-            if (*end || !(o->alpha > 0 && o->alpha < 1))
+            if (end == optarg || *end || !(o->alpha > 0 && o->alpha < 1))
                 return tp_error_set(err, TP_EUSAGE, "--alpha %s: a probability in (0, 1)", optarg);
             break;
         }
@@ -110,8 +110,9 @@ static int parse(int argc, char **argv, struct opts *o, tp_error *err)
             char *end;
             o->min_effect = strtod(optarg, &end) / 100;
             o->have_min_effect = true;
-            if ((*end && strcmp(end, "%") != 0) || !(o->min_effect >= 0))
-                return tp_error_set(err, TP_EUSAGE, "--min-effect %s: a percentage, e.g. 2",
+            if (end == optarg || (*end && strcmp(end, "%") != 0) ||
+                !(o->min_effect >= 0 && o->min_effect <= 100))
+                return tp_error_set(err, TP_EUSAGE, "--min-effect %s: a percentage (0 to 10000), e.g. 2",
                                     optarg);
             break;
         }

@@ -51,6 +51,9 @@ cases=(
     "2|--prometheus $D: names a folder|n|validate --prometheus $D --out $WORK/v4"
     "2|--launcher mpi: no launcher started this process|n|validate --launcher mpi --out $WORK/v5"
     "2|--profile frob|n|validate --profile frob --out $WORK/v6"
+    "2|--min-effect inf: a percentage|n|report diff $WORK/plan.yaml $WORK/plan.yaml --min-effect inf"
+    "2|--min-effect 1e400: a percentage|n|report diff $WORK/plan.yaml $WORK/plan.yaml --min-effect 1e400"
+    "2|--alpha %: a probability|n|report diff $WORK/plan.yaml $WORK/plan.yaml --alpha %"
 )
 t0=$(date +%s%N)
 i=0
