@@ -50,9 +50,13 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
         rc = tp_comm_init(g.boot, &co, &g.comm, err);
     if (rc == 0 && j->ready)
         rc = j->ready(j->arg, err);
+    /* an error every rank holds alike (the GPU open agrees on the first
+     * failing rank's): rank 0 alone says it */
+    bool agreed = false;
     if (rc == 0 && j->gpu_what) {
         rc = tp_group_gpu_open(g.boot, j->gpu_what, j->gpu_need, o->gpu_device, o->timeout_ns,
                                &g.gpu, err);
+        agreed = rc < 0;
         if (rc == 0 && g.rank == 0)
             json_object_set_new(json_object_get(doc, "provenance"), "gpu", tp_gpu_info(g.gpu));
     }
@@ -71,7 +75,7 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
     if (rc == 0 && j->judge)
         rc = j->judge(j->arg, err);
     /* an interrupt reached every rank: rank 0 alone says so */
-    if (rc < 0 && g.rank != 0 && !verdict && !tp_intr_signal())
+    if (rc < 0 && g.rank != 0 && !verdict && !agreed && !tp_intr_signal())
         tp_log(TP_LOG_ERROR, "rank %d: %s", g.rank, err->msg);
     int worst = tp_boot_fini(g.boot);
     if (g.rank == 0) {

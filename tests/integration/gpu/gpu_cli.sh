@@ -25,6 +25,13 @@ doc_refused() { # doc_refused FILE OUTFILE: a valid document whose status is the
     valid_doc "$1" >/dev/null && [ "$(json_get "$1" "d['status']['code'], d['status']['exit_code']")" = "usage 2" ]
 }
 
+# once(OUT): the refusal is said once, by rank 0, however many ranks met it
+once() {
+    [ "$(grep -c 'error:' "$1")" -eq 1 ] && return 0
+    sed 's/^/#   /' "$1" | head -5
+    return 1
+}
+
 HAVE_GPU=0
 "$TP" coll -n 1 --mem cuda --sizes 8 --iters 1 -q >"$WORK/probe" 2>&1 && HAVE_GPU=1
 
@@ -33,10 +40,12 @@ if [ "$HAVE_GPU" = 0 ]; then
     J=$WORK/coll-cuda.json
     check "coll --mem cuda: exit 2" run_rc 2 "$WORK/o1" "$TP" coll -n 2 --mem cuda --sizes 1K --json "$J"
     check "coll --mem cuda: says why" refused "--mem cuda" "$WORK/o1"
+    check "... once, not once per rank" once "$WORK/o1"
     check "coll --mem cuda: the result document says so" doc_refused "$J" "$WORK/o1"
     J=$WORK/coll-nccl.json
     check "coll --backend nccl: exit 2" run_rc 2 "$WORK/o2" "$TP" coll -n 2 --backend nccl --sizes 1K --json "$J"
     check "coll --backend nccl: says why" refused "--backend nccl" "$WORK/o2"
+    check "... once, not once per rank" once "$WORK/o2"
     check "coll --backend nccl: the result document says so" doc_refused "$J" "$WORK/o2"
     J=$WORK/step-gpu.json
     check "step --compute gpu: exit 2" run_rc 2 "$WORK/o3" \
@@ -47,6 +56,7 @@ if [ "$HAVE_GPU" = 0 ]; then
     check "step --mem cuda: says why" refused "--mem cuda" "$WORK/o4"
     check "step --backend nccl: exit 2" run_rc 2 "$WORK/o5" "$TP" step -n 2 --backend nccl --no-io --steps 2 --dir "$WORK"
     check "step --backend nccl: says why" refused "--backend nccl" "$WORK/o5"
+    check "... once, not once per rank" once "$WORK/o5"
     J=$WORK/net-cuda.json
     check "net --mem cuda: exit 2 (before any server is reached)" run_rc 2 "$WORK/o6" \
         "$TP" net lat 127.0.0.1 --port 9 --mem cuda -s 64 --json "$J"
