@@ -91,13 +91,13 @@ int tp_file_read(const char *path, const char *what, size_t max_bytes, unsigned 
             buf = b;
             cap = ncap;
         }
-        ssize_t k = read(fd, buf + n, cap - n);
         /* a stream that never ends: an interrupt the command asked for
-         * (tp_intr_install) ends the read as it ends the command */
-        if (k < 0 && (errno == EINTR || errno == EAGAIN) && (rc = tp_intr_check(err)) != 0)
+         * (tp_intr_install), pending or arriving in the read, ends it */
+        if (!regular && (rc = tp_intr_check(err)) != 0)
             break;
+        ssize_t k = read(fd, buf + n, cap - n);
         if (k < 0 && errno == EINTR)
-            continue;
+            continue; /* checked above before the next read */
         if (k < 0 && errno == EAGAIN) { /* a socket or a terminal with nothing yet */
             struct pollfd p = {.fd = fd, .events = POLLIN};
             poll(&p, 1, 1000);

@@ -81,25 +81,33 @@ static void test_regular(void **state)
 static void test_stream_intr(void **state)
 {
     (void)state;
-    int p[2];
+    int p[2], ready[2];
     assert_int_equal(pipe(p), 0);
+    assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         alarm(10); /* a read that ignores the interrupt dies of SIGALRM */
         tp_intr_install();
+        /* the signal may come before the read or during it: both must end it */
+        if (write(ready[1], "r", 1) != 1)
+            _exit(2);
         char path[64], *buf = NULL;
         snprintf(path, sizeof path, "/proc/self/fd/%d", p[0]);
         tp_error err = {0};
         int rc = tp_file_read(path, "a stream", 1 << 20, TP_FILE_STREAM, &buf, NULL, &err);
         _exit(rc == TP_EINTR && strcmp(err.msg, "interrupted by SIGINT") == 0 ? 0 : 1);
     }
-    usleep(200 * 1000);
+    char r;
+    assert_int_equal(read(ready[0], &r, 1), 1);
+    usleep(100 * 1000);
     kill(pid, SIGINT);
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     close(p[0]);
     close(p[1]);
+    close(ready[0]);
+    close(ready[1]);
     assert_true(WIFEXITED(status));
     TP_EQ_INT(WEXITSTATUS(status), 0);
 }
