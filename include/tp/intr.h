@@ -36,7 +36,10 @@ void tp_intr_forward(const pid_t *pids, int n);
  * the failure is the interrupt's (a peer that stopped, a call cut short):
  * returns TP_EINTR or TP_ETERM and, when err is not NULL, sets it to "interrupted by
  * SIGINT" followed by ": " and the earlier message, if there was one and it
- * did not already say so. Otherwise returns code and leaves err alone. */
+ * did not already begin with "interrupted by "; a failure that already
+ * carries an interrupt code but begins otherwise (a peer's report of the
+ * interrupt this process forwarded to it) becomes "interrupted by SIGINT"
+ * alone. Otherwise returns code and leaves err alone. */
 int tp_intr_blame(int code, tp_error *err);
 
 /* Record sig as if it had been delivered (tests; a parent that learned of

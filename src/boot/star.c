@@ -456,9 +456,11 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
 
 /* ---- the star's operations ---- */
 
+/* A rank that reported an interrupt of its own was stopped, not lost. */
 static int lost(struct tp_boot *b, int r, tp_error *err)
 {
-    tp_error_prefix(err, "rank %d on %s lost", r, tp__boot_host(b, r));
+    tp_error_prefix(err, tp_code_is_intr(err->code) ? "rank %d on %s" : "rank %d on %s lost", r,
+                    tp__boot_host(b, r));
     return err->code;
 }
 

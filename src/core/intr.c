@@ -71,8 +71,14 @@ int tp_intr_blame(int code, tp_error *err)
     if (!err)
         return icode;
     const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-    if (tp_code_is_intr(err->code) || strncmp(err->msg, "interrupted by ", 15) == 0) {
+    if (strncmp(err->msg, "interrupted by ", 15) == 0) {
         err->code = icode;
+        return icode;
+    }
+    /* a peer's echo of the interrupt this process forwarded to it ("rank 1
+     * on h: interrupted by SIGINT"): the interrupt is the whole story */
+    if (tp_code_is_intr(err->code)) {
+        tp_error_set(err, icode, "interrupted by %s", name);
         return icode;
     }
     char was[sizeof err->msg];

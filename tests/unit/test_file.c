@@ -137,6 +137,11 @@ static void test_intr(void **state)
     TP_EQ_STR(err.msg, "interrupted by SIGTERM: rank 1 on h: peer closed");
     TP_EQ_INT(tp_intr_blame(err.code, &err), TP_ETERM);
     TP_EQ_STR(err.msg, "interrupted by SIGTERM: rank 1 on h: peer closed");
+    /* a rank's echo of the interrupt forwarded to it: the message leads
+     * with this process's own */
+    tp_error_set(&err, TP_EINTR, "rank 1 on h: interrupted by SIGINT");
+    TP_EQ_INT(tp_intr_blame(err.code, &err), TP_ETERM);
+    TP_EQ_STR(err.msg, "interrupted by SIGTERM");
     tp_error_set(&err, TP_EUSAGE, "--sizes: bad");
     TP_EQ_INT(tp_intr_blame(TP_EUSAGE, &err), TP_EUSAGE);
     TP_EQ_INT(tp_intr_blame(TP_OK, NULL), TP_OK);
