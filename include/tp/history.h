@@ -106,8 +106,10 @@ struct tp_history_filter {
  * One of f->key or f->metric must be set. A metric name matches every key
  * of that name, so several series may interleave; "key" tells them apart.
  * No match is an empty array, not an error. Errors: TP_EUSAGE when neither
- * key nor metric is given or labels is not an object of strings; TP_ESYS,
- * TP_ETIMEOUT naming the database; TP_ENOMEM. */
+ * key nor metric is given or labels is not an object of strings, and when
+ * a damaged file's index hands back a row of another key or metric (the
+ * message says how to rebuild it); TP_ESYS, TP_ETIMEOUT naming the
+ * database; TP_ENOMEM. */
 int tp_history_series(tp_history *h, const struct tp_history_filter *f, json_t **points,
                       tp_error *err);
 

@@ -104,6 +104,12 @@ static int prep(tp_history *h, const char *sql, sqlite3_stmt **st, tp_error *err
 
 /* ---- binding and reading columns ---- */
 
+/* Whether two text columns are equal (NULL only to NULL: a damaged file's). */
+static bool same_text(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
 {
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
@@ -535,8 +541,9 @@ int tp_history_add(tp_history *h, const json_t *doc, const char *file, const cha
 /* The inner query picks the most recent `last` points; the outer one puts
  * them back in time order. */
 #define SERIES_SELECT                                                                              \
-    "SELECT id, started_utc, host, config_id, key, value, unit FROM ("                             \
-    " SELECT r.id, r.started_utc, r.started_s, r.host, r.config_id, m.key, m.value, m.unit"        \
+    "SELECT id, started_utc, host, config_id, key, value, unit, metric FROM ("                     \
+    " SELECT r.id, r.started_utc, r.started_s, r.host, r.config_id, m.key, m.value, m.unit,"       \
+    " m.metric"                                                                                    \
     " FROM metrics m JOIN runs r ON r.id = m.run_id WHERE "
 #define SERIES_TAIL                                                                                \
     " AND (?2 IS NULL OR r.host = ?2) AND (?3 IS NULL OR r.config_id = ?3)"                        \
@@ -604,6 +611,17 @@ int tp_history_series(tp_history *h, const struct tp_history_filter *f, json_t *
         }
         if (!isfinite(sqlite3_column_double(st, 5)))
             continue; /* a damaged file's: trainpath stores finite values only */
+        /* an index that disagrees with its table hands back rows of
+         * another series: SQLite does not notice, so we do */
+        const char *got = (const char *)sqlite3_column_text(st, f->key ? 4 : 7);
+        if (!same_text(got, f->key ? f->key : f->metric)) {
+            rc = tp_error_set(err, TP_EUSAGE,
+                              "%s: damaged: its index of %s gave a row of %s for %s "
+                              "(`sqlite3 %s REINDEX` rebuilds the index)",
+                              h->path, f->key ? "keys" : "metrics", got ? got : "null",
+                              f->key ? f->key : f->metric, h->path);
+            break;
+        }
         json_t *p =
             json_pack("{s:I, s:o, s:o, s:o, s:o, s:f, s:o}", "run_id",
                       (json_int_t)sqlite3_column_int64(st, 0), "started_utc", col_str(st, 1),
@@ -760,12 +778,6 @@ int tp_history_baseline(tp_history *h, const char *key, const struct tp_history_
         tp_history_trim(vs.v, vs.n, out);
     free(vs.v);
     return rc;
-}
-
-/* Whether two text columns are equal (NULL only to NULL: a damaged file's). */
-static bool same_text(const char *a, const char *b)
-{
-    return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
 /* One baseline's JSON from its values and the latest row's description. */
