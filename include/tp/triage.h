@@ -1,0 +1,217 @@
+/* Fleet triage: how `validate` covers an allocation of hundreds to
+ * thousands of nodes in minutes and names what is wrong (docs/fleet.md).
+ *
+ *   tiers      a tier is a plan of rounds; in a round every node is in at
+ *              most one test, so a round's tests run at once and share no
+ *              node. prolog: one gang collective over every node, then a
+ *              ring pass (each node with both ring neighbours); screen
+ *              (the default): prolog, a groups pass (every node in one
+ *              small group collective) and k random perfect matchings;
+ *              full: the gang, the groups pass and every pair by the circle
+ *              method. The rows are in src/triage/tier.c, one file each.
+ *   judgement  a test is slow when its figure (a time: lower is better) is
+ *              above the fleet's own median of the same test, at the same
+ *              group size, by more than max(min_effect, z * the fleet's
+ *              robust spread) (the median and MAD, as `report fleet`).
+ *   isolation  after the tier's rounds, what looked slow is measured again
+ *              alone, in more rounds: a node suspect against known-good
+ *              partners, a link suspect by itself and its two ends with
+ *              others, a slow group that no pair explains split in halves
+ *              (beside reference groups of known-good nodes of the same
+ *              size) down to its members, with the links across each split
+ *              probed. Nothing is named before it was measured again alone.
+ *   verdicts   every node: a status, a cause class, the evidence and the
+ *              action a scheduler can take.
+ *   simulator  the same planner, judgement and isolation fed by a model
+ *              fleet instead of measurements.
+ *
+ * A driver (validate, the simulator) asks tp_triage_next for a round, runs
+ * its tests, gives their figures to tp_triage_record, and repeats until
+ * tp_triage_next says there is nothing left; tp_triage_result then holds
+ * the judgement. Node numbers are 0 .. n-1 (the ranks). */
+#ifndef TP_TRIAGE_H
+#define TP_TRIAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "tp/error.h"
+
+#define TP_TRIAGE_MAX_NODES 1000000
+
+/* The stages a round belongs to, in the order they can run. */
+enum tp_triage_stage {
+    TP_TRIAGE_GANG,    /* one collective over every node */
+    TP_TRIAGE_RING,    /* each node with both ring neighbours (pairs) */
+    TP_TRIAGE_GROUPS,  /* every node in one small group collective */
+    TP_TRIAGE_MATCH,   /* a random perfect matching (pairs) */
+    TP_TRIAGE_PAIRS,   /* a round of the circle method (pairs) */
+    TP_TRIAGE_BISECT,  /* isolation: halves of a slow group, beside references */
+    TP_TRIAGE_PROBE,   /* isolation: the links across a split */
+    TP_TRIAGE_CONFIRM, /* isolation: a suspect measured again alone */
+    TP_TRIAGE_NSTAGES
+};
+
+/* "gang", "ring", "groups", "match", "pairs", "bisect", "probe", "confirm". */
+const char *tp_triage_stage_name(enum tp_triage_stage s);
+
+/* One test: a pair (n == 2, both directions) or a group collective over
+ * nodes[0..n) in that ring order. */
+struct tp_triage_test {
+    bool group;
+    int n;
+    int *nodes;
+};
+
+struct tp_triage_round {
+    enum tp_triage_stage stage;
+    int ntests;
+    struct tp_triage_test *tests;
+};
+
+/* ---- tiers ---- */
+
+/* The tiers' names in order, shallow to deep, NULL-terminated. */
+extern const char *const tp_triage_tiers[];
+
+struct tp_triage_opts {
+    const char *tier;  /* "prolog", "screen" (NULL: screen), "full" */
+    int matchings;     /* screen: k random perfect matchings (0: 4) */
+    int group;         /* the groups pass' group size (0: 8; at most n/3) */
+    double min_effect; /* slow means at least this much above the median (0: 0.10) */
+    double z;          /* ... and this many robust deviations (0: 4) */
+    uint64_t seed;     /* the matchings, the groups, the partners */
+    /* per-test durations, for the estimates and the simulated wall time
+     * (0: 3 s a pair test, 5 s a group test, 0.2 s between rounds) */
+    double pair_s, group_s, round_gap_s;
+    /* a baseline of the gang collective's figure (0: none; without one the
+     * gang, having no peers, is recorded and not judged) */
+    double gang_baseline;
+};
+
+/* Rounds of each stage tier would plan for n nodes (all zero for an
+ * unknown tier) into rounds[TP_TRIAGE_NSTAGES]; returns their sum. The
+ * isolation adds at most tp_triage_isolation_bound(n) rounds to it. */
+int tp_triage_tier_rounds(const char *tier, int n, const struct tp_triage_opts *o,
+                          int rounds[TP_TRIAGE_NSTAGES]);
+
+/* The rounds isolation may take after the tier's own: ceil(log2 n) + 5. */
+int tp_triage_isolation_bound(int n);
+
+/* Estimated wall time in seconds of tier for n nodes: its rounds and, when
+ * with_isolation, the isolation's bound, at o's durations. -1 for an
+ * unknown tier. */
+double tp_triage_estimate_s(const char *tier, int n, const struct tp_triage_opts *o,
+                            bool with_isolation);
+
+/* The deepest tier whose estimate with isolation fits budget_s seconds for
+ * n nodes. TP_EUSAGE when not even prolog fits: err says the minimum
+ * ("--budget 20s: the prolog tier needs 31 s for 64 nodes"). */
+int tp_triage_pick(int n, double budget_s, const struct tp_triage_opts *o, const char **tier,
+                   tp_error *err);
+
+/* ---- the driver ---- */
+
+typedef struct tp_triage tp_triage;
+
+/* A triage of n nodes (2 .. TP_TRIAGE_MAX_NODES) by o's tier; joined, when
+ * not NULL, says which nodes joined (those that did not are "missing" and
+ * in no test). TP_EUSAGE for an unknown tier or a value out of range
+ * (naming it), TP_ENOMEM. */
+int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_triage **out,
+                  tp_error *err);
+
+void tp_triage_free(tp_triage *t);
+
+/* The next round to run, valid until the next call of tp_triage_record or
+ * tp_triage_free; NULL when triage is done. Every node of it is alive. */
+const struct tp_triage_round *tp_triage_next(tp_triage *t);
+
+/* What the round tp_triage_next gave measured: figure[i] for its test i (a
+ * time, > 0; NAN when the test failed), and lost, when not NULL, the nodes
+ * that died or hung in it (lost[node] true; those are left out from now
+ * on). A failed test with no lost node is trainpath's own failure: its
+ * nodes are not judged on it and never blamed. TP_EUSAGE when no round is
+ * pending. */
+int tp_triage_record(tp_triage *t, const double *figure, const bool *lost, tp_error *err);
+
+/* Rounds recorded so far in stage s (TP_TRIAGE_NSTAGES: all of them). */
+int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s);
+
+/* The judgement, when tp_triage_next has returned NULL (before: what is
+ * known so far):
+ *   {"tier", "nodes", "rounds": {STAGE: n, ...}, "rounds_total",
+ *    "rounds_isolation", "isolation_bound", "pair_median", "spread",
+ *    "threshold", "named": [{"kind": "node" | "link", "node" | "a","b",
+ *                             "test", "value", "median", "says"}],
+ *    "counts": {STATUS: n}, "nodes_detail": [VERDICT per node]}
+ * where a VERDICT is tp_triage_verdict's. NULL on TP_ENOMEM. */
+json_t *tp_triage_result(const tp_triage *t, tp_error *err);
+
+/* Node i's verdict: {"node": i, "status": "pass" | "slow" | "link" (an end
+ * of a slow link) | "suspect" (slow in a loaded round, not confirmed within
+ * the rounds allowed) | "lost" | "missing" | "error", "cause": "none" |
+ * "hardware" | "config" | "harness" | "contention" | "timeout",
+ * "action": "none" | "rerun" | "drain" | "service", "stage" (the last
+ * stage it took part in), "tests" (how many it completed), "evidence":
+ * {"test", "value", "median", "threshold"} | null, "says"}. */
+json_t *tp_triage_verdict(const tp_triage *t, int node);
+
+/* ---- the simulator ---- */
+
+#define TP_TRIAGE_SIM_MAX_FAULTS 64
+
+/* A model fleet: the figures a test would measure, drawn. A pair test's
+ * figure is pair_time times the worst factor of its two nodes and its link
+ * (either way); a group's is group_time * 2(n-1)/n times the worst factor
+ * of its nodes and ring links; each times (1 + s Z), Z standard normal, s
+ * the spread of a median of `iters` samples of CoV `noise` (1.2533 noise /
+ * sqrt(iters)) combined with test_noise, the test-to-test CoV. */
+struct tp_triage_fleet {
+    int n;
+    double noise;      /* per-sample CoV (0.05: 5 %) */
+    int iters;         /* samples behind a test's figure (nccl-tests' -n; 0: 20) */
+    double test_noise; /* CoV of a test's figure from one run to the next (0) */
+    uint64_t seed;
+    int nslow;
+    struct tp_triage_slow_node {
+        int node;
+        double severity;  /* 0.2: 20 % slower */
+        bool collective;  /* slow in group collectives only (a PCIe or reduction fault) */
+    } slow[TP_TRIAGE_SIM_MAX_FAULTS];
+    int nlinks;
+    struct tp_triage_slow_link {
+        int a, b; /* both -1: a link the tier's rounds cross, drawn */
+        double severity;
+    } link[TP_TRIAGE_SIM_MAX_FAULTS];
+    int nmissing;
+    int missing[TP_TRIAGE_SIM_MAX_FAULTS]; /* never join */
+    int ndies;
+    struct tp_triage_death {
+        int node, round; /* dies in that round (1-based, counting every round) */
+    } dies[TP_TRIAGE_SIM_MAX_FAULTS];
+};
+
+/* Read a model fleet from a YAML file (docs/fleet.md, "The simulator"):
+ *     nodes: 1024
+ *     noise: 5%
+ *     slow_nodes: [{node: 17, severity: 25%}]
+ *     slow_links: [{a: 3, b: 900, severity: 30%}]
+ *     missing: [44]
+ *     dies: [{node: 8, round: 3}]
+ * Errors read "FILE:LINE:COL: KEY: message" (TP_EUSAGE). */
+int tp_triage_fleet_load(const char *path, struct tp_triage_fleet *f, tp_error *err);
+
+/* Run a triage of fleet f with o: every round the planner asks for, each
+ * test's figure drawn from f. *out is the judgement (tp_triage_result)
+ * with "simulated": {"wall_s", "planted": [...], "true_named",
+ * "false_named", "missed", "precision", "recall", "rounds_to_name"
+ * (after the tier's rounds, until the last planted fault was named;
+ * null if one was not)}. With brief, nodes_detail lists only the nodes
+ * that did not pass. TP_EUSAGE for a fleet or option out of range. */
+int tp_triage_simulate(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
+                       json_t **out, tp_error *err);
+
+#endif

@@ -1,0 +1,181 @@
+/* The simulator's model fleet, read from a YAML file (include/tp/triage.h,
+ * docs/fleet.md "The simulator"): one table of keys per mapping, walked by
+ * tp_yaml, so every error reads "FILE:LINE:COL: KEY: message". */
+#include <stddef.h>
+#include <string.h>
+
+#include "tp/triage.h"
+#include "tp/yaml.h"
+
+typedef struct tp_yaml_key key;
+typedef struct tp_yaml_table table;
+typedef struct tp_yaml_node node;
+typedef struct tp_triage_fleet FL;
+
+_Static_assert(sizeof(int) == sizeof(unsigned), "TP_YAML_UINT stores an unsigned into an int");
+
+static const struct tp_yaml_range nodes_range = {2, TP_TRIAGE_MAX_NODES, false,
+                                                 "must be between 2 and 1000000"};
+static const struct tp_yaml_range iters_range = {1, 1e6, false, "must be between 1 and 1000000"};
+static const struct tp_yaml_range severity_range = {0, 100, true,
+                                                    "must be above 0 and at most 10000%"};
+static const struct tp_yaml_range noise_range = {0, 1, false, "must be between 0 and 100%"};
+static const struct tp_yaml_range node_range = {0, TP_TRIAGE_MAX_NODES - 1, false,
+                                                "must be a node number, from 0"};
+static const struct tp_yaml_range round_range = {1, 1e6, false, "must be a round, from 1"};
+
+static int link_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
+                      void *base, uint64_t seen);
+static int fleet_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
+                       void *base, uint64_t seen);
+
+/* clang-format off */
+static const key slow_keys[] = {
+    {.name = "node", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_node, node),
+     .range = &node_range, .flags = TP_YAML_REQUIRED, .what = "a node number", .eg = "17"},
+    {.name = "severity", .kind = TP_YAML_FRAC,
+     .off = offsetof(struct tp_triage_slow_node, severity), .range = &severity_range,
+     .flags = TP_YAML_REQUIRED, .eg = "25%, 0.25"},
+    {.name = "collective", .kind = TP_YAML_BOOL,
+     .off = offsetof(struct tp_triage_slow_node, collective)},
+};
+static const table slow_tbl = {slow_keys, TP_YAML_NKEYS(slow_keys), NULL, NULL};
+static const key slow_elem = {.kind = TP_YAML_MAP, .sub = &slow_tbl};
+
+static const key link_keys[] = {
+    /* a and b both, or neither (a link the tier's rounds cross, drawn): link_check */
+    {.name = "a", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_link, a),
+     .range = &node_range, .what = "a node number", .eg = "3"},
+    {.name = "b", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_link, b),
+     .range = &node_range, .what = "a node number", .eg = "900"},
+    {.name = "severity", .kind = TP_YAML_FRAC,
+     .off = offsetof(struct tp_triage_slow_link, severity), .range = &severity_range,
+     .flags = TP_YAML_REQUIRED, .eg = "30%, 0.3"},
+};
+static const table link_tbl = {link_keys, TP_YAML_NKEYS(link_keys), link_check, NULL};
+static const key link_elem = {.kind = TP_YAML_MAP, .sub = &link_tbl};
+
+static const key missing_elem = {.kind = TP_YAML_UINT, .range = &node_range,
+                                 .what = "a node number", .eg = "44"};
+
+static const key death_keys[] = {
+    {.name = "node", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_death, node),
+     .range = &node_range, .flags = TP_YAML_REQUIRED, .what = "a node number", .eg = "8"},
+    {.name = "round", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_death, round),
+     .range = &round_range, .flags = TP_YAML_REQUIRED, .what = "a round number", .eg = "3"},
+};
+static const table death_tbl = {death_keys, TP_YAML_NKEYS(death_keys), NULL, NULL};
+static const key death_elem = {.kind = TP_YAML_MAP, .sub = &death_tbl};
+
+static const key top_keys[] = {
+    {.name = "nodes", .kind = TP_YAML_UINT, .off = offsetof(FL, n), .range = &nodes_range,
+     .flags = TP_YAML_REQUIRED, .what = "a node count", .eg = "1024"},
+    {.name = "noise", .kind = TP_YAML_FRAC, .off = offsetof(FL, noise), .range = &noise_range,
+     .def = 0.05, .eg = "5%, 0.05"},
+    {.name = "iters", .kind = TP_YAML_UINT, .off = offsetof(FL, iters), .range = &iters_range,
+     .def = 20, .what = "a sample count", .eg = "20"},
+    {.name = "test_noise", .kind = TP_YAML_FRAC, .off = offsetof(FL, test_noise),
+     .range = &noise_range, .eg = "1%, 0.01"},
+    {.name = "seed", .kind = TP_YAML_U64, .off = offsetof(FL, seed), .def = 1},
+    {.name = "slow_nodes", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, slow, nslow),
+     .elem = &slow_elem, .what = "a sequence of slow nodes",
+     .eg = "[{node: 17, severity: 25%}]"},
+    {.name = "slow_links", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, link, nlinks),
+     .elem = &link_elem, .what = "a sequence of slow links",
+     .eg = "[{a: 3, b: 900, severity: 30%}, {severity: 30%}]"},
+    {.name = "missing", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, missing, nmissing),
+     .elem = &missing_elem, .what = "a sequence of node numbers", .eg = "[44, 45]"},
+    {.name = "dies", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, dies, ndies),
+     .elem = &death_elem, .what = "a sequence of deaths", .eg = "[{node: 8, round: 3}]"},
+};
+static const table top_tbl = {top_keys, TP_YAML_NKEYS(top_keys), fleet_check, NULL};
+/* clang-format on */
+
+static int link_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
+                      void *base, uint64_t seen)
+{
+    struct tp_triage_slow_link *l = base;
+    bool a = tp_yaml_seen(&link_tbl, seen, "a"), b = tp_yaml_seen(&link_tbl, seen, "b");
+    char p[TP_YAML_PATH_LEN];
+    if (a != b) {
+        tp_yaml_join(p, path, a ? "b" : "a");
+        return tp_yaml_fail(y, at, p,
+                            "required with %s (give both ends of the link, or neither for a "
+                            "link the tier's rounds cross, drawn)",
+                            a ? "a" : "b");
+    }
+    if (!a) {
+        l->a = l->b = -1;
+        return 0;
+    }
+    if (l->a == l->b) {
+        tp_yaml_join(p, path, "b");
+        return tp_yaml_fail(y, tp_yaml_lookup(map, "b", true), p,
+                            "%d is a and b: a link joins two nodes", l->b);
+    }
+    return 0;
+}
+
+/* A node number given under key (an element of its list, or a field of
+ * one) must be below nodes. */
+static int below_n(struct tp_yaml *y, const node *list, size_t i, const char *field, int v,
+                   int n, const char *name)
+{
+    if (v < n)
+        return 0;
+    char p[TP_YAML_PATH_LEN], q[TP_YAML_PATH_LEN];
+    tp_yaml_join_index(p, name, i);
+    const node *item = list && i < list->n ? list->kid[i] : NULL;
+    const node *at = item;
+    if (field) {
+        tp_yaml_join(q, p, field);
+        strcpy(p, q);
+        at = item ? tp_yaml_lookup(item, field, true) : NULL;
+    }
+    return tp_yaml_fail(y, at ? at : list, p, "node %d: the fleet has nodes 0 to %d", v, n - 1);
+}
+
+static int fleet_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
+                       void *base, uint64_t seen)
+{
+    (void)at, (void)path, (void)seen;
+    FL *f = base;
+    int rc = 0;
+    const node *l = tp_yaml_lookup(map, "slow_nodes", true);
+    for (int i = 0; rc == 0 && i < f->nslow; i++)
+        rc = below_n(y, l, (size_t)i, "node", f->slow[i].node, f->n, "slow_nodes");
+    l = tp_yaml_lookup(map, "slow_links", true);
+    for (int i = 0; rc == 0 && i < f->nlinks; i++) {
+        if (f->link[i].a < 0)
+            continue;
+        rc = below_n(y, l, (size_t)i, "a", f->link[i].a, f->n, "slow_links");
+        if (rc == 0)
+            rc = below_n(y, l, (size_t)i, "b", f->link[i].b, f->n, "slow_links");
+    }
+    l = tp_yaml_lookup(map, "missing", true);
+    for (int i = 0; rc == 0 && i < f->nmissing; i++)
+        rc = below_n(y, l, (size_t)i, NULL, f->missing[i], f->n, "missing");
+    l = tp_yaml_lookup(map, "dies", true);
+    for (int i = 0; rc == 0 && i < f->ndies; i++)
+        rc = below_n(y, l, (size_t)i, "node", f->dies[i].node, f->n, "dies");
+    return rc;
+}
+
+int tp_triage_fleet_load(const char *path, struct tp_triage_fleet *f, tp_error *err)
+{
+    memset(f, 0, sizeof *f);
+    if (!path || !*path)
+        return tp_error_set(err, TP_EUSAGE, "fleet file: no path given");
+    struct tp_yaml y;
+    int rc = tp_yaml_open(&y, path, "fleet", err);
+    if (rc == 0 && !y.root)
+        rc = tp_error_set(err, TP_EUSAGE, "%s:1:1: empty document: a fleet file needs nodes:",
+                          path);
+    else if (rc == 0 && y.root->type != TP_YAML_N_MAP)
+        rc = tp_yaml_fail(&y, y.root, "", "expected a mapping (nodes:, slow_nodes: ...), found %s",
+                          tp_yaml_type_name(&y, y.root));
+    if (rc == 0)
+        rc = tp_yaml_walk(&y, y.root, y.root, "", &top_tbl, f);
+    tp_yaml_close(&y);
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* An isolation row (isolate_int.h): a node suspect, measured in two tests
+ * with fresh known-good partners (pairs; or, for a fault only collectives
+ * show, groups of two beside reference groups of two). Slow when both are
+ * and their mean is past the naming threshold. Cleared, its own slow
+ * pairs of the screen become links to look at. */
+#include <math.h>
+
+#include "isolate_int.h"
+
+static void schedule(tp_triage *t, struct tp__action *a, struct tp__triage_iso_sizes *z)
+{
+    int v[2];
+    if (!tp__triage_iso_is_free(t, a->a))
+        return;
+    tp__triage_iso_take(t, a->a);
+    v[0] = a->a;
+    if ((v[1] = tp__triage_iso_partner(t, a->a, a)) < 0) {
+        tp__triage_iso_give_back(t, v, 1);
+        if (v[1] == -1)
+            tp__triage_iso_unresolved(t, a); /* no partner left to judge it by */
+        return;
+    }
+    a->used[a->step] = v[1];
+    tp__triage_iso_test_of(t, a->group_mode, v, 2, a, a->step);
+    if (a->group_mode)
+        tp__triage_iso_want_refs(z, 2);
+}
+
+static int result(tp_triage *t, struct tp__action *a, int step, double r)
+{
+    (void)step;
+    if (isnan(r)) { /* a partner lost, or ours: again, with another */
+        if (++a->retries > TP__ISO_RETRIES)
+            tp__triage_iso_unresolved(t, a);
+        return 0;
+    }
+    a->res[a->step++] = r;
+    if (a->step < 2)
+        return 0;
+    a->done = true;
+    int s = a->a;
+    t->node[s].in_action = false;
+    double ref = a->group_mode ? tp__triage_ref_median(t, 2) : t->pair_median;
+    double mean = (a->res[0] + a->res[1]) / 2, lo = fmin(a->res[0], a->res[1]);
+    double thr = 1 + fmax(t->o.min_effect, t->o.z * tp__triage_iso_spread(t, a->group_mode) / sqrt(2));
+    int rc = 0;
+    if (mean > thr && lo > 1 + t->o.min_effect / 2) {
+        tp__triage_name_node(t, s, mean * ref, ref, thr * ref,
+                             a->group_mode ? "a group of two" : "pairs");
+        if (a->parent)
+            a->parent->named_any = true;
+    } else {
+        if (t->node[s].status == ST_SUSPECT) /* an end of a link named meanwhile stays one */
+            t->node[s].status = ST_PASS;
+        t->node[s].contention = true;
+        /* its slow pairs of the screen were the links', then */
+        double sus = tp__triage_suspect(t);
+        for (int k = t->adj_off[s]; !a->group_mode && rc == 0 && k < t->adj_off[s + 1]; k++) {
+            const struct tp__pair *p = &t->pairs[t->adj[k]];
+            int o = p->a == s ? p->b : p->a;
+            if (p->fig / t->pair_median > sus && t->node[o].status != ST_SLOW &&
+                !t->node[o].in_action)
+                rc = tp__triage_iso_link_action(t, s, o, 0);
+        }
+    }
+    if (a->parent && --a->parent->children == 0 && rc == 0)
+        rc = tp__triage_iso_members_done(t, a->parent);
+    return rc;
+}
+
+const struct tp__triage_iso_kind tp__triage_iso_node = {TP_TRIAGE_CONFIRM, schedule, result};

@@ -1,0 +1,109 @@
+/* The isolation: what the screen found slow, measured again alone until it
+ * is named or cleared (include/tp/triage.h). Each suspect is an action of
+ * a kind, a row of the table below, one file each (iso_<kind>.c):
+ *   node     a node suspect against known-good partners;
+ *   link     a link suspect alone, then its two ends with others;
+ *   bisect   a slow group split in halves, beside reference groups;
+ *   members  the members of a group too small to split, one by one;
+ *   probe    links as pairs (across a split, or of a small ring).
+ * A round takes every action whose nodes are free, older ones first and
+ * side probes last, so disjoint suspects are isolated at once and each
+ * node is in at most one test of a round; then reference groups of
+ * known-good nodes, of each size a group test of the round has.
+ * The rounds allowed after the screen: 3 (ceil(log2 n) + 5), the bound
+ * for one fault three times over; what is left then stays suspect. */
+#include <math.h>
+
+#include "isolate_int.h"
+
+static const struct tp__triage_iso_kind *const kinds[TP__A_KINDS] = {
+    [TP__A_NODE] = &tp__triage_iso_node,       [TP__A_LINK] = &tp__triage_iso_link,
+    [TP__A_BISECT] = &tp__triage_iso_bisect,   [TP__A_MEMBERS] = &tp__triage_iso_members,
+    [TP__A_PROBE] = &tp__triage_iso_probe,
+};
+
+/* TP__ISO_REFS groups of size known-good free nodes. */
+static void refs(tp_triage *t, int size)
+{
+    int v[64];
+    if (size > 64)
+        return;
+    for (int r = 0; r < TP__ISO_REFS; r++) {
+        int k = 0;
+        for (int tries = 0; tries < 8 * size + 64 && k < size && t->ngood > 0; tries++) {
+            int g = t->good[tp__triage_rand(&t->rng) % (uint64_t)t->ngood];
+            if (tp__triage_iso_is_free(t, g) && t->node[g].status == ST_PASS) {
+                tp__triage_iso_take(t, g);
+                v[k++] = g;
+            }
+        }
+        if (k < size) {
+            tp__triage_iso_give_back(t, v, k);
+            return;
+        }
+        tp__triage_iso_test_of(t, true, v, size, NULL, -1);
+    }
+}
+
+static void give_up_all(tp_triage *t)
+{
+    for (struct tp__action *a = t->actions; a; a = a->next)
+        if (!a->done)
+            tp__triage_iso_unresolved(t, a);
+}
+
+bool tp__triage_iso_round(tp_triage *t)
+{
+    t->cur.ntests = 0;
+    t->cur_nnodes = 0;
+    bool left = false;
+    for (struct tp__action *a = t->actions; a; a = a->next)
+        left |= !a->done;
+    if (!left)
+        return false;
+    if (t->iso_rounds >= 3 * tp_triage_isolation_bound(t->n)) {
+        give_up_all(t);
+        return false;
+    }
+    struct tp__triage_iso_sizes z = {0};
+    enum tp_triage_stage stage = TP_TRIAGE_CONFIRM;
+    for (int pass = 0; pass < 2; pass++)
+        for (struct tp__action *a = t->actions; a; a = a->next) {
+            const struct tp__triage_iso_kind *k = kinds[a->kind];
+            if (a->done || a->later != (pass == 1) || !k->schedule)
+                continue;
+            int before = t->cur.ntests;
+            k->schedule(t, a, &z);
+            if (t->cur.ntests > before && k->stage < stage)
+                stage = k->stage;
+        }
+    for (int i = 0; i < z.n; i++)
+        refs(t, z.size[i]);
+    t->cur.stage = stage;
+    if (t->cur.ntests == 0) { /* every action is waiting on nothing: none can go on */
+        give_up_all(t);
+        return false;
+    }
+    return true;
+}
+
+int tp__triage_iso_record(tp_triage *t, const double *figure)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < t->cur.ntests; i++)
+        if (!t->cur_owner[i] && !isnan(figure[i]))
+            rc = tp__triage_add_ref(t, t->cur.tests[i].n,
+                                    tp__triage_norm(figure[i], t->cur.tests[i].n));
+    for (int i = 0; rc == 0 && i < t->cur.ntests; i++) {
+        struct tp__action *a = t->cur_owner[i];
+        const struct tp_triage_test *x = &t->cur.tests[i];
+        if (!a || a->done || !kinds[a->kind]->result)
+            continue;
+        double f = figure[i], ref = x->group ? tp__triage_ref_median(t, x->n) : 0;
+        double r = isnan(f)    ? NAN
+                   : x->group ? (ref > 0 ? tp__triage_norm(f, x->n) / ref : NAN)
+                              : f / t->pair_median;
+        rc = kinds[a->kind]->result(t, a, t->cur_step[i], r);
+    }
+    return rc;
+}

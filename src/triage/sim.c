@@ -1,0 +1,342 @@
+/* The fleet simulator (include/tp/triage.h): the triage's own planner,
+ * judgement and isolation, with every test's figure drawn from a model
+ * fleet instead of measured. It scores what was named against what was
+ * planted: precision, recall, and the rounds it took after the tier's. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "triage_int.h"
+
+#define PAIR_FIG 10e-6 /* a pair test's figure: a 10 us median latency */
+#define GROUP_FIG 1e-3 /* a group's: a 1 ms allreduce, times 2(n-1)/n */
+#define SIM_MAX_ROUNDS 8192 /* the full tier at 8,192 nodes: 33.5 M pair tests */
+
+struct sim {
+    const struct tp_triage_fleet *f;
+    double *fnet, *fall; /* per node: its factor in pairs, in collectives */
+    int *pos, *stamp;    /* a test's ring positions */
+    bool *lost, *exercised;
+    uint64_t rng;
+    double spread;
+};
+
+static int check_node(int v, int n, const char *what, tp_error *err)
+{
+    if (v < 0 || v >= n)
+        return tp_error_set(err, TP_EUSAGE, "%s %d: the nodes are 0 to %d", what, v, n - 1);
+    return 0;
+}
+
+static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, tp_error *err)
+{
+    if (f->n < 2 || f->n > TP_TRIAGE_MAX_NODES)
+        return tp_error_set(err, TP_EUSAGE, "nodes %d: 2 to %d", f->n, TP_TRIAGE_MAX_NODES);
+    if (!(f->noise >= 0 && f->noise <= 1) || !(f->test_noise >= 0 && f->test_noise <= 1))
+        return tp_error_set(err, TP_EUSAGE, "noise: 0 to 100%%");
+    if (f->iters < 0 || f->iters > 1000000)
+        return tp_error_set(err, TP_EUSAGE, "iters %d: 1 to 1000000", f->iters);
+    if (f->nslow < 0 || f->nslow > TP_TRIAGE_SIM_MAX_FAULTS || f->nlinks < 0 ||
+        f->nlinks > TP_TRIAGE_SIM_MAX_FAULTS || f->nmissing < 0 ||
+        f->nmissing > TP_TRIAGE_SIM_MAX_FAULTS || f->ndies < 0 ||
+        f->ndies > TP_TRIAGE_SIM_MAX_FAULTS)
+        return tp_error_set(err, TP_EUSAGE, "at most %d faults of each kind",
+                            TP_TRIAGE_SIM_MAX_FAULTS);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < f->nslow; i++) {
+        rc = check_node(f->slow[i].node, f->n, "slow_nodes: node", err);
+        if (rc == 0 && !(f->slow[i].severity > 0 && f->slow[i].severity <= 100))
+            rc = tp_error_set(err, TP_EUSAGE, "slow_nodes: severity %g: above 0, at most 100",
+                              f->slow[i].severity);
+    }
+    for (int i = 0; rc == 0 && i < f->nlinks; i++) {
+        bool drawn = f->link[i].a < 0 && f->link[i].b < 0; /* a link the tier crosses */
+        if (!drawn)
+            rc = check_node(f->link[i].a, f->n, "slow_links: a", err);
+        if (rc == 0 && !drawn)
+            rc = check_node(f->link[i].b, f->n, "slow_links: b", err);
+        if (rc == 0 && !drawn && f->link[i].a == f->link[i].b)
+            rc = tp_error_set(err, TP_EUSAGE, "slow_links: %d-%d: a link has two ends",
+                              f->link[i].a, f->link[i].b);
+        if (rc == 0 && !(f->link[i].severity > 0 && f->link[i].severity <= 100))
+            rc = tp_error_set(err, TP_EUSAGE, "slow_links: severity %g: above 0, at most 100",
+                              f->link[i].severity);
+    }
+    for (int i = 0; rc == 0 && i < f->nmissing; i++)
+        rc = check_node(f->missing[i], f->n, "missing:", err);
+    for (int i = 0; rc == 0 && i < f->ndies; i++) {
+        rc = check_node(f->dies[i].node, f->n, "dies: node", err);
+        if (rc == 0 && f->dies[i].round < 1)
+            rc = tp_error_set(err, TP_EUSAGE, "dies: round %d: from 1", f->dies[i].round);
+    }
+    int r[TP_TRIAGE_NSTAGES], planned = tp_triage_tier_rounds(o ? o->tier : NULL, f->n, o, r);
+    if (rc == 0 && planned > SIM_MAX_ROUNDS)
+        rc = tp_error_set(err, TP_EUSAGE, "--tier %s: %d rounds for %d nodes; the simulator "
+                          "runs tiers of at most %d rounds", o && o->tier ? o->tier : "screen", planned, f->n,
+                          SIM_MAX_ROUNDS);
+    return rc;
+}
+
+/* The worst factor of the link between a and b (either way). */
+static double link_factor(const struct sim *s, int a, int b)
+{
+    double w = 1;
+    for (int i = 0; i < s->f->nlinks; i++)
+        if ((s->f->link[i].a == a && s->f->link[i].b == b) ||
+            (s->f->link[i].a == b && s->f->link[i].b == a))
+            w = fmax(w, 1 + s->f->link[i].severity);
+    return w;
+}
+
+static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool planned)
+{
+    const struct tp_triage_fleet *f = s->f;
+    double worst = 1, base;
+    for (int k = 0; k < x->n; k++)
+        if (s->lost[x->nodes[k]])
+            return NAN;
+    if (!x->group) {
+        int a = x->nodes[0], b = x->nodes[1];
+        worst = fmax(fmax(s->fnet[a], s->fnet[b]), link_factor(s, a, b));
+        base = PAIR_FIG;
+        for (int i = 0; planned && i < f->nlinks; i++)
+            s->exercised[i] |= (f->link[i].a == a && f->link[i].b == b) ||
+                               (f->link[i].a == b && f->link[i].b == a);
+    } else {
+        for (int k = 0; k < x->n; k++) {
+            worst = fmax(worst, s->fall[x->nodes[k]]);
+            s->pos[x->nodes[k]] = k;
+            s->stamp[x->nodes[k]] = id;
+        }
+        for (int i = 0; i < f->nlinks; i++) {
+            int a = f->link[i].a, b = f->link[i].b;
+            if (s->stamp[a] != id || s->stamp[b] != id)
+                continue;
+            int d = abs(s->pos[a] - s->pos[b]);
+            if (d == 1 || d == x->n - 1) {
+                worst = fmax(worst, 1 + f->link[i].severity);
+                s->exercised[i] |= planned;
+            }
+        }
+        base = GROUP_FIG * 2.0 * (x->n - 1) / x->n;
+    }
+    double fig = base * worst * (1 + s->spread * tp__triage_normal(&s->rng));
+    return fmax(fig, 1e-3 * base);
+}
+
+/* A link the tier's own rounds cross, drawn (reservoir sampling over
+ * every pair test and every ring link of every group): the rounds are
+ * planned before anything is measured, so a dry run of them with equal
+ * figures crosses the links the real run will. Not a link of a node that
+ * another fault has (taken): two faults are two. */
+static int crossed_link(int n, const bool *joined, const bool *taken,
+                        const struct tp_triage_opts *o, uint64_t *rng, int *a, int *b,
+                        tp_error *err)
+{
+    tp_triage *t = NULL;
+    int rc = tp_triage_new(n, joined, o, &t, err);
+    double *one = malloc(sizeof *one * (size_t)(n / 2 + 1));
+    if (rc == 0 && !one)
+        rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    uint64_t seen = 0;
+    while (rc == 0 && t->next_plan < t->nplan) {
+        const struct tp_triage_round *r = tp_triage_next(t);
+        if (!r)
+            break;
+        for (int i = 0; i < r->ntests; i++) {
+            const struct tp_triage_test *x = &r->tests[i];
+            one[i] = 1;
+            for (int k = 0; k < (x->n == 2 ? 1 : x->n); k++) {
+                int u = x->nodes[k], w = x->nodes[(k + 1) % x->n];
+                if (!taken[u] && !taken[w] && tp__triage_rand(rng) % ++seen == 0) {
+                    *a = u;
+                    *b = w;
+                }
+            }
+        }
+        rc = tp_triage_record(t, one, NULL, err);
+    }
+    tp_triage_free(t);
+    free(one);
+    return rc;
+}
+
+static bool named_node(const json_t *named, int v, int *round)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(named, i, e)
+        if (strcmp(json_string_value(json_object_get(e, "kind")), "node") == 0 &&
+            json_integer_value(json_object_get(e, "node")) == v) {
+            *round = (int)json_integer_value(json_object_get(e, "round"));
+            return true;
+        }
+    return false;
+}
+
+static bool named_link(const json_t *named, int a, int b, int *round)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(named, i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "kind")), "link") != 0)
+            continue;
+        int x = (int)json_integer_value(json_object_get(e, "a"));
+        int y = (int)json_integer_value(json_object_get(e, "b"));
+        if ((x == a && y == b) || (x == b && y == a)) {
+            *round = (int)json_integer_value(json_object_get(e, "round"));
+            return true;
+        }
+    }
+    return false;
+}
+
+/* planted against named: the "simulated" object */
+static json_t *score(const struct sim *s, const json_t *res, double wall)
+{
+    const struct tp_triage_fleet *f = s->f;
+    const json_t *named = json_object_get(res, "named");
+    json_t *planted = json_array();
+    int hits = 0, last = 0;
+    bool all = true;
+    for (int i = 0; i < f->nslow; i++) {
+        int r = 0;
+        bool hit = named_node(named, f->slow[i].node, &r);
+        hits += hit;
+        all &= hit;
+        last = hit && r > last ? r : last;
+        json_array_append_new(planted, json_pack("{s:s, s:i, s:f, s:b, s:b}", "kind", "node",
+                                                 "node", f->slow[i].node, "severity",
+                                                 f->slow[i].severity, "collective",
+                                                 f->slow[i].collective, "named", hit));
+    }
+    for (int i = 0; i < f->nlinks; i++) {
+        int r = 0;
+        bool hit = named_link(named, f->link[i].a, f->link[i].b, &r);
+        hits += hit;
+        all &= hit;
+        last = hit && r > last ? r : last;
+        json_array_append_new(planted, json_pack("{s:s, s:i, s:i, s:f, s:b, s:b}", "kind", "link",
+                                                 "a", f->link[i].a, "b", f->link[i].b,
+                                                 "severity", f->link[i].severity, "exercised",
+                                                 s->exercised[i], "named", hit));
+    }
+    int nplanted = f->nslow + f->nlinks, nnamed = (int)json_array_size(named);
+    return json_pack("{s:f, s:o, s:i, s:i, s:i, s:f, s:f, s:o}", "wall_s", wall, "planted",
+                     planted, "true_named", hits, "false_named", nnamed - hits, "missed",
+                     nplanted - hits, "precision", nnamed ? (double)hits / nnamed : 1.0, "recall",
+                     nplanted ? (double)hits / nplanted : 1.0, "rounds_to_name",
+                     all && nplanted ? json_integer(last) : json_null());
+}
+
+static void brief_only(json_t *res)
+{
+    json_t *all = json_object_get(res, "nodes_detail"), *keep = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(all, i, v)
+        if (strcmp(json_string_value(json_object_get(v, "status")), "pass") != 0 ||
+            strcmp(json_string_value(json_object_get(v, "cause")), "none") != 0)
+            json_array_append(keep, v);
+    json_object_set_new(res, "nodes_detail", keep);
+}
+
+int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_triage_opts *o,
+                       bool brief, json_t **out, tp_error *err)
+{
+    *out = NULL;
+    int rc = check(given, o, err);
+    if (rc)
+        return rc;
+    struct tp_triage_fleet *f = malloc(sizeof *f);
+    if (!f)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    *f = *given;
+    int n = f->n;
+    struct sim s = {.f = f, .rng = f->seed ^ 0x73696d0000000000ull};
+    int iters = f->iters ? f->iters : 20;
+    s.spread = hypot(1.2533 * f->noise / sqrt(iters), f->test_noise);
+    s.fnet = malloc(sizeof *s.fnet * (size_t)n);
+    s.fall = malloc(sizeof *s.fall * (size_t)n);
+    s.pos = malloc(sizeof *s.pos * (size_t)n);
+    s.stamp = malloc(sizeof *s.stamp * (size_t)n);
+    s.lost = calloc((size_t)n, sizeof *s.lost);
+    s.exercised = calloc((size_t)f->nlinks + 1, sizeof *s.exercised);
+    bool *joined = malloc(sizeof *joined * (size_t)n);
+    double *fig = malloc(sizeof *fig * (size_t)(n / 2 + 1));
+    tp_triage *t = NULL;
+    if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig)
+        rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    for (int v = 0; rc == 0 && v < n; v++) {
+        s.fnet[v] = s.fall[v] = 1;
+        s.stamp[v] = -1;
+        joined[v] = true;
+    }
+    for (int i = 0; rc == 0 && i < f->nslow; i++) {
+        int v = f->slow[i].node;
+        s.fall[v] = fmax(s.fall[v], 1 + f->slow[i].severity);
+        if (!f->slow[i].collective)
+            s.fnet[v] = fmax(s.fnet[v], 1 + f->slow[i].severity);
+    }
+    for (int i = 0; rc == 0 && i < f->nmissing; i++)
+        joined[f->missing[i]] = false;
+    bool *taken = calloc((size_t)n, sizeof *taken);
+    if (rc == 0 && !taken)
+        rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < f->nslow; i++)
+        taken[f->slow[i].node] = true;
+    for (int i = 0; rc == 0 && i < f->nlinks; i++)
+        if (f->link[i].a >= 0)
+            taken[f->link[i].a] = taken[f->link[i].b] = true;
+    for (int i = 0; rc == 0 && i < f->nlinks; i++)
+        if (f->link[i].a < 0) {
+            rc = crossed_link(n, joined, taken, o, &s.rng, &f->link[i].a, &f->link[i].b, err);
+            if (rc == 0 && f->link[i].a < 0)
+                rc = tp_error_set(err, TP_EUSAGE, "slow_links: no link of the %s tier is left "
+                                  "to plant one on", o && o->tier ? o->tier : "screen");
+            if (rc == 0)
+                taken[f->link[i].a] = taken[f->link[i].b] = true;
+        }
+    free(taken);
+    if (rc == 0)
+        rc = tp_triage_new(n, joined, o, &t, err);
+    double wall = 0;
+    int id = 0;
+    const struct tp_triage_round *r;
+    while (rc == 0 && (r = tp_triage_next(t)) != NULL) {
+        int round = tp_triage_rounds(t, TP_TRIAGE_NSTAGES) + 1;
+        for (int i = 0; i < f->ndies; i++)
+            if (f->dies[i].round == round)
+                s.lost[f->dies[i].node] = true;
+        bool planned = !t->screened;
+        double longest = 0;
+        for (int i = 0; i < r->ntests; i++) {
+            fig[i] = draw(&s, &r->tests[i], id++, planned);
+            longest = fmax(longest, r->tests[i].group ? t->o.group_s : t->o.pair_s);
+        }
+        wall += longest + t->o.round_gap_s;
+        rc = tp_triage_record(t, fig, s.lost, err);
+    }
+    if (rc == 0) {
+        json_t *res = tp_triage_result(t, err);
+        if (!res)
+            rc = TP_ENOMEM;
+        else {
+            json_object_set_new(res, "simulated", score(&s, res, wall));
+            if (brief)
+                brief_only(res);
+            *out = res;
+        }
+    }
+    tp_triage_free(t);
+    free(s.fnet);
+    free(s.fall);
+    free(s.pos);
+    free(s.stamp);
+    free(s.lost);
+    free(s.exercised);
+    free(joined);
+    free(fig);
+    free(f);
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* What the tiers' rows are made of (include/tp/triage.h): the options'
+ * defaults and the rounds each planned stage takes for m nodes. tier.c
+ * and the rows read these; nothing here reads a row. */
+#include "triage_int.h"
+
+void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out)
+{
+    static const struct tp_triage_opts none;
+    *out = o ? *o : none;
+    if (!out->tier)
+        out->tier = "screen";
+    if (out->matchings <= 0)
+        out->matchings = 4;
+    if (out->group <= 0)
+        out->group = 8;
+    if (out->min_effect <= 0)
+        out->min_effect = 0.10;
+    if (out->z <= 0)
+        out->z = 4;
+    if (out->pair_s <= 0)
+        out->pair_s = 3;
+    if (out->group_s <= 0)
+        out->group_s = 5;
+    if (out->round_gap_s <= 0)
+        out->round_gap_s = 0.2;
+}
+
+int tp__triage_one_round(int m, const struct tp_triage_opts *o)
+{
+    (void)o;
+    return m >= 2;
+}
+
+int tp__triage_ring_rounds(int m, const struct tp_triage_opts *o)
+{
+    (void)o;
+    /* edges (i, i+1): even ones, odd ones, and for an odd m the closing one */
+    return m < 2 ? 0 : m == 2 ? 1 : m % 2 ? 3 : 2;
+}
+
+int tp__triage_groups_size(int m, const struct tp_triage_opts *o)
+{
+    int g = o->group > 0 ? o->group : 8;
+    if (g > m / 3) /* at least three groups: the fleet's own median needs peers */
+        g = m / 3;
+    return g >= 2 ? g : 0;
+}
+
+int tp__triage_groups_rounds(int m, const struct tp_triage_opts *o)
+{
+    return tp__triage_groups_size(m, o) ? 1 : 0;
+}
+
+int tp__triage_matchings(int m, const struct tp_triage_opts *o)
+{
+    int k = o->matchings > 0 ? o->matchings : 4;
+    /* partners left once the ring neighbours are taken */
+    int left = m - 1 - (m > 3 ? 2 : m - 1);
+    return k < left ? k : left > 0 ? left : 0;
+}
+
+int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o)
+{
+    (void)o;
+    /* every pair once; an odd count takes one round more, each node
+     * sitting out one */
+    return m < 2 ? 0 : m % 2 ? m : m - 1;
+}
+
+int tp_triage_isolation_bound(int n)
+{
+    int lg = 0;
+    while (lg < 31 && (1 << lg) < n)
+        lg++;
+    return lg + 5;
+}

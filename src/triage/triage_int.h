@@ -1,0 +1,192 @@
+/* What the files of src/triage/ share: the tier rows, the driver's state,
+ * the random draws, and the steps between them (planned rounds, the screen
+ * judgement, the isolation, the verdicts). */
+#ifndef TP_TRIAGE_INT_H
+#define TP_TRIAGE_INT_H
+
+#include <stdint.h>
+
+#include "tp/triage.h"
+
+/* ---- tiers (tier.c, one row per tier_<name>.c) ---- */
+
+/* A tier: for each stage it runs, how many rounds that takes for m nodes
+ * (NULL: the stage is not run); the stages run in enum order. */
+struct tp__triage_tier {
+    const char *name;
+    int (*rounds[TP_TRIAGE_NSTAGES])(int m, const struct tp_triage_opts *o);
+};
+
+extern const struct tp__triage_tier tp__triage_tier_prolog, tp__triage_tier_screen,
+    tp__triage_tier_full;
+
+/* The row of tier name (NULL: screen), or NULL when there is none. */
+const struct tp__triage_tier *tp__triage_tier_find(const char *name);
+
+/* Rounds of stage s in tier t for m nodes (0 when it is not run). */
+int tp__triage_stage_rounds(const struct tp__triage_tier *t, enum tp_triage_stage s, int m,
+                            const struct tp_triage_opts *o);
+
+/* ---- the stages' rounds (stages.c: the rows are made of these) ---- */
+
+int tp__triage_one_round(int m, const struct tp_triage_opts *o);     /* 1 */
+int tp__triage_ring_rounds(int m, const struct tp_triage_opts *o);   /* 1 to 3 */
+int tp__triage_groups_rounds(int m, const struct tp_triage_opts *o); /* 1, or 0: too few */
+int tp__triage_matchings(int m, const struct tp_triage_opts *o);     /* k, or fewer partners */
+int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o); /* m - 1, or m */
+/* The groups pass' group size for m nodes (0: no groups pass). */
+int tp__triage_groups_size(int m, const struct tp_triage_opts *o);
+
+/* o with its zeros made the defaults. */
+void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out);
+
+/* ---- random draws (rounds.c) ---- */
+
+uint64_t tp__triage_rand(uint64_t *s);        /* splitmix64 */
+double tp__triage_uniform(uint64_t *s);       /* [0, 1) */
+double tp__triage_normal(uint64_t *s);        /* standard normal */
+void tp__triage_shuffle(int *v, int n, uint64_t *s);
+
+/* ---- the driver's state (triage.c) ---- */
+
+struct tp__pair { /* one pair measurement */
+    int a, b;
+    float fig;
+    uint8_t stage;
+};
+
+struct tp__group { /* one group measurement: nodes in tp_triage.gnodes */
+    int off, n;
+    float fig;
+    uint8_t stage;
+    bool ref; /* every node of it known good when it ran */
+};
+
+enum tp__status { ST_PASS, ST_SUSPECT, ST_SLOW, ST_LINK, ST_ERROR, ST_LOST, ST_MISSING };
+
+struct tp__node {
+    uint8_t status;
+    uint8_t stage;       /* the last stage it took part in */
+    bool contention;     /* slow in a loaded round, normal alone */
+    bool in_action;      /* an isolation action is about it */
+    bool tried;          /* confirmed once already: not again */
+    int tests;           /* tests completed */
+    int busy;            /* the round number it is in a test of */
+    float ev_value, ev_median, ev_threshold; /* the evidence */
+    uint8_t ev_stage;
+    int ev_other;        /* the other end of its link, or -1 */
+};
+
+struct tp__action;
+
+struct tp__ref { /* a group of known-good nodes: its figure per ring factor */
+    int size;
+    float norm;
+};
+
+/* A group's figure divided by the ring allreduce's 2(n-1)/n, so groups of
+ * nearby sizes compare. */
+double tp__triage_norm(double fig, int n);
+
+/* The median of the reference groups of size n measured so far (of any
+ * size when none of n was; 0: none at all). */
+double tp__triage_ref_median(const tp_triage *t, int n);
+int tp__triage_add_ref(tp_triage *t, int n, double norm);
+
+struct tp_triage {
+    int n, m;                 /* nodes; nodes that joined */
+    struct tp_triage_opts o;  /* with the defaults */
+    const struct tp__triage_tier *tier;
+    uint64_t rng;
+    struct tp__node *node;
+    int *order;               /* the ring order (the joined nodes, shuffled) */
+    /* the planned rounds: stage and index within it, built when asked */
+    int nplan, next_plan;
+    uint8_t *plan_stage;
+    int *plan_index;
+    int *partners;            /* matchings: node -> partner per matching, -1 */
+    /* the round being run */
+    struct tp_triage_round cur;
+    int cur_cap_tests, cur_cap_nodes, cur_nnodes;
+    int *cur_nodes;
+    struct tp__action **cur_owner; /* per test: the action it serves (NULL: planned or ref) */
+    int *cur_step;
+    bool pending;
+    int round_no;             /* rounds recorded, every stage */
+    int rounds[TP_TRIAGE_NSTAGES];
+    bool screened;            /* the tier's rounds are over and judged */
+    bool done;
+    int iso_rounds;
+    /* measurements */
+    struct tp__pair *pairs;
+    int npairs, cap_pairs;
+    struct tp__group *groups;
+    int ngroups, cap_groups;
+    int *gnodes;
+    int ngnodes, cap_gnodes;
+    int *adj_off, *adj;           /* per node, its screen pairs (indices into pairs) */
+    struct tp__ref *refs;         /* reference groups' figures, by size */
+    int nrefs, cap_refs;
+    /* the fleet's figures */
+    double pair_median, pair_spread; /* spread: 1.4826 MAD / median */
+    double group_spread;
+    /* isolation */
+    struct tp__action *actions;   /* a list */
+    json_t *named;                /* what was named, in order */
+    int *good;                    /* the known-good pool */
+    int ngood;
+    int harness_failures;
+};
+
+/* Append a measurement (TP_ENOMEM). */
+int tp__triage_add_pair(tp_triage *t, int a, int b, double fig, enum tp_triage_stage s);
+int tp__triage_add_group(tp_triage *t, const int *nodes, int n, double fig,
+                         enum tp_triage_stage s, bool ref);
+
+/* Room for one more test of n nodes in t->cur; returns its nodes array
+ * (filled by the caller) or NULL (TP_ENOMEM). */
+int *tp__triage_cur_test(tp_triage *t, bool group, int n);
+
+/* ---- planned rounds (rounds.c) ---- */
+
+/* Build t->cur as planned round k of stage s. 0 or TP_ENOMEM. */
+int tp__triage_plan_round(tp_triage *t, enum tp_triage_stage s, int k);
+
+/* Draw the matchings (t->partners), after the ring order. 0 or TP_ENOMEM. */
+int tp__triage_draw_matchings(tp_triage *t, int k);
+
+/* ---- judgement (judge.c) ---- */
+
+double tp__triage_median(float *v, int n); /* reorders v */
+
+/* The thresholds: a test at most this far above the median is normal. */
+double tp__triage_slow(const tp_triage *t);    /* to name: 1 + max(min_effect, z spread) */
+double tp__triage_suspect(const tp_triage *t); /* to look again: 1 + max(min_effect/2, z spread) */
+
+/* After the tier's rounds: the fleet's medians and spreads, the suspects,
+ * the first isolation actions, the known-good pool. 0 or TP_ENOMEM. */
+int tp__triage_screen_judge(tp_triage *t);
+
+/* ---- isolation (isolate.c) ---- */
+
+/* Build t->cur as the next isolation round; false when no action is left
+ * (or the rounds allowed are spent: what is left stays suspect). */
+bool tp__triage_iso_round(tp_triage *t);
+
+/* Hand the figures of the isolation round t->cur to its actions. */
+int tp__triage_iso_record(tp_triage *t, const double *figure);
+
+/* New actions (judge.c starts them). */
+int tp__triage_confirm_node(tp_triage *t, int s, bool group_mode);
+int tp__triage_confirm_link(tp_triage *t, int a, int b);
+int tp__triage_bisect(tp_triage *t, const int *set, int n);
+
+void tp__triage_free_actions(tp_triage *t);
+
+/* Record a named fault and mark its nodes. */
+void tp__triage_name_node(tp_triage *t, int s, double value, double median, double thr,
+                          const char *test);
+void tp__triage_name_link(tp_triage *t, int a, int b, double value, double median, double thr,
+                          const char *test);
+
+#endif

@@ -1,0 +1,118 @@
+/* The verdicts of a triage (include/tp/triage.h): per node a status, a
+ * cause class, the evidence and the action a scheduler can take, and the
+ * judgement of the whole fleet. The table below is the one place that
+ * says which status gets which cause and action. */
+#include <math.h>
+#include <stdio.h>
+
+#include "triage_int.h"
+
+typedef void says_fn(const tp_triage *t, int v, char *out, size_t size);
+
+static void says_pass(const tp_triage *t, int v, char *out, size_t size)
+{
+    snprintf(out, size, t->node[v].contention ? "slow in a loaded round, normal alone" : "passed");
+}
+
+static void says_suspect(const tp_triage *t, int v, char *out, size_t size)
+{
+    (void)t, (void)v;
+    snprintf(out, size, "slow in a loaded round, not settled within the rounds allowed: run again");
+}
+
+static void says_slow(const tp_triage *t, int v, char *out, size_t size)
+{
+    const struct tp__node *x = &t->node[v];
+    snprintf(out, size, "slow: %.2fx the fleet's median alone with known-good partners",
+             x->ev_value / x->ev_median);
+}
+
+static void says_link(const tp_triage *t, int v, char *out, size_t size)
+{
+    const struct tp__node *x = &t->node[v];
+    snprintf(out, size, "an end of the slow link %d-%d (%.2fx the median); normal with other "
+             "partners", v, x->ev_other, x->ev_value / x->ev_median);
+}
+
+static void says_error(const tp_triage *t, int v, char *out, size_t size)
+{
+    (void)t, (void)v;
+    snprintf(out, size, "a test of it failed on trainpath's side (not a fault of the node): run "
+             "again");
+}
+
+static void says_lost(const tp_triage *t, int v, char *out, size_t size)
+{
+    snprintf(out, size, "lost during %s: it died or stopped answering",
+             tp_triage_stage_name(t->node[v].stage));
+}
+
+static void says_missing(const tp_triage *t, int v, char *out, size_t size)
+{
+    (void)t, (void)v;
+    snprintf(out, size, "never joined");
+}
+
+/* per status: its name, cause and action, whether it carries evidence,
+ * and what it says */
+static const struct {
+    const char *status, *cause, *action;
+    bool evidence;
+    says_fn *says;
+} verdicts[] = {
+    [ST_PASS] = {"pass", "none", "none", false, says_pass},
+    [ST_SUSPECT] = {"suspect", "contention", "rerun", false, says_suspect},
+    [ST_SLOW] = {"slow", "hardware", "drain", true, says_slow},
+    [ST_LINK] = {"link", "hardware", "service", true, says_link},
+    [ST_ERROR] = {"error", "harness", "rerun", false, says_error},
+    [ST_LOST] = {"lost", "timeout", "drain", false, says_lost},
+    [ST_MISSING] = {"missing", "timeout", "rerun", false, says_missing},
+};
+
+json_t *tp_triage_verdict(const tp_triage *t, int v)
+{
+    if (v < 0 || v >= t->n)
+        return NULL;
+    const struct tp__node *x = &t->node[v];
+    const char *cause = verdicts[x->status].cause;
+    if (x->status == ST_PASS && x->contention)
+        cause = "contention";
+    char says[240];
+    verdicts[x->status].says(t, v, says, sizeof says);
+    json_t *ev = verdicts[x->status].evidence
+                     ? json_pack("{s:s, s:f, s:f, s:f}", "test", tp_triage_stage_name(x->ev_stage),
+                                 "value", (double)x->ev_value, "median", (double)x->ev_median,
+                                 "threshold", (double)x->ev_threshold)
+                     : json_null();
+    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:o, s:s}", "node", v, "status",
+                     verdicts[x->status].status, "cause", cause, "action",
+                     verdicts[x->status].action, "stage",
+                     x->status == ST_MISSING ? "join" : tp_triage_stage_name(x->stage), "tests",
+                     x->tests, "evidence", ev, "says", says);
+}
+
+json_t *tp_triage_result(const tp_triage *t, tp_error *err)
+{
+    json_t *rounds = json_object(), *counts = json_object(), *detail = json_array();
+    for (int s = 0; s < TP_TRIAGE_NSTAGES; s++)
+        json_object_set_new(rounds, tp_triage_stage_name((enum tp_triage_stage)s),
+                            json_integer(t->rounds[s]));
+    int count[sizeof verdicts / sizeof verdicts[0]] = {0};
+    for (int v = 0; v < t->n; v++) {
+        count[t->node[v].status]++;
+        json_array_append_new(detail, tp_triage_verdict(t, v));
+    }
+    for (size_t i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++)
+        json_object_set_new(counts, verdicts[i].status, json_integer(count[i]));
+    json_t *r = json_pack("{s:s, s:i, s:i, s:o, s:i, s:i, s:i, s:f, s:f, s:f, s:O, s:i, s:o, s:o}",
+                          "tier", t->tier->name, "nodes", t->n, "joined", t->m, "rounds", rounds,
+                          "rounds_total", t->round_no, "rounds_isolation", t->iso_rounds,
+                          "isolation_bound", tp_triage_isolation_bound(t->n), "pair_median",
+                          t->pair_median, "spread", t->pair_spread, "threshold",
+                          t->pair_median > 0 ? tp__triage_slow(t) : 0.0, "named", t->named,
+                          "harness_failures", t->harness_failures, "counts", counts,
+                          "nodes_detail", detail);
+    if (!r)
+        tp_error_set(err, TP_ENOMEM, "out of memory");
+    return r;
+}
