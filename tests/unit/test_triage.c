@@ -1,0 +1,586 @@
+/* Tests of fleet triage (tp/triage.h): the tiers' rounds and estimates,
+ * the pick by budget, the planner's invariants (each node in at most one
+ * test a round; the ring pass, the matchings' distinct partners, the full
+ * tier's every pair once), the driver's handling of failed tests, and the
+ * simulator at 8, 64, 1,024 and 16,384 nodes under several seeds: a clean
+ * fleet names nothing, one slow node is named within ceil(log2 n) + 3
+ * isolation rounds, one slow link (both ends) within ceil(log2 n) + 5, two
+ * faults both, a fault only collectives show, a node that never joined is
+ * missing (not slow), one that dies is lost, a link no round crossed is
+ * not named. Then the fleet file's reader and its errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp/triage.h"
+#include "tp_test.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    return tp_test_mkdtemp(dir, sizeof dir, "tp_triage");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tp_test_rmtree(dir);
+}
+
+static int ceil_log2(int n)
+{
+    int lg = 0;
+    while ((1 << lg) < n)
+        lg++;
+    return lg;
+}
+
+/* ---- tiers ---- */
+
+static void tier_rounds(void **state)
+{
+    (void)state;
+    int r[TP_TRIAGE_NSTAGES];
+    /* prolog: the gang and the ring pass, whatever n */
+    TP_EQ_INT(tp_triage_tier_rounds("prolog", 8, NULL, r), 3);
+    TP_EQ_INT(r[TP_TRIAGE_GANG], 1);
+    TP_EQ_INT(r[TP_TRIAGE_RING], 2);
+    TP_EQ_INT(tp_triage_tier_rounds("prolog", 9, NULL, r), 4); /* an odd ring: 3 */
+    TP_EQ_INT(tp_triage_tier_rounds("prolog", 10000, NULL, r), 3);
+    /* screen: + the groups pass and 4 matchings */
+    TP_EQ_INT(tp_triage_tier_rounds("screen", 1024, NULL, r), 8);
+    TP_EQ_INT(r[TP_TRIAGE_GROUPS], 1);
+    TP_EQ_INT(r[TP_TRIAGE_MATCH], 4);
+    TP_EQ_INT(tp_triage_tier_rounds(NULL, 1024, NULL, r), 8); /* the default */
+    struct tp_triage_opts o = {.matchings = 6};
+    TP_EQ_INT(tp_triage_tier_rounds("screen", 1024, &o, r), 10);
+    /* too few nodes for 4 partners besides the ring neighbours */
+    tp_triage_tier_rounds("screen", 5, NULL, r);
+    TP_EQ_INT(r[TP_TRIAGE_MATCH], 2);
+    /* full: every pair by the circle method */
+    tp_triage_tier_rounds("full", 64, NULL, r);
+    TP_EQ_INT(r[TP_TRIAGE_PAIRS], 63);
+    tp_triage_tier_rounds("full", 9, NULL, r);
+    TP_EQ_INT(r[TP_TRIAGE_PAIRS], 9);
+    TP_EQ_INT(tp_triage_tier_rounds("nope", 64, NULL, r), 0);
+    TP_EQ_INT(tp_triage_isolation_bound(1024), 15);
+    TP_EQ_INT(tp_triage_isolation_bound(1000), 15);
+    TP_EQ_INT(tp_triage_isolation_bound(8), 8);
+}
+
+static void estimate_and_pick(void **state)
+{
+    (void)state;
+    struct tp_triage_opts o = {.pair_s = 3, .group_s = 5, .round_gap_s = 0.2};
+    /* prolog at 1024: the gang (5.2) and two ring rounds (3.2 each) */
+    TP_NEAR(tp_triage_estimate_s("prolog", 1024, &o, false), 11.6, 1e-9);
+    /* with isolation: 15 rounds of the longer test */
+    TP_NEAR(tp_triage_estimate_s("prolog", 1024, &o, true), 11.6 + 15 * 5.2, 1e-9);
+    TP_NEAR(tp_triage_estimate_s("nope", 1024, &o, false), -1, 0);
+    double full = tp_triage_estimate_s("full", 1024, &o, true);
+    double screen = tp_triage_estimate_s("screen", 1024, &o, true);
+    double prolog = tp_triage_estimate_s("prolog", 1024, &o, true);
+    const char *tier = NULL;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_pick(1024, full, &o, &tier, &err), 0);
+    TP_EQ_STR(tier, "full");
+    assert_int_equal(tp_triage_pick(1024, full - 1, &o, &tier, &err), 0);
+    TP_EQ_STR(tier, "screen");
+    assert_int_equal(tp_triage_pick(1024, screen - 1, &o, &tier, &err), 0);
+    TP_EQ_STR(tier, "prolog");
+    assert_int_equal(tp_triage_pick(1024, prolog - 1, &o, &tier, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "--budget");
+    TP_HAS(err.msg, "the prolog tier needs");
+    TP_HAS(err.msg, "1024 nodes");
+}
+
+/* ---- the planner ---- */
+
+/* Run a triage of n nodes by tier with every figure equal, checking that
+ * no node is in two tests of a round; pairs[a * n + b] counts the pair
+ * tests of stage s between a and b. */
+static int run_flat(int n, const char *tier, enum tp_triage_stage s, int *pairs)
+{
+    struct tp_triage_opts o = {.tier = tier, .seed = 5};
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_new(n, NULL, &o, &t, &err), 0);
+    int *seen = calloc((size_t)n, sizeof *seen), rounds = 0;
+    double *one = malloc(sizeof *one * (size_t)n);
+    assert_non_null(seen);
+    assert_non_null(one);
+    const struct tp_triage_round *r;
+    while ((r = tp_triage_next(t)) != NULL) {
+        rounds++;
+        for (int i = 0; i < r->ntests; i++) {
+            const struct tp_triage_test *x = &r->tests[i];
+            assert_true(x->n >= 2);
+            for (int k = 0; k < x->n; k++) {
+                int v = x->nodes[k];
+                assert_true(v >= 0 && v < n);
+                if (seen[v] == rounds)
+                    fail_msg("%s, %d nodes: node %d in two tests of round %d", tier, n, v,
+                             rounds);
+                seen[v] = rounds;
+            }
+            if (r->stage == s && !x->group)
+                pairs[x->nodes[0] * n + x->nodes[1]]++, pairs[x->nodes[1] * n + x->nodes[0]]++;
+            one[i] = 1;
+        }
+        assert_int_equal(tp_triage_record(t, one, NULL, &err), 0);
+    }
+    json_t *res = tp_triage_result(t, &err);
+    TP_EQ_INT(json_array_size(json_object_get(res, "named")), 0);
+    TP_EQ_INT(json_integer_value(json_object_get(json_object_get(res, "counts"), "pass")), n);
+    json_decref(res);
+    tp_triage_free(t);
+    free(seen);
+    free(one);
+    return rounds;
+}
+
+static void planner(void **state)
+{
+    (void)state;
+    for (int n = 8; n <= 9; n++) { /* full: every pair exactly once */
+        int *p = calloc((size_t)(n * n), sizeof *p);
+        int rounds = run_flat(n, "full", TP_TRIAGE_PAIRS, p);
+        int r[TP_TRIAGE_NSTAGES];
+        TP_EQ_INT(rounds, tp_triage_tier_rounds("full", n, NULL, r));
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                if (a != b && p[a * n + b] != 1)
+                    fail_msg("full, %d nodes: pair %d-%d measured %d times", n, a, b,
+                             p[a * n + b]);
+        free(p);
+    }
+    int n = 64; /* prolog: each node with exactly its two ring neighbours */
+    int *p = calloc((size_t)(n * n), sizeof *p);
+    run_flat(n, "prolog", TP_TRIAGE_RING, p);
+    for (int a = 0; a < n; a++) {
+        int deg = 0;
+        for (int b = 0; b < n; b++)
+            deg += p[a * n + b];
+        TP_EQ_INT(deg, 2);
+    }
+    /* screen: 4 matchings, 4 distinct partners, none a ring neighbour */
+    int *ring = calloc((size_t)(n * n), sizeof *ring);
+    memset(p, 0, sizeof *p * (size_t)(n * n));
+    run_flat(n, "screen", TP_TRIAGE_MATCH, p);
+    run_flat(n, "screen", TP_TRIAGE_RING, ring); /* the same seed: the same ring */
+    for (int a = 0; a < n; a++) {
+        int deg = 0;
+        for (int b = 0; b < n; b++) {
+            deg += p[a * n + b] > 0;
+            if (p[a * n + b] > 1 || (p[a * n + b] && ring[a * n + b]))
+                fail_msg("screen: %d met %d %d times in the matchings (ring: %d)", a, b,
+                         p[a * n + b], ring[a * n + b]);
+        }
+        TP_EQ_INT(deg, 4);
+    }
+    free(p);
+    free(ring);
+}
+
+static void driver_errors(void **state)
+{
+    (void)state;
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    struct tp_triage_opts o = {.tier = "deep"};
+    assert_int_equal(tp_triage_new(8, NULL, &o, &t, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "--tier deep");
+    assert_int_equal(tp_triage_new(1, NULL, NULL, &t, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "1 nodes");
+    assert_int_equal(tp_triage_new(8, NULL, NULL, &t, &err), 0);
+    double f[8] = {0};
+    assert_int_equal(tp_triage_record(t, f, NULL, &err), TP_EUSAGE); /* nothing asked yet */
+    TP_HAS(err.msg, "no round");
+    tp_triage_free(t);
+}
+
+/* A test that failed with no node lost is trainpath's failure: its nodes
+ * are "error" (harness, rerun), never slow; a node lost is "lost". */
+static void failed_tests(void **state)
+{
+    (void)state;
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    struct tp_triage_opts o = {.tier = "prolog", .seed = 3};
+    assert_int_equal(tp_triage_new(8, NULL, &o, &t, &err), 0);
+    const struct tp_triage_round *r;
+    int round = 0, failed[2] = {-1, -1}, lost_node = -1;
+    double fig[8];
+    bool lost[8] = {false};
+    while ((r = tp_triage_next(t)) != NULL) {
+        round++;
+        for (int i = 0; i < r->ntests; i++)
+            fig[i] = 1;
+        if (r->stage == TP_TRIAGE_RING && failed[0] < 0) { /* the first pair fails */
+            fig[0] = NAN;
+            failed[0] = r->tests[0].nodes[0];
+            failed[1] = r->tests[0].nodes[1];
+            lost_node = r->tests[1].nodes[0]; /* and a node of the second dies */
+            lost[lost_node] = true;
+        }
+        assert_int_equal(tp_triage_record(t, fig, lost, &err), 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        json_t *v = tp_triage_verdict(t, failed[k]);
+        TP_EQ_STR(json_string_value(json_object_get(v, "status")), "error");
+        TP_EQ_STR(json_string_value(json_object_get(v, "cause")), "harness");
+        TP_EQ_STR(json_string_value(json_object_get(v, "action")), "rerun");
+        TP_HAS(json_string_value(json_object_get(v, "says")), "not a fault of the node");
+        json_decref(v);
+    }
+    json_t *v = tp_triage_verdict(t, lost_node);
+    TP_EQ_STR(json_string_value(json_object_get(v, "status")), "lost");
+    TP_EQ_STR(json_string_value(json_object_get(v, "stage")), "ring");
+    json_decref(v);
+    json_t *res = tp_triage_result(t, &err);
+    TP_EQ_INT(json_integer_value(json_object_get(res, "harness_failures")), 1);
+    TP_EQ_INT(json_array_size(json_object_get(res, "named")), 0);
+    json_decref(res);
+    assert_null(tp_triage_verdict(t, 8));
+    tp_triage_free(t);
+}
+
+/* ---- the simulator ---- */
+
+static const int sizes[] = {8, 64, 1024, 16384};
+
+static int seeds_for(int n)
+{
+    return n >= 16384 ? 2 : n >= 1024 ? 4 : 12;
+}
+
+static json_t *simulate(const struct tp_triage_fleet *f, const char *tier, uint64_t seed)
+{
+    struct tp_triage_opts o = {.tier = tier, .seed = seed};
+    json_t *res = NULL;
+    tp_error err = {0};
+    int rc = tp_triage_simulate(f, &o, true, &res, &err);
+    if (rc)
+        fail_msg("simulate %d nodes, seed %llu: %s", f->n, (unsigned long long)seed, err.msg);
+    return res;
+}
+
+static const json_t *sim_of(const json_t *res)
+{
+    return json_object_get(res, "simulated");
+}
+
+static long long sim_int(const json_t *res, const char *k)
+{
+    return json_integer_value(json_object_get(sim_of(res), k));
+}
+
+/* every planted fault named, nothing else, within bound isolation rounds */
+static void expect_found(const json_t *res, int bound, const char *what, int n, uint64_t seed)
+{
+    const json_t *rt = json_object_get(sim_of(res), "rounds_to_name");
+    if (sim_int(res, "missed") != 0 || sim_int(res, "false_named") != 0 || !json_is_integer(rt))
+        fail_msg("%s, %d nodes, seed %llu: missed %lld, false %lld", what, n,
+                 (unsigned long long)seed, sim_int(res, "missed"), sim_int(res, "false_named"));
+    if (json_integer_value(rt) > bound)
+        fail_msg("%s, %d nodes, seed %llu: named after %lld isolation rounds, bound %d", what, n,
+                 (unsigned long long)seed, json_integer_value(rt), bound);
+}
+
+static const json_t *detail_of(const json_t *res, int node)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(res, "nodes_detail"), i, v)
+        if (json_integer_value(json_object_get(v, "node")) == node)
+            return v;
+    return NULL;
+}
+
+static void sim_clean(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int s = 1; s <= seeds_for(sizes[i]); s++) {
+            struct tp_triage_fleet f = {.n = sizes[i], .noise = 0.05, .seed = (uint64_t)s};
+            json_t *res = simulate(&f, NULL, (uint64_t)s);
+            if (json_array_size(json_object_get(res, "named")) != 0)
+                fail_msg("a clean fleet of %d nodes, seed %d: %s", sizes[i], s,
+                         json_dumps(json_object_get(res, "named"), 0));
+            TP_EQ_INT(json_integer_value(json_object_get(json_object_get(res, "counts"), "slow")),
+                      0);
+            json_decref(res);
+        }
+}
+
+static void sim_slow_node(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int s = 1; s <= seeds_for(sizes[i]); s++) {
+            int n = sizes[i], node = (int)((uint64_t)s * 2654435761u % (uint64_t)n);
+            struct tp_triage_fleet f = {.n = n, .noise = 0.05, .seed = (uint64_t)s, .nslow = 1};
+            f.slow[0].node = node;
+            f.slow[0].severity = 0.25;
+            json_t *res = simulate(&f, NULL, (uint64_t)s);
+            expect_found(res, ceil_log2(n) + 3, "one slow node", n, (uint64_t)s);
+            json_t *v = json_array_get(json_object_get(res, "named"), 0);
+            TP_EQ_INT(json_integer_value(json_object_get(v, "node")), node);
+            /* its verdict: slow, hardware, drain, with the evidence */
+            const json_t *d = detail_of(res, node);
+            assert_non_null(d);
+            TP_EQ_STR(json_string_value(json_object_get(d, "status")), "slow");
+            TP_EQ_STR(json_string_value(json_object_get(d, "action")), "drain");
+            assert_true(json_is_object(json_object_get(d, "evidence")));
+            json_decref(res);
+        }
+}
+
+static void sim_slow_link(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int s = 1; s <= seeds_for(sizes[i]); s++) {
+            int n = sizes[i];
+            struct tp_triage_fleet f = {.n = n, .noise = 0.05, .seed = (uint64_t)s, .nlinks = 1};
+            f.link[0].a = f.link[0].b = -1; /* one the tier crosses, drawn */
+            f.link[0].severity = 0.3;
+            json_t *res = simulate(&f, NULL, (uint64_t)s);
+            expect_found(res, ceil_log2(n) + 5, "one slow link", n, (uint64_t)s);
+            TP_EQ_INT(json_integer_value(json_object_get(json_object_get(res, "counts"), "link")),
+                      2);
+            json_decref(res);
+        }
+}
+
+static void sim_two_faults(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int s = 1; s <= seeds_for(sizes[i]); s++) {
+            int n = sizes[i];
+            struct tp_triage_fleet f = {.n = n, .noise = 0.05, .seed = (uint64_t)s, .nslow = 1,
+                                        .nlinks = 1};
+            f.slow[0].node = (int)((uint64_t)s * 40503u % (uint64_t)n);
+            f.slow[0].severity = 0.25;
+            f.link[0].a = f.link[0].b = -1;
+            f.link[0].severity = 0.3;
+            json_t *res = simulate(&f, NULL, (uint64_t)s);
+            /* two faults: both named, within the bound of the slower one twice */
+            expect_found(res, 2 * (ceil_log2(n) + 5), "a node and a link", n, (uint64_t)s);
+            json_decref(res);
+            /* two slow links */
+            f.nslow = 0;
+            f.nlinks = 2;
+            f.link[1] = f.link[0];
+            res = simulate(&f, NULL, (uint64_t)s);
+            expect_found(res, 2 * (ceil_log2(n) + 5), "two links", n, (uint64_t)s);
+            json_decref(res);
+        }
+}
+
+/* slow in collectives only (a PCIe or reduction fault): pairs look fine,
+ * the groups pass and the bisection find it */
+static void sim_collective_fault(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int s = 1; s <= seeds_for(sizes[i]); s++) {
+            int n = sizes[i];
+            struct tp_triage_fleet f = {.n = n, .noise = 0.05, .seed = (uint64_t)s, .nslow = 1};
+            f.slow[0].node = (int)((uint64_t)s * 7u % (uint64_t)n);
+            f.slow[0].severity = 0.25;
+            f.slow[0].collective = true;
+            json_t *res = simulate(&f, NULL, (uint64_t)s);
+            expect_found(res, ceil_log2(n) + 5, "a collective-only fault", n, (uint64_t)s);
+            json_decref(res);
+        }
+}
+
+static void sim_missing_and_dead(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 3; i++) {
+        int n = sizes[i];
+        struct tp_triage_fleet f = {.n = n, .noise = 0.05, .seed = 9, .nmissing = 1, .ndies = 1};
+        f.missing[0] = 3;
+        f.dies[0].node = 5;
+        f.dies[0].round = 2;
+        json_t *res = simulate(&f, NULL, 9);
+        TP_EQ_INT(json_array_size(json_object_get(res, "named")), 0);
+        const json_t *m = detail_of(res, 3), *d = detail_of(res, 5);
+        assert_non_null(m);
+        assert_non_null(d);
+        TP_EQ_STR(json_string_value(json_object_get(m, "status")), "missing");
+        TP_EQ_STR(json_string_value(json_object_get(m, "stage")), "join");
+        TP_EQ_STR(json_string_value(json_object_get(d, "status")), "lost");
+        TP_EQ_STR(json_string_value(json_object_get(d, "action")), "drain");
+        json_t *counts = json_object_get(res, "counts");
+        TP_EQ_INT(json_integer_value(json_object_get(counts, "slow")), 0);
+        TP_EQ_INT(json_integer_value(json_object_get(counts, "pass")), n - 2);
+        json_decref(res);
+    }
+}
+
+/* A slow link that no round of the tier crosses can't be seen: it must not
+ * be named, nor blamed on its ends. */
+static void sim_unexercised_link(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (uint64_t s = 1; s <= 40 && checked < 5; s++) {
+        struct tp_triage_fleet f = {.n = 64, .noise = 0.05, .seed = s, .nlinks = 1};
+        f.link[0].a = 3;
+        f.link[0].b = 40;
+        f.link[0].severity = 0.5;
+        json_t *res = simulate(&f, "prolog", s);
+        const json_t *p = json_array_get(json_object_get(sim_of(res), "planted"), 0);
+        if (!json_is_true(json_object_get(p, "exercised"))) {
+            checked++;
+            TP_EQ_INT(json_array_size(json_object_get(res, "named")), 0);
+            /* brief: only the nodes that did not pass are listed */
+            assert_null(detail_of(res, 3));
+            assert_null(detail_of(res, 40));
+        }
+        json_decref(res);
+    }
+    assert_true(checked >= 5);
+}
+
+static void sim_errors(void **state)
+{
+    (void)state;
+    struct tp_triage_fleet f = {.n = 8, .nslow = 1};
+    f.slow[0].node = 8;
+    f.slow[0].severity = 0.2;
+    json_t *res = NULL;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_simulate(&f, NULL, true, &res, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "slow_nodes: node 8");
+    assert_null(res);
+    struct tp_triage_fleet g = {.n = 9000};
+    struct tp_triage_opts o = {.tier = "full"};
+    assert_int_equal(tp_triage_simulate(&g, &o, true, &res, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "--tier full: 9001 rounds for 9000 nodes");
+}
+
+/* ---- the fleet file ---- */
+
+static void fleet_file(void **state)
+{
+    (void)state;
+    char path[128];
+    tp_test_write(dir, "fleet.yaml",
+                  "nodes: 1024\n"
+                  "noise: 3%\n"
+                  "iters: 50\n"
+                  "seed: 18446744073709551615\n"
+                  "slow_nodes: [{node: 17, severity: 25%}, {node: 18, severity: 0.5, "
+                  "collective: true}]\n"
+                  "slow_links:\n"
+                  "  - {a: 3, b: 900, severity: 30%}\n"
+                  "  - {severity: 20%}\n"
+                  "missing: [44, 45]\n"
+                  "dies: [{node: 8, round: 3}]\n",
+                  path, sizeof path);
+    struct tp_triage_fleet f;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_EQ_INT(f.n, 1024);
+    TP_NEAR(f.noise, 0.03, 1e-12);
+    TP_EQ_INT(f.iters, 50);
+    TP_EQ_U64(f.seed, UINT64_MAX);
+    TP_EQ_INT(f.nslow, 2);
+    TP_EQ_INT(f.slow[1].node, 18);
+    assert_true(f.slow[1].collective && !f.slow[0].collective);
+    TP_NEAR(f.slow[0].severity, 0.25, 1e-12);
+    TP_EQ_INT(f.nlinks, 2);
+    TP_EQ_INT(f.link[0].b, 900);
+    TP_EQ_INT(f.link[1].a, -1); /* drawn */
+    TP_EQ_INT(f.link[1].b, -1);
+    TP_EQ_INT(f.nmissing, 2);
+    TP_EQ_INT(f.missing[1], 45);
+    TP_EQ_INT(f.ndies, 1);
+    TP_EQ_INT(f.dies[0].round, 3);
+    /* the defaults */
+    tp_test_write(dir, "small.yaml", "nodes: 8\n", path, sizeof path);
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_NEAR(f.noise, 0.05, 1e-12);
+    TP_EQ_INT(f.iters, 20);
+    TP_EQ_INT(f.nslow + f.nlinks + f.nmissing + f.ndies, 0);
+}
+
+static void fleet_file_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text, *where, *path, *says;
+    } bad[] = {
+        {"empty", "# nothing\n", "1:1", "", "empty document"},
+        {"no nodes", "noise: 5%\n", "1:1", "nodes", "required"},
+        {"one node", "nodes: 1\n", "1:8", "nodes", "between 2 and 1000000"},
+        {"unknown key", "nodes: 8\nslow_node: []\n", "2:1", "slow_node", "did you mean slow_nodes"},
+        {"node past the fleet", "nodes: 8\nslow_nodes: [{node: 8, severity: 20%}]\n", "2:21",
+         "slow_nodes[0].node", "node 8: the fleet has nodes 0 to 7"},
+        {"no severity", "nodes: 8\nslow_nodes: [{node: 2}]\n", "2:14", "slow_nodes[0].severity",
+         "required"},
+        {"zero severity", "nodes: 8\nslow_links: [{severity: 0}]\n", "2:25",
+         "slow_links[0].severity", "above 0"},
+        {"one end", "nodes: 8\nslow_links: [{a: 1, severity: 5%}]\n", "2:14", "slow_links[0].b",
+         "required with a"},
+        {"a loop", "nodes: 8\nslow_links: [{a: 1, b: 1, severity: 5%}]\n", "2:24",
+         "slow_links[0].b", "a link joins two nodes"},
+        {"missing past", "nodes: 8\nmissing: [1, 9]\n", "2:14", "missing[1]",
+         "node 9: the fleet has nodes 0 to 7"},
+        {"dies round 0", "nodes: 8\ndies: [{node: 1, round: 0}]\n", "2:25", "dies[0].round",
+         "must be a round, from 1"},
+        {"negative node", "nodes: 8\nmissing: [-1]\n", "2:11", "missing[0]", "-1"},
+        {"not a mapping", "[1, 2]\n", "1:1", "", "expected a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[128], at[160];
+        tp_test_write(dir, "bad.yaml", bad[i].text, path, sizeof path);
+        struct tp_triage_fleet f;
+        tp_error err = {0};
+        int rc = tp_triage_fleet_load(path, &f, &err);
+        if (rc != TP_EUSAGE)
+            fail_msg("%s: rc %d, expected TP_EUSAGE (%s)", bad[i].name, rc, err.msg);
+        TP_EXPECT_ERR(bad[i].name, err.msg, path,
+                      tp_test_err_at(at, sizeof at, bad[i].where, bad[i].path), bad[i].says);
+    }
+    tp_error err = {0};
+    struct tp_triage_fleet f;
+    assert_int_equal(tp_triage_fleet_load("/nonexistent/fleet.yaml", &f, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "/nonexistent/fleet.yaml");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tier_rounds),
+        cmocka_unit_test(estimate_and_pick),
+        cmocka_unit_test(planner),
+        cmocka_unit_test(driver_errors),
+        cmocka_unit_test(failed_tests),
+        cmocka_unit_test(sim_clean),
+        cmocka_unit_test(sim_slow_node),
+        cmocka_unit_test(sim_slow_link),
+        cmocka_unit_test(sim_two_faults),
+        cmocka_unit_test(sim_collective_fault),
+        cmocka_unit_test(sim_missing_and_dead),
+        cmocka_unit_test(sim_unexercised_link),
+        cmocka_unit_test(sim_errors),
+        cmocka_unit_test(fleet_file),
+        cmocka_unit_test(fleet_file_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
