@@ -12,6 +12,7 @@
 #define TP_VALIDATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tp/error.h"
 
@@ -93,5 +94,31 @@ struct tp_validate_opts {
  * written from what ran, the scratch folder is removed, and the return is
  * TP_EINTR or TP_ETERM with err saying so. */
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err);
+
+/* What `trainpath validate --simulate FLEET` was asked: the triage of a
+ * model fleet (tp/triage.h), planned, judged and isolated by the code a
+ * real allocation will use, with every figure drawn from the model. */
+struct tp_validate_sim_opts {
+    const char *fleet; /* the model fleet's YAML file (docs/fleet.md) */
+    const char *tier;  /* prolog, screen or full; NULL: screen, or picked by budget_s */
+    double budget_s;   /* > 0: the deepest tier whose estimate fits (not with tier) */
+    int matchings;     /* screen: random perfect matchings (0: 4) */
+    uint64_t seed;     /* the planner's draws (0: the fleet file's seed) */
+    double pair_s, group_s; /* per-test durations of the estimate (0: 3 s, 5 s) */
+    const char *json;  /* the result document ("-": stdout), or NULL */
+    bool quiet;        /* no plan, no summary */
+};
+
+/* Simulate: read the fleet file, pick the tier (by budget_s when given),
+ * print the plan (rounds per stage, the estimated wall time with and
+ * without the isolation's bound), run the triage against the model and
+ * print what it named, the planted faults it missed or named falsely and
+ * the isolation rounds it took, unless quiet (to stderr when json is "-").
+ * Writes the result document "validate simulate" when json is set, also
+ * when the run fails. Returns 0 when every planted fault was named and
+ * nothing else, 1 when one was missed or a sound node or link named; a
+ * negative TP_E* code with err set on error (TP_EUSAGE: the fleet file, a
+ * value out of range or a budget no tier fits, naming it; nothing run). */
+int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err);
 
 #endif

@@ -18,6 +18,8 @@ static void usage(FILE *f)
            "                          [--only GROUPS] [--policy FILE] [--prometheus FILE] [-q]\n"
            "                          [--launcher L] [--iface NAME] [--pairs-at-once K]\n"
            "                          [--key-file F]\n"
+           "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
+           "                          [--matchings K] [--seed N] [--json FILE] [-q]\n"
            "\n"
            "The main job: the node audit, point-to-point latency and bandwidth, the\n"
            "collectives, the storage path (commit latency, checkpoint), training steps and\n"
@@ -46,13 +48,38 @@ static void usage(FILE *f)
            "                whole round, n/2; 1 measures every link alone)\n"
            "  --key-file F  env launcher: the pre-shared key of the rendezvous\n"
            "  -q, --quiet   no progress line, no summary\n"
+           "\n"
+           "Fleet triage in the simulator (docs/fleet.md): the tiers, the judgement and\n"
+           "the isolation that find a slow node or link in O(log n) rounds, run against a\n"
+           "model fleet (its size, noise and planted faults) instead of an allocation:\n"
+           "  --simulate FLEET  the model fleet's YAML file\n"
+           "  --tier T      prolog (the gang and a ring pass), screen (+ a groups pass and\n"
+           "                k random matchings, the default) or full (every pair)\n"
+           "  --budget DUR  the deepest tier whose estimate fits DUR (90s, 10m)\n"
+           "  --matchings K screen: random perfect matchings (default 4)\n"
+           "  --seed N      the planner's draws (default: the fleet file's seed)\n"
+           "  --json FILE   the result document (atomically; - for stdout)\n"
            "Exit: 0 every test ran and none failed, 1 a test failed, the audit found a\n"
-           "critical finding or the fleet a slow node or link, 2 bad input.\n");
+           "critical finding or the fleet a slow node or link, 2 bad input. With\n"
+           "--simulate: 0 every planted fault named and nothing else, 1 one missed or a\n"
+           "sound node or link named, 2 bad input.\n");
 }
 
 int cmd_validate(int argc, char **argv)
 {
-    enum { OPT_ONLY = 256, OPT_IFACE, OPT_LAUNCHER, OPT_KEY, OPT_AT_ONCE };
+    enum {
+        OPT_ONLY = 256,
+        OPT_IFACE,
+        OPT_LAUNCHER,
+        OPT_KEY,
+        OPT_AT_ONCE,
+        OPT_SIMULATE,
+        OPT_TIER,
+        OPT_BUDGET,
+        OPT_MATCHINGS,
+        OPT_SEED,
+        OPT_JSON,
+    };
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'},
         {"out", required_argument, NULL, 'o'},
@@ -64,33 +91,57 @@ int cmd_validate(int argc, char **argv)
         {"launcher", required_argument, NULL, OPT_LAUNCHER},
         {"key-file", required_argument, NULL, OPT_KEY},
         {"pairs-at-once", required_argument, NULL, OPT_AT_ONCE},
+        {"simulate", required_argument, NULL, OPT_SIMULATE},
+        {"tier", required_argument, NULL, OPT_TIER},
+        {"budget", required_argument, NULL, OPT_BUDGET},
+        {"matchings", required_argument, NULL, OPT_MATCHINGS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"json", required_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct tp_validate_opts o = {.profile = "quick"};
+    struct tp_validate_sim_opts sim = {0};
+    const char *real_only = NULL; /* an option of a real run, for the --simulate error */
     tp_error err = {0};
     int rc = 0, opt;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
         switch (opt) {
-        case 'p': o.profile = optarg; break;
-        case 'o': o.out = optarg; break;
-        case 'd': o.db = optarg; break;
-        case 'P': o.policy = optarg; break;
-        case 'm': o.prom = optarg; break;
-        case OPT_ONLY: o.only = optarg; break;
-        case OPT_IFACE: o.iface = optarg; break;
-        case OPT_LAUNCHER: o.launcher = optarg; break;
-        case OPT_KEY: o.key_file = optarg; break;
+        case 'p': o.profile = optarg, real_only = "--profile"; break;
+        case 'o': o.out = optarg, real_only = "--out"; break;
+        case 'd': o.db = optarg, real_only = "--db"; break;
+        case 'P': o.policy = optarg, real_only = "--policy"; break;
+        case 'm': o.prom = optarg, real_only = "--prometheus"; break;
+        case OPT_ONLY: o.only = optarg, real_only = "--only"; break;
+        case OPT_IFACE: o.iface = optarg, real_only = "--iface"; break;
+        case OPT_LAUNCHER: o.launcher = optarg, real_only = "--launcher"; break;
+        case OPT_KEY: o.key_file = optarg, real_only = "--key-file"; break;
         case OPT_AT_ONCE: {
             uint64_t k = 0;
             rc = tp_parse_u64(optarg, "--pairs-at-once", 1, 1000000, &k, &err);
             o.pairs_at_once = (int)k;
+            real_only = "--pairs-at-once";
             break;
         }
-        case 'q': o.quiet = true; break;
+        case OPT_SIMULATE: sim.fleet = optarg; break;
+        case OPT_TIER: sim.tier = optarg; break;
+        case OPT_BUDGET:
+            rc = tp_parse_duration_s(optarg, "--budget", &sim.budget_s, &err);
+            if (rc == 0 && !(sim.budget_s > 0))
+                rc = tp_error_set(&err, TP_EUSAGE, "--budget %s: more than 0", optarg);
+            break;
+        case OPT_MATCHINGS: {
+            uint64_t k = 0;
+            rc = tp_parse_u64(optarg, "--matchings", 1, 64, &k, &err);
+            sim.matchings = (int)k;
+            break;
+        }
+        case OPT_SEED: rc = tp_parse_u64(optarg, "--seed", 1, UINT64_MAX, &sim.seed, &err); break;
+        case OPT_JSON: sim.json = optarg; break;
+        case 'q': o.quiet = sim.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;
         default:
@@ -100,8 +151,22 @@ int cmd_validate(int argc, char **argv)
     }
     if (rc == 0 && optind < argc)
         rc = tp_error_set(&err, TP_EUSAGE, "%s: unexpected argument", argv[optind]);
+    if (rc == 0 && sim.fleet && real_only)
+        rc = tp_error_set(&err, TP_EUSAGE, "%s: a run on this host or an allocation; not with "
+                          "--simulate", real_only);
+    if (rc == 0 && !sim.fleet && (sim.tier || sim.budget_s > 0 || sim.matchings || sim.seed))
+        rc = tp_error_set(&err, TP_EUSAGE, "--tier, --budget, --matchings and --seed run in "
+                          "the simulator so far (--simulate FLEET); on an allocation validate "
+                          "measures every pair");
+    if (rc == 0 && !sim.fleet && sim.json)
+        rc = tp_error_set(&err, TP_EUSAGE, "--json: validate writes a results folder (--out); "
+                          "--json is for --simulate");
     if (rc)
-        return cli_fail(&err);
+        return sim.fleet ? cli_refuse("validate simulate", sim.json, &err) : cli_fail(&err);
+    if (sim.fleet) {
+        rc = tp_validate_simulate(&sim, &err);
+        return rc < 0 ? cli_refuse("validate simulate", sim.json, &err) : rc;
+    }
     rc = tp_validate_run(&o, &err);
     return rc < 0 ? cli_fail(&err) : rc;
 }

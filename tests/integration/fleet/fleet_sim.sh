@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# trainpath validate --simulate: the fleet triage against model fleets. The
+# plan is printed before the rounds (stages, rounds, the estimate); a slow
+# node, a slow link and a collective-only fault among 1,024 nodes are named
+# within the isolation bound and nothing else is; --budget picks the deepest
+# tier that fits and refuses one no tier fits; the result document is valid
+# and written for a refused run too; bad fleet files exit 2 naming
+# FILE:LINE:COL and the key; the tier options are refused outside the
+# simulator.
+. "$(dirname "$0")/../lib.sh"
+
+EX=$SRC/docs/examples/fleet.yaml
+J=$WORK/sim.json
+check "validate --simulate docs/examples/fleet.yaml: exit 0 (every planted fault named)" \
+    run_rc 0 "$WORK/out" "$TP" validate --simulate "$EX" --json "$J"
+sed 's/^/# /' "$WORK/out"
+check "... the plan first: the screen tier, its stages and the estimate" \
+    grep -Eq "^plan: the screen tier for 1024 nodes \(1 never join\): gang 1, ring [23], groups 1, match 4 = [89] rounds, about .*; isolation at most 15 rounds more" "$WORK/out"
+check "... the plan line before any named line" \
+    test "$(grep -n '^plan:' "$WORK/out" | cut -d: -f1)" = 1
+check "... node 17 named, node 600 (collectives only) named, a link named" \
+    test "$(grep -c '^named: node 17: \|^named: node 600: \|^named: link [0-9]*-[0-9]*: ' "$WORK/out")" = 3
+check "... a valid result document" valid_doc "$J"
+check "... 3 of 3 planted named, none falsely, within the bound" \
+    test "$(json_run "$J" "s = r['simulated']; print(s['true_named'], s['false_named'], s['rounds_to_name'] <= r['isolation_bound'])")" = "3 0 True"
+check "... the node that never joined is missing, the one that died lost" \
+    test "$(json_get "$J" "sorted((v['node'], v['status']) for v in r['nodes_detail'] if v['status'] in ('missing', 'lost'))")" = "[(8, 'lost'), (44, 'missing')]"
+check "... a slow node's verdict: hardware, drain, with the evidence" \
+    test "$(json_get "$J" "[(v['cause'], v['action'], v['evidence']['test'] != '') for v in r['nodes_detail'] if v['node'] == 17]")" = "[('hardware', 'drain', True)]"
+
+# a clean fleet of 4096 nodes: nothing named, exit 0
+printf 'nodes: 4096\nseed: 3\n' >"$WORK/clean.yaml"
+check "a clean fleet of 4096: exit 0" run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/clean.yaml" --json "$WORK/c.json"
+check "... nothing named, every node passed" \
+    test "$(json_get "$WORK/c.json" "len(r['named']), r['counts']['pass']")" = "0 4096"
+
+# a link no round of the prolog tier crosses: missed, said so, exit 1
+printf 'nodes: 64\nseed: 5\nslow_links: [{a: 3, b: 40, severity: 50%%}]\n' >"$WORK/hidden.yaml"
+"$TP" validate --simulate "$WORK/hidden.yaml" --tier prolog --json "$WORK/h.json" >"$WORK/h.out" 2>&1
+rc=$?
+crossed=$(json_get "$WORK/h.json" "r['simulated']['planted'][0]['exercised']")
+if [ "$crossed" = False ]; then
+    check "a link the prolog tier does not cross: exit 1, missed" test "$rc" = 1
+    check "... said: no round of the tier crossed it" grep -q "^missed: link 3-40 (50 % slower; no round of the tier crossed it)" "$WORK/h.out"
+    check "... and not blamed on its ends" test "$(json_get "$WORK/h.json" "len(r['named'])")" = 0
+else
+    check "a link the prolog tier crosses (seed 5): named, exit 0" test "$rc" = 0
+fi
+
+# --budget: the deepest tier that fits
+check "--budget 10m for 1024 nodes: exit 0" run_rc 0 "$WORK/out" "$TP" validate --simulate "$EX" --budget 10m -q --json "$WORK/b.json"
+check "... picks screen (full needs hours)" test "$(json_get "$WORK/b.json" "r['tier'], d['config']['tier']")" = "screen screen"
+# the prolog tier has no groups pass: a fault only collectives show is
+# beyond it without a baseline of the gang, and the run says so (exit 1)
+check "--budget 95s: the prolog tier, exit 1" run_rc 1 "$WORK/out" "$TP" validate --simulate "$EX" --budget 95s
+check "... said first" test "$(head -1 "$WORK/out" | cut -c1-45)" = "--budget 95.0 s: the prolog tier fits (about "
+check "... the collective-only fault missed, said" grep -q "^missed: node 600 (20 % slower)" "$WORK/out"
+check "--budget 20s: exit 2, naming what the prolog tier needs" \
+    run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --budget 20s --json "$WORK/fail.json"
+check "... the message" grep -q "the prolog tier needs .* for 1023 nodes" "$WORK/out"
+check "... a failed result document" test "$(json_get "$WORK/fail.json" "d['status']['ok'], d['status']['exit_code']")" = "False 2"
+check "... valid" valid_doc "$WORK/fail.json"
+printf 'nodes: 512\nseed: 3\n' >"$WORK/clean512.yaml"
+check "--tier full for 512: exit 0" \
+    run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/clean512.yaml" --tier full -q --json "$WORK/full.json"
+check "... the full tier's rounds: the gang, the groups, 511 of pairs" \
+    test "$(json_get "$WORK/full.json" "r['rounds']['gang'], r['rounds']['groups'], r['rounds']['pairs']")" = "1 1 511"
+check "--json - : the document alone on stdout" \
+    bash -c '"$1" validate --simulate "$2" --json - 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"command\"] == \"validate simulate\""' _ "$TP" "$EX"
+
+# bad input: exit 2, named
+expect_bad() { # expect_bad DESC FILE-TEXT WANT-REGEX
+    printf "$2" >"$WORK/bad.yaml"
+    run_rc 2 "$WORK/bad.out" "$TP" validate --simulate "$WORK/bad.yaml" && grep -Eq "$3" "$WORK/bad.out" ||
+        { sed 's/^/#   /' "$WORK/bad.out"; return 1; }
+}
+check "a node past the fleet: FILE:2:21: slow_nodes[0].node" \
+    expect_bad x 'nodes: 8\nslow_nodes: [{node: 8, severity: 20%%}]\n' "bad.yaml:2:21: slow_nodes\[0\].node: node 8: the fleet has nodes 0 to 7"
+check "an unknown key: the nearest named" \
+    expect_bad x 'nodes: 8\nslow_node: []\n' "bad.yaml:2:1: slow_node: unknown key \(did you mean slow_nodes"
+check "no nodes: required" expect_bad x 'noise: 5%%\n' "bad.yaml:1:1: nodes: required"
+check "a missing file: exit 2, named" run_rc 2 "$WORK/out" "$TP" validate --simulate "$WORK/nope.yaml"
+check "... named" grep -q "nope.yaml" "$WORK/out"
+check "--tier deep: exit 2, the tiers listed" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --tier deep
+check "... listed" grep -q "tiers: prolog, screen, full" "$WORK/out"
+check "--tier and --budget together: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --tier full --budget 1h
+check "--tier without --simulate: exit 2, said why" run_rc 2 "$WORK/out" "$TP" validate --tier prolog
+check "... the simulator only so far" grep -q "run in the simulator so far" "$WORK/out"
+check "--simulate with --profile: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --profile quick
+check "--matchings 0: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --matchings 0
+check "--help lists --simulate, --tier, --budget" \
+    bash -c '"$1" validate --help | grep -q -- "--simulate FLEET" && "$1" validate --help | grep -q -- "--budget DUR"' _ "$TP"
+finish
