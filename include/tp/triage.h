@@ -93,11 +93,14 @@ struct tp_triage_opts {
 
 /* Rounds of each stage tier would plan for n nodes (all zero for an
  * unknown tier) into rounds[TP_TRIAGE_NSTAGES]; returns their sum. The
- * isolation adds at most tp_triage_isolation_bound(n) rounds to it. */
+ * isolation adds its rounds after these (tp_triage_isolation_bound). */
 int tp_triage_tier_rounds(const char *tier, int n, const struct tp_triage_opts *o,
                           int rounds[TP_TRIAGE_NSTAGES]);
 
-/* The rounds isolation may take after the tier's own: ceil(log2 n) + 5. */
+/* The isolation rounds one fault takes at most after the tier's own:
+ * ceil(log2 n) + 5 for a slow link (a slow node: ceil(log2 n) + 3). The
+ * estimates add it; the isolation itself stops after three times it, what
+ * is left unsettled then being "suspect". */
 int tp_triage_isolation_bound(int n);
 
 /* Estimated wall time in seconds of tier for n nodes: its rounds and, when

@@ -40,14 +40,14 @@ int tp__triage_groups_size(int m, const struct tp_triage_opts *o);
 /* o with its zeros made the defaults. */
 void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out);
 
-/* ---- random draws (rounds.c) ---- */
+/* ---- random draws (rand.c) ---- */
 
 uint64_t tp__triage_rand(uint64_t *s);        /* splitmix64 */
 double tp__triage_uniform(uint64_t *s);       /* [0, 1) */
 double tp__triage_normal(uint64_t *s);        /* standard normal */
 void tp__triage_shuffle(int *v, int n, uint64_t *s);
 
-/* ---- the driver's state (triage.c) ---- */
+/* ---- the driver's state (triage.c; what it measured: store.c) ---- */
 
 struct tp__pair { /* one pair measurement */
     int a, b;
@@ -85,7 +85,8 @@ struct tp__ref { /* a group of known-good nodes: its figure per ring factor */
 };
 
 /* A group's figure divided by the ring allreduce's 2(n-1)/n, so groups of
- * nearby sizes compare. */
+ * nearby sizes compare (store.c, as the rest of the figures read from
+ * measurements). */
 double tp__triage_norm(double fig, int n);
 
 /* The median of the reference groups of size n measured so far (of any
@@ -107,7 +108,7 @@ struct tp_triage {
     int *partners;            /* matchings: node -> partner per matching, -1 */
     /* the round being run */
     struct tp_triage_round cur;
-    int cur_cap_tests, cur_cap_nodes, cur_nnodes;
+    int cur_nnodes;
     int *cur_nodes;
     struct tp__action **cur_owner; /* per test: the action it serves (NULL: planned or ref) */
     int *cur_step;
@@ -143,8 +144,9 @@ int tp__triage_add_pair(tp_triage *t, int a, int b, double fig, enum tp_triage_s
 int tp__triage_add_group(tp_triage *t, const int *nodes, int n, double fig,
                          enum tp_triage_stage s, bool ref);
 
-/* Room for one more test of n nodes in t->cur; returns its nodes array
- * (filled by the caller) or NULL (TP_ENOMEM). */
+/* Room for one more test of n nodes in t->cur; returns its nodes array,
+ * to be filled by the caller (a round's room is allocated once: n node
+ * slots and n / 2 tests hold any round). */
 int *tp__triage_cur_test(tp_triage *t, bool group, int n);
 
 /* ---- planned rounds (rounds.c) ---- */
@@ -155,13 +157,15 @@ int tp__triage_plan_round(tp_triage *t, enum tp_triage_stage s, int k);
 /* Draw the matchings (t->partners), after the ring order. 0 or TP_ENOMEM. */
 int tp__triage_draw_matchings(tp_triage *t, int k);
 
-/* ---- judgement (judge.c) ---- */
+/* ---- figures (store.c) ---- */
 
 double tp__triage_median(float *v, int n); /* reorders v */
 
 /* The thresholds: a test at most this far above the median is normal. */
 double tp__triage_slow(const tp_triage *t);    /* to name: 1 + max(min_effect, z spread) */
 double tp__triage_suspect(const tp_triage *t); /* to look again: 1 + max(min_effect/2, z spread) */
+
+/* ---- judgement (judge.c) ---- */
 
 /* After the tier's rounds: the fleet's medians and spreads, the suspects,
  * the first isolation actions, the known-good pool. 0 or TP_ENOMEM. */
@@ -176,14 +180,14 @@ bool tp__triage_iso_round(tp_triage *t);
 /* Hand the figures of the isolation round t->cur to its actions. */
 int tp__triage_iso_record(tp_triage *t, const double *figure);
 
-/* New actions (judge.c starts them). */
+/* New actions (iso_common.c; judge.c starts them). */
 int tp__triage_confirm_node(tp_triage *t, int s, bool group_mode);
 int tp__triage_confirm_link(tp_triage *t, int a, int b);
 int tp__triage_bisect(tp_triage *t, const int *set, int n);
 
 void tp__triage_free_actions(tp_triage *t);
 
-/* Record a named fault and mark its nodes. */
+/* Record a named fault and mark its nodes (iso_common.c). */
 void tp__triage_name_node(tp_triage *t, int s, double value, double median, double thr,
                           const char *test);
 void tp__triage_name_link(tp_triage *t, int a, int b, double value, double median, double thr,
