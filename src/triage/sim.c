@@ -229,18 +229,6 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                      all && nplanted ? json_integer(last) : json_null());
 }
 
-static void brief_only(json_t *res)
-{
-    json_t *all = json_object_get(res, "nodes_detail"), *keep = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(all, i, v)
-        if (strcmp(json_string_value(json_object_get(v, "status")), "pass") != 0 ||
-            strcmp(json_string_value(json_object_get(v, "cause")), "none") != 0)
-            json_array_append(keep, v);
-    json_object_set_new(res, "nodes_detail", keep);
-}
-
 int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_triage_opts *o,
                        bool brief, json_t **out, tp_error *err)
 {
@@ -318,13 +306,11 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
         rc = tp_triage_record(t, fig, s.lost, err);
     }
     if (rc == 0) {
-        json_t *res = tp_triage_result(t, err);
+        json_t *res = tp__triage_result_of(t, brief, err);
         if (!res)
             rc = TP_ENOMEM;
         else {
             json_object_set_new(res, "simulated", score(&s, res, wall));
-            if (brief)
-                brief_only(res);
             *out = res;
         }
     }

@@ -187,6 +187,10 @@ int tp__triage_bisect(tp_triage *t, const int *set, int n);
 
 void tp__triage_free_actions(tp_triage *t);
 
+/* tp_triage_result; with brief, nodes_detail lists only the nodes that
+ * did not pass or passed with a remark (verdict.c). */
+json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err);
+
 /* Record a named fault and mark its nodes (iso_common.c). */
 void tp__triage_name_node(tp_triage *t, int s, double value, double median, double thr,
                           const char *test);

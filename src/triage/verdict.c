@@ -93,6 +93,11 @@ json_t *tp_triage_verdict(const tp_triage *t, int v)
 
 json_t *tp_triage_result(const tp_triage *t, tp_error *err)
 {
+    return tp__triage_result_of(t, false, err);
+}
+
+json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err)
+{
     json_t *rounds = json_object(), *counts = json_object(), *detail = json_array();
     for (int s = 0; s < TP_TRIAGE_NSTAGES; s++)
         json_object_set_new(rounds, tp_triage_stage_name((enum tp_triage_stage)s),
@@ -100,7 +105,8 @@ json_t *tp_triage_result(const tp_triage *t, tp_error *err)
     int count[sizeof verdicts / sizeof verdicts[0]] = {0};
     for (int v = 0; v < t->n; v++) {
         count[t->node[v].status]++;
-        json_array_append_new(detail, tp_triage_verdict(t, v));
+        if (!brief || t->node[v].status != ST_PASS || t->node[v].contention)
+            json_array_append_new(detail, tp_triage_verdict(t, v));
     }
     for (size_t i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++)
         json_object_set_new(counts, verdicts[i].status, json_integer(count[i]));
