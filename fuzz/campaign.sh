@@ -36,7 +36,7 @@ BUILD=${BUILD:-build-fuzz}
 OUT=${OUT:-$BUILD/campaign}
 SCRATCH=${SCRATCH:-/dev/shm}
 [ -d "$SCRATCH" ] && [ -w "$SCRATCH" ] || SCRATCH=${TMPDIR:-/tmp}
-[ ${#NAMES[@]} -gt 0 ] || NAMES=(wire auth plan policy gate report fleet hist facts frames history)
+[ ${#NAMES[@]} -gt 0 ] || NAMES=(wire auth plan policy gate report fleet hist facts frames history triage)
 
 command -v clang >/dev/null || { echo "campaign: clang is missing (scripts/install-deps.sh installs it)" >&2; exit 2; }
 if [ ! -f "$BUILD/build.ninja" ]; then

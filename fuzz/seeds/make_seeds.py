@@ -7,7 +7,7 @@ merge from; the committed corpora in fuzz/corpus are what fuzzing and
     fuzz/seeds/make_seeds.py /tmp/seeds
     build-fuzz/fuzz/fuzz_plan -merge=1 fuzz/corpus/plan /tmp/seeds/plan
 
-Sources: docs/examples (plan, policy), docs/report.md (thresholds),
+Sources: docs/examples (plan, policy, fleet), docs/report.md (thresholds),
 tests/fixtures/check (fact snapshots), fuzz/seeds/report (result documents
 made by `trainpath`, lists cut to three items), and protocol frames built
 here. Each harness's own comment says what its input is."""
@@ -186,6 +186,17 @@ planes:
   management: {cidrs: [0.0.0.0/0]}
 """)
     put('policy', 2, 'planes: {data: {cidrs: [10.0.0.0/8]}, control: {cidrs: [10.1.0.0/16]}}\n')
+
+
+def triage():
+    ex = read('docs/examples/fleet.yaml').decode()
+    put('triage', 0, ex.replace('nodes: 1024', 'nodes: 64').replace('node: 600', 'node: 60'))
+    put('triage', 1, 'nodes: 8\nslow_links: [{a: 1, b: 2, severity: 30%}]\nmissing: [7]\n')
+    put('triage', 2, 'nodes: 12\nnoise: 10%\ntest_noise: 2%\niters: 5\nseed: 99\n'
+                     'slow_nodes: [{node: 3, severity: 0.5, collective: true}]\n'
+                     'dies: [{node: 4, round: 1}, {node: 5, round: 6}]\n')
+    put('triage', 3, 'nodes: 3\nslow_links: [{severity: 20%}, {severity: 20%}]\n')
+    put('triage', 4, 'nodes: 2000\n')
 
 
 def gate():
@@ -430,6 +441,7 @@ def main():
     auth()
     plan(d)
     policy()
+    triage()
     gate()
     report(d)
     fleet(d)

@@ -107,9 +107,9 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
     struct tp_triage_opts t = {.tier = o->tier ? o->tier : "screen", .matchings = o->matchings,
                                .seed = o->seed ? o->seed : f.seed, .pair_s = o->pair_s,
                                .group_s = o->group_s};
-    if (!t.pair_s)
+    if (!(t.pair_s > 0))
         t.pair_s = 3;
-    if (!t.group_s)
+    if (!(t.group_s > 0))
         t.group_s = 5;
     t.round_gap_s = 0.2;
     t.matchings = t.matchings ? t.matchings : 4;
