@@ -39,6 +39,8 @@ static struct tp__action *new_action(tp_triage *t, enum tp__akind kind)
     if (!a)
         return NULL;
     a->kind = kind;
+    for (int i = 0; i < 4; i++) /* no partner used yet (node 0 is one) */
+        a->used[i] = -1;
     /* appended: the older suspects are served first */
     struct tp__action **p = &t->actions;
     while (*p)
