@@ -20,7 +20,8 @@ int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_
     if (n < 2 || n > TP_TRIAGE_MAX_NODES)
         return tp_error_set(err, TP_EUSAGE, "%d nodes: a fleet is 2 to %d nodes", n,
                             TP_TRIAGE_MAX_NODES);
-    if (d.min_effect >= 10 || d.z > 100 || d.matchings > 64 || d.group > n)
+    if (d.min_effect >= 10 || d.z > 100 || d.matchings > 64 ||
+        (o && o->group > n)) /* the default (8) shrinks to the fleet */
         return tp_error_set(err, TP_EUSAGE, "triage options out of range (min effect %g, z %g, "
                             "%d matchings, groups of %d)", d.min_effect, d.z, d.matchings, d.group);
     tp_triage *t = calloc(1, sizeof *t);
