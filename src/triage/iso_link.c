@@ -1,8 +1,9 @@
-/* An isolation row (isolate_int.h): a link suspect. The pair again, alone
- * (a probe that found it counts as that), then each end with a fresh
- * known-good partner: a slow link when the pair is slow again and both
- * ends are fine with others; an end slow with others too is confirmed as
- * a node instead. */
+/* An isolation row (isolate_int.h): a link suspect. The pair again, alone,
+ * twice (a probe that found it counts as the first): one measurement alone
+ * can meet a hiccup of the host, two seldom do; then each end with a fresh
+ * known-good partner: a slow link when the pair is slow alone both times
+ * and both ends are fine with others; an end slow with others too is
+ * confirmed as a node instead. */
 #include <math.h>
 
 #include "isolate_int.h"
@@ -15,10 +16,10 @@ static void schedule(tp_triage *t, struct tp__action *a, struct tp__triage_iso_s
     tp__triage_iso_take(t, a->a);
     tp__triage_iso_take(t, a->b);
     int v[2];
-    if (a->step == 0) {
+    if (a->step < 2) { /* alone, the first time or the second */
         v[0] = a->a;
         v[1] = a->b;
-        tp__triage_iso_test_of(t, false, v, 2, a, 0);
+        tp__triage_iso_test_of(t, false, v, 2, a, a->step);
         return;
     }
     int g[4] = {a->a, a->b, -1, -1};
@@ -41,14 +42,15 @@ static void schedule(tp_triage *t, struct tp__action *a, struct tp__triage_iso_s
 static int result(tp_triage *t, struct tp__action *a, int step, double r)
 {
     double sus = tp__triage_suspect(t);
-    if (step == 0) {
+    if (step < 2) {
         if (isnan(r)) {
             if (++a->retries > TP__ISO_RETRIES)
                 tp__triage_iso_unresolved(t, a);
             return 0;
         }
-        a->res[0] = r;
-        a->step = 1;
+        /* res[0]: the mean of the measurements alone */
+        a->res[0] = step == 0 ? r : (a->res[0] + r) / 2;
+        a->step = step + 1;
         if (r <= tp__triage_slow(t)) { /* not slow alone: the screen's round was loaded */
             a->done = true;
             t->node[a->a].contention = t->node[a->b].contention = true;

@@ -1,8 +1,9 @@
 /* An isolation row (isolate_int.h): a node suspect, measured in two tests
  * with fresh known-good partners (pairs; or, for a fault only collectives
  * show, groups of two beside reference groups of two). Slow when both are
- * and their mean is past the naming threshold. Cleared, its own slow
- * pairs of the screen become links to look at. */
+ * and their mean is past the naming threshold. Cleared, it joins the
+ * known-good pool and its own slow pairs of the screen become links to
+ * look at. */
 #include <math.h>
 
 #include "isolate_int.h"
@@ -53,6 +54,13 @@ static int result(tp_triage *t, struct tp__action *a, int step, double r)
         if (t->node[s].status == ST_SUSPECT) /* an end of a link named meanwhile stays one */
             t->node[s].status = ST_PASS;
         t->node[s].contention = true;
+        /* normal alone with two known-good partners: known good now too (a
+         * small fleet with many suspects runs out of partners otherwise) */
+        bool pooled = false;
+        for (int i = 0; i < t->ngood && !pooled; i++)
+            pooled = t->good[i] == s;
+        if (!pooled && t->node[s].status == ST_PASS && t->ngood < t->n)
+            t->good[t->ngood++] = s;
         /* its slow pairs of the screen were the links', then */
         double sus = tp__triage_suspect(t);
         for (int k = t->adj_off[s]; !a->group_mode && rc == 0 && k < t->adj_off[s + 1]; k++) {

@@ -71,7 +71,8 @@ static int adjacency(tp_triage *t)
 
 /* The fleet's pair figure: the median over the nodes of each node's own
  * median, which stays put while up to half the nodes are slow (in a small
- * fleet a slow node or two touch most pairs); the spread, of the pairs
+ * fleet a slow node or two touch most pairs), or the pairs' own median when
+ * that is lower; the spread, of the pairs
  * between nodes that look normal. Then the nodes whose median is high. */
 static int pair_suspects(tp_triage *t, bool *sus)
 {
@@ -91,6 +92,14 @@ static int pair_suspects(tp_triage *t, bool *sus)
             nodes[scored++] = score[u];
     }
     t->pair_median = rc == 0 ? tp__triage_median(nodes, scored) : 0;
+    /* and the median of the pairs themselves, when lower: a slow node of a
+     * small ring pass raises its two neighbours' medians too (3 of 6 nodes),
+     * not the pairs' (2 of 6); a fault only slows, so the lower is normal */
+    for (int i = 0; rc == 0 && i < t->npairs; i++)
+        v[i] = t->pairs[i].fig;
+    double pm = rc == 0 && t->npairs ? tp__triage_median(v, t->npairs) : 0;
+    if (pm > 0 && pm < t->pair_median)
+        t->pair_median = pm;
     double m = t->pair_median, half = 1 + t->o.min_effect / 2;
     int k = 0;
     for (int i = 0; rc == 0 && m > 0 && i < t->npairs; i++) {
