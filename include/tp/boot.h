@@ -77,6 +77,12 @@ int tp_boot_check_backend(const char *name, const char *what, tp_error *err);
  * for a member of this job. */
 bool tp_boot_launcher_var(const char *kv);
 
+/* The environment entries ("NAME=VALUE") that make a child rank `rank` of
+ * a group of `size` joined by the env backend at addr:port (torchrun's
+ * variables), into out[0..3], each of cap bytes. Returns 0, or -1 when a
+ * value does not fit. */
+int tp_boot_env_member(int rank, int size, const char *addr, const char *port, char out[4][128]);
+
 /* Join the group of backend o->backend (NULL: tp_boot_detect's). With the
  * local backend this forks: the call returns in every rank, rank 0 being
  * the calling process. On error no group exists; err names the rank, host
@@ -86,6 +92,12 @@ int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *e
 
 int tp_boot_rank(const struct tp_boot *b);
 int tp_boot_size(const struct tp_boot *b);
+
+/* After an operation failed: the rank it found lost (it died, or closed
+ * its connection), as rank 0 of a star (the env and local backends) sees
+ * it; -1 when none was or this rank cannot tell (the others, MPI: there a
+ * lost rank ends the job). */
+int tp_boot_lost(const struct tp_boot *b);
 
 /* Host name of rank r (0 <= r < size). */
 const char *tp_boot_host(const struct tp_boot *b, int r);

@@ -117,6 +117,11 @@ int tp_boot_size(const struct tp_boot *b)
     return b->size;
 }
 
+int tp_boot_lost(const struct tp_boot *b)
+{
+    return b->lost;
+}
+
 const char *tp_boot_host(const struct tp_boot *b, int r)
 {
     return tp__boot_host(b, r);

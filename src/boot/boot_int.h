@@ -24,6 +24,7 @@ struct tp_boot {
     int64_t *offset;
     uint64_t *rtt;
     pid_t *children; /* local rank 0: pid of rank r */
+    int lost;        /* the rank a failed operation found lost (star, rank 0), or -1 */
 };
 
 /* One launcher. boot.c looks a row up by name (or detects it) once; the

@@ -80,6 +80,15 @@ static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
     return 0;
 }
 
+int tp_boot_env_member(int rank, int size, const char *addr, const char *port, char out[4][128])
+{
+    int a = snprintf(out[0], 128, "RANK=%d", rank);
+    int b = snprintf(out[1], 128, "WORLD_SIZE=%d", size);
+    int c = snprintf(out[2], 128, "MASTER_ADDR=%s", addr);
+    int d = snprintf(out[3], 128, "MASTER_PORT=%s", port);
+    return a < 128 && b < 128 && c < 128 && d < 128 ? 0 : -1;
+}
+
 static const char *const env_rank_vars[] = {"RANK", NULL};
 /* what torchrun (and its elastic agent) sets for a rank */
 static const char *const env_vars[] = {

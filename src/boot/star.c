@@ -59,6 +59,7 @@ struct tp_boot *tp__boot_new(const struct tp_boot_backend *be, int rank, int siz
     b->rank = rank;
     b->size = size;
     b->timeout_ns = timeout_ns;
+    b->lost = -1;
     b->conn = calloc((size_t)size, sizeof *b->conn);
     b->hosts = calloc((size_t)size, sizeof *b->hosts);
     b->offset = calloc((size_t)size, sizeof *b->offset);
@@ -459,6 +460,8 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
 /* A rank that reported an interrupt of its own was stopped, not lost. */
 static int lost(struct tp_boot *b, int r, tp_error *err)
 {
+    if (!tp_code_is_intr(err->code))
+        b->lost = r;
     tp_error_prefix(err, tp_code_is_intr(err->code) ? "rank %d on %s" : "rank %d on %s lost", r,
                     tp__boot_host(b, r));
     return err->code;
