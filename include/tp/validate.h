@@ -32,6 +32,7 @@ struct tp_validate_test {
     const char *argv[TP_VALIDATE_MAX_ARGS]; /* without argv[0] and --json */
     bool nagios;                            /* exit codes 0..2 are verdicts, not failures (check) */
     bool directional;                       /* between nodes: measured both ways (bandwidth) */
+    bool across; /* a collective across a group of nodes (the tiers' gang and groups) */
     /* filled when it runs (zero in a fresh list) */
     int rc;
     double took_s;
@@ -73,6 +74,11 @@ struct tp_validate_opts {
     const char *iface;    /* allocation: the interface the other nodes reach */
     const char *key_file; /* env launcher: the pre-shared key of the rendezvous */
     int pairs_at_once;    /* allocation: pairs measured at once (0: a whole round) */
+    const char *tier;     /* allocation: prolog, screen (NULL) or full (tp/triage.h) */
+    double budget_s;      /* > 0: the deepest tier whose estimate fits (not with tier) */
+    int matchings;        /* screen: random perfect matchings (0: 4) */
+    uint64_t seed;        /* the tier's draws (0: rank 0 draws one) */
+    const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     bool quiet;           /* no progress line, no summary */
 };
 

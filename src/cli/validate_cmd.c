@@ -17,7 +17,8 @@ static void usage(FILE *f)
         f, "usage: trainpath validate [--profile quick|standard|extended] [--out DIR] [--db FILE]\n"
            "                          [--only GROUPS] [--policy FILE] [--prometheus FILE] [-q]\n"
            "                          [--launcher L] [--iface NAME] [--pairs-at-once K]\n"
-           "                          [--key-file F]\n"
+           "                          [--key-file F] [--tier T | --budget DUR] [--matchings K]\n"
+           "                          [--seed N] [--on-fail none|drain]\n"
            "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
            "                          [--matchings K] [--seed N] [--json FILE] [-q]\n"
            "\n"
@@ -28,10 +29,14 @@ static void usage(FILE *f)
            "\n"
            "Alone it validates this host (local ranks over loopback and shared memory,\n"
            "storage in a folder under /var/tmp). Under mpirun, srun or torchrun, one\n"
-           "process per node, it validates the allocation: every node alone, then every\n"
-           "pair of nodes (n-1 rounds by the circle method, each node in one pair per\n"
-           "round, bandwidth both ways); rank 0 gathers the documents, judges the fleet\n"
-           "(outlier nodes, slow nodes and links) and writes the results folder.\n"
+           "process per node, it validates the allocation: every node alone, then the\n"
+           "links between nodes by a tier (docs/fleet.md): screen (the default) runs one\n"
+           "allreduce across all nodes, a ring pass, one small group collective per node\n"
+           "and k random matchings, a few rounds at any size, then isolates what looked\n"
+           "slow in O(log n) rounds more; full measures every pair (n-1 rounds by the\n"
+           "circle method). In every round each node is in one test. Rank 0 gathers the\n"
+           "documents, judges the fleet, names slow nodes and links, writes one verdict\n"
+           "line per node (nodes.jsonl) and the results folder.\n"
            "\n"
            "  --profile P   quick (under a minute here, the default), standard (a few\n"
            "                minutes), extended (longer runs and larger sizes)\n"
@@ -47,17 +52,23 @@ static void usage(FILE *f)
            "  --pairs-at-once K  allocation: measure at most K pairs at once (default: a\n"
            "                whole round, n/2; 1 measures every link alone)\n"
            "  --key-file F  env launcher: the pre-shared key of the rendezvous\n"
+           "  --tier T      allocation: prolog (the gang and a ring pass), screen (+ a\n"
+           "                groups pass and k random matchings, the default) or full\n"
+           "                (every pair, the circle method)\n"
+           "  --budget DUR  allocation: the deepest tier whose estimate fits DUR (90s,\n"
+           "                10m); too small for the prolog tier: exit 2 with its minimum\n"
+           "  --matchings K screen: random perfect matchings (default 4)\n"
+           "  --seed N      the tier's draws (default: drawn; in the simulator the fleet\n"
+           "                file's seed)\n"
+           "  --on-fail A   allocation: none (the default) or drain: under Slurm, each node\n"
+           "                judged bad is drained (scontrol update State=DRAIN with the\n"
+           "                test and evidence as the reason)\n"
            "  -q, --quiet   no progress line, no summary\n"
            "\n"
-           "Fleet triage in the simulator (docs/fleet.md): the tiers, the judgement and\n"
-           "the isolation that find a slow node or link in O(log n) rounds, run against a\n"
-           "model fleet (its size, noise and planted faults) instead of an allocation:\n"
+           "Fleet triage in the simulator: the same tiers, judgement and isolation, run\n"
+           "against a model fleet (its size, noise and planted faults) instead of an\n"
+           "allocation (--tier, --budget, --matchings and --seed as above):\n"
            "  --simulate FLEET  the model fleet's YAML file\n"
-           "  --tier T      prolog (the gang and a ring pass), screen (+ a groups pass and\n"
-           "                k random matchings, the default) or full (every pair)\n"
-           "  --budget DUR  the deepest tier whose estimate fits DUR (90s, 10m)\n"
-           "  --matchings K screen: random perfect matchings (default 4)\n"
-           "  --seed N      the planner's draws (default: the fleet file's seed)\n"
            "  --json FILE   the result document (atomically; - for stdout)\n"
            "Exit: 0 every test ran and none failed, 1 a test failed, the audit found a\n"
            "critical finding or the fleet a slow node or link, 2 bad input. With\n"
@@ -79,6 +90,7 @@ int cmd_validate(int argc, char **argv)
         OPT_MATCHINGS,
         OPT_SEED,
         OPT_JSON,
+        OPT_ON_FAIL,
     };
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'},
@@ -97,6 +109,7 @@ int cmd_validate(int argc, char **argv)
         {"matchings", required_argument, NULL, OPT_MATCHINGS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", required_argument, NULL, OPT_JSON},
+        {"on-fail", required_argument, NULL, OPT_ON_FAIL},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -141,6 +154,7 @@ int cmd_validate(int argc, char **argv)
         }
         case OPT_SEED: rc = tp_parse_u64(optarg, "--seed", 1, UINT64_MAX, &sim.seed, &err); break;
         case OPT_JSON: sim.json = optarg; break;
+        case OPT_ON_FAIL: o.on_fail = optarg, real_only = "--on-fail"; break;
         case 'q': o.quiet = sim.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;
@@ -154,10 +168,13 @@ int cmd_validate(int argc, char **argv)
     if (rc == 0 && sim.fleet && real_only)
         rc = tp_error_set(&err, TP_EUSAGE, "%s: a run on this host or an allocation; not with "
                           "--simulate", real_only);
-    if (rc == 0 && !sim.fleet && (sim.tier || sim.budget_s > 0 || sim.matchings || sim.seed))
-        rc = tp_error_set(&err, TP_EUSAGE, "--tier, --budget, --matchings and --seed run in "
-                          "the simulator so far (--simulate FLEET); on an allocation validate "
-                          "measures every pair");
+    if (rc == 0 && sim.tier && sim.budget_s > 0)
+        rc = tp_error_set(&err, TP_EUSAGE, "--tier %s and --budget: one or the other", sim.tier);
+    /* the tier's options serve an allocation as they serve the simulator */
+    o.tier = sim.tier;
+    o.budget_s = sim.budget_s;
+    o.matchings = sim.matchings;
+    o.seed = sim.seed;
     if (rc == 0 && !sim.fleet && sim.json)
         rc = tp_error_set(&err, TP_EUSAGE, "--json: validate writes a results folder (--out); "
                           "--json is for --simulate");

@@ -32,27 +32,9 @@
 #include "tp/log.h"
 #include "tp/report.h"
 #include "tp/result.h"
+#include "tp/wire.h"
 #include "validate_int.h"
 
-struct node {
-    char label[280]; /* the host, with "#rank" when ranks share a host */
-    char addr[64], port[16];
-};
-
-/* What this node ran, for the gather: a test or a pair measurement. */
-static json_t *ran(const struct tp_validate_test *t, const char *status, const char *docpath)
-{
-    json_t *doc = NULL;
-    tp_error err;
-    if (tp_report_load(docpath, &doc, &err) != 0) {
-        doc = NULL;
-        if (access(docpath, F_OK) == 0) /* written, but refused: say so */
-            tp_log(TP_LOG_WARN, "%s: left out of the fleet's documents: %s", docpath, err.msg);
-    }
-    return json_pack("{s:s, s:s, s:s, s:f, s:o}", "test", t->name, "status", status, "summary",
-                     t->why[0] ? t->why : t->what, "seconds", t->took_s, "doc",
-                     doc ? doc : json_null());
-}
 
 /* Every rank says whether it is fine (rc, err); when one is not, all fail
  * with its words. */
@@ -145,6 +127,13 @@ static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *er
     snprintf(c->keyfile, sizeof c->keyfile, "%s/net.key", c->dir);
     int fd = open(c->keyfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     size_t len = strlen(all[0]);
+    /* the tier's draws, the same on every node: from the key unless --seed */
+    if (!c->seed) {
+        uint64_t h = 1469598103934665603ull;
+        for (size_t i = 0; i < len; i++)
+            h = (h ^ (unsigned char)all[0][i]) * 1099511628211ull;
+        c->seed = h ? h : 1;
+    }
     if (fd < 0 || write(fd, all[0], len) != (ssize_t)len)
         rc = tp_error_errno(err, TP_ESYS, errno, "%s", c->keyfile);
     if (fd >= 0)
@@ -163,7 +152,7 @@ static void path_safe(char *s)
 }
 
 /* The nodes: labels, then the net servers' addresses. */
-static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct node *nodes, bool net,
+static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__validate_node *nodes, bool net,
                 tp_error *err)
 {
     int n = tp_boot_size(b), me = tp_boot_rank(b);
@@ -192,36 +181,35 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct node *node
         return rc;
     if (!net)
         return 0;
-    char mine[128], **all = NULL;
-    snprintf(mine, sizeof mine, "%s %s", c->addr, c->port);
+    /* the port this node leads a collective across nodes on (the tiers'
+     * gang and groups): free now, taken again by the collective's rank 0
+     * (its listener reuses the address) */
+    int lfd = -1, cport = 0;
+    if ((rc = tp_listen(c->addr, 0, "the collective's port", &lfd, &cport, NULL, err)) == 0)
+        close(lfd);
+    if ((rc = agree(b, rc, err)))
+        return rc;
+    /* its name to Slurm, for --on-fail drain */
+    const char *sched = getenv("SLURMD_NODENAME");
+    char mine[512], **all = NULL;
+    snprintf(mine, sizeof mine, "%s %s %d %.127s", c->addr, c->port, cport,
+             sched && *sched && !strpbrk(sched, " \t\n") ? sched : "-");
     if ((rc = tp_boot_allgather(b, mine, &all, err)))
         return rc;
-    for (int r = 0; r < n; r++)
-        if (sscanf(all[r], "%63s %15s", nodes[r].addr, nodes[r].port) != 2)
+    for (int r = 0; r < n; r++) {
+        if (sscanf(all[r], "%63s %15s %15s %127s", nodes[r].addr, nodes[r].port, nodes[r].cport,
+                   nodes[r].sched) != 4)
             rc = tp_error_set(err, TP_EPROTO, "node %s sent no address", nodes[r].label);
+        if (strcmp(nodes[r].sched, "-") == 0)
+            nodes[r].sched[0] = 0;
+    }
     tp_boot_free_strings(all, n);
     return rc;
 }
 
-/* Measure t from node a against node b's server, the documents in
- * pairs/A--B/ (sub: a folder under it, or NULL). Returns what ran. */
-static json_t *measure_pair(struct tp__validate_ctx *c, struct tp_validate_test *t,
-                            const struct node *nodes, int a, int b, const char *sub)
-{
-    char dir[5000], doc[5200];
-    snprintf(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
-             sub ? "/" : "", sub ? sub : "");
-    tp__validate_mkdirs(dir);
-    const char *st = tp__validate_run_test(c, t, dir, nodes[b].addr, nodes[b].port);
-    snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
-    json_t *o = ran(t, st, doc);
-    json_object_set_new(o, "a", json_string(nodes[a].label));
-    json_object_set_new(o, "b", json_string(nodes[b].label));
-    return o;
-}
 
 /* Step 1: this node's own tests. */
-static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const struct node *nodes,
+static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const struct tp__validate_node *nodes,
                        json_t *tests)
 {
     int me = tp_boot_rank(b);
@@ -244,19 +232,19 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
         const char *st = tp__validate_run_test(c, t, dir, NULL, NULL);
         char doc[4600];
         snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
-        json_array_append_new(tests, ran(t, st, doc));
+        json_array_append_new(tests, tp__validate_ran(t, st, doc));
         done++;
     }
 }
 
 /* Step 2: the pairs, round by round. */
-static int pair_rounds(struct tp__validate_ctx *c, struct tp_boot *b, const struct node *nodes,
+static int pair_rounds(struct tp__validate_ctx *c, struct tp_boot *b, const struct tp__validate_node *nodes,
                        json_t *pairs, tp_error *err)
 {
     int n = tp_boot_size(b), me = tp_boot_rank(b), rounds = tp_fleet_rounds(n);
     double per_round = 0;
     for (int i = 0; i < c->tests.n; i++)
-        if (strcmp(c->tests.t[i].group, "net") == 0)
+        if (strcmp(c->tests.t[i].group, "net") == 0 && !c->tests.t[i].across)
             per_round += c->tests.t[i].expect_s * (c->tests.t[i].directional ? 2 : 1);
     for (int r = 0; r < rounds; r++) {
         int p = tp_fleet_partner(n, r, me), in_round = 0, mine = 0;
@@ -281,9 +269,10 @@ static int pair_rounds(struct tp__validate_ctx *c, struct tp_boot *b, const stru
                 bool mine_now = p >= 0 && mine / at_once == slot && (way == 0) == (me < p);
                 for (int i = 0; mine_now && i < c->tests.n; i++) {
                     struct tp_validate_test *t = &c->tests.t[i];
-                    if (strcmp(t->group, "net") != 0 || (way == 1 && !t->directional))
+                    if (strcmp(t->group, "net") != 0 || t->across ||
+                        (way == 1 && !t->directional))
                         continue;
-                    json_t *o = measure_pair(c, t, nodes, me, p, NULL);
+                    json_t *o = tp__validate_measure_pair(c, t, nodes, me, p, NULL);
                     json_object_set_new(o, "round", json_integer(r + 1));
                     json_array_append_new(pairs, o);
                 }
@@ -367,7 +356,7 @@ static void matrix_add(json_t *matrix, const json_t *row, int a, int b)
                           json_pack("[i, i, O]", a, b, json_object_get(row, "value")));
 }
 
-static int node_index(const struct node *nodes, int n, const char *label)
+static int node_index(const struct tp__validate_node *nodes, int n, const char *label)
 {
     for (int r = 0; r < n; r++)
         if (strcmp(nodes[r].label, label) == 0)
@@ -378,7 +367,7 @@ static int node_index(const struct node *nodes, int n, const char *label)
 
 /* The judged rows of one pair measurement e (its doc) as pair lines. */
 static int pair_rows(struct fleet_out *fo, const json_t *e, const json_t *doc, bool retest,
-                     const struct node *nodes, int n, tp_error *err)
+                     const struct tp__validate_node *nodes, int n, tp_error *err)
 {
     const char *a = json_string_value(json_object_get(e, "a"));
     const char *b = json_string_value(json_object_get(e, "b"));
@@ -420,7 +409,7 @@ static const json_t *retest_of(const json_t *retests, const json_t *e)
 
 /* One line of a retest plan, unless planned or measured again already, or
  * RETEST_MAX reached. */
-static void plan_add(FILE *f, json_t *seen, const json_t *retests, const struct node *nodes,
+static void plan_add(FILE *f, json_t *seen, const json_t *retests, const struct tp__validate_node *nodes,
                      int n, const char *a_label, const char *b_label, const char *test)
 {
     int a = node_index(nodes, n, a_label), b = node_index(nodes, n, b_label);
@@ -440,7 +429,7 @@ static void plan_add(FILE *f, json_t *seen, const json_t *retests, const struct 
  * all. A round runs n/2 pairs at once
  * and a link can share a switch, or here the CPUs, with the others: a link
  * is slow only when it is slow again by itself. */
-static char *retest_plan(const json_t *gathered, const json_t *retests, const struct node *nodes,
+static char *retest_plan(const json_t *gathered, const json_t *retests, const struct tp__validate_node *nodes,
                          int n)
 {
     struct fleet_out fo = {.data = tp_fleet_new()};
@@ -496,7 +485,7 @@ static char *retest_plan(const json_t *gathered, const json_t *retests, const st
 
 /* Every node: run the retests in plan that start from it, one at a time
  * across the allocation (a barrier after each). */
-static int retest_run(struct tp__validate_ctx *c, struct tp_boot *b, const struct node *nodes,
+static int retest_run(struct tp__validate_ctx *c, struct tp_boot *b, const struct tp__validate_node *nodes,
                       const char *plan, json_t *mine, tp_error *err)
 {
     int me = tp_boot_rank(b), n = tp_boot_size(b);
@@ -509,7 +498,7 @@ static int retest_run(struct tp__validate_ctx *c, struct tp_boot *b, const struc
             for (int i = 0; i < c->tests.n; i++) {
                 struct tp_validate_test *t = &c->tests.t[i];
                 if (strcmp(t->name, test) == 0)
-                    json_array_append_new(mine, measure_pair(c, t, nodes, a, bb, "retest"));
+                    json_array_append_new(mine, tp__validate_measure_pair(c, t, nodes, a, bb, "retest"));
             }
         int rc = tp_boot_barrier(b, err);
         if (rc)
@@ -568,16 +557,79 @@ static json_t *test_verdicts(json_t *gathered, const struct tp__validate_ctx *c,
     return v;
 }
 
-static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, json_t *gathered,
-                  const json_t *retests)
+/* What the triage named, in the nodes' labels, and what was done. */
+static void print_triage(FILE *f, const struct tp__validate_node *nodes, int n,
+                         const json_t *triage, const json_t *actions)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(triage, "nodes_detail"), i, v) {
+        int k = (int)json_integer_value(json_object_get(v, "node"));
+        const char *st = json_string_value(json_object_get(v, "status"));
+        if (k < 0 || k >= n || !st || strcmp(st, "pass") == 0)
+            continue;
+        fprintf(f, "node %s: %s (%s; %s): %s\n", nodes[k].label, st,
+                json_string_value(json_object_get(v, "cause")),
+                json_string_value(json_object_get(v, "action")),
+                json_string_value(json_object_get(v, "says")));
+    }
+    json_array_foreach(actions, i, v)
+        fprintf(f, "on-fail: %s\n", json_string_value(json_object_get(v, "says")));
+    const json_t *counts = json_object_get(triage, "counts");
+    const char *key;
+    const json_t *cnt;
+    fprintf(f, "verdicts:");
+    json_object_foreach((json_t *)counts, key, cnt)
+        if (json_integer_value(cnt))
+            fprintf(f, " %s %lld", key, (long long)json_integer_value(cnt));
+    fprintf(f, "\n");
+}
+
+/* The folder of pair measurement e under the results folder. */
+static void pair_dir(const struct tp__validate_ctx *c, const json_t *e, char *out, size_t cap)
+{
+    const char *sub = json_string_value(json_object_get(e, "sub"));
+    snprintf(out, cap, "%s/pairs/%s--%s%s%s", c->outdir,
+             json_string_value(json_object_get(e, "a")), json_string_value(json_object_get(e, "b")),
+             sub ? "/" : "", sub ? sub : "");
+}
+
+/* The first document of test that node measured with a partner, as a
+ * path relative to the results folder ("pairs/A--B/net-lat.json", "" if
+ * none). */
+static void first_pair_doc(const struct tp__validate_ctx *c, const json_t *gathered,
+                           const char *node, const char *test, char *out, size_t cap)
+{
+    size_t r, k;
+    const json_t *g, *e;
+    snprintf(out, cap, "pairs/%s--?/%s.json", node, test);
+    json_array_foreach(gathered, r, g)
+        json_array_foreach(json_object_get(g, "pairs"), k, e) {
+            const char *a = json_string_value(json_object_get(e, "a"));
+            const char *b = json_string_value(json_object_get(e, "b"));
+            if (strcmp(json_string_value(json_object_get(e, "test")), test) != 0 ||
+                (strcmp(a, node) != 0 && strcmp(b, node) != 0) ||
+                !json_is_object(json_object_get(e, "doc")))
+                continue;
+            char dir[5000];
+            pair_dir(c, e, dir, sizeof dir);
+            snprintf(out, cap, "%s/%s.json", dir + strlen(c->outdir) + 1, test);
+            return;
+        }
+}
+
+static int finish(struct tp__validate_ctx *c, const struct tp__validate_node *nodes, int n,
+                  json_t *gathered, const json_t *retests, const json_t *triage)
 {
     int retested = 0;
     tp_error err = {0};
-    int rounds = tp_fleet_rounds(n), failed = 0, pair_fail = 0, npairs = 0;
+    int rounds = triage ? (int)json_integer_value(json_object_get(triage, "rounds_total"))
+                        : tp_fleet_rounds(n);
+    int failed = 0, pair_fail = 0, npairs = 0;
     struct fleet_out fo = {.data = tp_fleet_new(), .matrix = json_object()};
     fo.f = open_memstream(&fo.text, &fo.len);
     json_t *all_docs = json_array(), *html_docs = json_array();
-    json_t *node_list = json_array(), *pair_list = json_array();
+    json_t *node_list = json_array(), *pair_list = json_array(), *group_list = json_array();
     int rc = fo.f && fo.data && all_docs ? 0 : tp_error_set(&err, TP_ENOMEM, "out of memory");
     size_t r, k;
     json_t *g, *e;
@@ -632,10 +684,12 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
                                               json_object_get(re, "status"), "summary",
                                               json_object_get(re, "summary"), "seconds",
                                               json_object_get(re, "seconds")));
+            if (json_object_get(e, "stage"))
+                json_object_set(pe, "stage", json_object_get(e, "stage"));
             json_array_append_new(pair_list, pe);
             if (!json_is_object(doc))
                 continue;
-            snprintf(dir, sizeof dir, "%s/pairs/%s--%s", c->outdir, a, b);
+            pair_dir(c, e, dir, sizeof dir);
             if (!rc && r > 0)
                 rc = write_doc(dir, name, doc, &err);
             json_array_append(all_docs, doc);
@@ -657,6 +711,26 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
             if (!rc)
                 rc = pair_rows(&fo, e, json_is_object(rdoc) ? rdoc : doc, json_is_object(rdoc),
                                nodes, n, &err);
+        }
+        /* the tiers' collectives across nodes: each group's rank 0 has the
+         * document */
+        json_array_foreach(json_object_get(g, "groups"), k, e) {
+            const char *st = json_string_value(json_object_get(e, "status"));
+            json_t *doc = json_object_get(e, "doc");
+            if (!json_is_object(doc)) {
+                /* a member's failure is its group's, said once per member */
+                if (strcmp(st, "PASS") != 0)
+                    json_array_append_new(group_list, json_deep_copy(e));
+                continue;
+            }
+            json_t *ge = json_deep_copy(e);
+            json_object_del(ge, "doc");
+            json_array_append_new(group_list, ge);
+            snprintf(dir, sizeof dir, "%s/groups/%s/%s", c->outdir,
+                     json_string_value(json_object_get(e, "sub")), label);
+            if (!rc && r > 0)
+                rc = write_doc(dir, json_string_value(json_object_get(e, "test")), doc, &err);
+            json_array_append(all_docs, doc);
         }
     }
     if (fo.f)
@@ -694,14 +768,9 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
         struct tp_validate_test *t = &c->tests.t[i];
         if (strcmp(t->group, "plan") != 0)
             continue;
-        int p = -1;
-        for (int rr = 0; rr < rounds && p < 0; rr++)
-            p = tp_fleet_partner(n, rr, 0);
         char lat[700], bw[700], coll[700], io[700];
-        snprintf(lat, sizeof lat, "pairs/%s--%s/net-lat.json", nodes[0].label,
-                 p >= 0 ? nodes[p].label : "?");
-        snprintf(bw, sizeof bw, "pairs/%s--%s/net-bw.json", nodes[0].label,
-                 p >= 0 ? nodes[p].label : "?");
+        first_pair_doc(c, gathered, nodes[0].label, "net-lat", lat, sizeof lat);
+        first_pair_doc(c, gathered, nodes[0].label, "net-bw", bw, sizeof bw);
         snprintf(coll, sizeof coll, "nodes/%s/coll-allreduce.json", nodes[0].label);
         snprintf(io, sizeof io, "nodes/%s/io-checkpoint.json", nodes[0].label);
         const char *st = "FAIL";
@@ -733,6 +802,14 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
                           json_integer_value(json_object_get(judgement, "slow_links"));
         json_int_t worse = json_integer_value(json_object_get(judgement, "worse"));
         fstatus = slow ? "FAIL" : worse ? "WARN" : "PASS";
+        /* by a tier, the triage judges: what it named, measured again alone */
+        const json_t *counts = json_object_get(triage, "counts");
+        json_int_t named = json_array_size(json_object_get(triage, "named")) +
+                           json_integer_value(json_object_get(counts, "lost"));
+        json_int_t unsure = json_integer_value(json_object_get(counts, "suspect")) +
+                            json_integer_value(json_object_get(counts, "error"));
+        if (triage)
+            fstatus = named ? "FAIL" : unsure ? "WARN" : "PASS";
         char *words = NULL;
         size_t wl = 0;
         FILE *wf = open_memstream(&words, &wl);
@@ -743,12 +820,32 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
         snprintf(fsum, sizeof fsum, "%.*s", words ? (int)strcspn(words, "\n") : 0,
                  words ? words : "");
         free(words);
+        const char *partial = json_string_value(json_object_get(triage, "partial"));
+        if (triage)
+            snprintf(fsum, sizeof fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s%.600s",
+                     c->tier, rounds,
+                     (int)json_integer_value(json_object_get(triage, "rounds_isolation")),
+                     (int)named, unsure ? ", some unsettled (see nodes.jsonl)" : "",
+                     partial ? "; stopped in " : "", partial ? partial : "");
         fdoc = tp_result_new("fleet", json_pack("{s:s, s:s?, s:i, s:i}", "profile", c->profile,
                                                 "only", c->only, "nodes", n, "rounds", rounds));
         json_t *res = json_pack("{s:i, s:i, s:i, s:o, s:o, s:O, s:O}", "node_count", n,
                                 "failed_tests", failed, "rounds", rounds, "nodes", node_list,
                                 "pairs", pair_list, "matrix", fo.matrix, "judgement", judgement);
         node_list = pair_list = NULL;
+        if (triage) {
+            /* the verdicts, each node a line; and what --on-fail did */
+            json_t *acts = tp__validate_onfail(c, nodes, n, triage);
+            json_object_set_new(res, "tier", json_string(c->tier));
+            if (partial) /* a node was lost: the others' documents never came */
+                json_object_set_new(res, "partial", json_string(partial));
+            json_object_set_new(res, "groups", group_list);
+            json_object_set(res, "triage", (json_t *)triage);
+            json_object_set_new(res, "actions", acts ? acts : json_array());
+            group_list = NULL;
+            if (!rc)
+                rc = tp__validate_node_lines(c, nodes, n, triage, &err);
+        }
         json_object_set_new(fdoc, "results", res);
         tp_result_finish(fdoc, 0, NULL);
         snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
@@ -761,8 +858,9 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
     }
 
     if (!c->quiet) {
-        printf("# trainpath validate --profile %s: %d nodes, %d rounds of pairs, in %.0f s\n",
-               c->profile, n, rounds, tp__validate_now_s() - c->t0);
+        printf("# trainpath validate --profile %s: %d nodes, %d rounds %s%s, in %.0f s\n",
+               c->profile, n, rounds, triage ? "by the tier " : "of pairs",
+               triage ? c->tier : "", tp__validate_now_s() - c->t0);
         size_t i;
         json_t *v;
         json_array_foreach(verdicts, i, v) {
@@ -771,9 +869,15 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
                    json_string_value(json_object_get(v, "name")),
                    json_string_value(json_object_get(v, "summary")));
         }
-        if (judgement)
+        if (triage) {
+            print_triage(stdout, nodes, n, triage, json_object_get(json_object_get(fdoc,
+                                                                                     "results"),
+                                                                     "actions"));
+        } else if (judgement) {
             tp_fleet_print(stdout, judgement);
-        printf("fleet: %s/fleet.jsonl, %s/fleet.json\n", c->outdir, c->outdir);
+        }
+        printf("fleet: %s/fleet.jsonl, %s/fleet.json%s%s%s\n", c->outdir, c->outdir,
+               triage ? ", " : "", triage ? c->outdir : "", triage ? "/nodes.jsonl" : "");
     }
     if (rc)
         tp__validate_fail(&err);
@@ -802,6 +906,7 @@ static int finish(struct tp__validate_ctx *c, const struct node *nodes, int n, j
     json_decref(judgement);
     json_decref(node_list);
     json_decref(pair_list);
+    json_decref(group_list);
     json_decref(all_docs);
     json_decref(html_docs);
     json_decref(fo.data);
@@ -814,7 +919,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
 {
     tp_error err = {0};
     int n = tp_boot_size(b), me = tp_boot_rank(b);
-    struct node *nodes = calloc((size_t)n, sizeof *nodes);
+    struct tp__validate_node *nodes = calloc((size_t)n, sizeof *nodes);
     if (!nodes) {
         tp_error_set(&err, TP_ENOMEM, "out of memory");
         return tp__validate_fail(&err);
@@ -824,20 +929,24 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         net |= strcmp(c->tests.t[i].group, "net") == 0;
     c->t0 = tp__validate_now_s();
     int rc = meet(c, b, nodes, net, &err);
-    json_t *tests = json_array(), *pairs = json_array();
+    json_t *tests = json_array(), *pairs = json_array(), *groups = json_array(), *triage = NULL;
     if (rc == 0) {
         node_tests(c, b, nodes, tests);
         rc = tp_boot_barrier(b, &err);
     }
-    if (rc == 0 && net)
+    /* the pairs: by the tier's triage, or every pair by the circle method */
+    bool tiered = net && tp__validate_tiered(c);
+    if (rc == 0 && tiered)
+        rc = tp__validate_triage(c, b, nodes, pairs, groups, &triage, &err);
+    else if (rc == 0 && net)
         rc = pair_rounds(c, b, nodes, pairs, &err);
     if (me == 0)
         tp__validate_progress_clear(c);
     char *mine = NULL, **all = NULL;
     if (rc == 0) {
-        json_t *o = json_pack("{s:s, s:s, s:s, s:O, s:O}", "label", nodes[me].label, "host",
+        json_t *o = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "label", nodes[me].label, "host",
                               tp_boot_host(b, me), "addr", c->addr[0] ? c->addr : "", "tests",
-                              tests, "pairs", pairs);
+                              tests, "pairs", pairs, "groups", groups);
         mine = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         rc = mine ? tp_boot_gather(b, mine, &all, &err)
@@ -861,7 +970,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     /* the links found slow, measured again one at a time; a second
      * measurement moves the median, so once more for links newly found
      * slow, until every link named slow was measured alone (3 passes) */
-    for (int pass = 0; net && !broken && pass < 3; pass++) {
+    for (int pass = 0; net && !tiered && !broken && pass < 3; pass++) {
         if (me == 0 && rc == 0)
             plan = retest_plan(gathered, retests, nodes, n);
         if ((rc = agree(b, rc, &err)) == 0 &&
@@ -907,7 +1016,20 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     if (rc)
         status = tp__validate_fail(&err);
     else if (me == 0)
-        status = finish(c, nodes, n, gathered, retests);
+        status = finish(c, nodes, n, gathered, retests, triage);
+    /* a node lost in the tier's rounds: rank 0 still writes the fleet
+     * document, the verdicts (the lost node named, with its stage) and
+     * acts on them, from what it has (its own documents; the others' never
+     * arrived) */
+    if (rc && me == 0 && triage && json_object_get(triage, "partial")) {
+        json_t *own = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "label", nodes[0].label, "host",
+                                tp_boot_host(b, 0), "addr", c->addr, "tests", tests, "pairs",
+                                pairs, "groups", groups);
+        json_array_clear(gathered);
+        json_array_append_new(gathered, own);
+        finish(c, nodes, n, gathered, retests, triage);
+        status = status ? status : 1;
+    }
     free(plan);
     json_decref(gathered);
     json_decref(retests);
@@ -928,6 +1050,8 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     free(mine);
     json_decref(tests);
     json_decref(pairs);
+    json_decref(groups);
+    json_decref(triage);
     free(nodes);
     return status;
 }

@@ -15,6 +15,12 @@ int tp__validate_host(struct tp__validate_ctx *c)
 {
     tp_error err = {0};
     snprintf(c->addr, sizeof c->addr, "127.0.0.1");
+    /* a collective across nodes is an allocation's (its tiers): not here */
+    int kept = 0;
+    for (int i = 0; i < c->tests.n; i++)
+        if (!c->tests.t[i].across)
+            c->tests.t[kept++] = c->tests.t[i];
+    c->tests.n = kept;
     bool net = false;
     for (int i = 0; i < c->tests.n; i++)
         net |= strcmp(c->tests.t[i].group, "net") == 0;

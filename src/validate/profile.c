@@ -19,7 +19,7 @@ static const char *const profiles[NPROFILES] = {"quick", "standard", "extended"}
 
 /* A row's test in one profile: args are words split at spaces (NULL: not
  * in this profile). Besides the placeholders filled when a test runs (PEER,
- * PORT, KEY, PLAN), three are filled here: DIR (the scratch folder), NGPU
+ * PORT, KEY, BIND, PLAN), three are filled here: DIR (the scratch folder), NGPU
  * (the GPUs here) and POLICY (the --policy file). */
 struct cell {
     double expect_s;
@@ -35,6 +35,7 @@ struct row {
     enum join join;
     bool nagios;      /* exit codes 0..2 are the audit's verdicts */
     bool directional; /* between nodes: measured both ways */
+    bool across;      /* a collective across nodes: only the tiers run it */
     struct cell in[NPROFILES];
 };
 
@@ -61,6 +62,13 @@ static const struct row rows[] = {
      .in = {{0, NULL},
             {12, "net loaded PEER -p PORT KEY --streams 2 --time 5"},
             {45, "net loaded PEER -p PORT KEY --streams 2 --time 20"}}},
+    /* the tiers' gang and groups: one allreduce across a group of nodes,
+     * each node a rank of it (env launcher: MASTER_ADDR is the group's
+     * first node; the validation fills the rank variables and BIND) */
+    {"coll-across", "net", "allreduce across nodes", ALWAYS, .across = true,
+     .in = {{2, "coll --launcher env --intra fabric --sizes 64K,1M --iters 20 --warmup 3 KEY BIND -q"},
+            {6, "coll --launcher env --intra fabric --sizes 64K,1M,16M --time 500ms KEY BIND -q"},
+            {20, "coll --launcher env --intra fabric --sizes 64K,1M,16M,64M --time 2s KEY BIND -q"}}},
     {"coll-allreduce", "coll", "coll allreduce, 2 local ranks", ALWAYS,
      .in = {{3, "coll -n 2 --launcher local --sizes 8-4M --time 20ms -q"},
             {25, "coll -n 2 --launcher local --sizes 8-64M --time 1s -q"},
@@ -206,7 +214,8 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
                                            .group = r->group,
                                            .expect_s = in->expect_s,
                                            .nagios = r->nagios,
-                                           .directional = r->directional};
+                                           .directional = r->directional,
+                                           .across = r->across};
         if (!t || split(out, &used, t, in->args, policy, scratch) < 0) {
             out->n = 0;
             return tp_error_set(err, TP_ENOMEM,

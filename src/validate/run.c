@@ -3,7 +3,8 @@
  * test that hangs or crashes is a failed test with a reason, not a hung
  * validation; its ranks are in its own process group and die with it. The
  * net tests measure against a `net serve` child started and stopped here.
- * The children's environment drops the launcher's variables. */
+ * The children's environment drops the launcher's variables. What ran is
+ * kept for the gather: the test, its status and its document. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +19,8 @@
 #include "tp/boot.h"
 #include "tp/clock.h"
 #include "tp/intr.h"
+#include "tp/log.h"
+#include "tp/report.h"
 #include "validate_int.h"
 
 extern char **environ;
@@ -78,7 +81,27 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         snprintf(why, cap, "not run: %.200s", ie.msg);
         return -1;
     }
+    /* the child's environment: envp, and the rank variables of a
+     * collective across nodes (built before fork: no malloc after it) */
+    char **env = c->envp ? c->envp : environ, **joined = NULL;
+    if (c->extra_env) {
+        size_t ne = 0, nx = 0;
+        while (env[ne])
+            ne++;
+        while (c->extra_env[nx])
+            nx++;
+        joined = calloc(ne + nx + 1, sizeof *joined);
+        if (!joined) {
+            snprintf(why, cap, "out of memory");
+            return -1;
+        }
+        memcpy(joined, env, ne * sizeof *joined);
+        memcpy(joined + ne, c->extra_env, nx * sizeof *joined);
+        env = joined;
+    }
     pid_t pid = fork();
+    if (pid != 0)
+        free(joined); /* the child has its copy */
     if (pid < 0) {
         snprintf(why, cap, "fork: %s", strerror(errno));
         return -1;
@@ -93,7 +116,7 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         if (null >= 0)
             dup2(null, 0);
         setpgid(0, 0); /* its ranks die with it */
-        execve("/proc/self/exe", (char *const *)argv, c->envp ? c->envp : environ);
+        execve("/proc/self/exe", (char *const *)argv, env);
         _exit(127);
     }
     double end = tp__validate_now_s() + deadline_s;
@@ -163,7 +186,10 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
             args[k++] = peer ? peer : "127.0.0.1";
         else if (strcmp(w, "PORT") == 0)
             args[k++] = port ? port : c->port;
-        else if (strcmp(w, "KEY") == 0) {
+        else if (strcmp(w, "BIND") == 0) {
+            args[k++] = "--bind";
+            args[k++] = c->addr[0] ? c->addr : "127.0.0.1";
+        } else if (strcmp(w, "KEY") == 0) {
             if (c->keyfile[0]) {
                 args[k++] = "--key-file";
                 args[k++] = c->keyfile;
@@ -252,4 +278,33 @@ void tp__validate_stop_server(struct tp__validate_ctx *c)
         waitpid(c->server, NULL, 0);
         c->server = 0;
     }
+}
+
+json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, const char *docpath)
+{
+    json_t *doc = NULL;
+    tp_error err;
+    if (tp_report_load(docpath, &doc, &err) != 0) {
+        doc = NULL;
+        if (access(docpath, F_OK) == 0) /* written, but refused: say so */
+            tp_log(TP_LOG_WARN, "%s: left out of the fleet's documents: %s", docpath, err.msg);
+    }
+    return json_pack("{s:s, s:s, s:s, s:f, s:o}", "test", t->name, "status", status, "summary",
+                     t->why[0] ? t->why : t->what, "seconds", t->took_s, "doc",
+                     doc ? doc : json_null());
+}
+
+json_t *tp__validate_measure_pair(struct tp__validate_ctx *c, struct tp_validate_test *t,
+                            const struct tp__validate_node *nodes, int a, int b, const char *sub)
+{
+    char dir[5000], doc[5200];
+    snprintf(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
+             sub ? "/" : "", sub ? sub : "");
+    tp__validate_mkdirs(dir);
+    const char *st = tp__validate_run_test(c, t, dir, nodes[b].addr, nodes[b].port);
+    snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
+    json_t *o = tp__validate_ran(t, st, doc);
+    json_object_set_new(o, "a", json_string(nodes[a].label));
+    json_object_set_new(o, "b", json_string(nodes[b].label));
+    return o;
 }

@@ -119,8 +119,20 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .launcher = tp_boot_detect(o->launcher),
                                    .key_file = o->key_file,
                                    .quiet = o->quiet,
-                                   .pairs_at_once = o->pairs_at_once};
+                                   .pairs_at_once = o->pairs_at_once,
+                                   .tier = o->tier,
+                                   .budget_s = o->budget_s,
+                                   .matchings = o->matchings,
+                                   .seed = o->seed,
+                                   .on_fail = o->on_fail};
     int rc = check_files(c, err);
+    /* the tier's name now; --budget's pick once the group's size is known */
+    if (rc == 0 && c->tier && c->budget_s > 0)
+        rc = tp_error_set(err, TP_EUSAGE, "--tier %s and --budget: one or the other", c->tier);
+    if (rc == 0 && c->tier)
+        rc = tp__validate_tier_pick(c, 2, err);
+    if (rc == 0)
+        rc = tp__validate_onfail_check(c->on_fail, err);
     if (rc == 0)
         rc = tp_boot_check_backend(c->launcher, "--launcher", err);
     /* a launcher named but absent would validate this host as a group of one */
@@ -137,15 +149,20 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         rc = tp_validate_tests(c->profile, c->only, c->policy, ngpu, "", &c->tests, err);
     struct tp_boot *b = NULL;
     if (rc == 0 && tp_boot_launched(c->launcher)) {
-        json_t *bo_opts =
-            json_pack("{s:s, s:s?, s:s?, s:i}", "profile", c->profile, "only", c->only, "policy",
-                      c->policy ? "given" : NULL, "pairs-at-once", c->pairs_at_once);
+        json_t *bo_opts = json_pack(
+            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:s?}", "profile", c->profile, "only",
+            c->only, "policy", c->policy ? "given" : NULL, "pairs-at-once", c->pairs_at_once,
+            "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings, "seed",
+            (json_int_t)c->seed, "on-fail", c->on_fail);
         struct tp_boot_opts bo = {.backend = c->launcher,
                                   .key_file = c->key_file,
                                   .timeout_ns = 3600ull * 1000000000ull,
                                   .options = bo_opts};
         rc = tp_boot_init(&bo, &b, err);
         json_decref(bo_opts);
+        /* the tier for this many nodes (--budget: the deepest that fits) */
+        if (rc == 0)
+            rc = tp__validate_tier_pick(c, tp_boot_size(b), err);
     }
     /* the results folder: rank 0 names it, so every node writes into the
      * same one (when it is on a shared file system) */

@@ -13,12 +13,21 @@
 
 #include "tp/boot.h"
 #include "tp/error.h"
+#include "tp/triage.h"
 #include "tp/validate.h"
 
 struct tp__validate_ctx {
     const char *profile, *out, *db, *policy, *prom, *only, *iface, *launcher, *key_file;
     bool quiet, tty;
     int pairs_at_once;  /* allocation: pairs measured at once (0: a whole round) */
+    /* allocation: the tier (picked by budget_s when that is > 0), its
+     * matchings and seed (0: drawn by rank 0), what to do with a node
+     * judged bad (tp__validate_onfail) */
+    const char *tier, *on_fail;
+    double budget_s;
+    int matchings;
+    uint64_t seed;
+    char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
     char keyfile[4200]; /* allocation: the session key of the net servers */
@@ -60,6 +69,70 @@ void tp__validate_stop_server(struct tp__validate_ctx *c);
 void tp__validate_progress(const struct tp__validate_ctx *c, int i, int n, const char *what,
                            double left_s);
 void tp__validate_progress_clear(const struct tp__validate_ctx *c);
+
+/* ---- the nodes of an allocation (alloc.c meets them) ---- */
+
+struct tp__validate_node {
+    char label[280]; /* the host, with "#rank" when ranks share a host */
+    char addr[64], port[16]; /* its net server */
+    char cport[16];  /* where it leads a collective across nodes (MASTER_PORT) */
+    char sched[128]; /* its name to the scheduler (Slurm's SLURMD_NODENAME), or "" */
+};
+
+/* What this node ran, for the gather: {"test", "status", "summary",
+ * "seconds", "doc"} with the document at docpath (null when it wrote none
+ * or wrote one that is refused, said). NULL on ENOMEM. */
+json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, const char *docpath);
+
+/* Measure t from node a against node b's server, the documents in
+ * pairs/A--B/ (sub: a folder under it, or NULL). Returns what ran, with
+ * "a" and "b" (labels). */
+json_t *tp__validate_measure_pair(struct tp__validate_ctx *c, struct tp_validate_test *t,
+                                  const struct tp__validate_node *nodes, int a, int b,
+                                  const char *sub);
+
+/* ---- tiered.c: an allocation by a triage tier (prolog, screen) ---- */
+
+/* Pick the tier for n nodes (by c->budget_s when given), or refuse:
+ * TP_EUSAGE naming the tier, or the budget with the minimum it needs. On
+ * every node alike (the same options and n). Prints nothing. */
+int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err);
+
+/* Does c->tier run through the triage (prolog, screen), or the circle
+ * method with retests as before (full)? */
+bool tp__validate_tiered(const struct tp__validate_ctx *c);
+
+/* Every node: the rounds the tier plans and its isolation asks for, each
+ * round's pair tests (the net tests, both ways) and collectives across
+ * groups of nodes (coll-across) at once, their figures shared by an
+ * allgather so that every node's triage records the same. Appends what
+ * this node ran to pairs (as measure_pair's, with "round", "stage" and
+ * "sub") and groups (a collective: "round", "stage", "members"); *result
+ * is the triage's judgement (tp_triage_result) on every node. Returns 0,
+ * or a boot error (a node lost: the group cannot go on); then, on rank 0
+ * when it could tell which node, *result is the judgement so far with that
+ * node lost in the stage it reached, and "partial" saying why. */
+int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
+                        const struct tp__validate_node *nodes, json_t *pairs, json_t *groups,
+                        json_t **result, tp_error *err);
+
+/* Rank 0: nodes.jsonl in the results folder, one line per node (its
+ * triage verdict, label, host and scheduler name), written atomically.
+ * Returns 0 or the error. */
+int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                            int n, const json_t *result, tp_error *err);
+
+/* ---- onfail.c: what is done with a node judged bad (--on-fail) ---- */
+
+/* Is name an action that can run here (none; drain: under Slurm, with
+ * scontrol)? TP_EUSAGE naming why not. */
+int tp__validate_onfail_check(const char *name, tp_error *err);
+
+/* Rank 0, after the judgement: act on every node whose verdict's action
+ * is "drain" by c->on_fail. Returns the actions taken as an array of
+ * {"node", "action", "command", "rc", "says"} (empty for none). */
+json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                            int n, const json_t *result);
 
 /* ---- outputs.c: the results folder ---- */
 

@@ -76,11 +76,12 @@ static void profiles(void **state)
     static const struct {
         const char *profile, *tests;
     } want[] = {
-        {"quick", "check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan"},
-        {"standard", "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
-                     "coll-reduce-scatter io-commit io-checkpoint step plan"},
-        {"extended", "check net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
-                     "coll-reduce-scatter io-commit io-checkpoint step plan"},
+        {"quick", "check net-lat net-bw coll-across coll-allreduce io-commit io-checkpoint step "
+                  "plan"},
+        {"standard", "check net-lat net-bw net-bibw net-loaded coll-across coll-allreduce "
+                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step plan"},
+        {"extended", "check net-lat net-bw net-bibw net-loaded coll-across coll-allreduce "
+                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step plan"},
     };
     char buf[512];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -157,11 +158,16 @@ static void placeholders(void **state)
     TP_EQ_STR(line(find("plan"), buf, sizeof buf), "plan PLAN");
     TP_EQ_STR(line(find("io-commit"), buf, sizeof buf), "io commit /scratch --count 200 -q");
     TP_EQ_STR(arg("step", "--dir"), "/scratch");
+    TP_EQ_STR(line(find("coll-across"), buf, sizeof buf),
+              "coll --launcher env --intra fabric --sizes 64K,1M --iters 20 --warmup 3 KEY BIND -q");
     /* only the audit's exit codes are verdicts, only bandwidth goes both ways */
     for (int i = 0; i < list.n; i++) {
         const struct tp_validate_test *t = &list.t[i];
         TP_EQ_INT(t->nagios, strcmp(t->name, "check") == 0);
         TP_EQ_INT(t->directional, strcmp(t->name, "net-bw") == 0);
+        /* the collective across nodes: an allocation's tiers run it, over
+         * the network also between ranks of one host */
+        TP_EQ_INT(t->across, strcmp(t->name, "coll-across") == 0);
         TP_EQ_INT(t->rc, 0);
         TP_EQ_INT(t->why[0], 0);
     }
@@ -177,7 +183,7 @@ static void only_keeps_the_profiles_order(void **state)
     TP_EQ_STR(names(buf, sizeof buf), "check step");
     build("standard", "plan,io,coll,net", NULL, 0);
     TP_EQ_STR(names(buf, sizeof buf),
-              "net-lat net-bw net-bibw net-loaded coll-allreduce coll-allgather "
+              "net-lat net-bw net-bibw net-loaded coll-across coll-allreduce coll-allgather "
               "coll-reduce-scatter io-commit io-checkpoint plan");
 }
 
@@ -213,8 +219,8 @@ static void gpu_rows_only_with_gpus(void **state)
     build("quick", NULL, NULL, 0);
     TP_EQ_INT(strstr(names(buf, sizeof buf), "nccl") || strstr(buf, "gpu"), 0);
     build("quick", NULL, NULL, 4);
-    TP_EQ_STR(names(buf, sizeof buf), "check net-lat net-bw coll-allreduce coll-nccl io-commit "
-                                      "io-checkpoint step step-gpu plan");
+    TP_EQ_STR(names(buf, sizeof buf), "check net-lat net-bw coll-across coll-allreduce coll-nccl "
+                                      "io-commit io-checkpoint step step-gpu plan");
     TP_EQ_STR(arg("coll-nccl", "-n"), "4");
     TP_EQ_STR(arg("coll-nccl", "--backend"), "nccl");
     TP_EQ_STR(arg("coll-nccl", "--sizes"), "8-64M");

@@ -90,7 +90,7 @@ run_rc 0 "$WORK/collm.out" timeout 120 srun --mpi=pmix -n 2 "$TP" coll --backend
 check "srun -n 2 trainpath coll --backend mpi --op alltoall: 0 wrong" test $? -eq 0 -a "$(json_get "$WORK/collm.json" "sum(x['wrong'] for x in r['sizes'])")" = 0
 
 # trainpath validate across the allocation srun made: 3 ranks, each a node
-timeout 300 srun --mpi=pmix --overcommit -n 3 "$TP" validate --only io,net --out "$WORK/val" -q \
+timeout 300 srun --mpi=pmix --overcommit -n 3 "$TP" validate --only io,net --tier full --out "$WORK/val" -q \
     >"$WORK/val.out" 2>&1
 rc=$?
 check "srun -n 3 trainpath validate --only io,net: exit 0 or 1 (exit $rc)" test $rc -le 1

@@ -84,8 +84,27 @@ check "... named" grep -q "nope.yaml" "$WORK/out"
 check "--tier deep: exit 2, the tiers listed" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --tier deep
 check "... listed" grep -q "tiers: prolog, screen, full" "$WORK/out"
 check "--tier and --budget together: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --tier full --budget 1h
-check "--tier without --simulate: exit 2, said why" run_rc 2 "$WORK/out" "$TP" validate --tier prolog
-check "... the simulator only so far" grep -q "run in the simulator so far" "$WORK/out"
+# the same options on a real run: refused before anything runs
+check "validate --tier deep (a real run): exit 2" run_rc 2 "$WORK/out" "$TP" validate --tier deep --out "$WORK/r1"
+check "... naming the tiers" grep -q -- "--tier deep: prolog, screen or full" "$WORK/out"
+check "... nothing ran" test ! -e "$WORK/r1/check.json"
+check "validate --tier full --budget 1h: exit 2" run_rc 2 "$WORK/out" "$TP" validate --tier full --budget 1h
+check "validate --on-fail drain outside Slurm: exit 2" run_rc 2 "$WORK/out" env -u SLURM_JOB_ID "$TP" validate --on-fail drain
+check "... saying why" grep -q "not under Slurm (SLURM_JOB_ID is not set)" "$WORK/out"
+check "validate --on-fail reboot: exit 2" run_rc 2 "$WORK/out" "$TP" validate --on-fail reboot
+check "... naming the actions" grep -q -- "--on-fail reboot: none or drain" "$WORK/out"
+# a budget below the prolog tier's estimate: known once the group is
+# formed (its size), refused by every rank alike, with the minimum
+port=$(( 20000 + RANDOM % 20000 ))
+for r in 0 1; do
+    env RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 60 "$TP" validate \
+        --budget 2s --out "$WORK/b2" >"$WORK/budget.$r" 2>&1 &
+    bpid[$r]=$!
+done
+wait "${bpid[0]}"; brc0=$?; wait "${bpid[1]}"; brc1=$?
+check "an allocation of 2 with --budget 2s: both ranks exit 2" test "$brc0$brc1" = 22
+check "... saying the minimum" grep -q -- "--budget 2.00 s: the prolog tier needs .* s for 2 nodes" "$WORK/budget.0"
+check "... nothing measured" test ! -e "$WORK/b2/fleet.json"
 check "--simulate with --profile: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --profile quick
 check "--matchings 0: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --matchings 0
 check "--help lists --simulate, --tier, --budget" \

@@ -22,7 +22,7 @@ if command -v mpirun >/dev/null; then
     before=$(scratch)
     # (Open MPI's own allocations are not ours to report under ASan)
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-    timeout 300 mpirun --oversubscribe -n 4 "$TP" validate --only check,io,net --out "$D" \
+    timeout 300 mpirun --oversubscribe -n 4 "$TP" validate --only check,io,net --tier full --out "$D" \
         >"$WORK/mpi.out" 2>&1
     rc=$?
     sed 's/^/# /' "$WORK/mpi.out" | grep -v '^# ---\|^# *$' | head -30
@@ -98,7 +98,7 @@ head -c 32 /dev/urandom | base64 >"$WORK/key"
 D=$WORK/ns
 for k in $(seq 0 $((N - 1))); do
     ip netns exec tpn$k.$$ env RANK=$k WORLD_SIZE=$N MASTER_ADDR=10.232.0.1 MASTER_PORT=29517 \
-        timeout 400 "$TP" validate --only net --pairs-at-once 1 --key-file "$WORK/key" --out "$D" \
+        timeout 400 "$TP" validate --only net --tier full --pairs-at-once 1 --key-file "$WORK/key" --out "$D" \
         >"$WORK/ns$k.out" 2>&1 &
     PIDS+=($!)
     pid[$k]=$!

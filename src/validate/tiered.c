@@ -1,0 +1,416 @@
+/* validate across an allocation by a triage tier (docs/fleet.md): prolog
+ * and screen run the rounds tp_triage plans and its isolation asks for;
+ * full keeps the circle method with its retests (alloc.c).
+ *
+ * Every node holds the same triage (the same options, the same seed, the
+ * same figures in the same order), so no node waits for a plan: each asks
+ * its own tp_triage_next for the round, runs its part of it, and the
+ * round's figures cross in one allgather before each records them.
+ *
+ *   a pair test    the profile's net tests from the pair's first node
+ *                  against the second's server, then the bandwidth the
+ *                  other way (a barrier between); its figure is the worse
+ *                  direction's time to move the largest size once (size /
+ *                  bandwidth), or without a bandwidth test the median
+ *                  one-way latency at the largest size;
+ *   a group test   coll-across: `trainpath coll --launcher env` on every
+ *                  member at once, the group's first node its rank 0 and
+ *                  rendezvous (at the port it reserved when the nodes
+ *                  met; tp_boot_env_member); its figure is the median time
+ *                  of the largest size.
+ * A test that failed gives no figure (NAN): the triage neither judges nor
+ * blames its nodes on it (trainpath's own failure is not the hardware's). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp/atomicfile.h"
+#include "tp/log.h"
+#include "validate_int.h"
+
+bool tp__validate_tiered(const struct tp__validate_ctx *c)
+{
+    return !c->tier || strcmp(c->tier, "full") != 0;
+}
+
+/* The triage's options from c: the tier, its draws, and the per-test
+ * durations of the estimate from the profile's expectations. */
+static void opts_of(const struct tp__validate_ctx *c, struct tp_triage_opts *o)
+{
+    *o = (struct tp_triage_opts){.tier = c->tier, .matchings = c->matchings, .seed = c->seed};
+    for (int i = 0; i < c->tests.n; i++) {
+        const struct tp_validate_test *t = &c->tests.t[i];
+        if (strcmp(t->group, "net") != 0)
+            continue;
+        if (t->across)
+            o->group_s += t->expect_s;
+        else
+            o->pair_s += t->expect_s * (t->directional ? 2 : 1);
+    }
+    o->round_gap_s = 0.5; /* starting the children, the allgather */
+}
+
+int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err)
+{
+    struct tp_triage_opts o;
+    opts_of(c, &o);
+    if (c->budget_s > 0) {
+        const char *tier = NULL;
+        int rc = tp_triage_pick(n, c->budget_s, &o, &tier, err);
+        if (rc)
+            return rc;
+        c->tier = tier;
+        return 0;
+    }
+    if (!c->tier)
+        c->tier = "screen";
+    for (int i = 0; tp_triage_tiers[i]; i++)
+        if (strcmp(tp_triage_tiers[i], c->tier) == 0)
+            return 0;
+    return tp_error_set(err, TP_EUSAGE, "--tier %s: prolog, screen or full", c->tier);
+}
+
+/* The largest size's entry of a result document's sizes, or NULL. */
+static const json_t *last_size(const json_t *doc)
+{
+    const json_t *s = json_object_get(json_object_get(doc, "results"), "sizes");
+    size_t k = json_array_size(s);
+    return k ? json_array_get(s, k - 1) : NULL;
+}
+
+/* A node's figure of what it ran in a round: bw (seconds per largest
+ * size, the worst of its bandwidth tests), lat (its latency's) and failed. */
+struct fig {
+    double bw, lat, group;
+    bool failed, ran;
+};
+
+static void fig_add(struct fig *f, const json_t *entry)
+{
+    const json_t *doc = json_object_get(entry, "doc");
+    const char *st = json_string_value(json_object_get(entry, "status"));
+    const json_t *sz = last_size(doc);
+    f->ran = true;
+    if (!st || strcmp(st, "FAIL") == 0 || !sz) {
+        f->failed = true;
+        return;
+    }
+    const char *test = json_string_value(json_object_get(json_object_get(doc, "results"), "test"));
+    double bytes = json_number_value(json_object_get(sz, "size_bytes"));
+    if (test && strcmp(test, "bw") == 0) {
+        double bw = json_number_value(json_object_get(json_object_get(sz, "bw"), "value"));
+        if (bw > 0)
+            f->bw = fmax(f->bw, bytes / bw);
+        else
+            f->failed = true;
+    } else if (test && strcmp(test, "lat") == 0) {
+        f->lat = fmax(f->lat, 1e-9 * json_number_value(
+                                         json_object_get(json_object_get(sz, "latency"), "p50")));
+    } else if (json_object_get(sz, "time")) {
+        double t = 1e-9 * json_number_value(json_object_get(json_object_get(sz, "time"), "p50"));
+        if (t > 0)
+            f->group = t;
+        else
+            f->failed = true;
+    }
+    /* other net tests (bibw, loaded) are kept in the results, not figured */
+}
+
+/* This node's test in round rd: its index and the node's place in it. */
+static int my_test(const struct tp_triage_round *rd, int me, int *pos)
+{
+    for (int i = 0; i < rd->ntests; i++)
+        for (int k = 0; k < rd->tests[i].n; k++)
+            if (rd->tests[i].nodes[k] == me) {
+                *pos = k;
+                return i;
+            }
+    return -1;
+}
+
+static void annotate(json_t *o, int round, const char *stage, const char *sub)
+{
+    json_object_set_new(o, "round", json_integer(round));
+    json_object_set_new(o, "stage", json_string(stage));
+    if (sub)
+        json_object_set_new(o, "sub", json_string(sub));
+}
+
+/* Both ways of a pair test (a barrier between): the first node runs every
+ * net test against the second's server, then the second the directional
+ * ones against the first's. */
+static int run_pair(struct tp__validate_ctx *c, struct tp_boot *b,
+                    const struct tp__validate_node *nodes, const struct tp_triage_test *t, int pos,
+                    int round, const char *stage, json_t *pairs, struct fig *f, tp_error *err)
+{
+    int me = tp_boot_rank(b);
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s-r%d", stage, round);
+    for (int way = 0; way < 2; way++) {
+        for (int i = 0; t && pos == way && i < c->tests.n; i++) {
+            struct tp_validate_test *nt = &c->tests.t[i];
+            if (strcmp(nt->group, "net") != 0 || nt->across || (way == 1 && !nt->directional))
+                continue;
+            int other = t->nodes[1 - pos];
+            json_t *o = tp__validate_measure_pair(c, nt, nodes, me, other, sub);
+            annotate(o, round, stage, sub);
+            fig_add(f, o);
+            json_array_append_new(pairs, o);
+        }
+        int rc = tp_boot_barrier(b, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* A group test: this node's rank of the collective across t's nodes. */
+static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                      const struct tp_triage_test *t, int pos, int round, const char *stage,
+                      json_t *groups, struct fig *f)
+{
+    struct tp_validate_test *across = NULL;
+    for (int i = 0; i < c->tests.n && !across; i++)
+        if (c->tests.t[i].across)
+            across = &c->tests.t[i];
+    if (!across)
+        return;
+    const struct tp__validate_node *lead = &nodes[t->nodes[0]];
+    char vars[4][128];
+    tp_boot_env_member(pos, t->n, lead->addr, lead->cport, vars); /* addr < 64, port < 16 */
+    char *env[] = {vars[0], vars[1], vars[2], vars[3], NULL};
+    char dir[4700];
+    snprintf(dir, sizeof dir, "%s/groups/%s-r%d-%s/%s", c->outdir, stage, round, lead->label,
+             nodes[t->nodes[pos]].label);
+    tp__validate_mkdirs(dir);
+    c->extra_env = env;
+    const char *st = tp__validate_run_test(c, across, dir, NULL, NULL);
+    c->extra_env = NULL;
+    char doc[4900];
+    snprintf(doc, sizeof doc, "%s/%s.json", dir, across->name);
+    json_t *o = tp__validate_ran(across, st, pos == 0 ? doc : "");
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s-r%d-%s", stage, round, lead->label);
+    annotate(o, round, stage, sub);
+    json_t *members = json_array();
+    for (int k = 0; k < t->n; k++)
+        json_array_append_new(members, json_string(nodes[t->nodes[k]].label));
+    json_object_set_new(o, "members", members);
+    json_object_set_new(o, "node", json_string(nodes[t->nodes[pos]].label));
+    if (pos == 0) {
+        fig_add(f, o);
+    } else {
+        /* the figure is rank 0's; the others say only whether they failed */
+        f->ran = true;
+        f->failed |= strcmp(st, "FAIL") == 0;
+        json_object_del(o, "doc");
+    }
+    json_array_append_new(groups, o);
+}
+
+/* The round's figures from every node's "TEST KIND VALUE" words. */
+static void combine(char **all, int n, int ntests, double *figure)
+{
+    double *bw = calloc((size_t)ntests, sizeof *bw), *lat = calloc((size_t)ntests, sizeof *lat);
+    bool *failed = calloc((size_t)ntests, sizeof *failed);
+    for (int i = 0; i < ntests; i++)
+        figure[i] = NAN;
+    for (int r = 0; bw && lat && failed && r < n; r++) {
+        int ti;
+        char kind;
+        double v;
+        if (sscanf(all[r], "%d %c %lf", &ti, &kind, &v) != 3 || ti < 0 || ti >= ntests)
+            continue;
+        if (kind == 'F')
+            failed[ti] = true;
+        else if (kind == 'b')
+            bw[ti] = fmax(bw[ti], v);
+        else if (kind == 'l')
+            lat[ti] = fmax(lat[ti], v);
+        else if (kind == 'g')
+            bw[ti] = v;
+    }
+    for (int i = 0; bw && lat && failed && i < ntests; i++)
+        if (!failed[i])
+            figure[i] = bw[i] > 0 ? bw[i] : lat[i] > 0 ? lat[i] : NAN;
+    free(bw);
+    free(lat);
+    free(failed);
+}
+
+static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o)
+{
+    int r[TP_TRIAGE_NSTAGES];
+    int total = tp_triage_tier_rounds(c->tier, n, o, r);
+    printf("plan: the %s tier for %d nodes:", c->tier, n);
+    const char *sep = " ";
+    for (int s = 0; s < TP_TRIAGE_NSTAGES; s++)
+        if (r[s]) {
+            printf("%s%s %d", sep, tp_triage_stage_name((enum tp_triage_stage)s), r[s]);
+            sep = ", ";
+        }
+    printf(" = %d rounds, about %.0f s (a pair test %.1f s, a group test %.1f s)%s; isolation at "
+           "most %d rounds more (%.0f s in all)\n",
+           total, tp_triage_estimate_s(c->tier, n, o, false), o->pair_s, o->group_s,
+           c->budget_s > 0 ? ", the deepest tier within --budget" : "",
+           tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
+    fflush(stdout);
+}
+
+/* A run stopped by a lost node: the nodes that had passed so far were not
+ * validated to the end; their verdict says so (trainpath's run, not the
+ * node: rerun), and the counts follow. */
+static void unfinished(json_t *result, const char *lost, int round, const char *stage)
+{
+    json_t *counts = json_object_get(result, "counts");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(result, "nodes_detail"), i, v) {
+        const char *st = json_string_value(json_object_get(v, "status"));
+        if (!st || strcmp(st, "pass") != 0)
+            continue;
+        char says[400];
+        snprintf(says, sizeof says,
+                 "not validated to the end: the run stopped in round %d (%s) when node %s was "
+                 "lost; run again",
+                 round, stage, lost);
+        json_object_set_new(v, "status", json_string("error"));
+        json_object_set_new(v, "cause", json_string("harness"));
+        json_object_set_new(v, "action", json_string("rerun"));
+        json_object_set_new(v, "says", json_string(says));
+        json_object_set_new(counts, "pass",
+                            json_integer(json_integer_value(json_object_get(counts, "pass")) - 1));
+        json_object_set_new(counts, "error",
+                            json_integer(json_integer_value(json_object_get(counts, "error")) + 1));
+    }
+}
+
+int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
+                        const struct tp__validate_node *nodes, json_t *pairs, json_t *groups,
+                        json_t **result, tp_error *err)
+{
+    int n = tp_boot_size(b), me = tp_boot_rank(b);
+    struct tp_triage_opts o;
+    opts_of(c, &o);
+    *result = NULL;
+    tp_triage *tri = NULL;
+    int rc = tp_triage_new(n, NULL, &o, &tri, err);
+    if (rc)
+        return rc;
+    if (me == 0 && !c->quiet)
+        print_plan(c, n, &o);
+    double est = tp_triage_estimate_s(c->tier, n, &o, false), t0 = tp__validate_now_s();
+    int stage_rounds[TP_TRIAGE_NSTAGES];
+    int planned = tp_triage_tier_rounds(c->tier, n, &o, stage_rounds);
+    double *figure = NULL;
+    const struct tp_triage_round *rd = NULL;
+    int round = 1;
+    for (; rc == 0 && (rd = tp_triage_next(tri)); round++) {
+        const char *stage = tp_triage_stage_name(rd->stage);
+        if (me == 0) {
+            char what[96];
+            snprintf(what, sizeof what, "%s tier, round %d (%s)", c->tier, round, stage);
+            tp__validate_progress(c, round - 1, round > planned ? round : planned, what,
+                                  fmax(0, est - (tp__validate_now_s() - t0)));
+        }
+        int pos = -1, ti = my_test(rd, me, &pos);
+        const struct tp_triage_test *t = ti >= 0 ? &rd->tests[ti] : NULL;
+        bool pair_tests = false; /* then every node takes the pairs' two barriers */
+        for (int i = 0; i < rd->ntests; i++)
+            pair_tests |= !rd->tests[i].group;
+        struct fig f = {0};
+        if (t && t->group)
+            run_group(c, nodes, t, pos, round, stage, groups, &f);
+        if (pair_tests)
+            rc = run_pair(c, b, nodes, t && !t->group ? t : NULL, pos, round, stage, pairs, &f,
+                          err);
+        char mine[96] = "";
+        if (t && f.ran) {
+            if (f.failed)
+                snprintf(mine, sizeof mine, "%d F 0", ti);
+            else if (f.group > 0)
+                snprintf(mine, sizeof mine, "%d g %.9g", ti, f.group);
+            else if (f.bw > 0)
+                snprintf(mine, sizeof mine, "%d b %.9g", ti, f.bw);
+            else if (f.lat > 0)
+                snprintf(mine, sizeof mine, "%d l %.9g", ti, f.lat);
+        }
+        char **all = NULL;
+        if (rc == 0)
+            rc = tp_boot_allgather(b, mine, &all, err);
+        if (rc)
+            break;
+        double *nf = realloc(figure, (size_t)(rd->ntests ? rd->ntests : 1) * sizeof *figure);
+        if (!nf) {
+            tp_boot_free_strings(all, n);
+            rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+            break;
+        }
+        figure = nf;
+        combine(all, n, rd->ntests, figure);
+        tp_boot_free_strings(all, n);
+        rc = tp_triage_record(tri, figure, NULL, err);
+    }
+    /* a node lost in this round (it died or closed its connection): the
+     * group cannot go on, but rank 0 can say who, and in which stage; the
+     * round's tests count as failed, none judged */
+    int gone = rc && rd ? tp_boot_lost(b) : -1;
+    bool *lost = gone >= 0 ? calloc((size_t)n, sizeof *lost) : NULL;
+    double *nf = lost ? realloc(figure, (size_t)(rd->ntests ? rd->ntests : 1) * sizeof *nf) : NULL;
+    if (nf) {
+        figure = nf;
+        for (int i = 0; i < rd->ntests; i++)
+            figure[i] = NAN;
+        lost[gone] = true;
+        tp_error ignored;
+        if (tp_triage_record(tri, figure, lost, &ignored) == 0 &&
+            (*result = tp_triage_result(tri, &ignored))) {
+            char why[700];
+            snprintf(why, sizeof why, "round %d (%s): %s", round,
+                     tp_triage_stage_name(rd->stage), err->msg);
+            json_object_set_new(*result, "partial", json_string(why));
+            unfinished(*result, nodes[gone].label, round, tp_triage_stage_name(rd->stage));
+        }
+    }
+    free(lost);
+    free(figure);
+    if (rc == 0 && !(*result = tp_triage_result(tri, err)))
+        rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
+    tp_triage_free(tri);
+    return rc;
+}
+
+int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                            int n, const json_t *result, tp_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(result, "nodes_detail"), i, v) {
+        int k = (int)json_integer_value(json_object_get(v, "node"));
+        if (k < 0 || k >= n)
+            continue;
+        json_t *line = json_deep_copy(v);
+        json_object_set_new(line, "label", json_string(nodes[k].label));
+        json_object_set_new(line, "addr", json_string(nodes[k].addr));
+        json_object_set_new(line, "sched", nodes[k].sched[0] ? json_string(nodes[k].sched)
+                                                             : json_null());
+        json_object_set_new(line, "tier", json_string(c->tier));
+        char *s = json_dumps(line, JSON_COMPACT);
+        json_decref(line);
+        if (s)
+            fprintf(f, "%s\n", s);
+        free(s);
+    }
+    fclose(f);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/nodes.jsonl", c->outdir);
+    int rc = tp_write_atomic(path, text ? text : "", len, err);
+    free(text);
+    return rc;
+}
