@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# A real multi-node test bed on one machine: N nodes, each a network and a
+# UTS namespace (its own address on a bridge, its own hostname), each
+# running its own slurmd, one slurmctld and munged: a real Slurm cluster.
+# On it `trainpath validate --tier screen --on-fail drain`:
+#   1. a clean cluster: nothing named, nothing drained;
+#   2. a slow node (TBF on both directions of its link) and a slow link
+#      (HTB on one direction between two others): the node named and
+#      drained with the reason in `sinfo -R`, both ends of the link named
+#      as a link (for service, not drained), every other node idle;
+#   3. the same fleet under mpirun (a hostfile of the namespaces'
+#      addresses; its ssh is nsenter into the node's namespaces) and the
+#      env launcher: the same verdicts;
+#   4. a node whose trainpath is killed mid-run (env launcher): named lost
+#      with its stage, the fleet document written all the same;
+#   5. the prolog tier on the same fleet;
+#   6. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
+#      finding drains it with the rule as the reason, a clean one resumes.
+# The bed's wall time per tier is printed (bench/fleet-scale.sh quotes it).
+. "$(dirname "$0")/../lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "namespaces and slurmd need root"
+export PATH=$PATH:/usr/sbin
+for t in munged mungekey slurmctld slurmd srun sinfo scontrol nsenter unshare tc; do
+    command -v $t >/dev/null || skip_all "$t missing"
+done
+N=6
+NET=10.234.0
+BR=tpbed$$
+D=$WORK/slurm
+mkdir -p "$D/state" "$D/munge"
+
+# ---- the namespaces: node k is 10.234.0.(k+1), the head 10.234.0.254 ----
+ip netns add $BR && NETNS+=($BR) || { not_ok "network namespaces"; finish; }
+ip -n $BR link add br0 type bridge && ip -n $BR link set br0 up && ip -n $BR link set lo up
+ip -n $BR addr add $NET.254/24 dev br0
+for k in $(seq 0 $((N - 1))); do
+    ns=tpbn$k.$$
+    ip netns add $ns && NETNS+=($ns)
+    ip link add v$k netns $ns type veth peer name p$k netns $BR
+    ip -n $ns addr add $NET.$((k + 1))/24 dev v$k
+    ip -n $ns link set v$k up && ip -n $ns link set lo up
+    ip -n $BR link set p$k master br0 && ip -n $BR link set p$k up
+done
+check "$N node namespaces and a head on a bridge" test "$(ip -n $BR -br link show master br0 | wc -l)" -eq $N
+# in node k's namespaces: nsenter keeps this mount namespace (slurmd
+# needs /sys/fs/cgroup, which `ip netns exec` would remount away)
+# (scripts, not functions: started in the background, $! is the daemon)
+cat >"$WORK/in_node" <<SCRIPT
+#!/bin/sh
+k=\$1; shift
+exec nsenter --net=/var/run/netns/tpbn\$k.$$ unshare --uts sh -c "hostname node\$k; exec \\"\\\$@\\"" sh "\$@"
+SCRIPT
+printf '#!/bin/sh\nexec nsenter --net=/var/run/netns/%s "$@"\n' $BR >"$WORK/in_head"
+chmod +x "$WORK/in_node" "$WORK/in_head"
+in_node() { "$WORK/in_node" "$@"; }
+in_head() { "$WORK/in_head" "$@"; }
+
+# ---- Slurm: one slurmctld in the head's namespace, a slurmd per node ----
+mungekey --create --keyfile "$D/munge/munge.key" >/dev/null 2>&1 && chmod 600 "$D/munge/munge.key"
+munged -F -f --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
+    --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" --seed-file="$D/munge/seed" \
+    >"$D/munged.out" 2>&1 &
+PIDS+=($!)
+cat >"$D/slurm.conf" <<CONF
+ClusterName=tpbed
+SlurmctldHost=$(hostname -s)($NET.254)
+SlurmctldPort=6817
+SlurmdPort=6818
+AuthType=auth/munge
+AuthInfo=socket=$D/munge/munge.sock
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$D/state
+SlurmdSpoolDir=$D/spool/%n
+SlurmctldPidFile=$D/slurmctld.pid
+SlurmdPidFile=$D/slurmd.%n.pid
+SlurmctldLogFile=$D/slurmctld.log
+SlurmdLogFile=$D/slurmd.%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SwitchType=switch/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+NodeName=node[0-$((N - 1))] NodeAddr=$NET.[1-$N] CPUs=$(nproc) State=UNKNOWN
+PartitionName=bed Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+CONF
+export SLURM_CONF=$D/slurm.conf
+for _ in $(seq 50); do [ -S "$D/munge/munge.sock" ] && break; sleep 0.1; done
+"$WORK/in_head" slurmctld -D -f "$SLURM_CONF" >"$D/ctld.out" 2>&1 &
+PIDS+=($!)
+for k in $(seq 0 $((N - 1))); do
+    # the nodes share /tmp: PMIx's per-step folder must differ per node
+    mkdir -p "$D/spool/node$k" "$D/conf/node$k" "$D/pmix/node$k"
+    cp "$SLURM_CONF" "$D/conf/node$k/slurm.conf"
+    echo "PMIxCliTmpDirBase=$D/pmix/node$k" >"$D/conf/node$k/mpi.conf"
+    "$WORK/in_node" $k slurmd -D -N node$k -f "$D/conf/node$k/slurm.conf" >"$D/slurmd$k.out" 2>&1 &
+    PIDS+=($!)
+done
+idle() { in_head timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | wc -l; }
+for _ in $(seq 150); do [ "$(idle)" -eq $N ] && break; sleep 0.2; done
+if [ "$(idle)" -ne $N ]; then
+    not_ok "a Slurm cluster of $N nodes comes up"
+    in_head sinfo -N
+    for f in "$D"/*.out; do echo "# $f:"; tail -3 "$f" | sed 's/^/#   /'; done
+    finish
+fi
+ok "a Slurm cluster of $N nodes comes up, each node its own namespaces ($(in_head sinfo -h -o '%P %D %t %N'))"
+
+export OMPI_MCA_btl=self,tcp
+V="validate --only net --tier screen --seed 1"
+# srun_validate NAME ARGS...: the validation as a Slurm job step on every node
+srun_validate() {
+    local name=$1; shift
+    local t0=$(date +%s%N)
+    in_head timeout 400 srun -N $N --mpi=pmix "$TP" $V --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
+    RC=$?
+    WALL=$(awk "BEGIN { printf \"%.0f\", ($(date +%s%N) - $t0) / 1e9 }")
+    sed 's/^/# /' "$WORK/$name.out" | grep -v "srun: error: node.: task" | head -20
+}
+drained() { in_head timeout 10 sinfo -h -N -t drain -o '%N' | sort -u | tr '\n' ' '; }
+status_of() { # status_of NAME NODE: its status in nodes.jsonl
+    /usr/bin/python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o['label'] == sys.argv[2]:
+        print(o['status'])" "$WORK/$1/nodes.jsonl" "$2"
+}
+
+# ---- 1. a clean cluster ----
+srun_validate clean --on-fail drain
+echo "# the bed, clean, screen tier: $WALL s"
+check "srun -N $N validate --tier screen --on-fail drain, a clean cluster: exit 0" test "$RC" -eq 0
+check "... nothing named" test "$(json_run "$WORK/clean/fleet.json" "print(len(r['triage']['named']))")" = 0
+check "... nothing drained" test -z "$(drained)"
+check "... one verdict line per node, each valid" eval \
+    '[ "$(wc -l <"$WORK/clean/nodes.jsonl")" -eq '$N' ] && valid_doc --lines validate_node_line "$WORK/clean/nodes.jsonl"'
+check "... each node under its Slurm name and its own address" test "$(/usr/bin/python3 -c "
+import json, sys
+print(all(o['sched'] == o['label'] == 'node%d' % o['node'] and o['addr'] == '$NET.%d' % (o['node'] + 1)
+          for o in map(json.loads, open(sys.argv[1]))))" "$WORK/clean/nodes.jsonl")" = True
+check "... the gang ran across all $N nodes, and a groups pass" test "$(json_run "$WORK/clean/fleet.json" "
+g = r['groups']
+print(sum(1 for x in g if x['stage'] == 'gang' and len(x['members']) == $N), any(x['stage'] == 'groups' for x in g))")" = "1 True"
+check "... fleet.json a valid result document" valid_doc "$WORK/clean/fleet.json"
+# (had it drained a node, the runs below would wait for it)
+for x in $(drained); do in_head scontrol update NodeName=$x State=RESUME; done
+
+# ---- 2. a slow node and a slow link ----
+ip netns exec tpbn4.$$ tc qdisc add dev v4 root tbf rate 500mbit burst 64kb latency 400ms &&
+    ip netns exec $BR tc qdisc add dev p4 root tbf rate 500mbit burst 64kb latency 400ms &&
+    ip netns exec tpbn1.$$ sh -c "tc qdisc add dev v1 root handle 1: htb &&
+  tc class add dev v1 parent 1: classid 1:20 htb rate 500mbit burst 64kb &&
+  tc filter add dev v1 parent 1: protocol ip u32 match ip dst $NET.3/32 flowid 1:20" 2>/dev/null
+check "node4 shaped both ways (TBF), the link node1 -> node2 one way (HTB)" test $? -eq 0
+srun_validate faults --on-fail drain
+echo "# the bed, a slow node and a slow link, screen tier: $WALL s"
+check "srun validate, a slow node and a slow link: exit 1" test "$RC" -eq 1
+check "... node4 named slow, for draining" test "$(status_of faults node4)" = slow
+check "... node1 and node2 the ends of a slow link" test "$(status_of faults node1) $(status_of faults node2)" = "link link"
+check "... the others passed" test "$(status_of faults node0) $(status_of faults node3) $(status_of faults node5)" = "pass pass pass"
+check "... node4 drained, and only node4" test "$(drained)" = "node4 "
+check "... its reason in sinfo -R" eval 'in_head sinfo -R -h -o "%E|%N" | grep -q "^trainpath: slow, .*x the fleet median.*|node4$"'
+in_head sinfo -R | sed 's/^/# /'
+check "... the others idle" test "$(idle)" -eq $((N - 1))
+check "... what was done, in fleet.json" test "$(json_run "$WORK/faults/fleet.json" "
+a = r['actions']
+print(len(a), a[0]['node'], a[0]['action'], a[0]['rc'])")" = "1 node4 drain 0"
+check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/faults/nodes.jsonl"
+in_head scontrol update NodeName=node4 State=RESUME
+
+# ---- 3. the same fleet under mpirun and the env launcher ----
+# mpirun starts its daemons through "ssh HOST CMD": here, into the node's
+# namespaces (the hostfile names the nodes' addresses)
+cat >"$WORK/agent" <<AGENT
+#!/bin/sh
+host=\$1; shift
+k=\$(( \${host##*.} - 1 ))
+exec nsenter --net=/var/run/netns/tpbn\$k.$$ unshare --uts sh -c "hostname node\$k; \$*"
+AGENT
+chmod +x "$WORK/agent"
+for k in $(seq 0 $((N - 1))); do echo "$NET.$((k + 1)) slots=1"; done >"$WORK/hostfile"
+if command -v mpirun >/dev/null; then
+    in_head timeout 400 mpirun --allow-run-as-root --mca plm_rsh_agent "$WORK/agent" \
+        --hostfile "$WORK/hostfile" -n $N "$TP" $V --out "$WORK/mpi" >"$WORK/mpi.out" 2>&1
+    rc=$?
+    sed 's/^/# /' "$WORK/mpi.out" | head -12
+    check "mpirun across the $N namespaces: exit 1" test "$rc" -eq 1
+    check "... node4 slow, node1 and node2 a link, the others passed" test \
+        "$(for k in 0 1 2 3 4 5; do status_of mpi node$k; done | tr '\n' ' ')" = "pass link link pass slow pass "
+else
+    not_ok "mpirun missing (openmpi-bin is in scripts/install-deps.sh)"
+fi
+head -c 32 /dev/urandom | base64 >"$WORK/key" && chmod 600 "$WORK/key"
+port=$(( 20000 + RANDOM % 20000 ))
+for k in $(seq 0 $((N - 1))); do
+    "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
+        "$TP" $V --key-file "$WORK/key" --out "$WORK/env" >"$WORK/env$k.out" 2>&1 &
+    PIDS+=($!)
+    epid[$k]=$!
+done
+rcs=""
+for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done
+sed 's/^/# /' "$WORK/env0.out" | head -12
+check "the env launcher across the $N namespaces: every node exits 1 ($rcs)" test "$rcs" = 111111
+check "... node4 slow, node1 and node2 a link, the others passed" test \
+    "$(for k in 0 1 2 3 4 5; do status_of env node$k; done | tr '\n' ' ')" = "pass link link pass slow pass "
+
+# ---- 4. a node whose trainpath is killed mid-run (the env launcher: its
+# rank 0 sees the lost rank; under MPI a lost rank ends the whole job) ----
+port=$((port + 1))
+for k in $(seq 0 $((N - 1))); do
+    "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
+        "$TP" $V --key-file "$WORK/key" --out "$WORK/lost" >"$WORK/lost$k.out" 2>&1 &
+    PIDS+=($!)
+    epid[$k]=$!
+done
+for _ in $(seq 300); do grep -q "^plan:" "$WORK/lost0.out" && break; sleep 0.1; done
+sleep 4 # in the tier's rounds
+# node3's trainpath (timeout's child; the wrapper chain execs down to timeout)
+kill -9 $(pgrep -P "${epid[3]}") "${epid[3]}"
+rcs=""
+for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done
+sed 's/^/# /' "$WORK/lost0.out" | head -14
+check "node3 killed mid-run: rank 0 exits 1 (exit codes $rcs)" test "${rcs:0:1}" = 1
+check "... node3 named lost, with the stage it reached" test "$(/usr/bin/python3 -c "
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1])][3]
+print(o['label'], o['status'], o['stage'] in ('gang', 'ring', 'groups', 'match', 'confirm', 'probe', 'bisect'))" "$WORK/lost/nodes.jsonl")" = "node3 lost True"
+check "... every other node not passed but to be run again (the run stopped)" test "$(/usr/bin/python3 -c "
+import json, sys
+print(sorted({(o['status'], o['action']) for o in map(json.loads, open(sys.argv[1])) if o['label'] != 'node3'}))" "$WORK/lost/nodes.jsonl")" = "[('error', 'rerun')]"
+check "... the fleet document written, saying where it stopped" test "$(json_run "$WORK/lost/fleet.json" "
+print('lost' in r['partial'] and r['partial'].startswith('round'))")" = True
+check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/lost/nodes.jsonl"
+
+# ---- the prolog tier, for its wall time on the bed ----
+V="validate --only net --tier prolog --seed 1"
+srun_validate prolog
+echo "# the bed, a slow node and a slow link, prolog tier: $WALL s"
+check "srun validate --tier prolog: exit 1, node4 named slow" test "$RC $(status_of prolog node4)" = "1 slow"
+
+# ---- 6. contrib/slurm's HealthCheckProgram and Prolog on a node ----
+# the node's facts, once with its clock unsynchronised (a critical rule)
+# and once synchronised: check reads them as it reads the node's own
+"$TP" check facts --json "$WORK/facts.json"
+/usr/bin/python3 - "$WORK/facts.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+for name, synced in (("bad", False), ("good", True)):
+    f["time"] = {"synchronized": synced, "source": "adjtimex", "maxerror_us": 16000000 if not synced else 100}
+    json.dump(f, open(sys.argv[1].replace("facts", "facts-" + name), "w"))
+PY
+"$TP" check --facts "$WORK/facts-good.json" -q
+check "the node's facts with a synchronised clock audit without a critical finding" test $? -le 1
+hc() { # hc SCRIPT FACTS: run a contrib/slurm script on node5 as slurmd would
+    "$WORK/in_node" 5 env NODE=node5 SLURMD_NODENAME=node5 TRAINPATH="$TP" PATH="$PATH" \
+        SLURM_CONF="$SLURM_CONF" TRAINPATH_CHECK_ARGS="--facts $2" sh "$SRC/contrib/slurm/$1"
+}
+hc trainpath-healthcheck "$WORK/facts-bad.json"
+check "trainpath-healthcheck, a critical finding: node5 drained" test "$(drained)" = "node5 "
+check "... the rule and its words the reason" eval 'in_head sinfo -R -h -o "%E|%N" | grep -q "^trainpath check: TIME-SYNC .*clock not synchronised.*|node5$"'
+hc trainpath-healthcheck "$WORK/facts-good.json"
+check "... audited clean again: resumed, every node idle" test "$(idle)" -eq $N
+hc trainpath-prolog "$WORK/facts-good.json"
+check "trainpath-prolog, a clean audit: exit 0, nothing drained" test "$?$(drained)" = 0
+hc trainpath-prolog "$WORK/facts-bad.json" 2>"$WORK/prolog.err"
+check "trainpath-prolog, a critical finding: exit 1 (the job is requeued)" test $? -eq 1
+check "... node5 drained, the reason the rule" eval '[ "$(drained)" = "node5 " ] && in_head sinfo -R -h -o "%E" | grep -q "^trainpath prolog: TIME-SYNC"'
+in_head scontrol update NodeName=node5 State=RESUME
+
+# stop the daemons gently, so slurmctld reaps its own helpers
+kill -TERM "${PIDS[@]}" 2>/dev/null
+for _ in $(seq 30); do kill -0 "${PIDS[@]}" 2>/dev/null || break; sleep 0.1; done
+finish
