@@ -94,12 +94,12 @@ static int pair_suspects(tp_triage *t, bool *sus)
     t->pair_median = rc == 0 ? tp__triage_median(nodes, scored) : 0;
     /* and the median of the pairs themselves, when lower: a slow node of a
      * small ring pass raises its two neighbours' medians too (3 of 6 nodes),
-     * not the pairs' (2 of 6); a fault only slows, so the lower is normal */
+     * not the pairs' (2 of 6); a fault only slows, so the lower is normal.
+     * The spread is still taken about the nodes' median, of the pairs
+     * between nodes that look normal by it. */
     for (int i = 0; rc == 0 && i < t->npairs; i++)
         v[i] = t->pairs[i].fig;
     double pm = rc == 0 && t->npairs ? tp__triage_median(v, t->npairs) : 0;
-    if (pm > 0 && pm < t->pair_median)
-        t->pair_median = pm;
     double m = t->pair_median, half = 1 + t->o.min_effect / 2;
     int k = 0;
     for (int i = 0; rc == 0 && m > 0 && i < t->npairs; i++) {
@@ -111,6 +111,8 @@ static int pair_suspects(tp_triage *t, bool *sus)
         for (k = 0; k < t->npairs; k++)
             v[k] = (float)fabs(t->pairs[k].fig - m);
     t->pair_spread = m > 0 && k >= 3 ? 1.4826 * tp__triage_median(v, k) / m : 0;
+    if (pm > 0 && pm < m)
+        t->pair_median = m = pm;
     for (int u = 0; rc == 0 && m > 0 && u < n; u++) {
         if (cnt[u] == 0)
             continue;
