@@ -448,6 +448,16 @@ static void sim_small_fleets(void **state)
     }
     print_message("6 nodes, node 4 and link 1-2 slow: both named on %d of 40 seeds\n", named_link);
     assert_true(named_link >= 30);
+    /* the prolog tier's ring pass of 6: a slow node raises its neighbours'
+     * medians too; judged by the pairs' own median it is named */
+    for (int s = 1; s <= 20; s++) {
+        struct tp_triage_fleet f = {.n = 6, .noise = 0.05, .seed = (uint64_t)s, .nslow = 1};
+        f.slow[0].node = 4;
+        f.slow[0].severity = 4;
+        json_t *res = simulate(&f, "prolog", (uint64_t)s);
+        expect_found(res, ceil_log2(6) + 3, "prolog, one slow node", 6, (uint64_t)s);
+        json_decref(res);
+    }
 }
 
 /* slow in collectives only (a PCIe or reduction fault): pairs look fine,
