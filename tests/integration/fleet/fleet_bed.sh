@@ -198,14 +198,20 @@ else
 fi
 head -c 32 /dev/urandom | base64 >"$WORK/key" && chmod 600 "$WORK/key"
 port=$(( 20000 + RANDOM % 20000 ))
-for k in $(seq 0 $((N - 1))); do
-    "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
-        "$TP" $V --key-file "$WORK/key" --out "$WORK/env" >"$WORK/env$k.out" 2>&1 &
-    PIDS+=($!)
-    epid[$k]=$!
-done
-rcs=""
-for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done
+# env_start NAME: the validation on every node by the env launcher (pids in
+# epid, outputs NAME0.out ...); env_wait: their exit codes into rcs
+env_start() {
+    port=$((port + 1))
+    for k in $(seq 0 $((N - 1))); do
+        "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
+            "$TP" $V --key-file "$WORK/key" --out "$WORK/$1" >"$WORK/$1$k.out" 2>&1 &
+        PIDS+=($!)
+        epid[$k]=$!
+    done
+}
+env_wait() { rcs=""; for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done; }
+env_start env
+env_wait
 sed 's/^/# /' "$WORK/env0.out" | head -12
 check "the env launcher across the $N namespaces: every node exits 1 ($rcs)" test "$rcs" = 111111
 check "... node4 slow, node1 and node2 a link, the others passed" test \
@@ -213,19 +219,12 @@ check "... node4 slow, node1 and node2 a link, the others passed" test \
 
 # ---- 4. a node whose trainpath is killed mid-run (the env launcher: its
 # rank 0 sees the lost rank; under MPI a lost rank ends the whole job) ----
-port=$((port + 1))
-for k in $(seq 0 $((N - 1))); do
-    "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
-        "$TP" $V --key-file "$WORK/key" --out "$WORK/lost" >"$WORK/lost$k.out" 2>&1 &
-    PIDS+=($!)
-    epid[$k]=$!
-done
+env_start lost
 for _ in $(seq 300); do grep -q "^plan:" "$WORK/lost0.out" && break; sleep 0.1; done
 sleep 4 # in the tier's rounds
 # node3's trainpath (timeout's child; the wrapper chain execs down to timeout)
 kill -9 $(pgrep -P "${epid[3]}") "${epid[3]}"
-rcs=""
-for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done
+env_wait
 sed 's/^/# /' "$WORK/lost0.out" | head -14
 check "node3 killed mid-run: rank 0 exits 1 (exit codes $rcs)" test "${rcs:0:1}" = 1
 check "... node3 named lost, with the stage it reached" test "$(/usr/bin/python3 -c "
