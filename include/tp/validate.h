@@ -78,6 +78,7 @@ struct tp_validate_opts {
     double budget_s;      /* > 0: the deepest tier whose estimate fits (not with tier) */
     int matchings;        /* screen: random perfect matchings (0: 4) */
     uint64_t seed;        /* the tier's draws (0: rank 0 draws one) */
+    double min_effect;    /* slow: at least this far above the median (0: 0.10) */
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     bool quiet;           /* no progress line, no summary */
 };
@@ -110,6 +111,7 @@ struct tp_validate_sim_opts {
     double budget_s;   /* > 0: the deepest tier whose estimate fits (not with tier) */
     int matchings;     /* screen: random perfect matchings (0: 4) */
     uint64_t seed;     /* the planner's draws (0: the fleet file's seed) */
+    double min_effect; /* slow: at least this far above the median (0: 0.10) */
     double pair_s, group_s; /* per-test durations of the estimate (0: 3 s, 5 s) */
     const char *json;  /* the result document ("-": stdout), or NULL */
     bool quiet;        /* no plan, no summary */

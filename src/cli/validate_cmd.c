@@ -18,9 +18,10 @@ static void usage(FILE *f)
            "                          [--only GROUPS] [--policy FILE] [--prometheus FILE] [-q]\n"
            "                          [--launcher L] [--iface NAME] [--pairs-at-once K]\n"
            "                          [--key-file F] [--tier T | --budget DUR] [--matchings K]\n"
-           "                          [--seed N] [--on-fail none|drain]\n"
+           "                          [--seed N] [--min-effect PCT] [--on-fail none|drain]\n"
            "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
-           "                          [--matchings K] [--seed N] [--json FILE] [-q]\n"
+           "                          [--matchings K] [--seed N] [--min-effect PCT]\n"
+           "                          [--json FILE] [-q]\n"
            "\n"
            "The main job: the node audit, point-to-point latency and bandwidth, the\n"
            "collectives, the storage path (commit latency, checkpoint), training steps and\n"
@@ -60,6 +61,9 @@ static void usage(FILE *f)
            "  --matchings K screen: random perfect matchings (default 4)\n"
            "  --seed N      the tier's draws (default: drawn; in the simulator the fleet\n"
            "                file's seed)\n"
+           "  --min-effect PCT  a node or link is named slow only this many percent past\n"
+           "                the fleet's median at least (default 10; 1 to 900): raise it\n"
+           "                where the fabric is shared and noisy\n"
            "  --on-fail A   allocation: none (the default) or drain: under Slurm, each node\n"
            "                judged bad is drained (scontrol update State=DRAIN with the\n"
            "                test and evidence as the reason)\n"
@@ -67,7 +71,7 @@ static void usage(FILE *f)
            "\n"
            "Fleet triage in the simulator: the same tiers, judgement and isolation, run\n"
            "against a model fleet (its size, noise and planted faults) instead of an\n"
-           "allocation (--tier, --budget, --matchings and --seed as above):\n"
+           "allocation (--tier, --budget, --matchings, --seed and --min-effect as above):\n"
            "  --simulate FLEET  the model fleet's YAML file\n"
            "  --json FILE   the result document (atomically; - for stdout)\n"
            "Exit: 0 every test ran and none failed, 1 a test failed, the audit found a\n"
@@ -89,6 +93,7 @@ int cmd_validate(int argc, char **argv)
         OPT_BUDGET,
         OPT_MATCHINGS,
         OPT_SEED,
+        OPT_MIN_EFFECT,
         OPT_JSON,
         OPT_ON_FAIL,
     };
@@ -108,6 +113,7 @@ int cmd_validate(int argc, char **argv)
         {"budget", required_argument, NULL, OPT_BUDGET},
         {"matchings", required_argument, NULL, OPT_MATCHINGS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
         {"json", required_argument, NULL, OPT_JSON},
         {"on-fail", required_argument, NULL, OPT_ON_FAIL},
         {"quiet", no_argument, NULL, 'q'},
@@ -153,6 +159,12 @@ int cmd_validate(int argc, char **argv)
             break;
         }
         case OPT_SEED: rc = tp_parse_u64(optarg, "--seed", 1, UINT64_MAX, &sim.seed, &err); break;
+        case OPT_MIN_EFFECT: {
+            uint64_t pct = 0;
+            rc = tp_parse_u64(optarg, "--min-effect", 1, 900, &pct, &err);
+            sim.min_effect = (double)pct / 100;
+            break;
+        }
         case OPT_JSON: sim.json = optarg; break;
         case OPT_ON_FAIL: o.on_fail = optarg, real_only = "--on-fail"; break;
         case 'q': o.quiet = sim.quiet = true; break;
@@ -175,6 +187,7 @@ int cmd_validate(int argc, char **argv)
     o.budget_s = sim.budget_s;
     o.matchings = sim.matchings;
     o.seed = sim.seed;
+    o.min_effect = sim.min_effect;
     if (rc == 0 && !sim.fleet && sim.json)
         rc = tp_error_set(&err, TP_EUSAGE, "--json: validate writes a results folder (--out); "
                           "--json is for --simulate");

@@ -84,10 +84,11 @@ static void print_outcome(FILE *out, const json_t *res)
 static json_t *config_of(const struct tp_validate_sim_opts *o, const struct tp_triage_opts *t,
                          const struct tp_triage_fleet *f)
 {
-    return json_pack("{s:s, s:s, s:o, s:i, s:i, s:I, s:f, s:f}", "fleet", o->fleet, "tier",
+    return json_pack("{s:s, s:s, s:o, s:i, s:i, s:I, s:f, s:f, s:f}", "fleet", o->fleet, "tier",
                      t->tier, "budget_s", o->budget_s > 0 ? json_real(o->budget_s) : json_null(),
                      "nodes", f->n, "matchings", t->matchings, "seed", (json_int_t)t->seed,
-                     "pair_s", t->pair_s, "group_s", t->group_s);
+                     "pair_s", t->pair_s, "group_s", t->group_s, "min_effect",
+                     t->min_effect > 0 ? t->min_effect : 0.10);
 }
 
 int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
@@ -105,7 +106,8 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
     if (rc)
         return rc;
     struct tp_triage_opts t = {.tier = o->tier ? o->tier : "screen", .matchings = o->matchings,
-                               .seed = o->seed ? o->seed : f.seed, .pair_s = o->pair_s,
+                               .seed = o->seed ? o->seed : f.seed, .min_effect = o->min_effect,
+                               .pair_s = o->pair_s,
                                .group_s = o->group_s};
     if (!(t.pair_s > 0))
         t.pair_s = 3;

@@ -38,7 +38,8 @@ bool tp__validate_tiered(const struct tp__validate_ctx *c)
  * durations of the estimate from the profile's expectations. */
 static void opts_of(const struct tp__validate_ctx *c, struct tp_triage_opts *o)
 {
-    *o = (struct tp_triage_opts){.tier = c->tier, .matchings = c->matchings, .seed = c->seed};
+    *o = (struct tp_triage_opts){.tier = c->tier, .matchings = c->matchings, .seed = c->seed,
+                                 .min_effect = c->min_effect};
     for (int i = 0; i < c->tests.n; i++) {
         const struct tp_validate_test *t = &c->tests.t[i];
         if (strcmp(t->group, "net") != 0)

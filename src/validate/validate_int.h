@@ -27,6 +27,7 @@ struct tp__validate_ctx {
     double budget_s;
     int matchings;
     uint64_t seed;
+    double min_effect;  /* slow: this far above the median at least (0: the triage's) */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */

@@ -28,6 +28,15 @@ check "... the node that never joined is missing, the one that died lost" \
 check "... a slow node's verdict: hardware, drain, with the evidence" \
     test "$(json_get "$J" "[(v['cause'], v['action'], v['evidence']['test'] != '') for v in r['nodes_detail'] if v['node'] == 17]")" = "[('hardware', 'drain', True)]"
 
+# --min-effect: the naming threshold; past the planted faults (20-30 %)
+# none is named, and the run says it missed them
+check "--min-effect 50: exit 1, the 20-30 % faults missed" run_rc 1 "$WORK/out" "$TP" validate \
+    --simulate "$EX" --min-effect 50 --json "$WORK/me.json"
+check "... nothing named, the threshold recorded" test "$(json_run "$WORK/me.json" \
+    "print(len(r['named']), d['config']['min_effect'])")" = "0 0.5"
+check "--min-effect 0: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --min-effect 0
+check "... the range said" grep -q -- "--min-effect: '0' is out of range 1..900" "$WORK/out"
+
 # a clean fleet of 4096 nodes: nothing named, exit 0
 printf 'nodes: 4096\nseed: 3\n' >"$WORK/clean.yaml"
 check "a clean fleet of 4096: exit 0" run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/clean.yaml" --json "$WORK/c.json"
