@@ -15,7 +15,8 @@
 #      with its stage, the fleet document written all the same;
 #   5. the prolog tier on the same fleet;
 #   6. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
-#      finding drains it with the rule as the reason, a clean one resumes.
+#      finding drains it with the rule as the reason, a clean one leaves it
+#      alone (resuming is the operator's).
 # The bed's wall time per tier is printed (bench/fleet-scale.sh quotes it).
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "namespaces and slurmd need root"
@@ -112,7 +113,10 @@ fi
 ok "a Slurm cluster of $N nodes comes up, each node its own namespaces ($(in_head sinfo -h -o '%P %D %t %N'))"
 
 export OMPI_MCA_btl=self,tcp
-V="validate --only net --tier screen --seed 1"
+# Six nodes share two cores here: a node measured alone has been 2.4x the
+# fleet's median with nothing wrong (CI), so the bed names only what is
+# 2.5x past it (--min-effect 150) and its faults are 200 Mbit/s, over 10x.
+V="validate --only net --tier screen --seed 1 --min-effect 150"
 # srun_validate NAME ARGS...: the validation as a Slurm job step on every node
 srun_validate() {
     local name=$1; shift
@@ -152,10 +156,10 @@ check "... fleet.json a valid result document" valid_doc "$WORK/clean/fleet.json
 for x in $(drained); do in_head scontrol update NodeName=$x State=RESUME; done
 
 # ---- 2. a slow node and a slow link ----
-ip netns exec tpbn4.$$ tc qdisc add dev v4 root tbf rate 500mbit burst 64kb latency 400ms &&
-    ip netns exec $BR tc qdisc add dev p4 root tbf rate 500mbit burst 64kb latency 400ms &&
+ip netns exec tpbn4.$$ tc qdisc add dev v4 root tbf rate 200mbit burst 64kb latency 400ms &&
+    ip netns exec $BR tc qdisc add dev p4 root tbf rate 200mbit burst 64kb latency 400ms &&
     ip netns exec tpbn1.$$ sh -c "tc qdisc add dev v1 root handle 1: htb &&
-  tc class add dev v1 parent 1: classid 1:20 htb rate 500mbit burst 64kb &&
+  tc class add dev v1 parent 1: classid 1:20 htb rate 200mbit burst 64kb &&
   tc filter add dev v1 parent 1: protocol ip u32 match ip dst $NET.3/32 flowid 1:20" 2>/dev/null
 check "node4 shaped both ways (TBF), the link node1 -> node2 one way (HTB)" test $? -eq 0
 srun_validate faults --on-fail drain
@@ -239,7 +243,7 @@ print('lost' in r['partial'] and r['partial'].startswith('round'))")" = True
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/lost/nodes.jsonl"
 
 # ---- the prolog tier, for its wall time on the bed ----
-V="validate --only net --tier prolog --seed 1"
+V="validate --only net --tier prolog --seed 1 --min-effect 150"
 srun_validate prolog
 echo "# the bed, a slow node and a slow link, prolog tier: $WALL s"
 # (a ring pass of 6 nodes crosses 6 links: the slow node's two and, with
