@@ -99,6 +99,15 @@ int tp_boot_size(const struct tp_boot *b);
  * lost rank ends the job). */
 int tp_boot_lost(const struct tp_boot *b);
 
+/* Bound every later operation of the group by ns (tp_boot_opts.timeout_ns
+ * until then): rank 0 waits at most ns for each rank, and a rank silent
+ * longer is lost (tp_boot_lost names it; err says it did not answer within
+ * the time); the other ranks wait twice that for rank 0, which may itself
+ * be waiting on one. Returns false, changing nothing, where the launcher's
+ * own operations cannot be bounded (MPI: a hung rank hangs the job until
+ * the launcher's timeout). */
+bool tp_boot_set_timeout(struct tp_boot *b, uint64_t ns);
+
 /* Host name of rank r (0 <= r < size). */
 const char *tp_boot_host(const struct tp_boot *b, int r);
 

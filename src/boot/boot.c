@@ -122,6 +122,14 @@ int tp_boot_lost(const struct tp_boot *b)
     return b->lost;
 }
 
+bool tp_boot_set_timeout(struct tp_boot *b, uint64_t ns)
+{
+    if (!b->be->set_timeout)
+        return false;
+    b->be->set_timeout(b, ns);
+    return true;
+}
+
 const char *tp_boot_host(const struct tp_boot *b, int r)
 {
     return tp__boot_host(b, r);

@@ -53,6 +53,11 @@ struct tp_boot_backend {
      * ranks. */
     int (*gather)(struct tp_boot *b, const char *mine, char **res, tp_error *err);
     int (*barrier)(struct tp_boot *b, tp_error *err);
+    /* Bound every later operation: rank 0 waits at most ns for each rank
+     * (one silent longer is lost), the others twice that for rank 0, which
+     * may itself be waiting on one. NULL: the launcher's own operations
+     * cannot be bounded (MPI). */
+    void (*set_timeout)(struct tp_boot *b, uint64_t ns);
     /* Leave and free the group; the worst exit status of the ranks this
      * process started (0 when it started none). */
     int (*fini)(struct tp_boot *b);
@@ -106,6 +111,7 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
 int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err);
 int tp__boot_star_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err);
 int tp__boot_star_barrier(struct tp_boot *b, tp_error *err);
+void tp__boot_star_set_timeout(struct tp_boot *b, uint64_t ns);
 int tp__boot_star_fini(struct tp_boot *b);
 
 #endif

@@ -103,5 +103,6 @@ const struct tp_boot_backend tp__boot_env = {
     .allgather = tp__boot_star_allgather,
     .gather = tp__boot_star_gather,
     .barrier = tp__boot_star_barrier,
+    .set_timeout = tp__boot_star_set_timeout,
     .fini = tp__boot_star_fini,
 };

@@ -117,5 +117,6 @@ const struct tp_boot_backend tp__boot_local = {
     .allgather = tp__boot_star_allgather,
     .gather = tp__boot_star_gather,
     .barrier = tp__boot_star_barrier,
+    .set_timeout = tp__boot_star_set_timeout,
     .fini = local_fini,
 };

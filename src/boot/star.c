@@ -605,6 +605,14 @@ int tp__boot_star_barrier(struct tp_boot *b, tp_error *err)
     return rc;
 }
 
+void tp__boot_star_set_timeout(struct tp_boot *b, uint64_t ns)
+{
+    uint64_t mine = b->rank == 0 ? ns : 2 * ns;
+    b->timeout_ns = mine;
+    for (int r = 0; b->conn && r < (b->rank == 0 ? b->size : 1); r++)
+        b->conn[r].timeout_ns = mine;
+}
+
 int tp__boot_star_fini(struct tp_boot *b)
 {
     tp__boot_free(b);

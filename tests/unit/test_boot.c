@@ -315,6 +315,8 @@ struct env_case {
     const char *key[8];    /* key file per rank (NULL: none) */
     const char *master;
     int die_rank; /* this rank exits right after joining (-1: none) */
+    bool silent_last;  /* the last rank joins, then says nothing for 3 s (frozen) */
+    uint64_t round_ns; /* > 0: every rank bounds its operations by this once joined */
     uint64_t timeout_ns;
     const char *expect[8]; /* substring each rank's error must contain (NULL: success) */
 };
@@ -338,6 +340,12 @@ static int env_rank(struct env_case *c, int rank)
     int rc = tp_boot_init(&o, &b, &err);
     if (!rc && rank == c->die_rank)
         _exit(9);
+    if (!rc && c->round_ns && !tp_boot_set_timeout(b, c->round_ns))
+        _exit(10); /* the env backend is a star: it can bound them */
+    if (!rc && c->silent_last && rank == c->started - 1) {
+        sleep(3);
+        _exit(9);
+    }
     if (!rc)
         rc = tp_boot_allgather(b, "x", &(char **){NULL}, &err);
     if (!rc)
@@ -373,7 +381,7 @@ static unsigned run_env(struct env_case *c, int want)
         int st;
         waitpid(pids[r], &st, 0);
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-        if (r == c->die_rank)
+        if (r == c->die_rank || (c->silent_last && r == c->started - 1))
             continue;
         if (code != want) {
             fprintf(stderr, "env rank %d exited %d, want %d\n", r, code, want);
@@ -444,6 +452,33 @@ static void env_rank_lost(void **state)
     assert_int_equal(run_env(&c, 21), 0);
 }
 
+/* A rank that joined and then stays silent (frozen, or cut off with its
+ * connection open): with the group's operations bounded to 1 s, rank 0
+ * names it lost within that (the message says 1 s, not the join's 10), and
+ * tells the rest. */
+static void env_rank_silent(void **state)
+{
+    (void)state;
+    const char *m = "did not answer on the control connection within 1.0 s";
+    struct env_case c = {.size = 3,
+                         .started = 3,
+                         .die_rank = -1,
+                         .silent_last = true,
+                         .round_ns = 1 * SEC,
+                         .timeout_ns = 10 * SEC,
+                         .expect = {m, m}};
+    assert_int_equal(run_env(&c, 21), 0);
+    /* and named, on both */
+    struct env_case l = {.size = 3,
+                         .started = 3,
+                         .die_rank = -1,
+                         .silent_last = true,
+                         .round_ns = 1 * SEC,
+                         .timeout_ns = 10 * SEC,
+                         .expect = {"rank 2 on ", "rank 2 on "}};
+    assert_int_equal(run_env(&l, 21), 0);
+}
+
 static void env_wrong_key_and_bad_env(void **state)
 {
     (void)state;
@@ -483,7 +518,8 @@ int main(void)
         cmocka_unit_test(table_rank0),        cmocka_unit_test(table_launcher_vars),
         cmocka_unit_test(local_sizes),        cmocka_unit_test(env_group),
         cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
-        cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_wrong_key_and_bad_env),
+        cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_rank_silent),
+        cmocka_unit_test(env_wrong_key_and_bad_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
