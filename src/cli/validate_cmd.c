@@ -18,7 +18,8 @@ static void usage(FILE *f)
            "                          [--only GROUPS] [--policy FILE] [--prometheus FILE] [-q]\n"
            "                          [--launcher L] [--iface NAME] [--pairs-at-once K]\n"
            "                          [--key-file F] [--tier T | --budget DUR] [--matchings K]\n"
-           "                          [--seed N] [--min-effect PCT] [--on-fail none|drain]\n"
+           "                          [--seed N] [--min-effect PCT] [--node-timeout DUR]\n"
+           "                          [--on-fail none|drain]\n"
            "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
            "                          [--matchings K] [--seed N] [--min-effect PCT]\n"
            "                          [--json FILE] [-q]\n"
@@ -64,6 +65,9 @@ static void usage(FILE *f)
            "  --min-effect PCT  a node or link is named slow only this many percent past\n"
            "                the fleet's median at least (default 10; 1 to 900): raise it\n"
            "                where the fabric is shared and noisy\n"
+           "  --node-timeout DUR  allocation, env launcher: a node silent this long in a\n"
+           "                round (frozen, cut off) is lost, and the run ends with what it\n"
+           "                has (default: the round's test deadlines, about 5 min quick)\n"
            "  --on-fail A   allocation: none (the default) or drain: under Slurm, each node\n"
            "                judged bad is drained (scontrol update State=DRAIN with the\n"
            "                test and evidence as the reason)\n"
@@ -94,6 +98,7 @@ int cmd_validate(int argc, char **argv)
         OPT_MATCHINGS,
         OPT_SEED,
         OPT_MIN_EFFECT,
+        OPT_NODE_TIMEOUT,
         OPT_JSON,
         OPT_ON_FAIL,
     };
@@ -114,6 +119,7 @@ int cmd_validate(int argc, char **argv)
         {"matchings", required_argument, NULL, OPT_MATCHINGS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
+        {"node-timeout", required_argument, NULL, OPT_NODE_TIMEOUT},
         {"json", required_argument, NULL, OPT_JSON},
         {"on-fail", required_argument, NULL, OPT_ON_FAIL},
         {"quiet", no_argument, NULL, 'q'},
@@ -165,6 +171,12 @@ int cmd_validate(int argc, char **argv)
             sim.min_effect = (double)pct / 100;
             break;
         }
+        case OPT_NODE_TIMEOUT:
+            rc = tp_parse_duration_s(optarg, "--node-timeout", &o.node_timeout_s, &err);
+            if (rc == 0 && !(o.node_timeout_s >= 1))
+                rc = tp_error_set(&err, TP_EUSAGE, "--node-timeout %s: 1 s at least", optarg);
+            real_only = "--node-timeout";
+            break;
         case OPT_JSON: sim.json = optarg; break;
         case OPT_ON_FAIL: o.on_fail = optarg, real_only = "--on-fail"; break;
         case 'q': o.quiet = sim.quiet = true; break;

@@ -30,8 +30,7 @@ double tp__validate_now_s(void)
     return (double)tp_now_ns() / 1e9;
 }
 
-/* The child's deadline: a hang is a failed test, not a hung validation. */
-static double deadline_s(const struct tp_validate_test *t)
+double tp__validate_deadline_s(const struct tp_validate_test *t)
 {
     return 60 + 10 * t->expect_s;
 }
@@ -204,7 +203,7 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
     args[k++] = json;
     args[k] = NULL;
     double s0 = tp__validate_now_s();
-    t->rc = run(c, args, log, deadline_s(t), t->why, sizeof t->why);
+    t->rc = run(c, args, log, tp__validate_deadline_s(t), t->why, sizeof t->why);
     t->took_s = tp__validate_now_s() - s0;
     const char *st = tp__validate_status(t);
     if (strcmp(st, "FAIL") == 0 && !t->why[0]) {

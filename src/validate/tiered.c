@@ -240,7 +240,28 @@ static void combine(char **all, int n, int ntests, double *figure)
     free(failed);
 }
 
-static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o)
+/* The longest a sound node can take in a round: its tests' deadlines (a
+ * pair's both ways, or the group's collective; a child past its deadline
+ * is killed), and a minute of slack for starting them and the barriers. */
+static double round_timeout_s(const struct tp__validate_ctx *c)
+{
+    if (c->node_timeout_s > 0)
+        return c->node_timeout_s;
+    double pair = 0, group = 0;
+    for (int i = 0; i < c->tests.n; i++) {
+        const struct tp_validate_test *t = &c->tests.t[i];
+        if (strcmp(t->group, "net") != 0)
+            continue;
+        if (t->across)
+            group += tp__validate_deadline_s(t);
+        else
+            pair += tp__validate_deadline_s(t) * (t->directional ? 2 : 1);
+    }
+    return fmax(pair, group) + 60;
+}
+
+static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o,
+                       double timeout_s, bool bounded)
 {
     int r[TP_TRIAGE_NSTAGES];
     int total = tp_triage_tier_rounds(c->tier, n, o, r);
@@ -256,6 +277,12 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
            total, tp_triage_estimate_s(c->tier, n, o, false), o->pair_s, o->group_s,
            c->budget_s > 0 ? ", the deepest tier within --budget" : "",
            tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
+    if (bounded)
+        printf("plan: a node silent for %.0f s in a round is lost%s\n", timeout_s,
+               c->node_timeout_s > 0 ? " (--node-timeout)" : " (its tests' deadlines)");
+    else
+        printf("plan: the launcher's operations cannot be bounded (%s): a node that hangs "
+               "holds the group up to %.0f s\n", c->launcher, TP__VALIDATE_GROUP_TIMEOUT_S);
     fflush(stdout);
 }
 
@@ -299,8 +326,12 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
     int rc = tp_triage_new(n, NULL, &o, &tri, err);
     if (rc)
         return rc;
+    /* a node that stops answering (frozen, cut off the network) is lost
+     * after the round's bound, not after the group's hour */
+    double timeout_s = round_timeout_s(c);
+    bool bounded = tp_boot_set_timeout(b, (uint64_t)(timeout_s * 1e9));
     if (me == 0 && !c->quiet)
-        print_plan(c, n, &o);
+        print_plan(c, n, &o, timeout_s, bounded);
     double est = tp_triage_estimate_s(c->tier, n, &o, false), t0 = tp__validate_now_s();
     int stage_rounds[TP_TRIAGE_NSTAGES];
     int planned = tp_triage_tier_rounds(c->tier, n, &o, stage_rounds);
@@ -376,6 +407,8 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
     }
     free(lost);
     free(figure);
+    if (bounded) /* the gather of the documents, the report: the group's own time */
+        tp_boot_set_timeout(b, (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9));
     if (rc == 0 && !(*result = tp_triage_result(tri, err)))
         rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
     tp_triage_free(tri);

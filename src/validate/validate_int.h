@@ -28,6 +28,7 @@ struct tp__validate_ctx {
     int matchings;
     uint64_t seed;
     double min_effect;  /* slow: this far above the median at least (0: the triage's) */
+    double node_timeout_s; /* a rank silent this long in a round is lost (0: its tests' deadlines) */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
@@ -44,6 +45,15 @@ struct tp__validate_ctx {
 /* ---- run.c: the children ---- */
 
 double tp__validate_now_s(void);
+
+/* A test's deadline: a child still running then is killed and the test
+ * failed ("did not finish within N s"), so a hang is a failed test, not a
+ * hung validation. */
+double tp__validate_deadline_s(const struct tp_validate_test *t);
+
+/* How long the group waits on a rank at most outside the tier's rounds
+ * (joining, every node alone, the gather): an hour. */
+#define TP__VALIDATE_GROUP_TIMEOUT_S 3600.0
 
 /* The environment of the children: this process's, without the variables
  * by which a launcher makes a process a rank (an array of environ's
