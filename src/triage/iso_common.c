@@ -168,19 +168,29 @@ int tp__triage_iso_members_done(tp_triage *t, struct tp__action *m)
 
 /* ---- scheduling ---- */
 
-static bool met_in_screen(const tp_triage *t, int s, int g)
+/* The worst of s's screen pairs with g, against the pair median: 0 when
+ * they never met. */
+static double met_in_screen(const tp_triage *t, int s, int g)
 {
+    double worst = 0;
     for (int k = t->adj_off[s]; k < t->adj_off[s + 1]; k++) {
         const struct tp__pair *p = &t->pairs[t->adj[k]];
-        if (p->a == g || p->b == g)
-            return true;
+        if ((p->a == g || p->b == g) && t->pair_median > 0)
+            worst = fmax(worst, p->fig / t->pair_median);
     }
-    return false;
+    return worst;
 }
 
+/* A known-good partner for s: one it never met, drawn; else, of those it
+ * met, the one whose screen pairs with s were the least slow. A pair that
+ * was slow may be the link between them, which would make s look slow
+ * again and blame it for the link; a node that is slow itself was slow
+ * with everyone, and any partner does. */
 int tp__triage_iso_partner(tp_triage *t, int s, const struct tp__action *a)
 {
     bool any = false;
+    int best = -1;
+    double best_met = INFINITY;
     for (int pass = 0; pass < 2; pass++)
         for (int tries = 0; tries < (pass ? t->ngood : 64) && t->ngood > 0; tries++) {
             int g = pass ? t->good[tries]
@@ -189,11 +199,22 @@ int tp__triage_iso_partner(tp_triage *t, int s, const struct tp__action *a)
             for (int i = 0; usable && a && i < 4; i++)
                 usable = a->used[i] != g;
             any |= usable;
-            if (usable && tp__triage_iso_is_free(t, g) && (pass || !met_in_screen(t, s, g))) {
+            if (!usable || !tp__triage_iso_is_free(t, g))
+                continue;
+            double met = met_in_screen(t, s, g);
+            if (!pass && met == 0) {
                 tp__triage_iso_take(t, g);
                 return g;
             }
+            if (pass && met < best_met) {
+                best = g;
+                best_met = met;
+            }
         }
+    if (best >= 0) {
+        tp__triage_iso_take(t, best);
+        return best;
+    }
     return any ? -2 : -1;
 }
 

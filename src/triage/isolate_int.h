@@ -62,8 +62,9 @@ int tp__triage_iso_link_action(tp_triage *t, int a, int b, double probed);
 /* links (v[2i], v[2i+1]), i < edges; later: after every other action */
 int tp__triage_iso_probe_action(tp_triage *t, const int *v, int edges, bool later);
 
-/* A free known-good node that has not met s (in the screen, or in a),
- * taken; -2 when none is free in this round, -1 when there is none. */
+/* A free known-good node not yet used by a, taken: one that never met s
+ * in the screen, else the one whose screen pairs with s were the least
+ * slow; -2 when none is free in this round, -1 when there is none. */
 int tp__triage_iso_partner(tp_triage *t, int s, const struct tp__action *a);
 
 /* Append a test of a's, its step, to t->cur. */
