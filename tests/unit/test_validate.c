@@ -159,7 +159,7 @@ static void placeholders(void **state)
     TP_EQ_STR(line(find("io-commit"), buf, sizeof buf), "io commit /scratch --count 200 -q");
     TP_EQ_STR(arg("step", "--dir"), "/scratch");
     TP_EQ_STR(line(find("coll-across"), buf, sizeof buf),
-              "coll --launcher env --intra fabric --sizes 64K,1M --iters 20 --warmup 3 KEY BIND -q");
+              "coll --launcher env --intra fabric --sizes 64K,1M,4M --iters 20 --warmup 3 KEY BIND -q");
     /* only the audit's exit codes are verdicts, only bandwidth goes both ways */
     for (int i = 0; i < list.n; i++) {
         const struct tp_validate_test *t = &list.t[i];
