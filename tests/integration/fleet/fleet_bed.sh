@@ -13,10 +13,12 @@
 #      env launcher: the same verdicts;
 #   4. a node whose trainpath is killed mid-run (env launcher): named lost
 #      with its stage, the fleet document written all the same;
-#   5. the prolog tier on the same fleet;
-#   6. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
-#      finding drains it with the rule as the reason, a clean one leaves it
-#      alone (resuming is the operator's).
+#   5. a node frozen mid-run (SIGSTOP, env launcher, --node-timeout 15s):
+#      named lost within a minute, not after the group's hour;
+#   6. the prolog tier on the same fleet;
+#   7. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
+#      finding drains it with the rule as the reason; clean again, the
+#      health check resumes a node it drained itself, never an operator's.
 # The bed's wall time per tier is printed (bench/fleet-scale.sh quotes it).
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "namespaces and slurmd need root"
@@ -121,7 +123,8 @@ V="validate --only net --tier screen --seed 1 --min-effect 150"
 srun_validate() {
     local name=$1; shift
     local t0=$(date +%s%N)
-    in_head timeout 400 srun -N $N --mpi=pmix "$TP" $V --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
+    # (--immediate: a node left drained fails the step at once, not in 400 s)
+    in_head timeout 400 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
     RC=$?
     WALL=$(awk "BEGIN { printf \"%.0f\", ($(date +%s%N) - $t0) / 1e9 }")
     sed 's/^/# /' "$WORK/$name.out" | grep -v "srun: error: node.: task" | head -20
@@ -152,8 +155,9 @@ check "... the gang ran across all $N nodes, and a groups pass" test "$(json_run
 g = r['groups']
 print(sum(1 for x in g if x['stage'] == 'gang' and len(x['members']) == $N), any(x['stage'] == 'groups' for x in g))")" = "1 True"
 check "... fleet.json a valid result document" valid_doc "$WORK/clean/fleet.json"
-# (had it drained a node, the runs below would wait for it)
-for x in $(drained); do in_head scontrol update NodeName=$x State=RESUME; done
+# (a node left drained would fail the runs below)
+resume_all() { for x in $(drained); do in_head scontrol update NodeName=$x State=RESUME; done; }
+resume_all
 
 # ---- 2. a slow node and a slow link ----
 ip netns exec tpbn4.$$ tc qdisc add dev v4 root tbf rate 200mbit burst 64kb latency 400ms &&
@@ -176,7 +180,7 @@ check "... what was done, in fleet.json" test "$(json_run "$WORK/faults/fleet.js
 a = r['actions']
 print(len(a), a[0]['node'], a[0]['action'], a[0]['rc'])")" = "1 node4 drain 0"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/faults/nodes.jsonl"
-in_head scontrol update NodeName=node4 State=RESUME
+resume_all
 
 # ---- 3. the same fleet under mpirun and the env launcher ----
 # mpirun starts its daemons through "ssh HOST CMD": here, into the node's
@@ -242,7 +246,33 @@ check "... the fleet document written, saying where it stopped" test "$(json_run
 print('lost' in r['partial'] and r['partial'].startswith('round'))")" = True
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/lost/nodes.jsonl"
 
-# ---- the prolog tier, for its wall time on the bed ----
+# ---- 5. a node that stops answering mid-run (frozen: SIGSTOP; a node cut
+# off the network looks the same, its connections open and silent) ----
+V0=$V
+V="$V --node-timeout 15s"
+env_start hung
+for _ in $(seq 300); do grep -q "^plan:" "$WORK/hung0.out" && break; sleep 0.1; done
+sleep 4
+frozen=$(pgrep -P "${epid[2]}")
+kill -STOP $frozen
+t0=$(date +%s)
+for k in 0 1 3 4 5; do wait "${epid[$k]}"; hrc[$k]=$?; done
+hung_s=$(( $(date +%s) - t0 ))
+kill -9 $frozen "${epid[2]}" 2>/dev/null; kill -CONT $frozen 2>/dev/null
+V=$V0
+sed 's/^/# /' "$WORK/hung0.out" | head -14
+check "the plan says when a silent node is lost" grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout)" "$WORK/hung0.out"
+check "node2 frozen mid-run: rank 0 exits 1 within a minute, not the group's hour (${hung_s} s)" \
+    test "${hrc[0]}" = 1 -a "$hung_s" -lt 60
+check "... node2 named lost, the partial result saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1])][2]
+r = json.load(open(sys.argv[2]))['results']
+print(o['label'], o['status'], 'did not answer' in r['partial'] and 'within 15.0 s' in r['partial'])" \
+    "$WORK/hung/nodes.jsonl" "$WORK/hung/fleet.json")" = "node2 lost True"
+check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/hung/nodes.jsonl"
+
+# ---- 6. the prolog tier, for its wall time on the bed ----
 V="validate --only net --tier prolog --seed 1 --min-effect 150"
 srun_validate prolog
 echo "# the bed, a slow node and a slow link, prolog tier: $WALL s"
@@ -254,7 +284,7 @@ check "srun validate --tier prolog: 3 rounds, exit 0 or 1, a verdict line per no
     "$RC" -le 1 -a "$(json_run "$WORK/prolog/fleet.json" "print(r['triage']['rounds']['gang'] + r['triage']['rounds']['ring'])")" = 3 \
     -a "$(wc -l <"$WORK/prolog/nodes.jsonl")" -eq $N
 
-# ---- 6. contrib/slurm's HealthCheckProgram and Prolog on a node ----
+# ---- 7. contrib/slurm's HealthCheckProgram and Prolog on a node ----
 # the node's facts, once with its clock unsynchronised (a critical rule)
 # and once synchronised: check reads them as it reads the node's own
 "$TP" check facts --json "$WORK/facts.json"
@@ -269,20 +299,27 @@ PY
 check "the node's facts with a synchronised clock audit without a critical finding" test $? -le 1
 hc() { # hc SCRIPT FACTS: run a contrib/slurm script on node5 as slurmd would
     "$WORK/in_node" 5 env NODE=node5 SLURMD_NODENAME=node5 TRAINPATH="$TP" PATH="$PATH" \
+        TRAINPATH_RESUME="${TRAINPATH_RESUME:-1}" \
         SLURM_CONF="$SLURM_CONF" TRAINPATH_CHECK_ARGS="--facts $2" sh "$SRC/contrib/slurm/$1"
 }
 hc trainpath-healthcheck "$WORK/facts-bad.json"
 check "trainpath-healthcheck, a critical finding: node5 drained" test "$(drained)" = "node5 "
 check "... the rule and its words the reason" eval 'in_head sinfo -R -h -o "%E|%N" | grep -q "^trainpath check: TIME-SYNC .*clock not synchronised.*|node5$"'
-in_head scontrol update NodeName=node5 State=RESUME
+TRAINPATH_RESUME=0 hc trainpath-healthcheck "$WORK/facts-good.json"
+check "... clean again, TRAINPATH_RESUME=0: still drained" test "$(drained)" = "node5 "
 hc trainpath-healthcheck "$WORK/facts-good.json"
-check "... a clean audit: nothing drained" test -z "$(drained)"
+check "... clean again: resumed (its own drain), nothing drained" test -z "$(drained)"
+in_head scontrol update NodeName=node5 State=DRAIN Reason="admin: reseat the DIMM"
+hc trainpath-healthcheck "$WORK/facts-good.json"
+check "... a node an operator drained: left drained" test "$(drained)" = "node5 "
+resume_all
 hc trainpath-prolog "$WORK/facts-good.json"
 check "trainpath-prolog, a clean audit: exit 0, nothing drained" test "$?$(drained)" = 0
 hc trainpath-prolog "$WORK/facts-bad.json" 2>"$WORK/prolog.err"
 check "trainpath-prolog, a critical finding: exit 1 (the job is requeued)" test $? -eq 1
 check "... node5 drained, the reason the rule" eval '[ "$(drained)" = "node5 " ] && in_head sinfo -R -h -o "%E" | grep -q "^trainpath prolog: TIME-SYNC"'
-in_head scontrol update NodeName=node5 State=RESUME
+hc trainpath-healthcheck "$WORK/facts-good.json"
+check "... the health check, the audit clean: resumed" test -z "$(drained)"
 
 # stop the daemons gently, so slurmctld reaps its own helpers
 kill -TERM "${PIDS[@]}" 2>/dev/null
