@@ -108,6 +108,29 @@ int tp_boot_lost(const struct tp_boot *b);
  * the launcher's timeout). */
 bool tp_boot_set_timeout(struct tp_boot *b, uint64_t ns);
 
+/* Where a star group meets that is formed beside the launcher's: rank 0
+ * listens at host:port, the others join it there. */
+struct tp_boot_star_opts {
+    int rank, size;
+    const char *host;      /* rank 0's address, reachable by every rank */
+    int port;              /* rank 0 listens on it */
+    const char *key_file;  /* the pre-shared key; required unless host is loopback */
+    uint64_t timeout_ns;   /* joining, and every step until tp_boot_set_timeout */
+    const json_t *options; /* compared across ranks, as tp_boot_opts' */
+};
+
+/* Form a star group over TCP (the env backend's, whatever launched the
+ * process), every rank of it calling this: a control path whose
+ * operations tp_boot_set_timeout can bound, for a group whose launcher's
+ * cannot (MPI). TP_EUSAGE for a value out of range or a non-loopback host
+ * without a key; otherwise as tp_boot_init. */
+int tp_boot_star(const struct tp_boot_star_opts *o, struct tp_boot **out, tp_error *err);
+
+/* End the group because a rank of it is lost. Under MPI the whole job
+ * ends now (MPI_Abort with code; the call does not return): a rank that
+ * hangs would hold MPI_Finalize forever. Elsewhere as tp_boot_fini. */
+int tp_boot_abort(struct tp_boot *b, int code);
+
 /* Host name of rank r (0 <= r < size). */
 const char *tp_boot_host(const struct tp_boot *b, int r);
 

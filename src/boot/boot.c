@@ -130,6 +130,13 @@ bool tp_boot_set_timeout(struct tp_boot *b, uint64_t ns)
     return true;
 }
 
+int tp_boot_abort(struct tp_boot *b, int code)
+{
+    if (b && b->be->abort)
+        b->be->abort(b, code);
+    return tp_boot_fini(b);
+}
+
 const char *tp_boot_host(const struct tp_boot *b, int r)
 {
     return tp__boot_host(b, r);

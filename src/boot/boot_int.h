@@ -58,6 +58,10 @@ struct tp_boot_backend {
      * may itself be waiting on one. NULL: the launcher's own operations
      * cannot be bounded (MPI). */
     void (*set_timeout)(struct tp_boot *b, uint64_t ns);
+    /* End the whole job, this rank included, with code (does not return);
+     * NULL: fini ends it well enough (the others see the connections
+     * close). */
+    void (*abort)(struct tp_boot *b, int code);
     /* Leave and free the group; the worst exit status of the ranks this
      * process started (0 when it started none). */
     int (*fini)(struct tp_boot *b);

@@ -34,6 +34,45 @@ static int env_int(const char *name, long lo, long hi, long *out, tp_error *err)
     return 0;
 }
 
+/* The star at o->host:o->port, this process rank o->rank of o->size. */
+static int star_init(const struct tp_boot_star_opts *o, struct tp_boot **out, tp_error *err)
+{
+    int rc;
+    struct tp_boot *b = tp__boot_new(&tp__boot_env, o->rank, o->size, o->timeout_ns);
+    if (!b)
+        return tp_error_set(err, TP_ENOMEM, "group of %d", o->size);
+    if (o->key_file) {
+        if ((rc = tp_key_load(&b->key, o->key_file, err))) {
+            tp__boot_free(b);
+            return rc;
+        }
+    } else if (!loopback_name(o->host)) {
+        tp__boot_free(b);
+        return tp_error_set(err, TP_EUSAGE,
+                            "MASTER_ADDR %s is not a loopback address: pass --key-file so only "
+                            "your ranks can join",
+                            o->host);
+    }
+    if (o->rank == 0) {
+        int lfd = -1, bound;
+        rc = o->size > 1 ? tp_listen(o->host, o->port, "MASTER_ADDR", &lfd, &bound, NULL, err) : 0;
+        if (!rc && o->size > 1)
+            rc = tp__boot_lead(b, lfd, o->options, err);
+        if (lfd >= 0)
+            close(lfd);
+        if (!rc && o->size == 1)
+            b->hosts[0] = strdup(tp__boot_my_host());
+    } else {
+        rc = tp__boot_join(b, o->host, o->port, o->options, err);
+    }
+    if (rc) {
+        tp__boot_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
 static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
 {
     long rank, size, port;
@@ -45,39 +84,23 @@ static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
     const char *host = getenv("MASTER_ADDR");
     if (!host || !*host)
         return tp_error_set(err, TP_EUSAGE, "MASTER_ADDR is not set");
-    struct tp_boot *b = tp__boot_new(&tp__boot_env, (int)rank, (int)size, o->timeout_ns);
-    if (!b)
-        return tp_error_set(err, TP_ENOMEM, "group of %ld", size);
-    if (o->key_file) {
-        if ((rc = tp_key_load(&b->key, o->key_file, err))) {
-            tp__boot_free(b);
-            return rc;
-        }
-    } else if (!loopback_name(host)) {
-        tp__boot_free(b);
-        return tp_error_set(err, TP_EUSAGE,
-                            "MASTER_ADDR %s is not a loopback address: pass --key-file so only "
-                            "your ranks can join",
-                            host);
-    }
-    if (rank == 0) {
-        int lfd = -1, bound;
-        rc = size > 1 ? tp_listen(host, (int)port, "MASTER_ADDR", &lfd, &bound, NULL, err) : 0;
-        if (!rc && size > 1)
-            rc = tp__boot_lead(b, lfd, o->options, err);
-        if (lfd >= 0)
-            close(lfd);
-        if (!rc && size == 1)
-            b->hosts[0] = strdup(tp__boot_my_host());
-    } else {
-        rc = tp__boot_join(b, host, (int)port, o->options, err);
-    }
-    if (rc) {
-        tp__boot_free(b);
-        return rc;
-    }
-    *out = b;
-    return 0;
+    struct tp_boot_star_opts so = {.rank = (int)rank,
+                                   .size = (int)size,
+                                   .host = host,
+                                   .port = (int)port,
+                                   .key_file = o->key_file,
+                                   .timeout_ns = o->timeout_ns,
+                                   .options = o->options};
+    return star_init(&so, out, err);
+}
+
+int tp_boot_star(const struct tp_boot_star_opts *o, struct tp_boot **out, tp_error *err)
+{
+    if (o->size < 1 || o->size > TP_BOOT_MAX_RANKS || o->rank < 0 || o->rank >= o->size ||
+        o->port < 1 || o->port > 65535 || !o->host || !*o->host)
+        return tp_error_set(err, TP_EUSAGE, "a star of %d ranks, rank %d, at %s port %d: out of "
+                            "range", o->size, o->rank, o->host ? o->host : "(none)", o->port);
+    return star_init(o, out, err);
 }
 
 int tp_boot_env_member(int rank, int size, const char *addr, const char *port, char out[4][128])

@@ -178,6 +178,13 @@ static int mpi_barrier(struct tp_boot *b, tp_error *err)
     return mrc ? mpi_fail(mrc, "barrier", err) : 0;
 }
 
+static void mpi_abort(struct tp_boot *b, int code)
+{
+    (void)b;
+    fflush(NULL);
+    MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 static int mpi_fini(struct tp_boot *b)
 {
     int fin = 0;
@@ -212,5 +219,6 @@ const struct tp_boot_backend tp__boot_mpi = {
     .gather = mpi_gather,
     .barrier = mpi_barrier,
     .fini = mpi_fini,
+    .abort = mpi_abort,
 #endif /* without MPI no mpi group can exist to call them */
 };
