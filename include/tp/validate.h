@@ -80,7 +80,7 @@ struct tp_validate_opts {
     uint64_t seed;        /* the tier's draws (0: rank 0 draws one) */
     double min_effect;    /* slow: at least this far above the median (0: 0.10) */
     double node_timeout_s; /* a node silent this long in a round is lost (0: the round's
-                            * test deadlines; env launcher: MPI cannot bound it) */
+                            * test deadlines) */
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     bool quiet;           /* no progress line, no summary */
 };

@@ -65,7 +65,7 @@ static void usage(FILE *f)
            "  --min-effect PCT  a node or link is named slow only this many percent past\n"
            "                the fleet's median at least (default 10; 1 to 900): raise it\n"
            "                where the fabric is shared and noisy\n"
-           "  --node-timeout DUR  allocation, env launcher: a node silent this long in a\n"
+           "  --node-timeout DUR  allocation: a node silent this long in a tier's\n"
            "                round (frozen, cut off) is lost, and the run ends with what it\n"
            "                has (default: the round's test deadlines, about 5 min quick)\n"
            "  --on-fail A   allocation: none (the default) or drain: under Slurm, each node\n"

@@ -184,21 +184,26 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__valida
     /* the port this node leads a collective across nodes on (the tiers'
      * gang and groups): free now, taken again by the collective's rank 0
      * (its listener reuses the address) */
-    int lfd = -1, cport = 0;
+    int lfd = -1, cport = 0, tport = 0;
     if ((rc = tp_listen(c->addr, 0, "the collective's port", &lfd, &cport, NULL, err)) == 0)
+        close(lfd);
+    /* rank 0: where the tier's rounds meet as a star when the launcher's
+     * own operations cannot be bounded (MPI), likewise free until then */
+    if (rc == 0 && tp_boot_rank(b) == 0 &&
+        (rc = tp_listen(c->addr, 0, "the tier's control port", &lfd, &tport, NULL, err)) == 0)
         close(lfd);
     if ((rc = agree(b, rc, err)))
         return rc;
     /* its name to Slurm, for --on-fail drain */
     const char *sched = getenv("SLURMD_NODENAME");
     char mine[512], **all = NULL;
-    snprintf(mine, sizeof mine, "%s %s %d %.127s", c->addr, c->port, cport,
+    snprintf(mine, sizeof mine, "%s %s %d %d %.127s", c->addr, c->port, cport, tport,
              sched && *sched && !strpbrk(sched, " \t\n") ? sched : "-");
     if ((rc = tp_boot_allgather(b, mine, &all, err)))
         return rc;
     for (int r = 0; r < n; r++) {
-        if (sscanf(all[r], "%63s %15s %15s %127s", nodes[r].addr, nodes[r].port, nodes[r].cport,
-                   nodes[r].sched) != 4)
+        if (sscanf(all[r], "%63s %15s %15s %15s %127s", nodes[r].addr, nodes[r].port,
+                   nodes[r].cport, nodes[r].tport, nodes[r].sched) != 5)
             rc = tp_error_set(err, TP_EPROTO, "node %s sent no address", nodes[r].label);
         if (strcmp(nodes[r].sched, "-") == 0)
             nodes[r].sched[0] = 0;

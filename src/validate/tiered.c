@@ -260,8 +260,31 @@ static double round_timeout_s(const struct tp__validate_ctx *c)
     return fmax(pair, group) + 60;
 }
 
+/* The tier's rounds as a star of their own, where the launcher's
+ * operations cannot be bounded (MPI): rank 0 at the control port it
+ * reserved when the nodes met, the session key its key. Joining waits as
+ * long as the group does (the nodes end their own tests when they do). */
+static int control_star(const struct tp__validate_ctx *c, struct tp_boot *b,
+                        const struct tp__validate_node *nodes, struct tp_boot **out, tp_error *err)
+{
+    json_t *opts = json_pack("{s:s, s:s}", "star", "the tier's rounds", "tier", c->tier);
+    struct tp_boot_star_opts so = {.rank = tp_boot_rank(b),
+                                   .size = tp_boot_size(b),
+                                   .host = nodes[0].addr,
+                                   .port = atoi(nodes[0].tport),
+                                   .key_file = c->keyfile,
+                                   .timeout_ns = (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9),
+                                   .options = opts};
+    int rc = opts ? tp_boot_star(&so, out, err) : tp_error_set(err, TP_ENOMEM, "out of memory");
+    json_decref(opts);
+    if (rc)
+        tp_error_prefix(err, "the tier's control star at %s port %s", nodes[0].addr,
+                        nodes[0].tport);
+    return rc;
+}
+
 static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o,
-                       double timeout_s, bool bounded)
+                       double timeout_s, bool star)
 {
     int r[TP_TRIAGE_NSTAGES];
     int total = tp_triage_tier_rounds(c->tier, n, o, r);
@@ -277,12 +300,10 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
            total, tp_triage_estimate_s(c->tier, n, o, false), o->pair_s, o->group_s,
            c->budget_s > 0 ? ", the deepest tier within --budget" : "",
            tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
-    if (bounded)
-        printf("plan: a node silent for %.0f s in a round is lost%s\n", timeout_s,
-               c->node_timeout_s > 0 ? " (--node-timeout)" : " (its tests' deadlines)");
-    else
-        printf("plan: the launcher's operations cannot be bounded (%s): a node that hangs "
-               "holds the group up to %.0f s\n", c->launcher, TP__VALIDATE_GROUP_TIMEOUT_S);
+    printf("plan: a node silent for %.0f s in a round is lost (%s%s)\n", timeout_s,
+           c->node_timeout_s > 0 ? "--node-timeout" : "its tests' deadlines",
+           star ? "; the rounds meet over a star of their own, the launcher's operations "
+                  "cannot be bounded" : "");
     fflush(stdout);
 }
 
@@ -327,11 +348,21 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
     if (rc)
         return rc;
     /* a node that stops answering (frozen, cut off the network) is lost
-     * after the round's bound, not after the group's hour */
+     * after the round's bound, not after the group's hour: the launcher's
+     * group bounded, or a star of the rounds' own where it cannot be */
     double timeout_s = round_timeout_s(c);
-    bool bounded = tp_boot_set_timeout(b, (uint64_t)(timeout_s * 1e9));
+    uint64_t tns = (uint64_t)(timeout_s * 1e9);
+    struct tp_boot *ctl = b, *star = NULL;
+    if (!tp_boot_set_timeout(b, tns)) {
+        if ((rc = control_star(c, b, nodes, &star, err))) {
+            tp_triage_free(tri);
+            return rc;
+        }
+        ctl = star;
+        tp_boot_set_timeout(star, tns);
+    }
     if (me == 0 && !c->quiet)
-        print_plan(c, n, &o, timeout_s, bounded);
+        print_plan(c, n, &o, timeout_s, star != NULL);
     double est = tp_triage_estimate_s(c->tier, n, &o, false), t0 = tp__validate_now_s();
     int stage_rounds[TP_TRIAGE_NSTAGES];
     int planned = tp_triage_tier_rounds(c->tier, n, &o, stage_rounds);
@@ -355,7 +386,7 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
         if (t && t->group)
             run_group(c, nodes, t, pos, round, stage, groups, &f);
         if (pair_tests)
-            rc = run_pair(c, b, nodes, t && !t->group ? t : NULL, pos, round, stage, pairs, &f,
+            rc = run_pair(c, ctl, nodes, t && !t->group ? t : NULL, pos, round, stage, pairs, &f,
                           err);
         char mine[96] = "";
         if (t && f.ran) {
@@ -370,7 +401,7 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
         }
         char **all = NULL;
         if (rc == 0)
-            rc = tp_boot_allgather(b, mine, &all, err);
+            rc = tp_boot_allgather(ctl, mine, &all, err);
         if (rc)
             break;
         double *nf = realloc(figure, (size_t)(rd->ntests ? rd->ntests : 1) * sizeof *figure);
@@ -387,7 +418,7 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
     /* a node lost in this round (it died or closed its connection): the
      * group cannot go on, but rank 0 can say who, and in which stage; the
      * round's tests count as failed, none judged */
-    int gone = rc && rd ? tp_boot_lost(b) : -1;
+    int gone = rc && rd ? tp_boot_lost(ctl) : -1;
     bool *lost = gone >= 0 ? calloc((size_t)n, sizeof *lost) : NULL;
     double *nf = lost ? realloc(figure, (size_t)(rd->ntests ? rd->ntests : 1) * sizeof *nf) : NULL;
     if (nf) {
@@ -407,8 +438,12 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
     }
     free(lost);
     free(figure);
-    if (bounded) /* the gather of the documents, the report: the group's own time */
+    if (!star) /* the gather of the documents, the report: the group's own time */
         tp_boot_set_timeout(b, (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9));
+    /* a rank lost (or rank 0, seen from the others) where the launcher's
+     * group cannot end without it: the job ends by tp_boot_abort */
+    c->lost = star && rc && rd;
+    tp_boot_fini(star);
     if (rc == 0 && !(*result = tp_triage_result(tri, err)))
         rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
     tp_triage_free(tri);

@@ -204,9 +204,20 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     }
     if (c->dir[0])
         rm_tree(c->dir);
+    bool lost = c->lost;
     free(c->envp);
     free(c);
-    tp_boot_fini(b);
+    if (lost) {
+        /* a rank lost where the launcher's group cannot end without it
+         * (MPI: MPI_Finalize would wait for it forever): rank 0 has written
+         * what it has and ends the job; the others give it that long, and
+         * end the job themselves when it was rank 0 that was lost */
+        if (tp_boot_rank(b) != 0)
+            sleep(TP__VALIDATE_ABORT_GRACE_S);
+        tp_boot_abort(b, status > 0 ? status : 1);
+    } else {
+        tp_boot_fini(b);
+    }
     /* after the outputs of what ran, and without the scratch folder */
     int irc = status >= 0 ? tp_intr_check(err) : 0;
     if (irc)

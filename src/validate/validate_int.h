@@ -29,6 +29,7 @@ struct tp__validate_ctx {
     uint64_t seed;
     double min_effect;  /* slow: this far above the median at least (0: the triage's) */
     double node_timeout_s; /* a rank silent this long in a round is lost (0: its tests' deadlines) */
+    bool lost;          /* a rank was lost: the group ends by tp_boot_abort */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
@@ -54,6 +55,11 @@ double tp__validate_deadline_s(const struct tp_validate_test *t);
 /* How long the group waits on a rank at most outside the tier's rounds
  * (joining, every node alone, the gather): an hour. */
 #define TP__VALIDATE_GROUP_TIMEOUT_S 3600.0
+
+/* After a rank was lost under a launcher whose group cannot end without it
+ * (MPI): how long the other ranks leave rank 0 to write what it has and
+ * end the job before they end it. */
+#define TP__VALIDATE_ABORT_GRACE_S 120
 
 /* The environment of the children: this process's, without the variables
  * by which a launcher makes a process a rank (an array of environ's
@@ -87,6 +93,7 @@ struct tp__validate_node {
     char label[280]; /* the host, with "#rank" when ranks share a host */
     char addr[64], port[16]; /* its net server */
     char cport[16];  /* where it leads a collective across nodes (MASTER_PORT) */
+    char tport[16];  /* rank 0: where the tier's control star meets ("0" elsewhere) */
     char sched[128]; /* its name to the scheduler (Slurm's SLURMD_NODENAME), or "" */
 };
 
