@@ -13,8 +13,9 @@
 #      env launcher: the same verdicts;
 #   4. a node whose trainpath is killed mid-run (env launcher): named lost
 #      with its stage, the fleet document written all the same;
-#   5. a node frozen mid-run (SIGSTOP, env launcher, --node-timeout 15s):
-#      named lost within a minute, not after the group's hour;
+#   5. a node frozen mid-run (SIGSTOP, --node-timeout 15s), under the env
+#      launcher and under srun: named lost within a minute, not after the
+#      group's hour (srun: the job ended by rank 0, not at its time limit);
 #   6. the prolog tier on the same fleet;
 #   7. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
 #      finding drains it with the rule as the reason; clean again, the
@@ -271,6 +272,38 @@ r = json.load(open(sys.argv[2]))['results']
 print(o['label'], o['status'], 'did not answer' in r['partial'] and 'within 15.0 s' in r['partial'])" \
     "$WORK/hung/nodes.jsonl" "$WORK/hung/fleet.json")" = "node2 lost True"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/hung/nodes.jsonl"
+
+# the same under srun (MPI): its collectives cannot be bounded, so the
+# rounds meet over a star of their own, which names the frozen node; rank 0
+# writes what it has and ends the job (MPI_Finalize would wait for it)
+V="$V0 --node-timeout 15s"
+in_head timeout 300 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/hungmpi" \
+    >"$WORK/hungmpi.out" 2>&1 &
+spid=$!
+for _ in $(seq 300); do grep -q "^plan: a node silent" "$WORK/hungmpi.out" && break; sleep 0.1; done
+sleep 4
+frozen=""
+for p in $(pgrep -f "hungmpi"); do # node2's validate (its children run net or coll)
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURMD_NODENAME=node2" &&
+        tr '\0' ' ' <"/proc/$p/cmdline" | grep -q " validate " && frozen="$frozen $p"
+done
+kill -STOP $frozen
+t0=$(date +%s)
+wait $spid
+hung_s=$(( $(date +%s) - t0 ))
+kill -9 $frozen 2>/dev/null; kill -CONT $frozen 2>/dev/null
+V=$V0
+sed 's/^/# /' "$WORK/hungmpi.out" | grep -v "srun: error: node.: task" | head -14
+check "srun, node2 frozen (one process: '$frozen'): the plan says the rounds meet over a star of their own" \
+    grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout; the rounds meet over a star of their own" "$WORK/hungmpi.out"
+check "... the job ended within a minute of the freeze, not at its time limit (${hung_s} s)" test "$hung_s" -lt 60
+check "... node2 named lost, the partial result saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1])][2]
+r = json.load(open(sys.argv[2]))['results']
+print(o['label'], o['status'], 'did not answer' in r['partial'] and 'within 15.0 s' in r['partial'])" \
+    "$WORK/hungmpi/nodes.jsonl" "$WORK/hungmpi/fleet.json")" = "node2 lost True"
+for _ in $(seq 150); do [ "$(idle)" -eq $N ] && break; sleep 0.2; done
 
 # ---- 6. the prolog tier, for its wall time on the bed ----
 V="validate --only net --tier prolog --seed 1 --min-effect 150"
