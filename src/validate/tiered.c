@@ -441,8 +441,9 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
     if (!star) /* the gather of the documents, the report: the group's own time */
         tp_boot_set_timeout(b, (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9));
     /* a rank lost (or rank 0, seen from the others) where the launcher's
-     * group cannot end without it: the job ends by tp_boot_abort */
-    c->lost = star && rc && rd;
+     * group cannot end without it: the job ends by tp_boot_abort (an
+     * interrupt reaches every rank and ends the group as before) */
+    c->lost = star && rc && rd && !tp_code_is_intr(rc);
     tp_boot_fini(star);
     if (rc == 0 && !(*result = tp_triage_result(tri, err)))
         rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
