@@ -7,6 +7,7 @@
 # validate` under srun.
 # Everything it started is stopped on exit.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../slurm_lib.sh"
 CHECK=${BOOT_MPI_CHECK:?}
 [ "$(id -u)" -eq 0 ] || skip_all "slurmd and munged need root here"
 for t in munged mungekey slurmctld slurmd srun sinfo; do
@@ -18,41 +19,13 @@ mkdir -p "$D/state" "$D/spool" "$D/munge"
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 H=$(hostname -s)
 
-mungekey --create --keyfile "$D/munge/munge.key" >/dev/null 2>&1 && chmod 600 "$D/munge/munge.key"
-munged -F -f --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
-    --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" --seed-file="$D/munge/seed" \
-    >"$D/munged.out" 2>&1 &
-PIDS+=($!)
-cat >"$D/slurm.conf" <<CONF
-ClusterName=trainpath
-SlurmctldHost=$H(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
-AuthType=auth/munge
-AuthInfo=socket=$D/munge/munge.sock
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$D/state
-SlurmdSpoolDir=$D/spool
-SlurmctldPidFile=$D/slurmctld.pid
-SlurmdPidFile=$D/slurmd.pid
-SlurmctldLogFile=$D/slurmctld.log
-SlurmdLogFile=$D/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SwitchType=switch/none
-MpiDefault=none
-ReturnToService=2
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-NodeName=$H NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
-CONF
+slurm_munge "$D"
+{
+    slurm_conf "$D" trainpath "$H(127.0.0.1)" "$(free_port)" "$(free_port)"
+    echo "NodeName=$H NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN"
+    echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE"
+} >"$D/slurm.conf"
 export SLURM_CONF=$D/slurm.conf
-for _ in $(seq 50); do [ -S "$D/munge/munge.sock" ] && break; sleep 0.1; done
 slurmctld -D -f "$SLURM_CONF" >"$D/ctld.out" 2>&1 &
 PIDS+=($!)
 slurmd -D -f "$SLURM_CONF" >"$D/slurmd.out" 2>&1 &

@@ -22,6 +22,7 @@
 #      health check resumes a node it drained itself, never an operator's.
 # The bed's wall time per tier is printed (bench/fleet-scale.sh quotes it).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../slurm_lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "namespaces and slurmd need root"
 export PATH=$PATH:/usr/sbin
 for t in munged mungekey slurmctld slurmd srun sinfo scontrol nsenter unshare tc; do
@@ -60,41 +61,13 @@ in_node() { "$WORK/in_node" "$@"; }
 in_head() { "$WORK/in_head" "$@"; }
 
 # ---- Slurm: one slurmctld in the head's namespace, a slurmd per node ----
-mungekey --create --keyfile "$D/munge/munge.key" >/dev/null 2>&1 && chmod 600 "$D/munge/munge.key"
-munged -F -f --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
-    --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" --seed-file="$D/munge/seed" \
-    >"$D/munged.out" 2>&1 &
-PIDS+=($!)
-cat >"$D/slurm.conf" <<CONF
-ClusterName=tpbed
-SlurmctldHost=$(hostname -s)($NET.254)
-SlurmctldPort=6817
-SlurmdPort=6818
-AuthType=auth/munge
-AuthInfo=socket=$D/munge/munge.sock
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$D/state
-SlurmdSpoolDir=$D/spool/%n
-SlurmctldPidFile=$D/slurmctld.pid
-SlurmdPidFile=$D/slurmd.%n.pid
-SlurmctldLogFile=$D/slurmctld.log
-SlurmdLogFile=$D/slurmd.%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SwitchType=switch/none
-MpiDefault=none
-ReturnToService=2
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-NodeName=node[0-$((N - 1))] NodeAddr=$NET.[1-$N] CPUs=$(nproc) State=UNKNOWN
-PartitionName=bed Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
-CONF
+slurm_munge "$D"
+{
+    slurm_conf "$D" tpbed "$(hostname -s)($NET.254)" 6817 6818
+    echo "NodeName=node[0-$((N - 1))] NodeAddr=$NET.[1-$N] CPUs=$(nproc) State=UNKNOWN"
+    echo "PartitionName=bed Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE"
+} >"$D/slurm.conf"
 export SLURM_CONF=$D/slurm.conf
-for _ in $(seq 50); do [ -S "$D/munge/munge.sock" ] && break; sleep 0.1; done
 "$WORK/in_head" slurmctld -D -f "$SLURM_CONF" >"$D/ctld.out" 2>&1 &
 PIDS+=($!)
 for k in $(seq 0 $((N - 1))); do
