@@ -34,21 +34,36 @@ bool tp__validate_tiered(const struct tp__validate_ctx *c)
     return !c->tier || strcmp(c->tier, "full") != 0;
 }
 
+static double expect_s(const struct tp_validate_test *t)
+{
+    return t->expect_s;
+}
+
+/* A pair test's and a group test's durations by f of each of the
+ * profile's net tests: a pair's tests run both ways where directional,
+ * a group's are the across rows. */
+static void net_sums(const struct tp__validate_ctx *c, double (*f)(const struct tp_validate_test *),
+                     double *pair, double *group)
+{
+    *pair = *group = 0;
+    for (int i = 0; i < c->tests.n; i++) {
+        const struct tp_validate_test *t = &c->tests.t[i];
+        if (strcmp(t->group, "net") != 0)
+            continue;
+        if (t->across)
+            *group += f(t);
+        else
+            *pair += f(t) * (t->directional ? 2 : 1);
+    }
+}
+
 /* The triage's options from c: the tier, its draws, and the per-test
  * durations of the estimate from the profile's expectations. */
 static void opts_of(const struct tp__validate_ctx *c, struct tp_triage_opts *o)
 {
     *o = (struct tp_triage_opts){.tier = c->tier, .matchings = c->matchings, .seed = c->seed,
                                  .min_effect = c->min_effect};
-    for (int i = 0; i < c->tests.n; i++) {
-        const struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "net") != 0)
-            continue;
-        if (t->across)
-            o->group_s += t->expect_s;
-        else
-            o->pair_s += t->expect_s * (t->directional ? 2 : 1);
-    }
+    net_sums(c, expect_s, &o->pair_s, &o->group_s);
     o->round_gap_s = 0.5; /* starting the children, the allgather */
 }
 
@@ -247,16 +262,8 @@ static double round_timeout_s(const struct tp__validate_ctx *c)
 {
     if (c->node_timeout_s > 0)
         return c->node_timeout_s;
-    double pair = 0, group = 0;
-    for (int i = 0; i < c->tests.n; i++) {
-        const struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "net") != 0)
-            continue;
-        if (t->across)
-            group += tp__validate_deadline_s(t);
-        else
-            pair += tp__validate_deadline_s(t) * (t->directional ? 2 : 1);
-    }
+    double pair, group;
+    net_sums(c, tp__validate_deadline_s, &pair, &group);
     return fmax(pair, group) + 60;
 }
 

@@ -152,10 +152,11 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     struct tp_boot *b = NULL;
     if (rc == 0 && tp_boot_launched(c->launcher)) {
         json_t *bo_opts = json_pack(
-            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:f, s:f, s:s?}", "profile", c->profile, "only",
-            c->only, "policy", c->policy ? "given" : NULL, "pairs-at-once", c->pairs_at_once,
-            "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings, "seed",
-            (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout", c->node_timeout_s, "on-fail", c->on_fail);
+            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:f, s:f, s:s?}", "profile", c->profile,
+            "only", c->only, "policy", c->policy ? "given" : NULL, "pairs-at-once",
+            c->pairs_at_once, "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings,
+            "seed", (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout",
+            c->node_timeout_s, "on-fail", c->on_fail);
         struct tp_boot_opts bo = {.backend = c->launcher,
                                   .key_file = c->key_file,
                                   .timeout_ns = (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9),
