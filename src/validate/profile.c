@@ -67,7 +67,7 @@ static const struct row rows[] = {
      * first node; the validation fills the rank variables and BIND). The
      * figure is the largest size's: 4 MiB at least, since a 1 MiB allreduce
      * is latency-bound, and where groups share cores (the test bed) a rank
-     * waiting out its peer's time slice made it 0.6 or 8 ms at random;
+     * waiting out its peer's time slice made it 0.6 or 5-9 ms at random;
      * 4 MiB, three groups at once, stayed within 2 % in the runs measured. */
     {"coll-across", "net", "allreduce across nodes", ALWAYS, .across = true,
      .in = {{2, "coll --launcher env --intra fabric --sizes 64K,1M,4M --iters 20 --warmup 3 KEY BIND -q"},
