@@ -153,8 +153,26 @@ void tp_boot_free_strings(char **all, int n);
 /* Every rank contributes a string of any length (valid UTF-8); rank 0
  * gets all of them, *all as tp_boot_allgather's, the other ranks *all =
  * NULL. For results too large to allgather: the data crosses once, to rank
- * 0. On error rank 0's err names the rank lost. */
+ * 0. On error rank 0's err names the rank lost. Rank 0 holds every string
+ * at once: for a large group, tp_boot_gather_each. */
 int tp_boot_gather(struct tp_boot *b, const char *mine, char ***all, tp_error *err);
+
+/* What rank 0 does with rank r's string in tp_boot_gather_each; data is
+ * freed when it returns. Non-zero (with err set) is the gather's result. */
+typedef int (*tp_boot_each_fn)(void *ctx, int r, const char *data, tp_error *err);
+
+/* tp_boot_gather, but rank 0 holds one rank's string at a time: it calls
+ * fn(ctx, r, data, err) for r = 0 .. size - 1 in order, and at most
+ * TP_BOOT_GATHER_WINDOW ranks send at once (a rank waits for rank 0's
+ * word to start), so rank 0's memory is bounded by the largest string and
+ * the window, not by the group's size; the time by the bytes over rank 0's
+ * link and one round trip per window. fn and ctx are unused on the other
+ * ranks. When fn fails it is not called again; rank 0 still reads (and
+ * drops) the rest, so every rank ends the gather together; rank 0 returns
+ * fn's error, the others 0.
+ * A lost rank fails it as tp_boot_gather. */
+int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
+                        tp_error *err);
 
 /* Wait until every rank has arrived. */
 int tp_boot_barrier(struct tp_boot *b, tp_error *err);
@@ -176,6 +194,7 @@ int tp_boot_fini(struct tp_boot *b);
 #define TP_BOOT_MAX_BLOB 4096    /* bytes a rank contributes to an allgather */
 #define TP_BOOT_MAX_HOST 255     /* bytes of a host name */
 #define TP_BOOT_GATHER_PART 8192 /* bytes of one part of a gather */
+#define TP_BOOT_GATHER_WINDOW 16 /* ranks sending to rank 0 at once in a gather */
 
 struct tp_conn;
 

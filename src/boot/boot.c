@@ -186,19 +186,32 @@ int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error
     return 0;
 }
 
+/* tp_boot_gather's: keep every rank's string */
+static int keep(void *ctx, int r, const char *data, tp_error *err)
+{
+    char **res = ctx;
+    return (res[r] = strdup(data)) ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
+}
+
 int tp_boot_gather(struct tp_boot *b, const char *mine, char ***all, tp_error *err)
 {
     *all = NULL;
     char **res = NULL;
     if (b->rank == 0 && !(res = calloc((size_t)b->size, sizeof *res)))
         return tp_error_set(err, TP_ENOMEM, "gather");
-    int rc = b->be->gather(b, mine, res, err);
+    int rc = b->be->gather(b, mine, keep, res, err);
     if (rc) {
         tp_boot_free_strings(res, b->size);
         return rc;
     }
     *all = res;
     return 0;
+}
+
+int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
+                        tp_error *err)
+{
+    return b->be->gather(b, mine, fn, ctx, err);
 }
 
 int tp_boot_barrier(struct tp_boot *b, tp_error *err)

@@ -49,9 +49,11 @@ struct tp_boot_backend {
      * them on error too) with rank r's string; mine is at most
      * TP_BOOT_MAX_BLOB bytes. */
     int (*allgather)(struct tp_boot *b, const char *mine, char **res, tp_error *err);
-    /* Like allgather, any length, to rank 0 only: res is NULL on the other
-     * ranks. */
-    int (*gather)(struct tp_boot *b, const char *mine, char **res, tp_error *err);
+    /* tp_boot_gather_each: rank 0 calls fn for every rank's string, in
+     * rank order, letting at most TP_BOOT_GATHER_WINDOW ranks send at a
+     * time; fn and ctx are unused on the other ranks. */
+    int (*gather)(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
+                  tp_error *err);
     int (*barrier)(struct tp_boot *b, tp_error *err);
     /* Bound every later operation: rank 0 waits at most ns for each rank
      * (one silent longer is lost), the others twice that for rank 0, which
@@ -113,7 +115,8 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
 
 /* The backend operations of a star group (struct tp_boot_backend). */
 int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err);
-int tp__boot_star_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err);
+int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
+                         tp_error *err);
 int tp__boot_star_barrier(struct tp_boot *b, tp_error *err);
 void tp__boot_star_set_timeout(struct tp_boot *b, uint64_t ns);
 int tp__boot_star_fini(struct tp_boot *b);

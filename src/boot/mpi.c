@@ -136,39 +136,58 @@ static int mpi_allgather(struct tp_boot *b, const char *mine, char **res, tp_err
     return mrc ? mpi_fail(mrc, "allgather", err) : 0;
 }
 
-static int mpi_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+/* The gather's messages: rank 0's word to start (at most
+ * TP_BOOT_GATHER_WINDOW ranks hold one at a time), a rank's length (-1:
+ * too long for one message), its bytes. */
+enum { TAG_GO = 2, TAG_LEN = 3, TAG_DATA = 4 };
+
+static int mpi_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
+                      tp_error *err)
 {
-    int len = (int)strlen(mine), *lens = NULL, *offs = NULL, mrc;
-    char *buf = NULL;
-    /* a failure on rank 0 alone leaves the others in the collective: rank
-     * 0 exits non-zero and the launcher ends the job */
-    if (b->rank == 0 && (!(lens = calloc((size_t)b->size, sizeof *lens)) ||
-                         !(offs = calloc((size_t)b->size, sizeof *offs)))) {
-        free(lens);
-        return tp_error_set(err, TP_ENOMEM, "gather");
+    int mrc = 0;
+    char go = 1;
+    if (b->rank != 0) {
+        size_t n = strlen(mine);
+        long long len = n > INT32_MAX ? -1 : (long long)n;
+        if ((mrc = MPI_Recv(&go, 1, MPI_CHAR, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) ||
+            (mrc = MPI_Send(&len, 1, MPI_LONG_LONG, 0, TAG_LEN, MPI_COMM_WORLD)) ||
+            (len >= 0 &&
+             (mrc = MPI_Send(mine, (int)len, MPI_CHAR, 0, TAG_DATA, MPI_COMM_WORLD))))
+            return mpi_fail(mrc, "gather", err);
+        return 0;
     }
-    if ((mrc = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD)) == 0) {
-        long long total = 0;
-        for (int r = 0; b->rank == 0 && r < b->size; r++) {
-            offs[r] = (int)total;
-            total += lens[r];
-        }
-        if (total > INT32_MAX || (b->rank == 0 && !(buf = malloc((size_t)total + 1)))) {
-            free(lens);
-            free(offs);
-            return tp_error_set(err, TP_ENOMEM, "gather of %lld bytes", total);
-        }
-        mrc = MPI_Gatherv(mine, len, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
-        for (int r = 0; buf && !mrc && r < b->size; r++)
-            if (!(res[r] = strndup(buf + offs[r], (size_t)lens[r])))
-                mrc = -1;
+    /* rank 0: fn's first error is the result, the gather goes on so every
+     * rank ends it together; a failure of its own (memory, MPI) leaves the
+     * others waiting: rank 0 exits non-zero and the launcher ends the job */
+    tp_error ferr = {0};
+    int frc = fn(ctx, 0, mine, &ferr);
+    for (int r = 1; r < b->size && r <= TP_BOOT_GATHER_WINDOW && !mrc; r++)
+        mrc = MPI_Send(&go, 1, MPI_CHAR, r, TAG_GO, MPI_COMM_WORLD);
+    for (int r = 1; r < b->size && !mrc; r++) {
+        long long len = 0;
+        if ((mrc = MPI_Recv(&len, 1, MPI_LONG_LONG, r, TAG_LEN, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE)))
+            break;
+        if (len < 0)
+            return tp_error_set(err, TP_EUSAGE, "gather: rank %d on %s sent over 2 GiB", r,
+                                b->hosts[r]);
+        char *buf = malloc((size_t)len + 1);
+        if (!buf)
+            return tp_error_set(err, TP_ENOMEM, "gather: %lld bytes from rank %d", len, r);
+        if ((mrc = MPI_Recv(buf, (int)len, MPI_CHAR, r, TAG_DATA, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE)) == 0 &&
+            r + TP_BOOT_GATHER_WINDOW < b->size)
+            mrc = MPI_Send(&go, 1, MPI_CHAR, r + TP_BOOT_GATHER_WINDOW, TAG_GO, MPI_COMM_WORLD);
+        buf[len] = 0;
+        if (!mrc && !frc)
+            frc = fn(ctx, r, buf, &ferr);
+        free(buf);
     }
-    free(buf);
-    free(lens);
-    free(offs);
-    if (mrc == -1)
-        return tp_error_set(err, TP_ENOMEM, "gather");
-    return mrc ? mpi_fail(mrc, "gather", err) : 0;
+    if (mrc)
+        return mpi_fail(mrc, "gather", err);
+    if (frc)
+        *err = ferr;
+    return frc;
 }
 
 static int mpi_barrier(struct tp_boot *b, tp_error *err)

@@ -576,21 +576,58 @@ static int recv_parts(struct tp_boot *b, int r, char **out, tp_error *err)
     return *out ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
 }
 
-int tp__boot_star_gather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
+/* Rank 0 lets GATHER_WINDOW ranks send at a time: a GATHER frame (its body
+ * unread) tells a rank to start, so at most that many ranks' data waits in
+ * rank 0's socket buffers, whatever the group's size. */
+static int send_go(struct tp_boot *b, int r, tp_error *err)
+{
+    json_t *m = json_pack("{s:b}", "go", 1);
+    int rc = m ? tp_wire_send(&b->conn[r], TP_F_GATHER, m, err)
+               : tp_error_set(err, TP_ENOMEM, "gather");
+    json_decref(m);
+    return rc;
+}
+
+int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
+                         tp_error *err)
 {
     int rc = 0;
     if (b->rank != 0) {
-        if ((rc = send_parts(b, mine, err)))
-            tp_error_prefix(err, "rank %d: gather to rank 0 on %s", b->rank, tp__boot_host(b, 0));
-    } else {
-        rc = (res[0] = strdup(mine)) ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
-        for (int r = 1; r < b->size && !rc; r++)
-            if ((rc = recv_parts(b, r, &res[r], err)))
-                lost(b, r, err);
+        json_t *go = NULL;
+        if ((rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &go, err)) == 0)
+            rc = send_parts(b, mine, err);
+        json_decref(go);
         if (rc)
-            tell_all(b, err);
+            tp_error_prefix(err, "rank %d: gather to rank 0 on %s", b->rank, tp__boot_host(b, 0));
+        return rc;
     }
-    return rc;
+    /* what fn said first, kept apart: the gather goes on, so every rank
+     * still ends it together */
+    tp_error ferr = {0};
+    int frc = fn(ctx, 0, mine, &ferr);
+    for (int r = 1; r < b->size && r <= TP_BOOT_GATHER_WINDOW && !rc; r++)
+        if ((rc = send_go(b, r, err)))
+            lost(b, r, err);
+    for (int r = 1; r < b->size && !rc; r++) {
+        char *s = NULL;
+        if ((rc = recv_parts(b, r, &s, err))) {
+            lost(b, r, err);
+            break;
+        }
+        if (r + TP_BOOT_GATHER_WINDOW < b->size &&
+            (rc = send_go(b, r + TP_BOOT_GATHER_WINDOW, err)))
+            lost(b, r + TP_BOOT_GATHER_WINDOW, err);
+        if (!frc)
+            frc = fn(ctx, r, s, &ferr);
+        free(s);
+    }
+    if (rc) {
+        tell_all(b, err);
+        return rc;
+    }
+    if (frc)
+        *err = ferr;
+    return frc;
 }
 
 /* A barrier is an allgather of nothing: rank 0 answers once all arrived. */

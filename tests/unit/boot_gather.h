@@ -60,4 +60,60 @@ static int gather_check(struct tp_boot *b)
     return 0;
 }
 
+/* What rank 0's callback saw of a tp_boot_gather_each. */
+struct each_seen {
+    int next;     /* the rank expected next */
+    int fail_at;  /* the rank whose string the callback refuses, or -1 */
+    int bad;      /* a string out of order or not as sent */
+};
+
+static int each_check(void *ctx, int r, const char *data, tp_error *err)
+{
+    struct each_seen *s = ctx;
+    char *want = gather_text(r);
+    if (r != s->next || !want || strcmp(data, want) != 0)
+        s->bad++;
+    free(want);
+    s->next = r + 1;
+    if (r == s->fail_at)
+        return tp_error_set(err, TP_ESYS, "refused rank %d's string", r);
+    return 0;
+}
+
+/* tp_boot_gather_each: rank 0 sees every rank's string in rank order (in
+ * more than one window when the group is larger than one); when its
+ * callback refuses one, it is not called again, rank 0 gets that error
+ * after reading the rest, the others 0, and the group goes on (a barrier). Returns 0, or a non-zero
+ * code after printing why. */
+static int gather_each_check(struct tp_boot *b)
+{
+    int rank = tp_boot_rank(b), size = tp_boot_size(b);
+    char *mine = gather_text(rank);
+    tp_error err = {0};
+    for (int fail_at = -1; fail_at <= 1; fail_at += 2) {
+        struct each_seen s = {.next = 0, .fail_at = fail_at < size ? fail_at : -1};
+        int rc = mine ? tp_boot_gather_each(b, mine, each_check, &s, &err) : -1;
+        int want = rank == 0 && s.fail_at >= 0 ? TP_ESYS : 0;
+        if (rc != want || (rank == 0 && (s.bad || s.next != (want ? s.fail_at + 1 : size)))) {
+            fprintf(stderr, "rank %d: gather_each (refusing %d): %d (want %d), %d of %d in order, "
+                    "%d bad: %s\n", rank, s.fail_at, rc, want, s.next, size, s.bad,
+                    rc ? err.msg : "");
+            free(mine);
+            return 12;
+        }
+        if (rank == 0 && want && !strstr(err.msg, "refused rank 1")) {
+            fprintf(stderr, "rank 0: gather_each said '%s', not the callback's words\n", err.msg);
+            free(mine);
+            return 13;
+        }
+        if (tp_boot_barrier(b, &err)) {
+            fprintf(stderr, "rank %d: barrier after gather_each: %s\n", rank, err.msg);
+            free(mine);
+            return 14;
+        }
+    }
+    free(mine);
+    return 0;
+}
+
 #endif

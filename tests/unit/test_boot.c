@@ -254,6 +254,8 @@ static int group_work(struct tp_boot *b)
     }
     tp_boot_free_strings(all, size);
     int grc = gather_check(b);
+    if (!grc)
+        grc = gather_each_check(b);
     if (grc)
         return grc;
     if (size > 1 && getenv("TP_TEST_SKEWED") &&
@@ -287,7 +289,7 @@ static int local_group(void *arg)
 static void local_sizes(void **state)
 {
     (void)state;
-    int sizes[] = {1, 2, 3, 5, 8};
+    int sizes[] = {1, 2, 3, 5, 8, TP_BOOT_GATHER_WINDOW + 4};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int rc = in_child(local_group, &sizes[i]);
         if (rc != 0)
