@@ -356,6 +356,89 @@ static int probe_clocks(struct tp_boot *b, tp_error *err)
     return 0;
 }
 
+/* The wire path of a long text (a gather's contribution, the group, an
+ * allgather's result): it crosses as frames of one type, each of at most
+ * GATHER_PART bytes (cut between UTF-8 characters, so each part is a valid
+ * JSON string; escaping grows a part at most sixfold, within
+ * TP_WIRE_MAX_PAYLOAD), {"data", "more"}, "more" on all but the last. */
+#define GATHER_PART TP_BOOT_GATHER_PART
+
+static int send_text(struct tp_conn *c, enum tp_frame t, const char *text, tp_error *err)
+{
+    size_t len = strlen(text), at = 0;
+    do {
+        size_t n = len - at < GATHER_PART ? len - at : GATHER_PART;
+        while (at + n < len && n > 0 && ((unsigned char)text[at + n] & 0xC0) == 0x80)
+            n--; /* do not split a character */
+        json_t *m = json_pack("{s:s%, s:b}", "data", text + at, n, "more", at + n < len);
+        if (!m)
+            return tp_error_set(err, TP_EUSAGE, "gather: the data is not valid UTF-8");
+        int rc = tp_wire_send(c, t, m, err);
+        json_decref(m);
+        if (rc)
+            return rc;
+        at += n;
+    } while (at < len);
+    return 0;
+}
+
+/* Read what send_text sent as frames of type t; first, when not NULL, is
+ * the first part, already read (and released here). */
+static int recv_text(struct tp_conn *c, enum tp_frame t, json_t *first, char **out,
+                     tp_error *err)
+{
+    char *acc = NULL;
+    size_t len = 0;
+    bool more = true;
+    int rc = 0;
+    while (more && !rc) {
+        json_t *m = first;
+        const char *s;
+        first = NULL;
+        if ((m || !(rc = tp_wire_expect(c, t, &m, err))) &&
+            !(rc = tp_boot_parse_data(c, m, TP_BOOT_GATHER_PART, &s, &more, err))) {
+            size_t n = strlen(s);
+            char *grown = realloc(acc, len + n + 1);
+            if (!grown) {
+                rc = tp_error_set(err, TP_ENOMEM, "gather");
+            } else {
+                acc = grown;
+                memcpy(acc + len, s, n + 1);
+                len += n;
+            }
+        }
+        json_decref(m);
+    }
+    if (rc) {
+        free(acc);
+        return rc;
+    }
+    *out = acc ? acc : strdup("");
+    return *out ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
+}
+
+/* The same, a JSON object: its text parsed. */
+static int recv_object(struct tp_conn *c, enum tp_frame t, json_t *first, json_t **out,
+                       tp_error *err)
+{
+    char *text = NULL;
+    int rc = recv_text(c, t, first, &text, err);
+    if (rc)
+        return rc;
+    json_error_t je;
+    *out = json_loads(text, 0, &je);
+    free(text);
+    if (!json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return tp_error_set(err, TP_EPROTO, "peer %s: a broken frame (type %d): %s", c->peer,
+                            (int)t, je.text);
+    }
+    return 0;
+}
+
+/* Every rank's host, clock offset and its round trip, to every rank, as a
+ * long text (a group of thousands is past one frame). */
 static int send_group(struct tp_boot *b, tp_error *err)
 {
     json_t *hosts = json_array(), *off = json_array(), *rtt = json_array();
@@ -366,11 +449,13 @@ static int send_group(struct tp_boot *b, tp_error *err)
         json_array_append_new(rtt, json_integer((json_int_t)b->rtt[r]));
     }
     json_t *g = json_pack("{s:o, s:o, s:o}", "hosts", hosts, "offsets", off, "rtts", rtt);
-    int rc = 0;
-    for (int r = 1; r < b->size && !rc; r++)
-        if ((rc = tp_wire_send(&b->conn[r], TP_F_GROUP, g, err)))
-            tp_error_prefix(err, "rank %d on %s", r, b->hosts[r]);
+    char *text = g ? json_dumps(g, JSON_COMPACT) : NULL;
     json_decref(g);
+    int rc = text ? 0 : tp_error_set(err, TP_ENOMEM, "the group");
+    for (int r = 1; r < b->size && !rc; r++)
+        if ((rc = send_text(&b->conn[r], TP_F_GROUP, text, err)))
+            tp_error_prefix(err, "rank %d on %s", r, b->hosts[r]);
+    free(text);
     return rc;
 }
 
@@ -440,7 +525,12 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
             json_decref(m);
             return tp_error_set(err, TP_EPROTO, "rank 0 sent an unexpected frame (%d)", (int)t);
         }
-        const char **hosts = calloc((size_t)b->size, sizeof *hosts);
+        json_t *whole = NULL;
+        const char **hosts = NULL;
+        if ((rc = recv_object(c, TP_F_GROUP, m, &whole, err)))
+            return rc;
+        m = whole;
+        hosts = calloc((size_t)b->size, sizeof *hosts);
         rc = hosts ? tp_boot_parse_group(c, m, b->size, hosts, b->offset, b->rtt, err)
                    : tp_error_set(err, TP_ENOMEM, "rank %d: the group", b->rank);
         for (int r = 0; !rc && r < b->size; r++)
@@ -477,7 +567,7 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
         rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
         json_decref(m);
         if (!rc)
-            rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &j, err);
+            rc = recv_object(&b->conn[0], TP_F_GATHER, NULL, &j, err);
         const char **all = rc ? NULL : calloc((size_t)b->size, sizeof *all);
         if (!rc)
             rc = all ? tp_boot_parse_all(&b->conn[0], j, b->size, all, err)
@@ -510,70 +600,17 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
             tell_all(b, err);
         } else {
             j = json_pack("{s:O}", "all", arr);
+            char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+            rc = text ? 0 : tp_error_set(err, TP_ENOMEM, "allgather");
             for (int r = 1; r < b->size && !rc; r++)
-                if ((rc = tp_wire_send(&b->conn[r], TP_F_GATHER, j, err)))
+                if ((rc = send_text(&b->conn[r], TP_F_GATHER, text, err)))
                     lost(b, r, err);
+            free(text);
         }
         json_decref(arr);
     }
     json_decref(j);
     return rc;
-}
-
-/* The wire path of a gather: a string of any length crosses as frames of
- * at most GATHER_PART bytes (cut between UTF-8 characters, so each part is a
- * valid JSON string; escaping grows a part at most sixfold, within
- * TP_WIRE_MAX_PAYLOAD), "more" on all but the last. */
-#define GATHER_PART TP_BOOT_GATHER_PART
-
-static int send_parts(struct tp_boot *b, const char *mine, tp_error *err)
-{
-    size_t len = strlen(mine), at = 0;
-    do {
-        size_t n = len - at < GATHER_PART ? len - at : GATHER_PART;
-        while (at + n < len && n > 0 && ((unsigned char)mine[at + n] & 0xC0) == 0x80)
-            n--; /* do not split a character */
-        json_t *m = json_pack("{s:s%, s:b}", "data", mine + at, n, "more", at + n < len);
-        if (!m)
-            return tp_error_set(err, TP_EUSAGE, "gather: the data is not valid UTF-8");
-        int rc = tp_wire_send(&b->conn[0], TP_F_GATHER, m, err);
-        json_decref(m);
-        if (rc)
-            return rc;
-        at += n;
-    } while (at < len);
-    return 0;
-}
-
-static int recv_parts(struct tp_boot *b, int r, char **out, tp_error *err)
-{
-    char *acc = NULL;
-    size_t len = 0;
-    bool more = true;
-    int rc = 0;
-    while (more && !rc) {
-        json_t *m = NULL;
-        const char *s;
-        if (!(rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) &&
-            !(rc = tp_boot_parse_data(&b->conn[r], m, TP_BOOT_GATHER_PART, &s, &more, err))) {
-            size_t n = strlen(s);
-            char *grown = realloc(acc, len + n + 1);
-            if (!grown) {
-                rc = tp_error_set(err, TP_ENOMEM, "gather");
-            } else {
-                acc = grown;
-                memcpy(acc + len, s, n + 1);
-                len += n;
-            }
-        }
-        json_decref(m);
-    }
-    if (rc) {
-        free(acc);
-        return rc;
-    }
-    *out = acc ? acc : strdup("");
-    return *out ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
 }
 
 /* Rank 0 lets GATHER_WINDOW ranks send at a time: a GATHER frame (its body
@@ -595,7 +632,7 @@ int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn
     if (b->rank != 0) {
         json_t *go = NULL;
         if ((rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &go, err)) == 0)
-            rc = send_parts(b, mine, err);
+            rc = send_text(&b->conn[0], TP_F_GATHER, mine, err);
         json_decref(go);
         if (rc)
             tp_error_prefix(err, "rank %d: gather to rank 0 on %s", b->rank, tp__boot_host(b, 0));
@@ -610,7 +647,7 @@ int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn
             lost(b, r, err);
     for (int r = 1; r < b->size && !rc; r++) {
         char *s = NULL;
-        if ((rc = recv_parts(b, r, &s, err))) {
+        if ((rc = recv_text(&b->conn[r], TP_F_GATHER, NULL, &s, err))) {
             lost(b, r, err);
             break;
         }

@@ -60,6 +60,38 @@ static int gather_check(struct tp_boot *b)
     return 0;
 }
 
+/* An allgather of the longest strings a rank may give (TP_BOOT_MAX_BLOB
+ * bytes, each rank's its own): past 16 ranks the whole is larger than one
+ * frame of the wire. Returns 0, or a non-zero code after printing why. */
+static int allgather_long_check(struct tp_boot *b)
+{
+    int rank = tp_boot_rank(b), size = tp_boot_size(b);
+    char mine[TP_BOOT_MAX_BLOB + 1], **all = NULL;
+    memset(mine, 'a' + rank % 26, TP_BOOT_MAX_BLOB);
+    memcpy(mine, "€", strlen("€"));
+    snprintf(mine + TP_BOOT_MAX_BLOB - 8, 9, "%08d", rank % 10000000);
+    tp_error err;
+    if (tp_boot_allgather(b, mine, &all, &err)) {
+        fprintf(stderr, "rank %d: allgather of %d bytes each: %s\n", rank, TP_BOOT_MAX_BLOB,
+                err.msg);
+        return 15;
+    }
+    for (int r = 0; r < size; r++) {
+        char want[TP_BOOT_MAX_BLOB + 1];
+        memset(want, 'a' + r % 26, TP_BOOT_MAX_BLOB);
+        memcpy(want, "€", strlen("€"));
+        snprintf(want + TP_BOOT_MAX_BLOB - 8, 9, "%08d", r % 10000000);
+        if (strcmp(all[r], want) != 0) {
+            fprintf(stderr, "rank %d: allgathered rank %d's %zu bytes, not as sent\n", rank, r,
+                    strlen(all[r]));
+            tp_boot_free_strings(all, size);
+            return 16;
+        }
+    }
+    tp_boot_free_strings(all, size);
+    return 0;
+}
+
 /* What rank 0's callback saw of a tp_boot_gather_each. */
 struct each_seen {
     int next;     /* the rank expected next */

@@ -256,6 +256,8 @@ static int group_work(struct tp_boot *b)
     int grc = gather_check(b);
     if (!grc)
         grc = gather_each_check(b);
+    if (!grc)
+        grc = allgather_long_check(b);
     if (grc)
         return grc;
     if (size > 1 && getenv("TP_TEST_SKEWED") &&
