@@ -190,7 +190,7 @@ int tp_boot_fini(struct tp_boot *b);
  * boot/ needs them. Strings are borrowed from the body. Each error is
  * TP_EPROTO with a message that names the peer (c->peer) and the field. */
 
-#define TP_BOOT_MAX_RANKS 4096
+#define TP_BOOT_MAX_RANKS 16384
 #define TP_BOOT_MAX_BLOB 4096    /* bytes a rank contributes to an allgather */
 #define TP_BOOT_MAX_HOST 255     /* bytes of a host name */
 #define TP_BOOT_GATHER_PART 8192 /* bytes of one part of a gather */

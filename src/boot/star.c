@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -459,8 +460,32 @@ static int send_group(struct tp_boot *b, tp_error *err)
     return rc;
 }
 
+/* Rank 0 holds a connection to every rank: room for them (and 256 more
+ * files) under the soft limit on open files, raised up to the hard one.
+ * TP_EUSAGE, naming the limit, when even the hard one is too low. */
+static int fd_room(int size, tp_error *err)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)size + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+        return tp_error_set(err, TP_EUSAGE,
+                            "a group of %d ranks needs %llu open files at rank 0, over the hard "
+                            "limit of %llu (ulimit -Hn; LimitNOFILE= under systemd)",
+                            size, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+    rl.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "raising the open files limit to %llu",
+                              (unsigned long long)need);
+    return 0;
+}
+
 int tp__boot_lead(struct tp_boot *b, int lfd, const json_t *options, tp_error *err)
 {
+    int frc = fd_room(b->size, err);
+    if (frc)
+        return frc;
     int rc = gather_ranks(b, lfd, options, err);
     if (!rc)
         rc = probe_clocks(b, err);

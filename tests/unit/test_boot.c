@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -299,6 +300,57 @@ static void local_sizes(void **state)
     }
 }
 
+/* A local group of 40 under a soft limit of 32 open files: rank 0 raises
+ * it for the 39 connections it holds (the hard limit allows); under a hard
+ * limit of 32 it refuses, naming the limit, before any rank joins. */
+static int few_files(void *arg)
+{
+    bool hard = *(bool *)arg;
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = 32;
+    if (hard)
+        rl.rlim_max = 32;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 20;
+    json_t *opts = json_object();
+    struct tp_boot_opts o = {
+        .backend = "local", .nranks = 40, .timeout_ns = 20 * SEC, .options = opts};
+    struct tp_boot *b;
+    tp_error err;
+    pid_t leader = getpid();
+    int rc = tp_boot_init(&o, &b, &err);
+    json_decref(opts);
+    if (hard && getpid() != leader) /* a rank forked before rank 0 refused */
+        _exit(0);
+    if (hard) {
+        if (rc != TP_EUSAGE || !strstr(err.msg, "hard limit of 32"))
+            return fprintf(stderr, "under a hard limit of 32: %d %s\n", rc, err.msg), 21;
+        return 0;
+    }
+    if (rc)
+        return rank_fail("init under a soft limit of 32 files", &err);
+    rc = tp_boot_barrier(b, &err) ? rank_fail("barrier", &err) : 0;
+    if (tp_boot_rank(b) != 0) {
+        tp_boot_fini(b);
+        _exit(rc);
+    }
+    int worst = tp_boot_fini(b);
+    return rc ? rc : worst;
+}
+
+static void local_few_files(void **state)
+{
+    (void)state;
+    bool hard = false;
+    int rc = in_child(few_files, &hard);
+    if (rc != 0)
+        fail_msg("a local group of 40 under a soft limit of 32 files: exit %d", rc);
+    hard = true;
+    if ((rc = in_child(few_files, &hard)) != 0)
+        fail_msg("a local group of 40 under a hard limit of 32 files: exit %d", rc);
+}
+
 /* ---- env backend: each rank is a forked process with its own environment ---- */
 
 static int free_port(void)
@@ -520,7 +572,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_names),        cmocka_unit_test(table_detection),
         cmocka_unit_test(table_rank0),        cmocka_unit_test(table_launcher_vars),
-        cmocka_unit_test(local_sizes),        cmocka_unit_test(env_group),
+        cmocka_unit_test(local_sizes),        cmocka_unit_test(local_few_files),
+        cmocka_unit_test(env_group),
         cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
         cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_rank_silent),
         cmocka_unit_test(env_wrong_key_and_bad_env),
