@@ -82,7 +82,7 @@ int tp__validate_host(struct tp__validate_ctx *c)
                    t->took_s, t->why[0] ? t->why : t->what);
         }
     }
-    int orc = tp__validate_outputs(c, (const json_t *const *)docs, nd, (const json_t *const *)docs,
+    int orc = tp__validate_outputs(c, NULL, (const json_t *const *)docs, nd, (const json_t *const *)docs,
                                    nd, rows, verdicts);
     for (size_t i = 0; i < nd; i++)
         json_decref(docs[i]);

@@ -54,24 +54,37 @@ int tp__validate_mkdirs(const char *path)
     return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-int tp__validate_outputs(struct tp__validate_ctx *c, const json_t *const *docs, size_t n,
-                         const json_t *const *html_docs, size_t nh, const json_t *rows,
-                         const json_t *verdicts)
+void tp__validate_hist_open(const struct tp__validate_ctx *c, struct tp__validate_hist *vh)
 {
-    char db[4400];
+    memset(vh, 0, sizeof *vh);
     if (c->db)
-        snprintf(db, sizeof db, "%s", c->db);
+        snprintf(vh->db, sizeof vh->db, "%s", c->db);
     else
-        snprintf(db, sizeof db, "%s/history.sqlite", c->outdir);
-    char batch[64];
-    snprintf(batch, sizeof batch, "validate-%lld", (long long)time(NULL));
-    tp_error herr = {0};
-    struct tp_history *h = NULL;
-    int hrc = tp_history_open(db, &h, &herr);
-    for (size_t i = 0; i < n && hrc == 0; i++)
-        hrc = tp_history_add(h, docs[i], NULL, batch, &herr);
-    if (h)
-        tp_history_close(h);
+        snprintf(vh->db, sizeof vh->db, "%s/history.sqlite", c->outdir);
+    snprintf(vh->batch, sizeof vh->batch, "validate-%lld", (long long)time(NULL));
+    vh->rc = tp_history_open(vh->db, &vh->h, &vh->err);
+}
+
+void tp__validate_hist_add(struct tp__validate_hist *vh, const json_t *doc)
+{
+    if (vh->rc == 0)
+        vh->rc = tp_history_add(vh->h, doc, NULL, vh->batch, &vh->err);
+}
+
+int tp__validate_outputs(struct tp__validate_ctx *c, struct tp__validate_hist *hist,
+                         const json_t *const *docs, size_t n, const json_t *const *html_docs,
+                         size_t nh, const json_t *rows, const json_t *verdicts)
+{
+    struct tp__validate_hist own;
+    struct tp__validate_hist *vh = hist ? hist : &own;
+    if (!hist)
+        tp__validate_hist_open(c, &own);
+    for (size_t i = 0; i < n; i++)
+        tp__validate_hist_add(vh, docs[i]);
+    if (vh->h)
+        tp_history_close(vh->h);
+    vh->h = NULL;
+    int hrc = vh->rc;
     tp_error perr = {0};
     int prc = c->prom ? tp_prom_write(c->prom, rows, NULL, &perr) : 0;
     char html[4400];
@@ -79,13 +92,13 @@ int tp__validate_outputs(struct tp__validate_ctx *c, const json_t *const *docs, 
     tp_error rerr = {0};
     int rrc = tp_html_report(html_docs, nh, verdicts, html, &rerr);
     if (!c->quiet) {
-        printf("history: %s\n", hrc ? herr.msg : db);
+        printf("history: %s\n", hrc ? vh->err.msg : vh->db);
         printf("report: %s\n", rrc ? rerr.msg : html);
         if (c->prom)
             printf("prometheus: %s\n", prc ? perr.msg : c->prom);
     } else {
         if (hrc)
-            fprintf(stderr, "trainpath: error: history: %s\n", herr.msg);
+            fprintf(stderr, "trainpath: error: history: %s\n", vh->err.msg);
         if (rrc)
             fprintf(stderr, "trainpath: error: report: %s\n", rerr.msg);
         if (prc)

@@ -140,6 +140,48 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
 int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
                             int n, const json_t *result, tp_error *err);
 
+/* ---- collect.c: rank 0 takes in the nodes' results, writes the folder ---- */
+
+/* What rank 0 holds of the nodes' results: each taken in as it arrives
+ * (its documents written under c->outdir, into the history and the
+ * fleet's rows, then dropped: a few KB a node stay), judged at the end. */
+struct tp__validate_collect;
+
+/* Begin: fleet.jsonl is written beside itself (fleet.jsonl.part) until
+ * tp__validate_collect_finish renames it into place. NULL when out of
+ * memory; an error opening the files is kept (tp__validate_collect_error). */
+struct tp__validate_collect *tp__validate_collect_new(struct tp__validate_ctx *c,
+                                                      const struct tp__validate_node *nodes,
+                                                      int n);
+
+/* Take in node r's entry g ({"label", "host", "addr", "tests", "pairs",
+ * "groups"}, as alloc.c sends it; stolen). Returns 0, or the first error
+ * (a document that could not be written, an entry not from node r), which
+ * is kept. */
+int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g);
+
+/* A tp_boot_each_fn (ctx: the collect): node r's entry as text, parsed and
+ * taken in. Always 0, so the gather goes on; an error is kept. */
+int tp__validate_collect_node(void *ctx, int r, const char *data, tp_error *err);
+
+/* The first error kept (copied into err), or 0. */
+int tp__validate_collect_error(const struct tp__validate_collect *k, tp_error *err);
+
+/* The circle method's retests: the links the measurements so far find
+ * slow (a second measurement, in retests, in place of the first) and the
+ * pairs of the nodes they find slow, not measured again yet, as lines "A B
+ * TEST" (node indices), 32 in all; "" for none, NULL when out of memory. */
+char *tp__validate_retest_plan(const struct tp__validate_collect *k, const json_t *retests);
+
+/* Judge and write the rest of the results folder: fleet.jsonl, fleet.json
+ * (with triage's verdicts and --on-fail's actions where a tier ran),
+ * nodes.jsonl, the plan, the history, the report; print the summary.
+ * Returns the exit status (0, or 1 when something failed or was named). */
+int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *retests,
+                                const json_t *triage);
+
+void tp__validate_collect_free(struct tp__validate_collect *k);
+
 /* ---- onfail.c: what is done with a node judged bad (--on-fail) ---- */
 
 /* Is name an action that can run here (none; drain: under Slurm, with
@@ -164,14 +206,28 @@ int tp__validate_write_plan(struct tp__validate_ctx *c, int nodes, int gpus_per_
                             const char *net_lat, const char *net_bw, const char *coll,
                             const char *io);
 
-/* The end of every validation: docs into the history database (tagged with
- * one batch), the Prometheus textfile from rows (an array of metric rows,
- * with "host" where they came from several), the HTML report from html_docs
- * and verdicts; prints where each went unless quiet. Returns 0, or 1 when
- * one of them could not be written (the message printed). */
-int tp__validate_outputs(struct tp__validate_ctx *c, const json_t *const *docs, size_t n,
-                         const json_t *const *html_docs, size_t nh, const json_t *rows,
-                         const json_t *verdicts);
+/* The history database of one validation, every document tagged with one
+ * batch: opened once, documents added as they come (a fleet's as each
+ * node's reach rank 0, so none is held for it), closed by
+ * tp__validate_outputs. The first error is kept (rc, err) and said there. */
+struct tp__validate_hist {
+    struct tp_history *h;
+    char db[4400], batch[64];
+    int rc;
+    tp_error err;
+};
+void tp__validate_hist_open(const struct tp__validate_ctx *c, struct tp__validate_hist *vh);
+void tp__validate_hist_add(struct tp__validate_hist *vh, const json_t *doc);
+
+/* The end of every validation: docs into the history database (hist, with
+ * what was added to it already, or NULL: one opened here), the Prometheus
+ * textfile from rows (an array of metric rows, with "host" where they came
+ * from several), the HTML report from html_docs and verdicts; prints where
+ * each went unless quiet. Returns 0, or 1 when one of them could not be
+ * written (the message printed). */
+int tp__validate_outputs(struct tp__validate_ctx *c, struct tp__validate_hist *hist,
+                         const json_t *const *docs, size_t n, const json_t *const *html_docs,
+                         size_t nh, const json_t *rows, const json_t *verdicts);
 
 /* Print "trainpath: error: MSG" once and return the exit status for err. */
 int tp__validate_fail(const tp_error *err);
