@@ -162,15 +162,17 @@ int tp_boot_gather(struct tp_boot *b, const char *mine, char ***all, tp_error *e
 typedef int (*tp_boot_each_fn)(void *ctx, int r, const char *data, tp_error *err);
 
 /* tp_boot_gather, but rank 0 holds one rank's string at a time: it calls
- * fn(ctx, r, data, err) for r = 0 .. size - 1 in order, and at most
- * TP_BOOT_GATHER_WINDOW ranks send at once (a rank waits for rank 0's
- * word to start), so rank 0's memory is bounded by the largest string and
- * the window, not by the group's size; the time by the bytes over rank 0's
- * link and one round trip per window. fn and ctx are unused on the other
- * ranks. When fn fails it is not called again; rank 0 still reads (and
- * drops) the rest, so every rank ends the gather together; rank 0 returns
- * fn's error, the others 0.
- * A lost rank fails it as tp_boot_gather. */
+ * fn(ctx, r, data, err) for r = 0 .. size - 1 in order. The fan-in is
+ * bounded by TP_BOOT_GATHER_WINDOW: under MPI the strings go up a tree of
+ * that fan-in (contiguous ranges of ranks, each rank relaying its
+ * children's one string at a time; depth about log16 of the size); over a
+ * star that many ranks send to rank 0 at once, each waiting for rank 0's
+ * word to start. So rank 0's memory is bounded by the largest string and
+ * the fan-in, not by the group's size; the time by the bytes through rank
+ * 0's link. fn and ctx are unused on the other ranks. When fn fails it is
+ * not called again; rank 0 still reads (and drops) the rest, so every rank
+ * ends the gather together; rank 0 returns fn's error, the others 0. A
+ * lost rank fails it as tp_boot_gather. */
 int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                         tp_error *err);
 
@@ -194,7 +196,7 @@ int tp_boot_fini(struct tp_boot *b);
 #define TP_BOOT_MAX_BLOB 4096    /* bytes a rank contributes to an allgather */
 #define TP_BOOT_MAX_HOST 255     /* bytes of a host name */
 #define TP_BOOT_GATHER_PART 8192 /* bytes of one part of a gather */
-#define TP_BOOT_GATHER_WINDOW 16 /* ranks sending to rank 0 at once in a gather */
+#define TP_BOOT_GATHER_WINDOW 16 /* a gather's fan-in: ranks sending to one at once */
 
 struct tp_conn;
 

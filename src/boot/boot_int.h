@@ -50,8 +50,9 @@ struct tp_boot_backend {
      * TP_BOOT_MAX_BLOB bytes. */
     int (*allgather)(struct tp_boot *b, const char *mine, char **res, tp_error *err);
     /* tp_boot_gather_each: rank 0 calls fn for every rank's string, in
-     * rank order, letting at most TP_BOOT_GATHER_WINDOW ranks send at a
-     * time; fn and ctx are unused on the other ranks. */
+     * rank order, the fan-in bounded by TP_BOOT_GATHER_WINDOW (a tree, or
+     * that many ranks sending at a time); fn and ctx are unused on the
+     * other ranks. */
     int (*gather)(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                   tp_error *err);
     int (*barrier)(struct tp_boot *b, tp_error *err);

@@ -5,6 +5,7 @@
  * launcher ends the job when a rank dies. The only file that sees MPI: in a
  * build without it the row stays (the launcher is still detected, its
  * variables still known) and its init says that this build has none. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,55 +137,112 @@ static int mpi_allgather(struct tp_boot *b, const char *mine, char **res, tp_err
     return mrc ? mpi_fail(mrc, "allgather", err) : 0;
 }
 
-/* The gather's messages: rank 0's word to start (at most
- * TP_BOOT_GATHER_WINDOW ranks hold one at a time), a rank's length (-1:
- * too long for one message), its bytes. */
+/* The gather goes up a tree of fan-in TP_BOOT_GATHER_WINDOW: a rank's
+ * subtree is a contiguous range of ranks [lo, hi) rooted at lo, whose
+ * other ranks (lo, hi) are split into at most that many contiguous
+ * ranges, each a child's. Every rank sends its parent its own string and
+ * then its children's subtrees, child by child, each string as it comes:
+ * rank order, so rank 0 sees rank order; a rank relays one string at a
+ * time; no rank talks to more than its parent and its children; the depth
+ * is about log16 of the size (4 at 10,000 ranks). */
 enum { TAG_GO = 2, TAG_LEN = 3, TAG_DATA = 4 };
+
+/* The k-th of the (at most TP_BOOT_GATHER_WINDOW) children's ranges of the
+ * subtree [lo, hi): [*clo, *chi); false past the last. */
+static bool tree_child(int lo, int hi, int k, int *clo, int *chi)
+{
+    int m = hi - lo - 1, f = m < TP_BOOT_GATHER_WINDOW ? m : TP_BOOT_GATHER_WINDOW;
+    if (k >= f)
+        return false;
+    *clo = lo + 1 + (int)((long long)m * k / f);
+    *chi = lo + 1 + (int)((long long)m * (k + 1) / f);
+    return true;
+}
+
+/* Rank me's subtree [*lo, *hi) and its parent (-1 for rank 0). */
+static void tree_find(int size, int me, int *lo, int *hi, int *parent)
+{
+    int l = 0, h = size;
+    *parent = -1;
+    while (l != me) {
+        int cl, ch;
+        for (int k = 0; tree_child(l, h, k, &cl, &ch); k++)
+            if (me >= cl && me < ch) {
+                *parent = l;
+                l = cl;
+                h = ch;
+                break;
+            }
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* One string from src (its length, then its bytes) into *buf (grown). */
+static int recv_one(int src, char **buf, size_t *cap, long long *len)
+{
+    int mrc = MPI_Recv(len, 1, MPI_LONG_LONG, src, TAG_LEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (mrc || *len < 0)
+        return mrc ? mrc : -2;
+    if ((size_t)*len + 1 > *cap) {
+        char *grown = realloc(*buf, (size_t)*len + 1);
+        if (!grown)
+            return -1;
+        *buf = grown;
+        *cap = (size_t)*len + 1;
+    }
+    mrc = MPI_Recv(*buf, (int)*len, MPI_CHAR, src, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    (*buf)[*len] = 0;
+    return mrc;
+}
+
+static int send_one(int dst, const char *s, long long len)
+{
+    int mrc = MPI_Send(&len, 1, MPI_LONG_LONG, dst, TAG_LEN, MPI_COMM_WORLD);
+    return mrc || len < 0 ? mrc : MPI_Send(s, (int)len, MPI_CHAR, dst, TAG_DATA, MPI_COMM_WORLD);
+}
 
 static int mpi_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                       tp_error *err)
 {
-    int mrc = 0;
-    char go = 1;
-    if (b->rank != 0) {
-        size_t n = strlen(mine);
-        long long len = n > INT32_MAX ? -1 : (long long)n;
-        if ((mrc = MPI_Recv(&go, 1, MPI_CHAR, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) ||
-            (mrc = MPI_Send(&len, 1, MPI_LONG_LONG, 0, TAG_LEN, MPI_COMM_WORLD)) ||
-            (len >= 0 &&
-             (mrc = MPI_Send(mine, (int)len, MPI_CHAR, 0, TAG_DATA, MPI_COMM_WORLD))))
-            return mpi_fail(mrc, "gather", err);
-        return 0;
-    }
+    int lo, hi, parent, mrc = 0, nomem = 0, cl, ch;
+    char go = 1, *buf = NULL;
+    size_t cap = 0, n = strlen(mine);
+    tree_find(b->size, b->rank, &lo, &hi, &parent);
     /* rank 0: fn's first error is the result, the gather goes on so every
      * rank ends it together; a failure of its own (memory, MPI) leaves the
-     * others waiting: rank 0 exits non-zero and the launcher ends the job */
+     * others waiting: it exits non-zero and the launcher ends the job */
     tp_error ferr = {0};
-    int frc = fn(ctx, 0, mine, &ferr);
-    for (int r = 1; r < b->size && r <= TP_BOOT_GATHER_WINDOW && !mrc; r++)
-        mrc = MPI_Send(&go, 1, MPI_CHAR, r, TAG_GO, MPI_COMM_WORLD);
-    for (int r = 1; r < b->size && !mrc; r++) {
-        long long len = 0;
-        if ((mrc = MPI_Recv(&len, 1, MPI_LONG_LONG, r, TAG_LEN, MPI_COMM_WORLD,
-                            MPI_STATUS_IGNORE)))
-            break;
-        if (len < 0)
-            return tp_error_set(err, TP_EUSAGE, "gather: rank %d on %s sent over 2 GiB", r,
-                                b->hosts[r]);
-        char *buf = malloc((size_t)len + 1);
-        if (!buf)
-            return tp_error_set(err, TP_ENOMEM, "gather: %lld bytes from rank %d", len, r);
-        if ((mrc = MPI_Recv(buf, (int)len, MPI_CHAR, r, TAG_DATA, MPI_COMM_WORLD,
-                            MPI_STATUS_IGNORE)) == 0 &&
-            r + TP_BOOT_GATHER_WINDOW < b->size)
-            mrc = MPI_Send(&go, 1, MPI_CHAR, r + TP_BOOT_GATHER_WINDOW, TAG_GO, MPI_COMM_WORLD);
-        buf[len] = 0;
-        if (!mrc && !frc)
-            frc = fn(ctx, r, buf, &ferr);
-        free(buf);
-    }
+    int frc = 0;
+    if (parent >= 0)
+        mrc = MPI_Recv(&go, 1, MPI_CHAR, parent, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* every child starts at once: each waits in MPI_Send, for its turn */
+    for (int k = 0; !mrc && tree_child(lo, hi, k, &cl, &ch); k++)
+        mrc = MPI_Send(&go, 1, MPI_CHAR, cl, TAG_GO, MPI_COMM_WORLD);
+    if (!mrc && parent >= 0)
+        mrc = send_one(parent, mine, n > INT32_MAX ? -1 : (long long)n);
+    else if (!mrc)
+        frc = fn(ctx, 0, mine, &ferr);
+    for (int k = 0; !mrc && !nomem && tree_child(lo, hi, k, &cl, &ch); k++)
+        for (int r = cl; r < ch && !mrc && !nomem; r++) {
+            long long len = 0;
+            int got = recv_one(cl, &buf, &cap, &len);
+            if (got > 0)
+                mrc = got;
+            else if (got == -1)
+                nomem = tp_error_set(err, TP_ENOMEM, "gather: %lld bytes of rank %d's", len, r);
+            else if (parent >= 0) /* (a string over 2 GiB goes up as its length, -1) */
+                mrc = send_one(parent, buf, len);
+            else if (!frc)
+                frc = got == -2 ? tp_error_set(&ferr, TP_EUSAGE, "gather: rank %d on %s sent "
+                                               "over 2 GiB", r, b->hosts[r])
+                                : fn(ctx, r, buf, &ferr);
+        }
+    free(buf);
     if (mrc)
         return mpi_fail(mrc, "gather", err);
+    if (nomem)
+        return nomem;
     if (frc)
         *err = ferr;
     return frc;

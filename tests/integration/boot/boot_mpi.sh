@@ -14,6 +14,11 @@ for np in 2 3; do
     check "mpirun -np $np: every rank joins, allgathers, meets and has a clock offset" test $? -eq 0
     check "... $np ranks said ok" test "$(grep -c '^ok rank' "$WORK/np$np.out")" -eq $np
 done
+# past 17 ranks the gather's tree (fan-in 16) has ranks that relay their
+# children's strings: rank 0 still sees every rank's, in rank order
+run_rc 0 "$WORK/np20.out" timeout 120 mpirun --oversubscribe -np 20 "$CHECK"
+check "mpirun -np 20 (a gather tree two deep): every rank ok" test $? -eq 0
+check "... 20 ranks said ok" test "$(grep -c '^ok rank' "$WORK/np20.out")" -eq 20
 
 run_rc 2 "$WORK/odd.out" env TP_TEST_ODD_RANK=1 timeout 60 mpirun --oversubscribe -x TP_TEST_ODD_RANK -np 3 "$CHECK"
 check "ranks started with different options: mpirun exits 2" test $? -eq 0
