@@ -30,9 +30,12 @@ static int setup(void **state)
     return tp_test_mkdtemp(dir, sizeof dir, "tp_triage");
 }
 
+static void print_worst(void);
+
 static int teardown(void **state)
 {
     (void)state;
+    print_worst();
     return tp_test_rmtree(dir);
 }
 
@@ -291,9 +294,39 @@ static long long sim_int(const json_t *res, const char *k)
 }
 
 /* every planted fault named, nothing else, within bound isolation rounds */
+/* The most isolation rounds each case took, over its seeds, against its
+ * bound: printed at the end (the table in docs/fleet.md). */
+static struct {
+    const char *what;
+    int n, worst, bound, seeds;
+} worst[64];
+
+static void note_worst(const char *what, int n, int rounds, int bound)
+{
+    int i = 0;
+    while (i < 63 && worst[i].what && (strcmp(worst[i].what, what) != 0 || worst[i].n != n))
+        i++;
+    if (!worst[i].what) {
+        worst[i].what = what;
+        worst[i].n = n;
+    }
+    worst[i].worst = rounds > worst[i].worst ? rounds : worst[i].worst;
+    worst[i].bound = bound;
+    worst[i].seeds++;
+}
+
+static void print_worst(void)
+{
+    for (int i = 0; i < 64 && worst[i].what; i++)
+        printf("# worst isolation rounds: %s, %d nodes: %d over %d seeds (bound %d)\n",
+               worst[i].what, worst[i].n, worst[i].worst, worst[i].seeds, worst[i].bound);
+    fflush(stdout);
+}
+
 static void expect_found(const json_t *res, int bound, const char *what, int n, uint64_t seed)
 {
     const json_t *rt = json_object_get(sim_of(res), "rounds_to_name");
+    note_worst(what, n, (int)json_integer_value(rt), bound);
     if (sim_int(res, "missed") != 0 || sim_int(res, "false_named") != 0 || !json_is_integer(rt))
         fail_msg("%s, %d nodes, seed %llu: missed %lld, false %lld", what, n,
                  (unsigned long long)seed, sim_int(res, "missed"), sim_int(res, "false_named"));
