@@ -413,21 +413,30 @@ static int take_doc(struct tp__validate_collect *k, int r, json_t *e, const char
     return rc;
 }
 
+/* The collect's first error is the first node's: keep rc (with e) unless
+ * one is kept already; returns the one kept. */
+static int keep_error(struct tp__validate_collect *k, int rc, const tp_error *e)
+{
+    if (rc && !k->rc) {
+        k->rc = rc;
+        k->err = *e;
+    }
+    return k->rc;
+}
+
 int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
 {
-    tp_error *err = &k->err;
-    int rc = k->rc;
+    tp_error first = {0}, spare, *err = &first; /* this node's first error */
+    int rc = 0;
     const char *label = json_string_value(json_object_get(g, "label"));
     char dir[5000];
     size_t i;
     json_t *e;
     if (!label || r < 0 || r >= k->n || strcmp(label, k->nodes[r].label) != 0) {
-        if (!rc)
-            rc = tp_error_set(err, TP_EPROTO, "node %s sent a result that is not its own",
-                              r >= 0 && r < k->n ? k->nodes[r].label : "?");
+        rc = tp_error_set(err, TP_EPROTO, "node %s sent a result that is not its own",
+                          r >= 0 && r < k->n ? k->nodes[r].label : "?");
         json_decref(g);
-        k->rc = rc;
-        return rc;
+        return keep_error(k, rc, &first);
     }
     snprintf(dir, sizeof dir, "%s/nodes/%s", k->c->outdir, label);
     json_array_foreach(json_object_get(g, "tests"), i, e) {
@@ -439,7 +448,7 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
             rc = fleet_line(&k->fo, json_pack("{s:s, s:s, s:O}", "host", label, "test", name,
                                               "doc", doc),
                             err);
-        int wrc = take_doc(k, r, e, dir, name, err);
+        int wrc = take_doc(k, r, e, dir, name, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
     json_array_foreach(json_object_get(g, "pairs"), i, e) {
@@ -447,11 +456,12 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
         json_t *doc = json_object_get(e, "doc");
         if (!json_is_object(doc) || !name)
             continue;
-        tp_error rerr;
-        json_t *rows = judged_rows(doc, &rerr);
+        json_t *rows = judged_rows(doc, rc ? &spare : err);
+        if (!rows && !rc)
+            rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
         json_object_set_new(e, "rows", rows ? rows : json_array());
         pair_dir(k->c, e, dir, sizeof dir);
-        int wrc = take_doc(k, r, e, dir, name, err);
+        int wrc = take_doc(k, r, e, dir, name, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
     json_array_foreach(json_object_get(g, "groups"), i, e) {
@@ -460,12 +470,11 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
             continue;
         snprintf(dir, sizeof dir, "%s/groups/%s/%s", k->c->outdir,
                  json_string_value(json_object_get(e, "sub")), label);
-        int wrc = take_doc(k, r, e, dir, name, err);
+        int wrc = take_doc(k, r, e, dir, name, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
     json_array_append_new(k->gathered, g);
-    k->rc = rc;
-    return rc;
+    return keep_error(k, rc, &first);
 }
 
 int tp__validate_collect_node(void *ctx, int r, const char *data, tp_error *err)
