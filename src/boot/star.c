@@ -638,9 +638,9 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
     return rc;
 }
 
-/* Rank 0 lets GATHER_WINDOW ranks send at a time: a GATHER frame (its body
- * unread) tells a rank to start, so at most that many ranks' data waits in
- * rank 0's socket buffers, whatever the group's size. */
+/* Rank 0 lets TP_BOOT_GATHER_WINDOW ranks send at a time: a GATHER frame
+ * (its body unread) tells a rank to start, so at most that many ranks' data
+ * waits in rank 0's socket buffers, whatever the group's size. */
 static int send_go(struct tp_boot *b, int r, tp_error *err)
 {
     json_t *m = json_pack("{s:b}", "go", 1);
