@@ -2,7 +2,11 @@
  * target's own folder (rename is only atomic within one filesystem), is
  * fsynced, renamed over the target, and the folder is fsynced so the rename
  * itself survives a crash. Until the rename the target is never touched; any
- * failure before it unlinks the temporary file. */
+ * failure before it unlinks the temporary file. A target that is not a
+ * regular file (/dev/null, /dev/stdout, a FIFO) cannot be replaced, and must
+ * not be: renaming over /dev/null would make it a plain file for every
+ * program on the machine. Such a target is written in place; "atomic" has
+ * no meaning for a stream. */
 #include "tp/atomicfile.h"
 
 #include <errno.h>
@@ -58,21 +62,6 @@ static int open_temp(char *tmp)
     return -1;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Make the rename durable. Filesystems that cannot fsync a directory say
  * EINVAL; for them the rename is as durable as it will get. */
 static int sync_dir(const char *dir)
@@ -90,32 +79,52 @@ static int sync_dir(const char *dir)
     return 0;
 }
 
-/* A target that is not a regular file (/dev/null, /dev/stdout, a FIFO)
- * cannot be replaced, and must not be: renaming over /dev/null would make
- * it a plain file for every program on the machine. Such a target is
- * written in place; "atomic" has no meaning for a stream. */
-static int write_in_place(const char *path, const void *data, size_t len, tp_error *err)
+/* A replacement under way: the temporary file beside the target, or the
+ * target itself when it is not a regular file (written in place). */
+struct tp_atomic {
+    char *path, *dir, *tmp; /* tmp NULL: in place */
+    FILE *f;
+};
+
+static void atomic_free(struct tp_atomic *a)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return tp_error_errno(err, classify(errno), errno, "%s", path);
-    int rc = write_all(fd, data, len) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", path) : 0;
-    close(fd);
-    return rc;
+    free(a->path);
+    free(a->dir);
+    free(a->tmp);
+    free(a);
 }
 
-int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *err)
+int tp_atomic_begin(const char *path, struct tp_atomic **out, FILE **f, tp_error *err)
 {
+    *out = NULL;
+    *f = NULL;
     if (!path || !*path)
         return tp_error_set(err, TP_EUSAGE, "empty output path");
+    struct tp_atomic *a = calloc(1, sizeof *a);
+    if (!a || !(a->path = strdup(path))) {
+        free(a);
+        return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+    }
     struct stat old;
-    if (stat(path, &old) == 0 && !S_ISREG(old.st_mode) && !S_ISDIR(old.st_mode))
-        return write_in_place(path, data, len, err);
+    if (stat(path, &old) == 0 && !S_ISREG(old.st_mode) && !S_ISDIR(old.st_mode)) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || !(a->f = fdopen(fd, "w"))) {
+            int rc = tp_error_errno(err, classify(errno), errno, "%s", path);
+            if (fd >= 0)
+                close(fd);
+            atomic_free(a);
+            return rc;
+        }
+        *out = a;
+        *f = a->f;
+        return 0;
+    }
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        atomic_free(a);
         return tp_error_set(err, TP_EUSAGE, "%s: names a folder, not a file", path);
-
+    }
     /* The folder: "." for a bare name, "/" for a file at the root. */
     const char *dirsrc = slash ? path : ".";
     size_t dirlen = slash ? (size_t)(slash - path) : 1;
@@ -123,47 +132,80 @@ int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *er
         dirsrc = "/";
         dirlen = 1;
     }
-    char *dir = malloc(dirlen + 1);
-    char *tmp = malloc(dirlen + strlen(base) + sizeof "/..tmp.XXXXXX");
-    if (!dir || !tmp) {
-        free(dir);
-        free(tmp);
+    a->dir = malloc(dirlen + 1);
+    a->tmp = malloc(dirlen + strlen(base) + sizeof "/..tmp.XXXXXX");
+    if (!a->dir || !a->tmp) {
+        atomic_free(a);
         return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
     }
-    memcpy(dir, dirsrc, dirlen);
-    dir[dirlen] = '\0';
-    sprintf(tmp, "%s/.%s.tmp.XXXXXX", dir, base);
-
-    int rc = TP_OK;
-    int fd = open_temp(tmp);
+    memcpy(a->dir, dirsrc, dirlen);
+    a->dir[dirlen] = '\0';
+    sprintf(a->tmp, "%s/.%s.tmp.XXXXXX", a->dir, base);
+    int fd = open_temp(a->tmp);
     if (fd < 0) {
-        rc = tp_error_errno(err, classify(errno), errno, "%s: cannot create a file in %s", path,
-                            dir);
-        goto out;
+        int rc = tp_error_errno(err, classify(errno), errno, "%s: cannot create a file in %s",
+                                path, a->dir);
+        atomic_free(a);
+        return rc;
     }
     /* Keep the permissions of the file being replaced, if there is one. */
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
         (void)fchmod(fd, st.st_mode & 07777);
+    if (!(a->f = fdopen(fd, "w"))) {
+        int rc = tp_error_errno(err, TP_ESYS, errno, "%s", path);
+        close(fd);
+        unlink(a->tmp);
+        atomic_free(a);
+        return rc;
+    }
+    *out = a;
+    *f = a->f;
+    return 0;
+}
 
-    if (write_all(fd, data, len) < 0) {
+void tp_atomic_discard(struct tp_atomic *a)
+{
+    if (!a)
+        return;
+    fclose(a->f);
+    if (a->tmp)
+        unlink(a->tmp);
+    atomic_free(a);
+}
+
+int tp_atomic_commit(struct tp_atomic *a, tp_error *err)
+{
+    const char *path = a->path;
+    int rc = TP_OK;
+    if (fflush(a->f) != 0)
         rc = tp_error_errno(err, TP_ESYS, errno, "%s: write", path);
-    } else if (fsync(fd) < 0) {
+    else if (a->tmp && fsync(fileno(a->f)) < 0)
         rc = tp_error_errno(err, TP_ESYS, errno, "%s: fsync", path);
-    }
-    if (close(fd) < 0 && rc == TP_OK)
+    if (fclose(a->f) != 0 && rc == TP_OK)
         rc = tp_error_errno(err, TP_ESYS, errno, "%s: close", path);
-    if (rc == TP_OK && rename(tmp, path) < 0)
+    if (rc == TP_OK && a->tmp && rename(a->tmp, path) < 0)
         rc = tp_error_errno(err, classify(errno), errno, "%s: rename", path);
-    if (rc != TP_OK) {
-        unlink(tmp);
-        goto out;
-    }
-    if (sync_dir(dir) < 0)
+    if (rc != TP_OK && a->tmp)
+        unlink(a->tmp);
+    else if (a->tmp && sync_dir(a->dir) < 0)
         rc = tp_error_errno(err, TP_ESYS, errno, "%s: replaced, but fsync of folder %s failed",
-                            path, dir);
-out:
-    free(dir);
-    free(tmp);
+                            path, a->dir);
+    atomic_free(a);
     return rc;
+}
+
+int tp_write_atomic(const char *path, const void *data, size_t len, tp_error *err)
+{
+    struct tp_atomic *a;
+    FILE *f;
+    int rc = tp_atomic_begin(path, &a, &f, err);
+    if (rc)
+        return rc;
+    if (len > 0 && fwrite(data, 1, len, f) != len) {
+        rc = tp_error_errno(err, TP_ESYS, errno, "%s: write", path);
+        tp_atomic_discard(a);
+        return rc;
+    }
+    return tp_atomic_commit(a, err);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tp/atomicfile.h"
 #include "tp/history.h"
 #include "tp/judge.h"
 #include "tp/log.h"
@@ -48,6 +49,7 @@ static bool pair_metric(const json_t *row)
 
 struct fleet_out {
     FILE *f;      /* fleet.jsonl, as a temporary file beside it (NULL: none) */
+    struct tp_atomic *a; /* ... its replacement, committed at the end */
     size_t lines;
     json_t *data; /* tp_fleet's */
     json_t *matrix; /* {key: {"unit", "better", "values": [[a, b, value]]}} */
@@ -76,7 +78,7 @@ struct tp__validate_collect {
     json_t *gathered; /* each node's entry, its documents written and dropped ("doc": true),
                          rank 0's whole; a pair's judged rows under "rows" */
     struct fleet_out fo;
-    char fleet_path[4400], fleet_tmp[4420];
+    char fleet_path[4400];
     struct tp__validate_hist hist;
     int rc;       /* the first error taking a node's result in */
     tp_error err;
@@ -371,10 +373,7 @@ struct tp__validate_collect *tp__validate_collect_new(struct tp__validate_ctx *c
     for (int r = 0; k->index && r < n; r++)
         json_object_set_new(k->index, nodes[r].label, json_integer(r));
     snprintf(k->fleet_path, sizeof k->fleet_path, "%s/fleet.jsonl", c->outdir);
-    snprintf(k->fleet_tmp, sizeof k->fleet_tmp, "%s.part", k->fleet_path);
-    k->fo.f = fopen(k->fleet_tmp, "w");
-    if (!k->fo.f)
-        k->rc = tp_error_errno(&k->err, TP_ESYS, errno, "%s", k->fleet_tmp);
+    k->rc = tp_atomic_begin(k->fleet_path, &k->fo.a, &k->fo.f, &k->err);
     if (!k->index || !k->gathered || !k->fo.data || !k->fo.matrix) {
         tp__validate_collect_free(k);
         return NULL;
@@ -387,10 +386,7 @@ void tp__validate_collect_free(struct tp__validate_collect *k)
 {
     if (!k)
         return;
-    if (k->fo.f) { /* never committed: no torn fleet.jsonl left */
-        fclose(k->fo.f);
-        unlink(k->fleet_tmp);
-    }
+    tp_atomic_discard(k->fo.a); /* never committed: no torn fleet.jsonl left */
     if (k->hist.h)
         tp_history_close(k->hist.h);
     json_decref(k->index);
@@ -500,21 +496,13 @@ int tp__validate_collect_error(const struct tp__validate_collect *k, tp_error *e
     return k->rc;
 }
 
-/* fleet.jsonl: its temporary file synced and renamed over it. */
+/* fleet.jsonl: its temporary file committed over it. */
 static int fleet_commit(struct tp__validate_collect *k, tp_error *err)
 {
-    FILE *f = k->fo.f;
+    struct tp_atomic *a = k->fo.a;
+    k->fo.a = NULL;
     k->fo.f = NULL;
-    int rc = 0;
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = tp_error_errno(err, TP_ESYS, errno, "%s", k->fleet_tmp);
-    if (fclose(f) != 0 && !rc)
-        rc = tp_error_errno(err, TP_ESYS, errno, "%s", k->fleet_tmp);
-    if (!rc && rename(k->fleet_tmp, k->fleet_path) != 0)
-        rc = tp_error_errno(err, TP_ESYS, errno, "%s", k->fleet_path);
-    if (rc)
-        unlink(k->fleet_tmp);
-    return rc;
+    return a ? tp_atomic_commit(a, err) : 0;
 }
 
 int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *retests,

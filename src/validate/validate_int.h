@@ -147,7 +147,7 @@ int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__v
  * fleet's rows, then dropped: a few KB a node stay), judged at the end. */
 struct tp__validate_collect;
 
-/* Begin: fleet.jsonl is written beside itself (fleet.jsonl.part) until
+/* Begin: fleet.jsonl is written as a temporary file beside it until
  * tp__validate_collect_finish renames it into place. NULL when out of
  * memory; an error opening the files is kept (tp__validate_collect_error). */
 struct tp__validate_collect *tp__validate_collect_new(struct tp__validate_ctx *c,

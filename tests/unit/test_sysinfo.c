@@ -220,6 +220,46 @@ static void atomic_writes_and_replaces(void **state)
     assert_string_equal(buf, "");
 }
 
+/* The streaming form: the target stays the old file until the commit,
+ * and a discard leaves it and nothing else behind. */
+static void atomic_stream_commit_discard(void **state)
+{
+    const char *dir = *state;
+    char path[4096], buf[256], names[1024];
+    snprintf(path, sizeof path, "%s/fleet.jsonl", dir);
+    tp_error err = {0};
+    assert_int_equal(tp_write_atomic(path, "old\n", 4, &err), TP_OK);
+
+    struct tp_atomic *a = NULL;
+    FILE *f = NULL;
+    assert_int_equal(tp_atomic_begin(path, &a, &f, &err), TP_OK);
+    fprintf(f, "line 1\n");
+    fflush(f);
+    read_whole(path, buf, sizeof buf);
+    assert_string_equal(buf, "old\n"); /* not yet */
+    list_dir(dir, names, sizeof names);
+    assert_non_null(strstr(names, ".fleet.jsonl.tmp."));
+    fprintf(f, "line 2\n");
+    assert_int_equal(tp_atomic_commit(a, &err), TP_OK);
+    read_whole(path, buf, sizeof buf);
+    assert_string_equal(buf, "line 1\nline 2\n");
+    list_dir(dir, names, sizeof names);
+    assert_string_equal(names, "fleet.jsonl");
+
+    assert_int_equal(tp_atomic_begin(path, &a, &f, &err), TP_OK);
+    fprintf(f, "torn");
+    tp_atomic_discard(a);
+    read_whole(path, buf, sizeof buf);
+    assert_string_equal(buf, "line 1\nline 2\n");
+    list_dir(dir, names, sizeof names);
+    assert_string_equal(names, "fleet.jsonl");
+
+    snprintf(path, sizeof path, "%s/no-such-folder/fleet.jsonl", dir);
+    assert_int_equal(tp_atomic_begin(path, &a, &f, &err), TP_EUSAGE);
+    assert_null(a);
+    assert_non_null(strstr(err.msg, path));
+}
+
 /* /dev/null is written into, not replaced: a rename over it would turn it
  * into a plain file for the whole machine (a bench once did). */
 static void atomic_device_in_place(void **state)
@@ -380,6 +420,7 @@ int main(void)
         cmocka_unit_test(missing_root_gives_nulls),
         cmocka_unit_test(live_system),
         cmocka_unit_test_setup_teardown(atomic_writes_and_replaces, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(atomic_stream_commit_discard, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(atomic_relative_name, make_dir, remove_dir),
         cmocka_unit_test(atomic_device_in_place),
         cmocka_unit_test_setup_teardown(atomic_keeps_mode, make_dir, remove_dir),
