@@ -108,6 +108,31 @@ int tp_boot_lost(const struct tp_boot *b);
  * the launcher's timeout). */
 bool tp_boot_set_timeout(struct tp_boot *b, uint64_t ns);
 
+/* From now on a rank lost in an operation (it died, closed its
+ * connection, or stayed silent past the timeout) is left out instead of
+ * failing the operation: rank 0 closes its connection and goes on with the
+ * others, in this operation and every later one. What the ranks see:
+ * tp_boot_allgather's all[r] is NULL for a rank left out (rank 0 sends one
+ * result to all, so every rank sees the same NULLs; a rank left out while
+ * rank 0 sends it shows in the next one); tp_boot_gather_each calls fn
+ * with data NULL for it; tp_boot_gone says which. Rank 0 itself cannot be
+ * left out: when it is lost the others fail as before; an interrupt fails
+ * the operation as before. In a read of every rank's part (an allgather, a
+ * barrier) rank 0 waits for all of them together for the timeout, not for
+ * each in turn, so k silent ranks cost one timeout, not k. Returns false,
+ * changing nothing, where the launcher's group cannot go on without a rank
+ * (MPI: the launcher ends the job). */
+bool tp_boot_leave_out(struct tp_boot *b);
+
+/* Whether rank r was left out, as this rank knows it: on rank 0 at once,
+ * on the others from the allgathers (and barriers) since. */
+bool tp_boot_gone(const struct tp_boot *b, int r);
+
+/* Rank 0: why rank r was left out (the error that lost it: "peer ... did
+ * not answer on the control connection within 15.0 s", "... closed the
+ * control connection"); NULL when it was not, and on the other ranks. */
+const char *tp_boot_gone_why(const struct tp_boot *b, int r);
+
 /* Where a star group meets that is formed beside the launcher's: rank 0
  * listens at host:port, the others join it there. */
 struct tp_boot_star_opts {
@@ -156,9 +181,11 @@ void tp_boot_free_strings(char **all, int n);
  * 0. On error rank 0's err names the rank lost. Rank 0 holds every string
  * at once: for a large group, tp_boot_gather_each. */
 int tp_boot_gather(struct tp_boot *b, const char *mine, char ***all, tp_error *err);
+/* (A rank left out has all[r] NULL.) */
 
 /* What rank 0 does with rank r's string in tp_boot_gather_each; data is
- * freed when it returns. Non-zero (with err set) is the gather's result. */
+ * freed when it returns, and NULL for a rank left out (tp_boot_leave_out).
+ * Non-zero (with err set) is the gather's result. */
 typedef int (*tp_boot_each_fn)(void *ctx, int r, const char *data, tp_error *err);
 
 /* tp_boot_gather, but rank 0 holds one rank's string at a time: it calls
@@ -227,7 +254,8 @@ int tp_boot_parse_data(struct tp_conn *c, const json_t *body, size_t max, const 
                        bool *more, tp_error *err);
 
 /* Read the gathered GATHER rank 0 sends back: {"all"}, size strings of at
- * most TP_BOOT_MAX_BLOB bytes (without NUL) into all[0..size). */
+ * most TP_BOOT_MAX_BLOB bytes (without NUL) into all[0..size); null for a
+ * rank left out (all[r] = NULL; never rank 0's). */
 int tp_boot_parse_all(struct tp_conn *c, const json_t *body, int size, const char **all,
                       tp_error *err);
 

@@ -130,6 +130,24 @@ bool tp_boot_set_timeout(struct tp_boot *b, uint64_t ns)
     return true;
 }
 
+bool tp_boot_leave_out(struct tp_boot *b)
+{
+    if (!b->be->can_leave_out)
+        return false;
+    b->leave_out = true;
+    return true;
+}
+
+bool tp_boot_gone(const struct tp_boot *b, int r)
+{
+    return r >= 0 && r < b->size && b->gone[r];
+}
+
+const char *tp_boot_gone_why(const struct tp_boot *b, int r)
+{
+    return r >= 0 && r < b->size && b->gone_why ? b->gone_why[r] : NULL;
+}
+
 int tp_boot_abort(struct tp_boot *b, int code)
 {
     if (b && b->be->abort)
@@ -190,6 +208,8 @@ int tp_boot_allgather(struct tp_boot *b, const char *mine, char ***all, tp_error
 static int keep(void *ctx, int r, const char *data, tp_error *err)
 {
     char **res = ctx;
+    if (!data) /* left out */
+        return 0;
     return (res[r] = strdup(data)) ? 0 : tp_error_set(err, TP_ENOMEM, "gather");
 }
 

@@ -25,6 +25,9 @@ struct tp_boot {
     uint64_t *rtt;
     pid_t *children; /* local rank 0: pid of rank r */
     int lost;        /* the rank a failed operation found lost (star, rank 0), or -1 */
+    bool leave_out;  /* a lost rank is left out, not an error (tp_boot_leave_out) */
+    bool *gone;      /* gone[r]: rank r was left out */
+    char **gone_why; /* rank 0: why */
 };
 
 /* One launcher. boot.c looks a row up by name (or detects it) once; the
@@ -61,6 +64,9 @@ struct tp_boot_backend {
      * may itself be waiting on one. NULL: the launcher's own operations
      * cannot be bounded (MPI). */
     void (*set_timeout)(struct tp_boot *b, uint64_t ns);
+    /* Whether an operation can go on without a rank that was lost
+     * (tp_boot_leave_out): a star can, MPI cannot. */
+    bool can_leave_out;
     /* End the whole job, this rank included, with code (does not return);
      * NULL: fini ends it well enough (the others see the connections
      * close). */

@@ -127,5 +127,6 @@ const struct tp_boot_backend tp__boot_env = {
     .gather = tp__boot_star_gather,
     .barrier = tp__boot_star_barrier,
     .set_timeout = tp__boot_star_set_timeout,
+    .can_leave_out = true,
     .fini = tp__boot_star_fini,
 };

@@ -107,10 +107,16 @@ int tp_boot_parse_all(struct tp_conn *c, const json_t *body, int size, const cha
     const json_t *a = array_of(c, body, "all", (size_t)size, err);
     if (!a)
         return err->code;
-    for (size_t r = 0; r < (size_t)size; r++)
-        if (!(all[r] = str_max(json_array_get(a, r), TP_BOOT_MAX_BLOB)))
+    for (size_t r = 0; r < (size_t)size; r++) {
+        const json_t *v = json_array_get(a, r);
+        if (r > 0 && json_is_null(v)) { /* left out */
+            all[r] = NULL;
+            continue;
+        }
+        if (!(all[r] = str_max(v, TP_BOOT_MAX_BLOB)))
             return tp_error_set(err, TP_EPROTO,
-                                "peer %s: rank %zu's part is not a string of at most %d bytes",
-                                c->peer, r, TP_BOOT_MAX_BLOB);
+                                "peer %s: rank %zu's part is not a string of at most %d bytes%s",
+                                c->peer, r, TP_BOOT_MAX_BLOB, r > 0 ? " or null" : "");
+    }
     return 0;
 }

@@ -118,5 +118,6 @@ const struct tp_boot_backend tp__boot_local = {
     .gather = tp__boot_star_gather,
     .barrier = tp__boot_star_barrier,
     .set_timeout = tp__boot_star_set_timeout,
+    .can_leave_out = true,
     .fini = local_fini,
 };

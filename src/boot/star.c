@@ -21,6 +21,7 @@
 
 #include "boot_int.h"
 #include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/log.h"
 
 /* ---- the group ---- */
@@ -42,6 +43,11 @@ void tp__boot_free(struct tp_boot *b)
         for (int r = 0; r < b->size; r++)
             free(b->hosts[r]);
     free(b->hosts);
+    if (b->gone_why)
+        for (int r = 0; r < b->size; r++)
+            free(b->gone_why[r]);
+    free(b->gone_why);
+    free(b->gone);
     free(b->conn);
     free(b->offset);
     free(b->rtt);
@@ -65,7 +71,9 @@ struct tp_boot *tp__boot_new(const struct tp_boot_backend *be, int rank, int siz
     b->hosts = calloc((size_t)size, sizeof *b->hosts);
     b->offset = calloc((size_t)size, sizeof *b->offset);
     b->rtt = calloc((size_t)size, sizeof *b->rtt);
-    if (!b->conn || !b->hosts || !b->offset || !b->rtt) {
+    b->gone = calloc((size_t)size, sizeof *b->gone);
+    b->gone_why = rank == 0 ? calloc((size_t)size, sizeof *b->gone_why) : NULL;
+    if (!b->conn || !b->hosts || !b->offset || !b->rtt || !b->gone || (rank == 0 && !b->gone_why)) {
         tp__boot_free(b);
         return NULL;
     }
@@ -582,7 +590,44 @@ static int lost(struct tp_boot *b, int r, tp_error *err)
     return err->code;
 }
 
-/* Every rank sends its string to rank 0, which sends the whole set back. */
+/* Rank 0, rank r lost in an operation (err says how): in a group that
+ * leaves the lost out, r is closed and gone and the operation goes on
+ * (returns 0); otherwise, or for an interrupt, the operation fails as
+ * lost() says. */
+static int lose(struct tp_boot *b, int r, tp_error *err)
+{
+    if (!b->leave_out || tp_code_is_intr(err->code) || tp_intr_signal())
+        return lost(b, r, err);
+    b->gone[r] = true;
+    free(b->gone_why[r]);
+    b->gone_why[r] = strdup(err->msg);
+    if (b->conn[r].fd >= 0)
+        tp_conn_close(&b->conn[r]);
+    tp_log(TP_LOG_WARN, "rank %d on %s left out: %s", r, tp__boot_host(b, r), err->msg);
+    *err = (tp_error){0};
+    return 0;
+}
+
+/* Rank 0 reads a rank's part of an allgather; with leave_out by the
+ * operation's deadline (every rank waited for together), else within the
+ * connection's timeout. A timeout reads as the connection's would. */
+static int read_part(struct tp_boot *b, int r, uint64_t deadline, json_t **m, tp_error *err)
+{
+    struct tp_conn *c = &b->conn[r];
+    uint64_t keep = c->timeout_ns, now = tp_now_ns();
+    if (b->leave_out) /* what has arrived by then is still read */
+        c->timeout_ns = deadline > now + 10000000 ? deadline - now : 10000000;
+    int rc = tp_wire_expect(c, TP_F_GATHER, m, err);
+    c->timeout_ns = keep;
+    if (rc == TP_ETIMEOUT)
+        tp_error_set(err, TP_ETIMEOUT,
+                     "peer %s did not answer on the control connection within %.1f s", c->peer,
+                     (double)keep / 1e9);
+    return rc;
+}
+
+/* Every rank sends its string to rank 0, which sends the whole set back
+ * (null for a rank left out). */
 int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err)
 {
     int rc = 0;
@@ -597,9 +642,14 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
         if (!rc)
             rc = all ? tp_boot_parse_all(&b->conn[0], j, b->size, all, err)
                      : tp_error_set(err, TP_ENOMEM, "allgather");
-        for (int r = 0; !rc && r < b->size; r++)
+        for (int r = 0; !rc && r < b->size; r++) {
+            if (!all[r]) {
+                b->gone[r] = true;
+                continue;
+            }
             if (!(res[r] = strdup(all[r])))
                 rc = tp_error_set(err, TP_ENOMEM, "allgather");
+        }
         free(all);
         if (rc)
             tp_error_prefix(err, "rank %d: allgather through rank 0 on %s", b->rank,
@@ -608,17 +658,20 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
         json_t *arr = json_array();
         json_array_append_new(arr, json_string(mine));
         res[0] = strdup(mine);
+        uint64_t deadline = tp_now_ns() + b->timeout_ns;
         for (int r = 1; r < b->size && !rc; r++) {
             json_t *m = NULL;
             const char *s;
-            if ((rc = tp_wire_expect(&b->conn[r], TP_F_GATHER, &m, err)) ||
-                (rc = tp_boot_parse_data(&b->conn[r], m, TP_BOOT_MAX_BLOB, &s, NULL, err))) {
-                json_decref(m);
-                lost(b, r, err);
-                break;
+            if (!b->gone[r] &&
+                ((rc = read_part(b, r, deadline, &m, err)) ||
+                 (rc = tp_boot_parse_data(&b->conn[r], m, TP_BOOT_MAX_BLOB, &s, NULL, err))))
+                rc = lose(b, r, err);
+            if (!rc && b->gone[r]) {
+                json_array_append_new(arr, json_null());
+            } else if (!rc) {
+                res[r] = strdup(s);
+                json_array_append_new(arr, json_string(s));
             }
-            res[r] = strdup(s);
-            json_array_append_new(arr, json_string(s));
             json_decref(m);
         }
         if (rc) {
@@ -628,8 +681,8 @@ int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_
             char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
             rc = text ? 0 : tp_error_set(err, TP_ENOMEM, "allgather");
             for (int r = 1; r < b->size && !rc; r++)
-                if ((rc = send_text(&b->conn[r], TP_F_GATHER, text, err)))
-                    lost(b, r, err);
+                if (!b->gone[r] && (rc = send_text(&b->conn[r], TP_F_GATHER, text, err)))
+                    rc = lose(b, r, err);
             free(text);
         }
         json_decref(arr);
@@ -650,6 +703,15 @@ static int send_go(struct tp_boot *b, int r, tp_error *err)
     return rc;
 }
 
+/* Rank 0 tells rank r (when it is there and not gone) to send. */
+static int go_to(struct tp_boot *b, int r, tp_error *err)
+{
+    if (r >= b->size || b->gone[r])
+        return 0;
+    int rc = send_go(b, r, err);
+    return rc ? lose(b, r, err) : 0;
+}
+
 int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                          tp_error *err)
 {
@@ -667,20 +729,16 @@ int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn
      * still ends it together */
     tp_error ferr = {0};
     int frc = fn(ctx, 0, mine, &ferr);
-    for (int r = 1; r < b->size && r <= TP_BOOT_GATHER_WINDOW && !rc; r++)
-        if ((rc = send_go(b, r, err)))
-            lost(b, r, err);
+    for (int r = 1; r <= TP_BOOT_GATHER_WINDOW && !rc; r++)
+        rc = go_to(b, r, err);
     for (int r = 1; r < b->size && !rc; r++) {
         char *s = NULL;
-        if ((rc = recv_text(&b->conn[r], TP_F_GATHER, NULL, &s, err))) {
-            lost(b, r, err);
-            break;
-        }
-        if (r + TP_BOOT_GATHER_WINDOW < b->size &&
-            (rc = send_go(b, r + TP_BOOT_GATHER_WINDOW, err)))
-            lost(b, r + TP_BOOT_GATHER_WINDOW, err);
-        if (!frc)
-            frc = fn(ctx, r, s, &ferr);
+        if (!b->gone[r] && (rc = recv_text(&b->conn[r], TP_F_GATHER, NULL, &s, err)))
+            rc = lose(b, r, err);
+        if (!rc)
+            rc = go_to(b, r + TP_BOOT_GATHER_WINDOW, err);
+        if (!rc && !frc)
+            frc = fn(ctx, r, b->gone[r] ? NULL : s, &ferr);
         free(s);
     }
     if (rc) {

@@ -355,6 +355,98 @@ static void local_few_files(void **state)
         fail_msg("a local group under a hard limit of 32 files: exit %d", rc);
 }
 
+/* ---- leaving the lost out ---- */
+
+#define LO_SIZE 7
+static bool lo_seen[LO_SIZE], lo_null[LO_SIZE];
+
+static int lo_each(void *ctx, int r, const char *data, tp_error *err)
+{
+    (void)ctx, (void)err;
+    lo_seen[r] = true;
+    lo_null[r] = data == NULL;
+    return 0;
+}
+
+/* A local group of 7 that leaves the lost out, its operations bounded to
+ * 1.5 s: rank 2 dies after joining, ranks 4, 5 and 6 stay silent. The
+ * others' allgather goes on without them, the same NULLs on every rank; so
+ * do a barrier and a gather (fn sees NULL for each). The three silent ranks
+ * cost one timeout, not three: the others wait 3 s for rank 0, which
+ * waiting 1.5 s for each in turn (4.5 s) would exceed. */
+static int leave_out_group(void *arg)
+{
+    (void)arg;
+    json_t *opts = json_pack("{s:s}", "sizes", "8");
+    struct tp_boot_opts o = {
+        .backend = "local", .nranks = LO_SIZE, .timeout_ns = 10 * SEC, .options = opts};
+    struct tp_boot *b;
+    tp_error err;
+    if (tp_boot_init(&o, &b, &err))
+        return rank_fail("init", &err);
+    int me = tp_boot_rank(b), rc = 0;
+    if (!tp_boot_leave_out(b) || !tp_boot_set_timeout(b, 3 * SEC / 2))
+        rc = 12;
+    if (me == 2)
+        _exit(0);
+    if (me >= 4) {
+        sleep(5);
+        _exit(0);
+    }
+    char mine[24], **all = NULL;
+    snprintf(mine, sizeof mine, "rank-%d", me);
+    if (!rc && tp_boot_allgather(b, mine, &all, &err))
+        rc = rank_fail("allgather", &err);
+    for (int r = 0; !rc && r < LO_SIZE; r++) {
+        bool out = r == 2 || r >= 4;
+        char want[24];
+        snprintf(want, sizeof want, "rank-%d", r);
+        if (out ? all[r] != NULL : !all[r] || strcmp(all[r], want) != 0) {
+            fprintf(stderr, "rank %d: all[%d] = %s\n", me, r, all[r] ? all[r] : "NULL");
+            rc = 13;
+        }
+        if (out != tp_boot_gone(b, r)) {
+            fprintf(stderr, "rank %d: gone(%d) = %d\n", me, r, tp_boot_gone(b, r));
+            rc = 14;
+        }
+    }
+    tp_boot_free_strings(all, LO_SIZE);
+    if (!rc && tp_boot_barrier(b, &err))
+        rc = rank_fail("barrier", &err);
+    if (!rc && tp_boot_gather_each(b, mine, lo_each, NULL, &err))
+        rc = rank_fail("gather", &err);
+    for (int r = 0; !rc && me == 0 && r < LO_SIZE; r++)
+        if (!lo_seen[r] || lo_null[r] != (r == 2 || r >= 4)) {
+            fprintf(stderr, "rank 0: gather: rank %d seen %d, NULL %d\n", r, lo_seen[r],
+                    lo_null[r]);
+            rc = 15;
+        }
+    if (!rc && me == 0) {
+        const char *dead = tp_boot_gone_why(b, 2), *silent = tp_boot_gone_why(b, 5);
+        if (!dead || !strstr(dead, "closed") || !silent || !strstr(silent, "within 1.5 s") ||
+            tp_boot_gone_why(b, 1)) {
+            fprintf(stderr, "rank 0: why 2: %s; why 5: %s\n", dead ? dead : "NULL",
+                    silent ? silent : "NULL");
+            rc = 16;
+        }
+    }
+    if (me != 0) {
+        tp_boot_fini(b);
+        _exit(rc);
+    }
+    tp_boot_set_timeout(b, 10 * SEC); /* fini waits for the silent ones to end */
+    int worst = tp_boot_fini(b);
+    return rc ? rc : worst;
+}
+
+static void local_leave_out(void **state)
+{
+    (void)state;
+    int rc = in_child(leave_out_group, NULL);
+    if (rc != 0)
+        fail_msg("a group leaving 4 lost ranks out: exit %d", rc);
+}
+
 /* ---- env backend: each rank is a forked process with its own environment ---- */
 
 static int free_port(void)
@@ -577,6 +669,7 @@ int main(void)
         cmocka_unit_test(table_names),        cmocka_unit_test(table_detection),
         cmocka_unit_test(table_rank0),        cmocka_unit_test(table_launcher_vars),
         cmocka_unit_test(local_sizes),        cmocka_unit_test(local_few_files),
+        cmocka_unit_test(local_leave_out),
         cmocka_unit_test(env_group),
         cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
         cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_rank_silent),
