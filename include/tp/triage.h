@@ -140,6 +140,15 @@ const struct tp_triage_round *tp_triage_next(tp_triage *t);
  * pending. */
 int tp_triage_record(tp_triage *t, const double *figure, const bool *lost, tp_error *err);
 
+/* Node v lost outside the rounds: before the first (in the node's own
+ * tests) or after the last (the gather of the results). It is left out of
+ * every round from now on; its verdict is "lost" with "stage": stage (a
+ * short name, "local", "gather") and says "lost during WHAT: ..." (what a
+ * phrase, "its own tests"); both must outlive t (literals). A node already
+ * lost or missing stays as it was. TP_EUSAGE for v out of range, or while
+ * a round waits for its figures. */
+int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_error *err);
+
 /* Rounds recorded so far in stage s (TP_TRIAGE_NSTAGES: all of them). */
 int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s);
 

@@ -187,6 +187,21 @@ int tp_triage_record(tp_triage *t, const double *figure, const bool *lost, tp_er
     return rc ? tp_error_set(err, rc, "out of memory") : 0;
 }
 
+int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_error *err)
+{
+    if (v < 0 || v >= t->n)
+        return tp_error_set(err, TP_EUSAGE, "triage: node %d of %d", v, t->n);
+    if (t->pending)
+        return tp_error_set(err, TP_EUSAGE, "triage: node %d lost while a round waits", v);
+    struct tp__node *x = &t->node[v];
+    if (x->status == ST_LOST || x->status == ST_MISSING)
+        return 0;
+    x->status = ST_LOST;
+    x->lost_stage = stage;
+    x->lost_what = what;
+    return 0;
+}
+
 int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s)
 {
     if ((unsigned)s < TP_TRIAGE_NSTAGES)

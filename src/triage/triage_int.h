@@ -75,6 +75,7 @@ struct tp__node {
     float ev_value, ev_median, ev_threshold; /* the evidence */
     uint8_t ev_stage;
     int ev_other;        /* the other end of its link, or -1 */
+    const char *lost_stage, *lost_what; /* lost outside the rounds (tp_triage_lose), or NULL */
 };
 
 struct tp__action;

@@ -43,8 +43,9 @@ static void says_error(const tp_triage *t, int v, char *out, size_t size)
 
 static void says_lost(const tp_triage *t, int v, char *out, size_t size)
 {
+    const struct tp__node *x = &t->node[v];
     snprintf(out, size, "lost during %s: it died or stopped answering",
-             tp_triage_stage_name(t->node[v].stage));
+             x->lost_what ? x->lost_what : tp_triage_stage_name(x->stage));
 }
 
 static void says_missing(const tp_triage *t, int v, char *out, size_t size)
@@ -75,6 +76,9 @@ json_t *tp_triage_verdict(const tp_triage *t, int v)
         return NULL;
     const struct tp__node *x = &t->node[v];
     const char *cause = verdicts[x->status].cause;
+    const char *stage = x->status == ST_MISSING ? "join"
+                        : x->status == ST_LOST && x->lost_stage ? x->lost_stage
+                                                                : tp_triage_stage_name(x->stage);
     if (x->status == ST_PASS && x->contention)
         cause = "contention";
     char says[240];
@@ -86,8 +90,7 @@ json_t *tp_triage_verdict(const tp_triage *t, int v)
                      : json_null();
     return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:o, s:s}", "node", v, "status",
                      verdicts[x->status].status, "cause", cause, "action",
-                     verdicts[x->status].action, "stage",
-                     x->status == ST_MISSING ? "join" : tp_triage_stage_name(x->stage), "tests",
+                     verdicts[x->status].action, "stage", stage, "tests",
                      x->tests, "evidence", ev, "says", says);
 }
 

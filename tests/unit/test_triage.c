@@ -257,6 +257,55 @@ static void failed_tests(void **state)
     tp_triage_free(t);
 }
 
+/* A node lost outside the rounds: before the first (its own tests) it is
+ * in no round; after the last (the gather) it keeps the tests it did.
+ * Either verdict is "lost" with the stage given; the rest pass. */
+static void lost_outside_rounds(void **state)
+{
+    (void)state;
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    struct tp_triage_opts o = {.tier = "screen", .seed = 5};
+    assert_int_equal(tp_triage_new(8, NULL, &o, &t, &err), 0);
+    assert_int_equal(tp_triage_lose(t, 3, "local", "its own tests", &err), 0);
+    assert_int_equal(tp_triage_lose(t, 8, "local", "its own tests", &err), TP_EUSAGE);
+    const struct tp_triage_round *r;
+    double fig[8];
+    bool first = true;
+    while ((r = tp_triage_next(t)) != NULL) {
+        for (int i = 0; i < r->ntests; i++) {
+            fig[i] = 1;
+            for (int k = 0; k < r->tests[i].n; k++)
+                assert_int_not_equal(r->tests[i].nodes[k], 3);
+        }
+        if (first) { /* not while a round waits for its figures */
+            assert_int_equal(tp_triage_lose(t, 5, "gather", "the gather", &err), TP_EUSAGE);
+            first = false;
+        }
+        assert_int_equal(tp_triage_record(t, fig, NULL, &err), 0);
+    }
+    assert_int_equal(tp_triage_lose(t, 5, "gather", "the gather of the results", &err), 0);
+    assert_int_equal(tp_triage_lose(t, 3, "gather", "the gather of the results", &err), 0);
+    json_t *v = tp_triage_verdict(t, 3);
+    TP_EQ_STR(json_string_value(json_object_get(v, "status")), "lost");
+    TP_EQ_STR(json_string_value(json_object_get(v, "stage")), "local"); /* as it was */
+    TP_EQ_STR(json_string_value(json_object_get(v, "action")), "drain");
+    TP_HAS(json_string_value(json_object_get(v, "says")), "lost during its own tests");
+    TP_EQ_INT(json_integer_value(json_object_get(v, "tests")), 0);
+    json_decref(v);
+    v = tp_triage_verdict(t, 5);
+    TP_EQ_STR(json_string_value(json_object_get(v, "stage")), "gather");
+    TP_HAS(json_string_value(json_object_get(v, "says")), "the gather of the results");
+    assert_true(json_integer_value(json_object_get(v, "tests")) > 0);
+    json_decref(v);
+    json_t *res = tp_triage_result(t, &err);
+    const json_t *counts = json_object_get(res, "counts");
+    TP_EQ_INT(json_integer_value(json_object_get(counts, "lost")), 2);
+    TP_EQ_INT(json_integer_value(json_object_get(counts, "pass")), 6);
+    json_decref(res);
+    tp_triage_free(t);
+}
+
 /* ---- the simulator ---- */
 
 static const int sizes[] = {8, 64, 1024, 16384};
@@ -745,6 +794,7 @@ int main(void)
         cmocka_unit_test(planner),
         cmocka_unit_test(driver_errors),
         cmocka_unit_test(failed_tests),
+        cmocka_unit_test(lost_outside_rounds),
         cmocka_unit_test(sim_clean),
         cmocka_unit_test(sim_slow_node),
         cmocka_unit_test(sim_slow_link),
