@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,17 @@
 #include "validate_int.h"
 
 extern char **environ;
+
+/* In a child just forked: it ends (SIGTERM, which a trainpath child passes
+ * on to its own ranks) when validate does, even when validate was killed
+ * and could not stop it: no net server or test left running on the node
+ * after a validation that died or was stalled out of a run. */
+static void die_with_parent(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) /* it died before the line above */
+        _exit(127);
+}
 
 double tp__validate_now_s(void)
 {
@@ -98,7 +110,7 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         memcpy(joined + ne, c->extra_env, nx * sizeof *joined);
         env = joined;
     }
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0)
         free(joined); /* the child has its copy */
     if (pid < 0) {
@@ -115,6 +127,7 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         if (null >= 0)
             dup2(null, 0);
         setpgid(0, 0); /* its ranks die with it */
+        die_with_parent(parent);
         execve("/proc/self/exe", (char *const *)argv, env);
         _exit(127);
     }
@@ -233,10 +246,11 @@ int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp
         argv[k++] = c->keyfile;
     }
     argv[k] = NULL;
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0)
         return tp_error_errno(err, TP_ESYS, errno, "fork");
     if (pid == 0) {
+        die_with_parent(parent);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
