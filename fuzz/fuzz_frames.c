@@ -154,8 +154,10 @@ static int group(struct tp_conn *c, const json_t *body, const struct session *s,
     const char **hosts = calloc((size_t)size, sizeof *hosts);
     int64_t *off = calloc((size_t)size, sizeof *off);
     uint64_t *rtt = calloc((size_t)size, sizeof *rtt);
-    FZ_ASSERT(hosts && off && rtt, "out of memory");
-    int rc = tp_boot_parse_group(c, body, size, hosts, off, rtt, err);
+    bool *gone = calloc((size_t)size, sizeof *gone);
+    FZ_ASSERT(hosts && off && rtt && gone, "out of memory");
+    int rc = tp_boot_parse_group(c, body, size, hosts, off, rtt, gone, err);
+    FZ_ASSERT(rc || !gone[0], "rank 0 accepted as gone");
     for (int r = 0; !rc && r < size; r++) {
         len_max(hosts[r], TP_BOOT_MAX_HOST, "host");
         FZ_ASSERT(rtt[r] <= INT64_MAX, "rank %d: round trip %llu", r, (unsigned long long)rtt[r]);
@@ -163,6 +165,7 @@ static int group(struct tp_conn *c, const json_t *body, const struct session *s,
     free(hosts);
     free(off);
     free(rtt);
+    free(gone);
     return rc;
 }
 

@@ -39,6 +39,10 @@ struct tp_boot_opts {
     const char *key_file;  /* env: pre-shared key of the rendezvous */
     uint64_t timeout_ns;   /* every blocking step */
     const json_t *options; /* this rank's effective options, compared across ranks */
+    bool leave_out;        /* a rank that has not joined by the timeout is left out (the
+                              group forms without it: tp_boot_gone, host "?"), and so is
+                              one lost later (tp_boot_leave_out); ignored where the
+                              launcher forms the group (mpi) or this process does (local) */
 };
 
 struct tp_boot;
@@ -142,6 +146,7 @@ struct tp_boot_star_opts {
     const char *key_file;  /* the pre-shared key; required unless host is loopback */
     uint64_t timeout_ns;   /* joining, and every step until tp_boot_set_timeout */
     const json_t *options; /* compared across ranks, as tp_boot_opts' */
+    bool leave_out;        /* as tp_boot_opts' */
 };
 
 /* Form a star group over TCP (the env backend's, whatever launched the
@@ -244,9 +249,11 @@ int tp_boot_parse_time(struct tp_conn *c, const json_t *body, int64_t *t, tp_err
 
 /* Read GROUP for a group of size ranks: hosts[r] (at most TP_BOOT_MAX_HOST
  * bytes), offset[r] (any int64) and rtt[r] (0..INT64_MAX) for r in
- * 0..size - 1. On error the arrays may be partly written. */
+ * 0..size - 1, and gone[r] for the ranks it says did not join ("gone": an
+ * optional array of ranks in 1..size - 1). On error the arrays may be
+ * partly written. */
 int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const char **hosts,
-                        int64_t *offset, uint64_t *rtt, tp_error *err);
+                        int64_t *offset, uint64_t *rtt, bool *gone, tp_error *err);
 
 /* Read a GATHER from a rank: {"data"} of at most max bytes (without NUL);
  * with more not NULL, a part of a gather, which also carries "more". */

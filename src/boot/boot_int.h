@@ -110,7 +110,8 @@ bool tp__boot_options_differ(const json_t *ours, const json_t *theirs, char *wha
 /* Rank 0: accept the other b->size - 1 ranks on lfd (authenticated with
  * b->key, each JOIN checked against options), probe their clocks and send
  * them the group. On error every rank that joined is told why, and err
- * names the rank, host or option. */
+ * names the rank, host or option. With b->leave_out, the ranks that have
+ * not joined by the timeout are left out instead (gone from the start). */
 int tp__boot_lead(struct tp_boot *b, int lfd, const json_t *options, tp_error *err);
 
 /* Rank b->rank > 0: connect to rank 0 at host:port (retrying until it

@@ -41,6 +41,7 @@ static int star_init(const struct tp_boot_star_opts *o, struct tp_boot **out, tp
     struct tp_boot *b = tp__boot_new(&tp__boot_env, o->rank, o->size, o->timeout_ns);
     if (!b)
         return tp_error_set(err, TP_ENOMEM, "group of %d", o->size);
+    b->leave_out = o->leave_out;
     if (o->key_file) {
         if ((rc = tp_key_load(&b->key, o->key_file, err))) {
             tp__boot_free(b);
@@ -90,7 +91,8 @@ static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
                                    .port = (int)port,
                                    .key_file = o->key_file,
                                    .timeout_ns = o->timeout_ns,
-                                   .options = o->options};
+                                   .options = o->options,
+                                   .leave_out = o->leave_out};
     return star_init(&so, out, err);
 }
 

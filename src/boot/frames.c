@@ -62,7 +62,7 @@ int tp_boot_parse_time(struct tp_conn *c, const json_t *body, int64_t *t, tp_err
 }
 
 int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const char **hosts,
-                        int64_t *offset, uint64_t *rtt, tp_error *err)
+                        int64_t *offset, uint64_t *rtt, bool *gone, tp_error *err)
 {
     if (size < 1 || size > TP_BOOT_MAX_RANKS)
         return tp_error_set(err, TP_EPROTO, "peer %s: GROUP for a group of %d ranks", c->peer,
@@ -85,6 +85,19 @@ int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const c
                                 c->peer, r);
         offset[r] = json_integer_value(ov);
         rtt[r] = (uint64_t)json_integer_value(tv);
+        gone[r] = false;
+    }
+    const json_t *g = json_object_get(body, "gone"), *v;
+    size_t i;
+    if (g && !json_is_array(g))
+        return tp_error_set(err, TP_EPROTO, "peer %s: GROUP's gone is not an array", c->peer);
+    json_array_foreach(g, i, v) {
+        json_int_t r = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (r < 1 || r >= size)
+            return tp_error_set(err, TP_EPROTO,
+                                "peer %s: GROUP's gone names a rank not in 1..%d", c->peer,
+                                size - 1);
+        gone[r] = true;
     }
     return 0;
 }

@@ -322,10 +322,23 @@ static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_er
                  st.first, st.n > 1 ? " ... " : "", st.n > 1 ? st.last : "");
     if (st.n && complete && !bad.code)
         tp_log(TP_LOG_WARN, "rank 0 %s", others);
-    if (!bad.code && !complete)
+    if (!bad.code && !complete && b->leave_out) {
+        /* the group forms without them: gone from the start, said once */
+        tp_log(TP_LOG_WARN, "rank(s) %s did not join rank 0 on %s within %.1f s: left out",
+               missing, tp__boot_my_host(), (double)b->timeout_ns / 1e9);
+        char why[160];
+        snprintf(why, sizeof why, "did not join rank 0 within %.1f s",
+                 (double)b->timeout_ns / 1e9);
+        for (int r = 1; r < b->size; r++)
+            if (b->conn[r].fd < 0) {
+                b->gone[r] = true;
+                b->gone_why[r] = strdup(why);
+            }
+    } else if (!bad.code && !complete) {
         tp_error_set(&bad, TP_ETIMEOUT, "rank(s) %s did not join rank 0 on %s within %.1f s%s%s",
                      missing, tp__boot_my_host(), (double)b->timeout_ns / 1e9, st.n ? "; " : "",
                      others);
+    }
     if (bad.code) {
         *err = bad;
         tell_all(b, err);
@@ -337,6 +350,8 @@ static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_er
 static int probe_clocks(struct tp_boot *b, tp_error *err)
 {
     for (int r = 1; r < b->size; r++) {
+        if (b->gone[r])
+            continue;
         b->rtt[r] = UINT64_MAX;
         for (int k = 0; k < TP_BOOT_CLOCK_PROBES; k++) {
             json_t *j = NULL;
@@ -450,19 +465,22 @@ static int recv_object(struct tp_conn *c, enum tp_frame t, json_t *first, json_t
  * long text (a group of thousands is past one frame). */
 static int send_group(struct tp_boot *b, tp_error *err)
 {
-    json_t *hosts = json_array(), *off = json_array(), *rtt = json_array();
+    json_t *hosts = json_array(), *off = json_array(), *rtt = json_array(), *gone = json_array();
     b->hosts[0] = strdup(tp__boot_my_host());
     for (int r = 0; r < b->size; r++) {
         json_array_append_new(hosts, json_string(b->hosts[r] ? b->hosts[r] : "?"));
         json_array_append_new(off, json_integer(b->offset[r]));
         json_array_append_new(rtt, json_integer((json_int_t)b->rtt[r]));
+        if (b->gone[r])
+            json_array_append_new(gone, json_integer(r));
     }
-    json_t *g = json_pack("{s:o, s:o, s:o}", "hosts", hosts, "offsets", off, "rtts", rtt);
+    json_t *g = json_pack("{s:o, s:o, s:o, s:o}", "hosts", hosts, "offsets", off, "rtts", rtt,
+                          "gone", gone);
     char *text = g ? json_dumps(g, JSON_COMPACT) : NULL;
     json_decref(g);
     int rc = text ? 0 : tp_error_set(err, TP_ENOMEM, "the group");
     for (int r = 1; r < b->size && !rc; r++)
-        if ((rc = send_text(&b->conn[r], TP_F_GROUP, text, err)))
+        if (!b->gone[r] && (rc = send_text(&b->conn[r], TP_F_GROUP, text, err)))
             tp_error_prefix(err, "rank %d on %s", r, b->hosts[r]);
     free(text);
     return rc;
@@ -564,7 +582,7 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
             return rc;
         m = whole;
         hosts = calloc((size_t)b->size, sizeof *hosts);
-        rc = hosts ? tp_boot_parse_group(c, m, b->size, hosts, b->offset, b->rtt, err)
+        rc = hosts ? tp_boot_parse_group(c, m, b->size, hosts, b->offset, b->rtt, b->gone, err)
                    : tp_error_set(err, TP_ENOMEM, "rank %d: the group", b->rank);
         for (int r = 0; !rc && r < b->size; r++)
             if (!(b->hosts[r] = strdup(hosts[r])))

@@ -469,6 +469,7 @@ struct env_case {
     int die_rank; /* this rank exits right after joining (-1: none) */
     bool silent_last;  /* the last rank joins, then says nothing for 3 s (frozen) */
     uint64_t round_ns; /* > 0: every rank bounds its operations by this once joined */
+    bool leave_out;    /* the group forms without the ranks that did not join */
     uint64_t timeout_ns;
     const char *expect[8]; /* substring each rank's error must contain (NULL: success) */
 };
@@ -485,8 +486,10 @@ static int env_rank(struct env_case *c, int rank)
     setenv("MASTER_ADDR", c->master ? c->master : "127.0.0.1", 1);
     bool odd = c->odd_sizes && rank == c->started - 1;
     json_t *opts = json_pack("{s:s, s:i}", "sizes", odd ? c->odd_sizes : "8", "iters", 10);
-    struct tp_boot_opts o = {
-        .key_file = c->key[rank], .timeout_ns = c->timeout_ns, .options = opts};
+    struct tp_boot_opts o = {.key_file = c->key[rank],
+                             .timeout_ns = c->timeout_ns,
+                             .options = opts,
+                             .leave_out = c->leave_out};
     struct tp_boot *b;
     tp_error err;
     int rc = tp_boot_init(&o, &b, &err);
@@ -498,8 +501,24 @@ static int env_rank(struct env_case *c, int rank)
         sleep(3);
         _exit(9);
     }
+    char **all = NULL;
     if (!rc)
-        rc = tp_boot_allgather(b, "x", &(char **){NULL}, &err);
+        rc = tp_boot_allgather(b, "x", &all, &err);
+    /* left out: the ranks never started, NULL in the allgather and gone on
+     * every rank; rank 0 knows why */
+    for (int r = 0; !rc && c->leave_out && r < c->size; r++) {
+        bool out = r >= c->started;
+        if ((all[r] == NULL) != out || tp_boot_gone(b, r) != out ||
+            (rank == 0 && out && !strstr(tp_boot_gone_why(b, r), "did not join"))) {
+            fprintf(stderr, "rank %d: rank %d: all %s, gone %d\n", rank, r, all[r] ? all[r] : "NULL",
+                    tp_boot_gone(b, r));
+            rc = 8;
+        }
+    }
+    if (!rc && c->leave_out && tp_boot_barrier(b, &err))
+        rc = rank_fail("barrier", &err);
+    if (all)
+        tp_boot_free_strings(all, c->size);
     if (!rc)
         tp_boot_fini(b);
     const char *want = c->expect[rank];
@@ -593,6 +612,16 @@ static void env_rank_missing(void **state)
     assert_int_equal(run_env(&c, 21), 0);
 }
 
+/* The same with leave_out: the group forms without rank 3 once the join's
+ * time is up, and works: its NULLs, the same on every rank. */
+static void env_rank_missing_left_out(void **state)
+{
+    (void)state;
+    struct env_case c = {
+        .size = 4, .started = 3, .die_rank = -1, .timeout_ns = 1 * SEC, .leave_out = true};
+    assert_int_equal(run_env(&c, 0), 0);
+}
+
 static void env_rank_lost(void **state)
 {
     (void)state;
@@ -672,6 +701,7 @@ int main(void)
         cmocka_unit_test(local_leave_out),
         cmocka_unit_test(env_group),
         cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
+        cmocka_unit_test(env_rank_missing_left_out),
         cmocka_unit_test(env_rank_lost),      cmocka_unit_test(env_rank_silent),
         cmocka_unit_test(env_wrong_key_and_bad_env),
     };
