@@ -1,18 +1,25 @@
 /* validate across an allocation: one process per node, started by mpirun,
  * srun or torchrun, joined by the boot layer.
  *
+ *   0. the nodes meet: labels, addresses, the session key, the ports;
  *   1. every node runs its own tests at once (check, coll and step over its
  *      local ranks, io on its local storage): nodes do not share them;
- *   2. the pairs: tp_fleet_partner's rounds, each node in at most one pair
- *      per round, so n/2 measurements run at once and none shares a node;
- *      in a pair the lower rank measures against the other's net server,
- *      then the bandwidth tests the other way (a link can be slow one way);
+ *   2. the pairs: by a tier, the rounds its triage plans (tiered.c); by
+ *      --tier full, tp_fleet_partner's rounds, each node in at most one
+ *      pair per round, so n/2 measurements run at once and none shares a
+ *      node; in a pair the lower rank measures against the other's net
+ *      server, then the bandwidth tests the other way (a link can be slow
+ *      one way);
  *   3. rank 0 gathers every node's documents, one node at a time
  *      (tp_boot_gather_each: the data crosses once, and rank 0 holds one
  *      node's at a time), and writes the results folder (collect.c).
  *
- * Failures are collective: a node that cannot start says so to all, and
- * every node stops with its name, rather than leaving the others waiting. */
+ * By a tier, steps 1 to 3 go over a control path that bounds each stage
+ * and leaves a node lost in it out (control.c): the others go on to the
+ * end and the lost node's verdict names the stage it reached. Otherwise,
+ * and while the nodes meet, failures are collective: a node that cannot
+ * start says so to all, and every node stops with its name, rather than
+ * leaving the others waiting. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -42,7 +49,7 @@ static int agree(struct tp_boot *b, int rc, tp_error *err)
     if (grc)
         return grc;
     for (int r = 0; r < tp_boot_size(b); r++)
-        if (all[r][0]) {
+        if (all[r] && all[r][0]) {
             char msg[700];
             snprintf(msg, sizeof msg, "%s", all[r]);
             tp_error_set(err, TP_ESYS, "node %s (rank %d): %s", tp_boot_host(b, r), r, msg);
@@ -154,7 +161,10 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__valida
         bool shared = false;
         for (int k = 0; k < n; k++)
             shared |= k != r && strcmp(tp_boot_host(b, k), tp_boot_host(b, r)) == 0;
-        if (shared)
+        nodes[r].missing = tp_boot_gone(b, r); /* the group formed without it */
+        if (nodes[r].missing)
+            snprintf(nodes[r].label, sizeof nodes[r].label, "rank%d", r);
+        else if (shared)
             snprintf(nodes[r].label, sizeof nodes[r].label, "%.200s#%d", tp_boot_host(b, r), r);
         else
             snprintf(nodes[r].label, sizeof nodes[r].label, "%.200s", tp_boot_host(b, r));
@@ -196,6 +206,11 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__valida
     if ((rc = tp_boot_allgather(b, mine, &all, err)))
         return rc;
     for (int r = 0; r < n; r++) {
+        if (!all[r]) { /* left out while the nodes met: it never joined them */
+            nodes[r].missing = true;
+            snprintf(nodes[r].port, sizeof nodes[r].port, "0");
+            continue;
+        }
         if (sscanf(all[r], "%63s %15s %15s %15s %127s", nodes[r].addr, nodes[r].port,
                    nodes[r].cport, nodes[r].tport, nodes[r].sched) != 5)
             rc = tp_error_set(err, TP_EPROTO, "node %s sent no address", nodes[r].label);
@@ -308,12 +323,49 @@ static int retest_run(struct tp__validate_ctx *c, struct tp_boot *b, const struc
     return 0;
 }
 
+/* Every node's own tests, and the allgather that ends them: lost[r] for a
+ * node lost in them (by a tier; the circle method's group has no NULLs). */
+static int local_stage(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
+                       const struct tp__validate_node *nodes, json_t *tests, bool *lost,
+                       tp_error *err)
+{
+    node_tests(c, b, nodes, tests);
+    char **all = NULL;
+    int rc = tp__validate_stage_end(ctl, "", &all, lost, err);
+    tp_boot_free_strings(all, tp_boot_size(b));
+    return rc;
+}
+
+/* Rank 0 takes each node's result in as it arrives, one at a time: up the
+ * launcher's tree under MPI while every node is there (the allgather
+ * before it says so, on every node alike), else over the control path,
+ * which leaves out a node lost in the gather (its result: NULL, never
+ * taken in). */
+static int gather_stage(struct tp_boot *b, struct tp_boot *ctl, const char *mine,
+                        struct tp__validate_collect *col, bool *lost, tp_error *err)
+{
+    char **all = NULL;
+    int n = tp_boot_size(b), rc = tp__validate_stage_end(ctl, "", &all, lost, err);
+    tp_boot_free_strings(all, n);
+    bool any = false;
+    for (int r = 0; r < n; r++)
+        any |= lost[r];
+    if (rc == 0)
+        rc = tp_boot_gather_each(any ? ctl : b, mine, tp__validate_collect_node, col, err);
+    for (int r = 0; r < n; r++) /* rank 0: who was lost by the end of it */
+        lost[r] = tp_boot_gone(ctl, r);
+    return rc;
+}
+
 int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
 {
     tp_error err = {0};
     int n = tp_boot_size(b), me = tp_boot_rank(b);
     struct tp__validate_node *nodes = calloc((size_t)n, sizeof *nodes);
-    if (!nodes) {
+    bool *lost = calloc((size_t)n, sizeof *lost);
+    if (!nodes || !lost) {
+        free(nodes);
+        free(lost);
         tp_error_set(&err, TP_ENOMEM, "out of memory");
         return tp__validate_fail(&err);
     }
@@ -322,20 +374,34 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         net |= strcmp(c->tests.t[i].group, "net") == 0;
     c->t0 = tp__validate_now_s();
     int rc = meet(c, b, nodes, net, &err);
+    /* by a tier, every stage from here on is bounded and goes on without
+     * a node lost in it (control.c); --tier full keeps the group as it is */
+    bool tiered = net && tp__validate_tiered(c);
+    struct tp_boot *ctl = b;
+    tp_triage *tri = NULL;
+    for (int r = 0; rc == 0 && !tiered && r < n; r++)
+        if (nodes[r].missing)
+            rc = tp_error_set(&err, TP_ETIMEOUT, "rank %d never joined: --tier full (every pair "
+                              "by the circle method) needs every node", r);
+    if (rc == 0 && tiered && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0)
+        rc = tp__validate_triage_new(c, nodes, n, me, &tri, &err);
     json_t *tests = json_array(), *pairs = json_array(), *groups = json_array(), *triage = NULL;
     if (rc == 0) {
-        node_tests(c, b, nodes, tests);
-        rc = tp_boot_barrier(b, &err);
+        if (tiered)
+            tp__validate_control_stage(c, ctl, TP__VALIDATE_LOCAL);
+        rc = local_stage(c, b, ctl, nodes, tests, lost, &err);
+        if (rc == 0 && tiered)
+            rc = tp__validate_lose(tri, n, TP__VALIDATE_LOCAL, lost, &err);
     }
     /* the pairs: by the tier's triage, or every pair by the circle method */
-    bool tiered = net && tp__validate_tiered(c);
-    if (rc == 0 && tiered)
-        rc = tp__validate_triage(c, b, nodes, pairs, groups, &triage, &err);
-    else if (rc == 0 && net)
+    if (rc == 0 && tiered) {
+        tp__validate_control_stage(c, ctl, TP__VALIDATE_ROUNDS);
+        rc = tp__validate_triage(c, ctl, nodes, tri, pairs, groups, &err);
+    } else if (rc == 0 && net) {
         rc = pair_rounds(c, b, nodes, pairs, &err);
+    }
     if (me == 0)
         tp__validate_progress_clear(c);
-    /* rank 0 takes each node's result in as it arrives, one at a time */
     char *mine = NULL;
     struct tp__validate_collect *col = NULL;
     if (me == 0 && rc == 0 && !(col = tp__validate_collect_new(c, nodes, n)))
@@ -346,14 +412,23 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
                               tests, "pairs", pairs, "groups", groups);
         mine = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
-        rc = mine ? tp_boot_gather_each(b, mine, tp__validate_collect_node, col, &err)
-                  : tp_error_set(&err, TP_ENOMEM, "out of memory");
+        if (!mine)
+            rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
+        else if (tiered)
+            tp__validate_control_stage(c, ctl, TP__VALIDATE_GATHER);
+        if (rc == 0)
+            rc = gather_stage(b, ctl, mine, col, lost, &err);
     }
+    if (rc == 0 && tiered && me == 0 &&
+        ((rc = tp__validate_lose(tri, n, TP__VALIDATE_GATHER, lost, &err)) ||
+         !(triage = tp__validate_triage_result(tri, b, ctl, &err))))
+        rc = rc ? rc : err.code ? err.code : tp_error_set(&err, TP_ENOMEM, "out of memory");
     int status = 0;
     json_t *retests = json_object(), *mine_re = json_array();
     char *plan = NULL, **plans = NULL;
     /* after a collective failed, no more of them: every node stops */
     bool broken = rc != 0;
+    int end_rc = rc;
     if (rc == 0 && me == 0)
         rc = tp__validate_collect_error(col, &err);
     /* the links found slow, measured again one at a time; a second
@@ -398,6 +473,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         if (me == 0 && res)
             tp_boot_free_strings(res, n);
         broken = rc != 0;
+        end_rc = rc;
     }
     if (me == 0)
         tp__validate_progress_clear(c);
@@ -406,23 +482,6 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         status = tp__validate_fail(&err);
     else if (me == 0)
         status = tp__validate_collect_finish(col, retests, triage);
-    /* a node lost in the tier's rounds: rank 0 still writes the fleet
-     * document, the verdicts (the lost node named, with its stage) and
-     * acts on them, from what it has (its own documents; the others' never
-     * arrived) */
-    if (rc && me == 0 && triage && json_object_get(triage, "partial")) {
-        json_t *own = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "label", nodes[0].label, "host",
-                                tp_boot_host(b, 0), "addr", c->addr, "tests", tests, "pairs",
-                                pairs, "groups", groups);
-        tp__validate_collect_free(col);
-        if ((col = tp__validate_collect_new(c, nodes, n)) && own) {
-            tp__validate_collect_add(col, 0, own);
-            tp__validate_collect_finish(col, retests, triage);
-        } else {
-            json_decref(own);
-        }
-        status = status ? status : 1;
-    }
     tp__validate_collect_free(col);
     free(plan);
     json_decref(retests);
@@ -433,18 +492,24 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     if (!broken) {
         char word[16], **st = NULL;
         snprintf(word, sizeof word, "%d", status);
-        if (tp_boot_allgather(b, word, &st, &err) == 0) {
+        if (tp_boot_allgather(ctl, word, &st, &err) == 0) {
             status = atoi(st[0]);
             tp_boot_free_strings(st, n);
+            c->done = true;
         } else {
+            end_rc = err.code;
             status = tp__validate_fail(&err);
         }
     }
+    if (tiered)
+        tp__validate_control_close(c, b, ctl, end_rc);
+    tp_triage_free(tri);
     free(mine);
     json_decref(tests);
     json_decref(pairs);
     json_decref(groups);
     json_decref(triage);
     free(nodes);
+    free(lost);
     return status;
 }

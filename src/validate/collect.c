@@ -356,6 +356,45 @@ static void first_pair_doc(const struct tp__validate_ctx *c, const json_t *gathe
         }
 }
 
+/* The fleet document's nodes: every node of the allocation in rank order,
+ * those whose result never reached rank 0 (a node lost before the gather
+ * or in it) too, with "arrived"; by a tier each with its verdict's
+ * "status", "stage" and "completed" (the tier's tests it completed).
+ * Takes list. */
+static json_t *every_node(json_t *list, const struct tp__validate_node *nodes, int n,
+                          const json_t *triage)
+{
+    json_t *by = json_object(), *verdict = json_object(), *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+        json_object_set(by, json_string_value(json_object_get(e, "label")), e);
+    json_array_foreach(json_object_get(triage, "nodes_detail"), i, e) {
+        int r = (int)json_integer_value(json_object_get(e, "node"));
+        if (r >= 0 && r < n)
+            json_object_set(verdict, nodes[r].label, e);
+    }
+    for (int r = 0; r < n; r++) {
+        json_t *x = json_object_get(by, nodes[r].label), *v;
+        if (x)
+            json_incref(x);
+        else
+            x = json_pack("{s:s, s:n, s:s, s:[]}", "label", nodes[r].label, "host", "addr",
+                          nodes[r].addr, "tests");
+        json_object_set_new(x, "arrived", json_boolean(json_object_get(by, nodes[r].label)));
+        if ((v = json_object_get(verdict, nodes[r].label))) {
+            json_object_set(x, "status", json_object_get(v, "status"));
+            json_object_set(x, "stage", json_object_get(v, "stage"));
+            json_object_set(x, "completed", json_object_get(v, "tests"));
+        }
+        json_array_append_new(out, x);
+    }
+    json_decref(by);
+    json_decref(verdict);
+    json_decref(list);
+    return out;
+}
+
 struct tp__validate_collect *tp__validate_collect_new(struct tp__validate_ctx *c,
                                                       const struct tp__validate_node *nodes,
                                                       int n)
@@ -477,6 +516,8 @@ int tp__validate_collect_node(void *ctx, int r, const char *data, tp_error *err)
 {
     (void)err; /* the gather goes on; the error is the collect's */
     struct tp__validate_collect *k = ctx;
+    if (!data) /* a node lost in the gather: its verdict says so */
+        return 0;
     json_error_t je;
     json_t *g = json_loads(data, 0, &je);
     if (!g) {
@@ -605,6 +646,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
             json_array_append_new(group_list, ge);
         }
     }
+    node_list = every_node(node_list, nodes, n, triage);
     if (!rc)
         rc = fleet_commit(k, &err);
     char path[4400];
@@ -673,8 +715,10 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
         fstatus = slow ? "FAIL" : worse ? "WARN" : "PASS";
         /* by a tier, the triage judges: what it named, measured again alone */
         const json_t *counts = json_object_get(triage, "counts");
+        /* a node lost or never joined was not validated: the run fails */
         json_int_t named = json_array_size(json_object_get(triage, "named")) +
-                           json_integer_value(json_object_get(counts, "lost"));
+                           json_integer_value(json_object_get(counts, "lost")) +
+                           json_integer_value(json_object_get(counts, "missing"));
         json_int_t unsure = json_integer_value(json_object_get(counts, "suspect")) +
                             json_integer_value(json_object_get(counts, "error"));
         if (triage)
@@ -689,13 +733,15 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
         snprintf(fsum, sizeof fsum, "%.*s", words ? (int)strcspn(words, "\n") : 0,
                  words ? words : "");
         free(words);
-        const char *partial = json_string_value(json_object_get(triage, "partial"));
+        json_int_t nlost = json_integer_value(json_object_get(counts, "lost")) +
+                           json_integer_value(json_object_get(counts, "missing"));
         if (triage)
-            snprintf(fsum, sizeof fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s%.600s",
+            snprintf(fsum, sizeof fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s",
                      c->tier, rounds,
                      (int)json_integer_value(json_object_get(triage, "rounds_isolation")),
                      (int)named, unsure ? ", some unsettled (see nodes.jsonl)" : "",
-                     partial ? "; stopped in " : "", partial ? partial : "");
+                     nlost ? ", lost or missing nodes left out, the others validated to the end"
+                           : "");
         fdoc = tp_result_new("fleet", json_pack("{s:s, s:s?, s:i, s:i}", "profile", c->profile,
                                                 "only", c->only, "nodes", n, "rounds", rounds));
         json_t *res = json_pack("{s:i, s:i, s:i, s:o, s:o, s:O, s:O}", "node_count", n,
@@ -706,8 +752,6 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
             /* the verdicts, each node a line; and what --on-fail did */
             json_t *acts = tp__validate_onfail(c, nodes, n, triage);
             json_object_set_new(res, "tier", json_string(c->tier));
-            if (partial) /* a node was lost: the others' documents never came */
-                json_object_set_new(res, "partial", json_string(partial));
             json_object_set_new(res, "groups", group_list);
             json_object_set(res, "triage", (json_t *)triage);
             json_object_set_new(res, "actions", acts ? acts : json_array());

@@ -5,7 +5,10 @@
  * Every node holds the same triage (the same options, the same seed, the
  * same figures in the same order), so no node waits for a plan: each asks
  * its own tp_triage_next for the round, runs its part of it, and the
- * round's figures cross in one allgather before each records them.
+ * round's figures cross in one allgather before each records them. That
+ * allgather also says which nodes were lost in the round (control.c): each
+ * node's triage records them there and plans the rounds after without
+ * them.
  *
  *   a pair test    the profile's net tests from the pair's first node
  *                  against the second's server, then the bandwidth the
@@ -39,31 +42,13 @@ static double expect_s(const struct tp_validate_test *t)
     return t->expect_s;
 }
 
-/* A pair test's and a group test's durations by f of each of the
- * profile's net tests: a pair's tests run both ways where directional,
- * a group's are the across rows. */
-static void net_sums(const struct tp__validate_ctx *c, double (*f)(const struct tp_validate_test *),
-                     double *pair, double *group)
-{
-    *pair = *group = 0;
-    for (int i = 0; i < c->tests.n; i++) {
-        const struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "net") != 0)
-            continue;
-        if (t->across)
-            *group += f(t);
-        else
-            *pair += f(t) * (t->directional ? 2 : 1);
-    }
-}
-
 /* The triage's options from c: the tier, its draws, and the per-test
  * durations of the estimate from the profile's expectations. */
 static void opts_of(const struct tp__validate_ctx *c, struct tp_triage_opts *o)
 {
     *o = (struct tp_triage_opts){.tier = c->tier, .matchings = c->matchings, .seed = c->seed,
                                  .min_effect = c->min_effect};
-    net_sums(c, expect_s, &o->pair_s, &o->group_s);
+    tp__validate_net_sums(c, expect_s, &o->pair_s, &o->group_s);
     o->round_gap_s = 0.5; /* starting the children, the allgather */
 }
 
@@ -225,7 +210,8 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     json_array_append_new(groups, o);
 }
 
-/* The round's figures from every node's "TEST KIND VALUE" words. */
+/* The round's figures from every node's "TEST KIND VALUE" words (NULL: a
+ * node left out, no word). */
 static void combine(char **all, int n, int ntests, double *figure)
 {
     double *bw = calloc((size_t)ntests, sizeof *bw), *lat = calloc((size_t)ntests, sizeof *lat);
@@ -236,7 +222,8 @@ static void combine(char **all, int n, int ntests, double *figure)
         int ti;
         char kind;
         double v;
-        if (sscanf(all[r], "%d %c %lf", &ti, &kind, &v) != 3 || ti < 0 || ti >= ntests)
+        if (!all[r] || sscanf(all[r], "%d %c %lf", &ti, &kind, &v) != 3 || ti < 0 ||
+            ti >= ntests)
             continue;
         if (kind == 'F')
             failed[ti] = true;
@@ -255,43 +242,7 @@ static void combine(char **all, int n, int ntests, double *figure)
     free(failed);
 }
 
-/* The longest a sound node can take in a round: its tests' deadlines (a
- * pair's both ways, or the group's collective; a child past its deadline
- * is killed), and a minute of slack for starting them and the barriers. */
-static double round_timeout_s(const struct tp__validate_ctx *c)
-{
-    if (c->node_timeout_s > 0)
-        return c->node_timeout_s;
-    double pair, group;
-    net_sums(c, tp__validate_deadline_s, &pair, &group);
-    return fmax(pair, group) + 60;
-}
-
-/* The tier's rounds as a star of their own, where the launcher's
- * operations cannot be bounded (MPI): rank 0 at the control port it
- * reserved when the nodes met, the session key its key. Joining waits as
- * long as the group does (the nodes end their own tests when they do). */
-static int control_star(const struct tp__validate_ctx *c, struct tp_boot *b,
-                        const struct tp__validate_node *nodes, struct tp_boot **out, tp_error *err)
-{
-    json_t *opts = json_pack("{s:s, s:s}", "star", "the tier's rounds", "tier", c->tier);
-    struct tp_boot_star_opts so = {.rank = tp_boot_rank(b),
-                                   .size = tp_boot_size(b),
-                                   .host = nodes[0].addr,
-                                   .port = atoi(nodes[0].tport),
-                                   .key_file = c->keyfile,
-                                   .timeout_ns = (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9),
-                                   .options = opts};
-    int rc = opts ? tp_boot_star(&so, out, err) : tp_error_set(err, TP_ENOMEM, "out of memory");
-    json_decref(opts);
-    if (rc)
-        tp_error_prefix(err, "the tier's control star at %s port %s", nodes[0].addr,
-                        nodes[0].tport);
-    return rc;
-}
-
-static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o,
-                       double timeout_s, bool star)
+static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o)
 {
     int r[TP_TRIAGE_NSTAGES];
     int total = tp_triage_tier_rounds(c->tier, n, o, r);
@@ -307,76 +258,50 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
            total, tp_triage_estimate_s(c->tier, n, o, false), o->pair_s, o->group_s,
            c->budget_s > 0 ? ", the deepest tier within --budget" : "",
            tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
-    printf("plan: a node silent for %.0f s in a round is lost (%s%s)\n", timeout_s,
+    printf("plan: a node silent for %.0f s in a round is lost (%s), %.0f s in its own tests, "
+           "%.0f s in the gather; the lost are left out and the others go on%s\n",
+           tp__validate_stage_timeout_s(c, TP__VALIDATE_ROUNDS),
            c->node_timeout_s > 0 ? "--node-timeout" : "its tests' deadlines",
-           star ? "; the rounds meet over a star of their own, the launcher's operations "
-                  "cannot be bounded" : "");
+           tp__validate_stage_timeout_s(c, TP__VALIDATE_LOCAL),
+           tp__validate_stage_timeout_s(c, TP__VALIDATE_GATHER),
+           c->own_star ? "; the stages meet over a star of their own, the launcher's operations cannot "
+                 "be bounded"
+               : "");
     fflush(stdout);
 }
 
-/* A run stopped by a lost node: the nodes that had passed so far were not
- * validated to the end; their verdict says so (trainpath's run, not the
- * node: rerun), and the counts follow. */
-static void unfinished(json_t *result, const char *lost, int round, const char *stage)
+int tp__validate_triage_new(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                            int n, int me, tp_triage **tri, tp_error *err)
 {
-    json_t *counts = json_object_get(result, "counts");
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(result, "nodes_detail"), i, v) {
-        const char *st = json_string_value(json_object_get(v, "status"));
-        if (!st || strcmp(st, "pass") != 0)
-            continue;
-        char says[400];
-        snprintf(says, sizeof says,
-                 "not validated to the end: the run stopped in round %d (%s) when node %s was "
-                 "lost; run again",
-                 round, stage, lost);
-        json_object_set_new(v, "status", json_string("error"));
-        json_object_set_new(v, "cause", json_string("harness"));
-        json_object_set_new(v, "action", json_string("rerun"));
-        json_object_set_new(v, "says", json_string(says));
-        json_object_set_new(counts, "pass",
-                            json_integer(json_integer_value(json_object_get(counts, "pass")) - 1));
-        json_object_set_new(counts, "error",
-                            json_integer(json_integer_value(json_object_get(counts, "error")) + 1));
-    }
-}
-
-int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
-                        const struct tp__validate_node *nodes, json_t *pairs, json_t *groups,
-                        json_t **result, tp_error *err)
-{
-    int n = tp_boot_size(b), me = tp_boot_rank(b);
     struct tp_triage_opts o;
     opts_of(c, &o);
-    *result = NULL;
-    tp_triage *tri = NULL;
-    int rc = tp_triage_new(n, NULL, &o, &tri, err);
-    if (rc)
-        return rc;
-    /* a node that stops answering (frozen, cut off the network) is lost
-     * after the round's bound, not after the group's hour: the launcher's
-     * group bounded, or a star of the rounds' own where it cannot be */
-    double timeout_s = round_timeout_s(c);
-    uint64_t tns = (uint64_t)(timeout_s * 1e9);
-    struct tp_boot *ctl = b, *star = NULL;
-    if (!tp_boot_set_timeout(b, tns)) {
-        if ((rc = control_star(c, b, nodes, &star, err))) {
-            tp_triage_free(tri);
-            return rc;
-        }
-        ctl = star;
-        tp_boot_set_timeout(star, tns);
-    }
-    if (me == 0 && !c->quiet)
-        print_plan(c, n, &o, timeout_s, star != NULL);
+    bool *joined = malloc((size_t)n * sizeof *joined);
+    if (!joined)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    for (int r = 0; r < n; r++)
+        joined[r] = !nodes[r].missing;
+    int rc = tp_triage_new(n, joined, &o, tri, err);
+    free(joined);
+    if (rc == 0 && me == 0 && !c->quiet)
+        print_plan(c, n, &o);
+    return rc;
+}
+
+int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
+                        const struct tp__validate_node *nodes, tp_triage *tri, json_t *pairs,
+                        json_t *groups, tp_error *err)
+{
+    int n = tp_boot_size(ctl), me = tp_boot_rank(ctl);
+    struct tp_triage_opts o;
+    opts_of(c, &o);
     double est = tp_triage_estimate_s(c->tier, n, &o, false), t0 = tp__validate_now_s();
     int stage_rounds[TP_TRIAGE_NSTAGES];
     int planned = tp_triage_tier_rounds(c->tier, n, &o, stage_rounds);
-    double *figure = NULL;
+    double *figure = malloc(sizeof *figure * (size_t)(n / 2 + 1));
+    bool *lost = calloc((size_t)n, sizeof *lost);
+    int rc = figure && lost ? 0 : tp_error_set(err, TP_ENOMEM, "out of memory");
     const struct tp_triage_round *rd = NULL;
-    int round = 1;
-    for (; rc == 0 && (rd = tp_triage_next(tri)); round++) {
+    for (int round = 1; rc == 0 && (rd = tp_triage_next(tri)); round++) {
         const char *stage = tp_triage_stage_name(rd->stage);
         if (me == 0) {
             char what[96];
@@ -406,56 +331,42 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
             else if (f.lat > 0)
                 snprintf(mine, sizeof mine, "%d l %.9g", ti, f.lat);
         }
+        /* the round's figures, and the nodes lost in it (its tests with
+         * them measured nothing; the rounds go on without them) */
         char **all = NULL;
         if (rc == 0)
-            rc = tp_boot_allgather(ctl, mine, &all, err);
+            rc = tp__validate_stage_end(ctl, mine, &all, lost, err);
         if (rc)
             break;
-        double *nf = realloc(figure, (size_t)(rd->ntests ? rd->ntests : 1) * sizeof *figure);
-        if (!nf) {
-            tp_boot_free_strings(all, n);
-            rc = tp_error_set(err, TP_ENOMEM, "out of memory");
-            break;
-        }
-        figure = nf;
         combine(all, n, rd->ntests, figure);
         tp_boot_free_strings(all, n);
-        rc = tp_triage_record(tri, figure, NULL, err);
+        rc = tp_triage_record(tri, figure, lost, err);
     }
-    /* a node lost in this round (it died or closed its connection): the
-     * group cannot go on, but rank 0 can say who, and in which stage; the
-     * round's tests count as failed, none judged */
-    int gone = rc && rd ? tp_boot_lost(ctl) : -1;
-    bool *lost = gone >= 0 ? calloc((size_t)n, sizeof *lost) : NULL;
-    double *nf = lost ? realloc(figure, (size_t)(rd->ntests ? rd->ntests : 1) * sizeof *nf) : NULL;
-    if (nf) {
-        figure = nf;
-        for (int i = 0; i < rd->ntests; i++)
-            figure[i] = NAN;
-        lost[gone] = true;
-        tp_error ignored;
-        if (tp_triage_record(tri, figure, lost, &ignored) == 0 &&
-            (*result = tp_triage_result(tri, &ignored))) {
-            char why[700];
-            snprintf(why, sizeof why, "round %d (%s): %s", round,
-                     tp_triage_stage_name(rd->stage), err->msg);
-            json_object_set_new(*result, "partial", json_string(why));
-            unfinished(*result, nodes[gone].label, round, tp_triage_stage_name(rd->stage));
-        }
-    }
-    free(lost);
     free(figure);
-    if (!star) /* the gather of the documents, the report: the group's own time */
-        tp_boot_set_timeout(b, (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9));
-    /* a rank lost (or rank 0, seen from the others) where the launcher's
-     * group cannot end without it: the job ends by tp_boot_abort (an
-     * interrupt reaches every rank and ends the group as before) */
-    c->lost = star && rc && rd && !tp_code_is_intr(rc);
-    tp_boot_fini(star);
-    if (rc == 0 && !(*result = tp_triage_result(tri, err)))
-        rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
-    tp_triage_free(tri);
+    free(lost);
     return rc;
+}
+
+json_t *tp__validate_triage_result(tp_triage *tri, const struct tp_boot *b,
+                                   const struct tp_boot *ctl, tp_error *err)
+{
+    json_t *res = tp_triage_result(tri, err);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(res, "nodes_detail"), i, v) {
+        int r = (int)json_integer_value(json_object_get(v, "node"));
+        const char *why = tp_boot_gone_why(ctl, r);
+        const char *st = json_string_value(json_object_get(v, "status"));
+        if (!why)
+            why = tp_boot_gone_why(b, r);
+        if (!why || !st || (strcmp(st, "lost") != 0 && strcmp(st, "missing") != 0))
+            continue;
+        char says[900];
+        snprintf(says, sizeof says, "%s (rank 0: %.600s)",
+                 json_string_value(json_object_get(v, "says")), why);
+        json_object_set_new(v, "says", json_string(says));
+    }
+    return res;
 }
 
 int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,

@@ -157,10 +157,14 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
             c->pairs_at_once, "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings,
             "seed", (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout",
             c->node_timeout_s, "on-fail", c->on_fail);
+        /* by a tier, a node that has not joined by then (--node-timeout,
+         * else the group's hour) is left out, and the others go on */
+        double join_s = c->node_timeout_s > 0 ? c->node_timeout_s : TP__VALIDATE_GROUP_TIMEOUT_S;
         struct tp_boot_opts bo = {.backend = c->launcher,
                                   .key_file = c->key_file,
-                                  .timeout_ns = (uint64_t)(TP__VALIDATE_GROUP_TIMEOUT_S * 1e9),
-                                  .options = bo_opts};
+                                  .timeout_ns = (uint64_t)(join_s * 1e9),
+                                  .options = bo_opts,
+                                  .leave_out = !c->tier || strcmp(c->tier, "full") != 0};
         rc = tp_boot_init(&bo, &b, err);
         json_decref(bo_opts);
         /* the tier for this many nodes (--budget: the deepest that fits) */
@@ -205,15 +209,16 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     }
     if (c->dir[0])
         rm_tree(c->dir);
-    bool lost = c->lost;
+    bool lost = c->lost, done = c->done;
     free(c->envp);
     free(c);
     if (lost) {
         /* a rank lost where the launcher's group cannot end without it
          * (MPI: MPI_Finalize would wait for it forever): rank 0 has written
          * what it has and ends the job; the others give it that long, and
-         * end the job themselves when it was rank 0 that was lost */
-        if (tp_boot_rank(b) != 0)
+         * end the job themselves when it was rank 0 that was lost (once
+         * every rank has rank 0's verdict, none waits) */
+        if (tp_boot_rank(b) != 0 && !done)
             sleep(TP__VALIDATE_ABORT_GRACE_S);
         tp_boot_abort(b, status > 0 ? status : 1);
     } else {

@@ -30,6 +30,8 @@ struct tp__validate_ctx {
     double min_effect;  /* slow: this far above the median at least (0: the triage's) */
     double node_timeout_s; /* a rank silent this long in a round is lost (0: its tests' deadlines) */
     bool lost;          /* a rank was lost: the group ends by tp_boot_abort */
+    bool own_star;      /* the tier's stages meet over a star of their own (control.c) */
+    bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
@@ -90,7 +92,9 @@ void tp__validate_progress_clear(const struct tp__validate_ctx *c);
 /* ---- the nodes of an allocation (alloc.c meets them) ---- */
 
 struct tp__validate_node {
-    char label[280]; /* the host, with "#rank" when ranks share a host */
+    char label[280]; /* the host, with "#rank" when ranks share a host; "rankN" for one
+                        that never joined */
+    bool missing;    /* it never joined (left out when the group formed, or in the meeting) */
     char addr[64], port[16]; /* its net server */
     char cport[16];  /* where it leads a collective across nodes (MASTER_PORT) */
     char tport[16];  /* rank 0: where the tier's control star meets ("0" elsewhere) */
@@ -109,6 +113,65 @@ json_t *tp__validate_measure_pair(struct tp__validate_ctx *c, struct tp_validate
                                   const struct tp__validate_node *nodes, int a, int b,
                                   const char *sub);
 
+/* ---- control.c: the control path of a tier's stages ---- */
+
+/* The stages after the nodes met, each bounded: a node silent past its
+ * stage's bound is lost, left out, and the others go on. */
+enum tp__validate_stage {
+    TP__VALIDATE_LOCAL,  /* every node's own tests */
+    TP__VALIDATE_ROUNDS, /* the tier's rounds */
+    TP__VALIDATE_GATHER, /* the results to rank 0 */
+};
+
+/* The gather's wait for one node's result (without --node-timeout). */
+#define TP__VALIDATE_GATHER_TIMEOUT_S 300.0
+/* Joining the stages' own star, right after the nodes met. */
+#define TP__VALIDATE_STAR_JOIN_S 120.0
+
+/* A pair test's and a group test's durations by f of each of the
+ * profile's net tests: a pair's tests run both ways where directional, a
+ * group's are the across rows. */
+void tp__validate_net_sums(const struct tp__validate_ctx *c,
+                           double (*f)(const struct tp_validate_test *), double *pair,
+                           double *group);
+
+/* A stage's bound in seconds: the rounds' is their tests' deadlines plus a
+ * minute, or --node-timeout; the node's own tests' their deadlines' sum
+ * plus --node-timeout or a minute; the gather's --node-timeout or
+ * TP__VALIDATE_GATHER_TIMEOUT_S. */
+double tp__validate_stage_timeout_s(const struct tp__validate_ctx *c, enum tp__validate_stage s);
+double tp__validate_round_timeout_s(const struct tp__validate_ctx *c);
+
+/* The control path of the stages into *ctl: b itself where it can leave a
+ * lost rank out (a star), else a star of their own formed now at rank 0's
+ * control port (c->own_star; every rank calls this). Either leaves the
+ * lost out from now on. On error *ctl is b and err says why (every rank
+ * fails: the group is intact). */
+int tp__validate_control_open(struct tp__validate_ctx *c, struct tp_boot *b,
+                              const struct tp__validate_node *nodes, struct tp_boot **ctl,
+                              tp_error *err);
+
+/* Bound ctl's operations by stage s's timeout from now on. */
+void tp__validate_control_stage(const struct tp__validate_ctx *c, struct tp_boot *ctl,
+                                enum tp__validate_stage s);
+
+/* End the stages (rc: how they ended): a star of their own is left, and
+ * c->lost set when a rank was lost (the launcher's group then ends by
+ * tp_boot_abort); b gets the group's timeout back. Returns rc. */
+int tp__validate_control_close(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
+                               int rc);
+
+/* The allgather that ends a stage: *all as tp_boot_allgather's, lost[r]
+ * (lost may be NULL) true for each rank it has as NULL (left out, the
+ * same on every rank). */
+int tp__validate_stage_end(struct tp_boot *ctl, const char *mine, char ***all, bool *lost,
+                           tp_error *err);
+
+/* tp_triage_lose for every lost[r] of n nodes, in stage s (not the
+ * rounds: those a round's record says). */
+int tp__validate_lose(tp_triage *tri, int n, enum tp__validate_stage s, const bool *lost,
+                      tp_error *err);
+
 /* ---- tiered.c: an allocation by a triage tier (prolog, screen) ---- */
 
 /* Pick the tier for n nodes (by c->budget_s when given), or refuse:
@@ -120,19 +183,32 @@ int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err);
  * method with retests as before (full)? */
 bool tp__validate_tiered(const struct tp__validate_ctx *c);
 
-/* Every node: the rounds the tier plans and its isolation asks for, each
- * round's pair tests (the net tests, both ways) and collectives across
- * groups of nodes (coll-across) at once, their figures shared by an
- * allgather so that every node's triage records the same. Appends what
- * this node ran to pairs (as measure_pair's, with "round", "stage" and
- * "sub") and groups (a collective: "round", "stage", "members"); *result
- * is the triage's judgement (tp_triage_result) on every node. Returns 0,
- * or a boot error (a node lost: the group cannot go on); then, on rank 0
- * when it could tell which node, *result is the judgement so far with that
- * node lost in the stage it reached, and "partial" saying why. */
-int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *b,
-                        const struct tp__validate_node *nodes, json_t *pairs, json_t *groups,
-                        json_t **result, tp_error *err);
+/* Every node: the triage of n nodes by c's tier (the same on every node:
+ * the same options and seed), the nodes that never joined "missing" in it;
+ * rank 0 prints the plan (the rounds, the estimate, each stage's bound)
+ * unless quiet. */
+int tp__validate_triage_new(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                            int n, int me, tp_triage **tri, tp_error *err);
+
+/* Every node: the rounds the tier plans and its isolation asks for, over
+ * the control path ctl (tp__validate_control_open), each round's pair
+ * tests (the net tests, both ways) and collectives across groups of nodes
+ * (coll-across) at once, their figures shared by an allgather so that
+ * every node's triage records the same; a node lost in a round (NULL in
+ * that allgather) is recorded lost there and the rounds go on without it.
+ * Appends what this node ran to pairs (as measure_pair's, with "round",
+ * "stage" and "sub") and groups (a collective: "round", "stage",
+ * "members"). Returns 0, or the error that stopped the rounds (rank 0
+ * lost, an interrupt, memory). */
+int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
+                        const struct tp__validate_node *nodes, tp_triage *tri, json_t *pairs,
+                        json_t *groups, tp_error *err);
+
+/* Rank 0: the triage's judgement (tp_triage_result), each lost or missing
+ * node's "says" ending with why rank 0 left it out (tp_boot_gone_why of
+ * ctl, else of b, the group it never joined). NULL on ENOMEM. */
+json_t *tp__validate_triage_result(tp_triage *tri, const struct tp_boot *b,
+                                   const struct tp_boot *ctl, tp_error *err);
 
 /* Rank 0: nodes.jsonl in the results folder, one line per node (its
  * triage verdict, label, host and scheduler name), written atomically.

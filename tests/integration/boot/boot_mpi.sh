@@ -23,15 +23,15 @@ check "... 20 ranks said ok" test "$(grep -c '^ok rank' "$WORK/np20.out")" -eq 2
 run_rc 2 "$WORK/odd.out" env TP_TEST_ODD_RANK=1 timeout 60 mpirun --oversubscribe -x TP_TEST_ODD_RANK -np 3 "$CHECK"
 check "ranks started with different options: mpirun exits 2" test $? -eq 0
 check "... every rank names the option" test "$(grep -c 'rank 1 on .* was started with a different --sizes' "$WORK/odd.out")" -eq 3
-# validate's tier rounds under mpirun: MPI's collectives cannot be bounded,
-# so the rounds meet over a star of their own (tp_boot_star), the ranks
+# validate's tier stages under mpirun: MPI's collectives cannot be bounded,
+# so the stages meet over a star of their own (tp_boot_star), the ranks
 # joining rank 0 at the port it reserved; 3 ranks, the prolog tier
 TP=${TRAINPATH:?}
 run_rc 0 "$WORK/tier.out" timeout 300 mpirun --oversubscribe -np 3 "$TP" validate --only net \
     --tier prolog --seed 1 --min-effect 900 --out "$WORK/tier"
 check "mpirun -np 3 validate --tier prolog: exit 0" test $? -eq 0
-check "... the plan says the rounds meet over a star of their own" \
-    grep -q "^plan: a node silent for [0-9]* s in a round is lost (its tests' deadlines; the rounds meet over a star of their own" "$WORK/tier.out"
+check "... the plan says the stages meet over a star of their own" \
+    grep -q "^plan: a node silent for [0-9]* s in a round is lost (its tests' deadlines), .*; the stages meet over a star of their own" "$WORK/tier.out"
 check "... its rounds (the gang, a ring of 3: 3 rounds), every figure in" test "$(json_run "$WORK/tier/fleet.json" "
 t = r['triage']
 print(t['rounds']['gang'], t['rounds']['ring'], t['counts'].get('pass'))")" = "1 3 3"

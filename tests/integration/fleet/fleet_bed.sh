@@ -12,10 +12,11 @@
 #      addresses; its ssh is nsenter into the node's namespaces) and the
 #      env launcher: the same verdicts;
 #   4. a node whose trainpath is killed mid-run (env launcher): named lost
-#      with its stage, the fleet document written all the same;
+#      with its stage, left out, and the others validated to the end;
 #   5. a node frozen mid-run (SIGSTOP, --node-timeout 15s), under the env
-#      launcher and under srun: named lost within a minute, not after the
-#      group's hour (srun: the job ended by rank 0, not at its time limit);
+#      launcher and under srun: named lost after 15 s of silence, not the
+#      group's hour, the others going on to the end (srun: the job then
+#      ended by rank 0, not at its time limit);
 #   6. the prolog tier on the same fleet;
 #   7. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
 #      finding drains it with the rule as the reason; clean again, the
@@ -205,7 +206,8 @@ check "... node4 slow, node1 and node2 a link, the others passed" test \
     "$(for k in 0 1 2 3 4 5; do status_of env node$k; done | tr '\n' ' ')" = "pass link link pass slow pass "
 
 # ---- 4. a node whose trainpath is killed mid-run (the env launcher: its
-# rank 0 sees the lost rank; under MPI a lost rank ends the whole job) ----
+# rank 0 sees the lost rank and leaves it out; under MPI a rank that dies
+# ends the whole job: the launcher's rule) ----
 env_start lost
 for _ in $(seq 300); do grep -q "^plan:" "$WORK/lost0.out" && break; sleep 0.1; done
 sleep 4 # in the tier's rounds
@@ -218,11 +220,19 @@ check "... node3 named lost, with the stage it reached" test "$(/usr/bin/python3
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])][3]
 print(o['label'], o['status'], o['stage'] in ('gang', 'ring', 'groups', 'match', 'confirm', 'probe', 'bisect'))" "$WORK/lost/nodes.jsonl")" = "node3 lost True"
-check "... every other node not passed but to be run again (the run stopped)" test "$(/usr/bin/python3 -c "
+# the others validated to the end without it: every round of the tier ran
+# and none of them is lost or in error. (Whether the planted faults are
+# still named depends on which node was lost: five nodes, two of them
+# faulty and the link between two others, spread the fleet's own figures
+# past what its median can judge; with one fault left, below, they are.)
+check "... the others validated to the end: the tier's 7 rounds, none of them lost or in error" test "$(/usr/bin/python3 -c "
 import json, sys
-print(sorted({(o['status'], o['action']) for o in map(json.loads, open(sys.argv[1])) if o['label'] != 'node3'}))" "$WORK/lost/nodes.jsonl")" = "[('error', 'rerun')]"
-check "... the fleet document written, saying where it stopped" test "$(json_run "$WORK/lost/fleet.json" "
-print('lost' in r['partial'] and r['partial'].startswith('round'))")" = True
+o = [json.loads(l) for l in open(sys.argv[1])]
+t = json.load(open(sys.argv[2]))['results']['triage']
+print(t['rounds_total'] >= 7, all(v['status'] in ('pass', 'slow', 'link', 'suspect') for v in o if v['label'] != 'node3'))" \
+    "$WORK/lost/nodes.jsonl" "$WORK/lost/fleet.json")" = "True True"
+check "... fleet.json lists every node, node3's result never arrived" test "$(json_run "$WORK/lost/fleet.json" "
+print([n['arrived'] for n in r['nodes']] == [True, True, True, False, True, True])")" = True
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/lost/nodes.jsonl"
 
 # ---- 5. a node that stops answering mid-run (frozen: SIGSTOP; a node cut
@@ -241,19 +251,23 @@ kill -9 $frozen "${epid[2]}" 2>/dev/null; kill -CONT $frozen 2>/dev/null
 V=$V0
 sed 's/^/# /' "$WORK/hung0.out" | head -14
 check "the plan says when a silent node is lost" grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout)" "$WORK/hung0.out"
-check "node2 frozen mid-run: rank 0 exits 1 within a minute, not the group's hour (${hung_s} s)" \
-    test "${hrc[0]}" = 1 -a "$hung_s" -lt 60
-check "... node2 named lost, the partial result saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
+check "node2 frozen mid-run: rank 0 exits 1, the run ended (${hung_s} s after), not at the group's hour" \
+    test "${hrc[0]}" = 1 -a "$hung_s" -lt 300
+check "... node2 named lost, its verdict saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])][2]
-r = json.load(open(sys.argv[2]))['results']
-print(o['label'], o['status'], 'did not answer' in r['partial'] and 'within 15.0 s' in r['partial'])" \
-    "$WORK/hung/nodes.jsonl" "$WORK/hung/fleet.json")" = "node2 lost True"
+print(o['label'], o['status'], 'did not answer' in o['says'] and 'within 15.0 s' in o['says'])" \
+    "$WORK/hung/nodes.jsonl")" = "node2 lost True"
+check "... the others validated to the end: node4 still named slow, none in error" test "$(/usr/bin/python3 -c "
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1])]
+print(o[4]['status'], all(v['status'] in ('pass', 'slow', 'link', 'suspect') for v in o if v['label'] != 'node2'))" "$WORK/hung/nodes.jsonl")" = "slow True"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/hung/nodes.jsonl"
 
 # the same under srun (MPI): its collectives cannot be bounded, so the
-# rounds meet over a star of their own, which names the frozen node; rank 0
-# writes what it has and ends the job (MPI_Finalize would wait for it)
+# stages meet over a star of their own, which leaves the frozen node out;
+# the others go on, rank 0 writes the results and the job ends by
+# MPI_Abort (MPI_Finalize would wait for the frozen rank forever)
 V="$V0 --node-timeout 15s"
 in_head timeout 300 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/hungmpi" \
     >"$WORK/hungmpi.out" 2>&1 &
@@ -272,15 +286,18 @@ hung_s=$(( $(date +%s) - t0 ))
 kill -9 $frozen 2>/dev/null; kill -CONT $frozen 2>/dev/null
 V=$V0
 sed 's/^/# /' "$WORK/hungmpi.out" | grep -v "srun: error: node.: task" | head -14
-check "srun, node2 frozen (one process: '$frozen'): the plan says the rounds meet over a star of their own" \
-    grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout; the rounds meet over a star of their own" "$WORK/hungmpi.out"
-check "... the job ended within a minute of the freeze, not at its time limit (${hung_s} s)" test "$hung_s" -lt 60
-check "... node2 named lost, the partial result saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
+check "srun, node2 frozen (one process: '$frozen'): the plan says the stages meet over a star of their own" \
+    grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout), .*; the stages meet over a star of their own" "$WORK/hungmpi.out"
+check "... the job ended when the others were done, not at its time limit (${hung_s} s after the freeze)" test "$hung_s" -lt 300
+check "... node2 named lost, its verdict saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])][2]
-r = json.load(open(sys.argv[2]))['results']
-print(o['label'], o['status'], 'did not answer' in r['partial'] and 'within 15.0 s' in r['partial'])" \
-    "$WORK/hungmpi/nodes.jsonl" "$WORK/hungmpi/fleet.json")" = "node2 lost True"
+print(o['label'], o['status'], 'did not answer' in o['says'] and 'within 15.0 s' in o['says'])" \
+    "$WORK/hungmpi/nodes.jsonl")" = "node2 lost True"
+check "... the others validated to the end: node4 still named slow, none in error" test "$(/usr/bin/python3 -c "
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1])]
+print(o[4]['status'], all(v['status'] in ('pass', 'slow', 'link', 'suspect') for v in o if v['label'] != 'node2'))" "$WORK/hungmpi/nodes.jsonl")" = "slow True"
 for _ in $(seq 150); do [ "$(idle)" -eq $N ] && break; sleep 0.2; done
 
 # ---- 6. the prolog tier, for its wall time on the bed ----

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# validate across an allocation by a tier (the env launcher, 3 ranks on
+# loopback): a node that never joins is named missing, one that stops
+# answering outside the rounds is named lost with the stage it reached, and
+# the others go on to the end. The test hook TP_FAULT_STALL=STAGE:RANK
+# (docs/env.md) makes rank 2 stop answering as the stage begins: in its own
+# tests ("local": nothing of it ever reaches rank 0) or in the gather of the
+# results ("gather": its tests ran, its documents never arrive).
+# --node-timeout 3s bounds the join and each stage's wait.
+# (A node lost in the rounds: tests/integration/fleet/fleet_bed.sh, a node
+# killed and a node frozen, under the env launcher and srun.)
+. "$(dirname "$0")/../lib.sh"
+
+N=3
+port=$(( 20000 + RANDOM % 20000 ))
+# run_stalled STAGE: every rank, rank 2 stalling in STAGE; rank 0's exit
+# into rc0, the others' into rcs
+run_stalled() {
+    local stage=$1 k
+    port=$((port + 1))
+    for k in $(seq 0 $((N - 1))); do
+        env TP_FAULT_STALL=$stage:2 RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+            timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
+            --node-timeout 3s --out "$WORK/$stage" >"$WORK/$stage$k.out" 2>&1 &
+        pid[$k]=$!
+        PIDS+=($!)
+    done
+    wait "${pid[0]}"; rc0=$?
+    wait "${pid[1]}"; rcs="$?"
+    # the stalled rank (timeout's child): its net server ends with it
+    local stalled
+    stalled=$(pgrep -P "${pid[2]}")
+    kill -9 $stalled "${pid[2]}" 2>/dev/null; wait "${pid[2]}" 2>/dev/null
+    for _ in $(seq 50); do [ -z "$(servers)" ] && break; sleep 0.1; done
+    sed 's/^/# /' "$WORK/${stage}0.out" | head -12
+}
+# validate's net servers still running (each validate starts one)
+servers() { pgrep -f "net serve --bind .* --key-file /var/tmp/trainpath-validate" | tr '\n' ' '; }
+verdict() { # verdict STAGE NODE FIELD
+    /usr/bin/python3 -c "
+import json, sys
+print([json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2])][sys.argv[3]])" \
+        "$WORK/$1/nodes.jsonl" "$2" "$3"
+}
+
+for stage in local gather; do
+    run_stalled $stage
+    check "rank 2 stalled in $stage: rank 0 exits 1, rank 1 with it ($rc0 $rcs)" test "$rc0$rcs" = 11
+    check "... rank 0 left it out, saying why" \
+        grep -q "rank 2 on .* left out: .*did not answer on the control connection within 3.0 s" \
+        "$WORK/${stage}0.out"
+    check "... node 2 lost in $stage (timeout, drain), the wait said" test \
+        "$(verdict $stage 2 status) $(verdict $stage 2 stage) $(verdict $stage 2 cause) $(verdict $stage 2 action)" \
+        = "lost $stage timeout drain"
+    check "... its verdict says why" eval "verdict $stage 2 says | grep -q 'within 3.0 s'"
+    check "... the other two passed, validated to the end" test \
+        "$(verdict $stage 0 status) $(verdict $stage 1 status)" = "pass pass"
+    check "... fleet.json lists every node, node 2's result never arrived" test "$(json_run \
+        "$WORK/$stage/fleet.json" "
+print([(n['status'], n['arrived']) for n in r['nodes']], r['triage']['counts']['lost'])")" \
+        = "[('pass', True), ('pass', True), ('lost', False)] 1"
+    check "... every verdict line valid, fleet.json valid" eval \
+        "valid_doc --lines validate_node_line '$WORK/$stage/nodes.jsonl' && valid_doc '$WORK/$stage/fleet.json'"
+done
+# a node that never joins: rank 2 is never started
+port=$((port + 1))
+for k in 0 1; do
+    env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
+        --only net --tier screen --seed 1 --min-effect 900 --node-timeout 3s --out "$WORK/join" \
+        >"$WORK/join$k.out" 2>&1 &
+    pid[$k]=$!
+    PIDS+=($!)
+done
+wait "${pid[0]}"; rc0=$?
+wait "${pid[1]}"; rcs=$?
+sed 's/^/# /' "$WORK/join0.out" | head -8
+check "rank 2 never started: rank 0 exits 1, rank 1 with it ($rc0 $rcs)" test "$rc0$rcs" = 11
+check "... rank 0 says it went on without it" \
+    grep -q "rank(s) 2 did not join rank 0 on .* within 3.0 s: left out" "$WORK/join0.out"
+check "... node 2 missing, at the join (timeout, rerun), named rank2" test \
+    "$(verdict join 2 status) $(verdict join 2 stage) $(verdict join 2 cause) $(verdict join 2 action) $(verdict join 2 label)" \
+    = "missing join timeout rerun rank2"
+check "... its verdict says why" eval "verdict join 2 says | grep -q 'did not join rank 0 within 3.0 s'"
+check "... the other two passed" test "$(verdict join 0 status) $(verdict join 1 status)" = "pass pass"
+check "... fleet.json lists all 3, rank2's result never arrived" test "$(json_run \
+    "$WORK/join/fleet.json" "print([n['arrived'] for n in r['nodes']], r['nodes'][2]['label'])")" \
+    = "[True, True, False] rank2"
+check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/join/nodes.jsonl"
+port=$((port + 1))
+for k in 0 1; do
+    env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
+        --only net --tier full --node-timeout 3s --out "$WORK/joinfull" >"$WORK/joinfull$k.out" 2>&1 &
+    pid[$k]=$!
+    PIDS+=($!)
+done
+wait "${pid[0]}"; rc0=$?
+wait "${pid[1]}"; rcs=$?
+check "--tier full, rank 2 never started: exit 1 ($rc0 $rcs), the circle method needs every node" \
+    test "$rc0$rcs" = 11 -a -n "$(grep "rank(s) 2 did not join rank 0 .* within 3.0 s" "$WORK/joinfull0.out")"
+
+check "lost in its own tests: in no test of the tier" test "$(verdict local 2 tests)" = 0
+check "no net server of validate's left running, the killed one's included" test -z "$(servers)"
+check "lost in the gather: its tests of the tier ran (completed > 0)" \
+    test "$(json_run "$WORK/gather/fleet.json" "print(r['nodes'][2]['completed'] > 0)")" = True
+check "... the pairs the others measured with it are in fleet.json" test "$(json_run \
+    "$WORK/gather/fleet.json" "print(any(p['a'].endswith('#2') or p['b'].endswith('#2') for p in r['pairs']))")" = True
+finish
