@@ -4,22 +4,20 @@
  *   0. the nodes meet: labels, addresses, the session key, the ports;
  *   1. every node runs its own tests at once (check, coll and step over its
  *      local ranks, io on its local storage): nodes do not share them;
- *   2. the pairs: by a tier, the rounds its triage plans (tiered.c); by
- *      --tier full, tp_fleet_partner's rounds, each node in at most one
- *      pair per round, so n/2 measurements run at once and none shares a
- *      node; in a pair the lower rank measures against the other's net
- *      server, then the bandwidth tests the other way (a link can be slow
- *      one way);
+ *   2. the links: the rounds the tier's triage plans (tiered.c), each
+ *      node in at most one test per round, so the round's tests run at
+ *      once and none shares a node (full: every pair by the circle
+ *      method, n/2 pairs a round);
  *   3. rank 0 gathers every node's documents, one node at a time
  *      (tp_boot_gather_each: the data crosses once, and rank 0 holds one
  *      node's at a time), and writes the results folder (collect.c).
  *
- * By a tier, steps 1 to 3 go over a control path that bounds each stage
- * and leaves a node lost in it out (control.c): the others go on to the
- * end and the lost node's verdict names the stage it reached. Otherwise,
- * and while the nodes meet, failures are collective: a node that cannot
- * start says so to all, and every node stops with its name, rather than
- * leaving the others waiting. */
+ * With links to measure, steps 1 to 3 go over a control path that bounds
+ * each stage and leaves a node lost in it out (control.c): the others go
+ * on to the end and the lost node's verdict names the stage it reached.
+ * Otherwise, and while the nodes meet, failures are collective: a node
+ * that cannot start says so to all, and every node stops with its name,
+ * rather than leaving the others waiting. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -251,80 +249,8 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
     }
 }
 
-/* Step 2: the pairs, round by round. */
-static int pair_rounds(struct tp__validate_ctx *c, struct tp_boot *b, const struct tp__validate_node *nodes,
-                       json_t *pairs, tp_error *err)
-{
-    int n = tp_boot_size(b), me = tp_boot_rank(b), rounds = tp_fleet_rounds(n);
-    double per_round = 0;
-    for (int i = 0; i < c->tests.n; i++)
-        if (strcmp(c->tests.t[i].group, "net") == 0 && !c->tests.t[i].across)
-            per_round += c->tests.t[i].expect_s * (c->tests.t[i].directional ? 2 : 1);
-    for (int r = 0; r < rounds; r++) {
-        int p = tp_fleet_partner(n, r, me), in_round = 0, mine = 0;
-        /* the round's pairs in the order of their lower rank; with
-         * --pairs-at-once K they run K at a time, in slots */
-        for (int i = 0; i < n; i++)
-            if (tp_fleet_partner(n, r, i) > i) {
-                if (p >= 0 && i < (me < p ? me : p))
-                    mine++;
-                in_round++;
-            }
-        int at_once = c->pairs_at_once > 0 ? c->pairs_at_once : in_round;
-        int slots = (in_round + at_once - 1) / at_once;
-        for (int slot = 0; slot < slots; slot++) {
-            for (int way = 0; way < 2; way++) {
-                /* way 0: the lower rank measures; way 1: the other, bandwidth */
-                if (me == 0) {
-                    char what[64];
-                    snprintf(what, sizeof what, "pairs, round %d of %d", r + 1, rounds);
-                    tp__validate_progress(c, r, rounds, what, per_round * (rounds - r));
-                }
-                bool mine_now = p >= 0 && mine / at_once == slot && (way == 0) == (me < p);
-                for (int i = 0; mine_now && i < c->tests.n; i++) {
-                    struct tp_validate_test *t = &c->tests.t[i];
-                    if (strcmp(t->group, "net") != 0 || t->across ||
-                        (way == 1 && !t->directional))
-                        continue;
-                    json_t *o = tp__validate_measure_pair(c, t, nodes, me, p, NULL);
-                    json_object_set_new(o, "round", json_integer(r + 1));
-                    json_array_append_new(pairs, o);
-                }
-                int rc = tp_boot_barrier(b, err);
-                if (rc)
-                    return rc;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Every node: run the retests in plan that start from it, one at a time
- * across the allocation (a barrier after each). */
-static int retest_run(struct tp__validate_ctx *c, struct tp_boot *b, const struct tp__validate_node *nodes,
-                      const char *plan, json_t *mine, tp_error *err)
-{
-    int me = tp_boot_rank(b), n = tp_boot_size(b);
-    for (const char *p = plan; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0)) {
-        int a, bb;
-        char test[32];
-        if (sscanf(p, "%d %d %31s", &a, &bb, test) != 3 || a < 0 || bb < 0 || a >= n || bb >= n)
-            continue;
-        if (a == me)
-            for (int i = 0; i < c->tests.n; i++) {
-                struct tp_validate_test *t = &c->tests.t[i];
-                if (strcmp(t->name, test) == 0)
-                    json_array_append_new(mine, tp__validate_measure_pair(c, t, nodes, a, bb, "retest"));
-            }
-        int rc = tp_boot_barrier(b, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 /* Every node's own tests, and the allgather that ends them: lost[r] for a
- * node lost in them (by a tier; the circle method's group has no NULLs). */
+ * node lost in them. */
 static int local_stage(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
                        const struct tp__validate_node *nodes, json_t *tests, bool *lost,
                        tp_error *err)
@@ -374,31 +300,26 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         net |= strcmp(c->tests.t[i].group, "net") == 0;
     c->t0 = tp__validate_now_s();
     int rc = meet(c, b, nodes, net, &err);
-    /* by a tier, every stage from here on is bounded and goes on without
-     * a node lost in it (control.c); --tier full keeps the group as it is */
-    bool tiered = net && tp__validate_tiered(c);
+    /* with links to measure, every stage from here on is bounded and goes
+     * on without a node lost in it (control.c), and the tier's triage
+     * judges; without, the nodes' own tests and the gather over the group
+     * as it is (validate.c asked it to leave nobody out) */
     struct tp_boot *ctl = b;
     tp_triage *tri = NULL;
-    for (int r = 0; rc == 0 && !tiered && r < n; r++)
-        if (nodes[r].missing)
-            rc = tp_error_set(&err, TP_ETIMEOUT, "rank %d never joined: --tier full (every pair "
-                              "by the circle method) needs every node", r);
-    if (rc == 0 && tiered && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0)
+    if (rc == 0 && net && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0)
         rc = tp__validate_triage_new(c, nodes, n, me, &tri, &err);
     json_t *tests = json_array(), *pairs = json_array(), *groups = json_array(), *triage = NULL;
     if (rc == 0) {
-        if (tiered)
+        if (net)
             tp__validate_control_stage(c, ctl, TP__VALIDATE_LOCAL);
         rc = local_stage(c, b, ctl, nodes, tests, lost, &err);
-        if (rc == 0 && tiered)
+        if (rc == 0 && net)
             rc = tp__validate_lose(tri, n, TP__VALIDATE_LOCAL, lost, &err);
     }
-    /* the pairs: by the tier's triage, or every pair by the circle method */
-    if (rc == 0 && tiered) {
+    /* the links: the rounds of the tier's triage */
+    if (rc == 0 && net) {
         tp__validate_control_stage(c, ctl, TP__VALIDATE_ROUNDS);
         rc = tp__validate_triage(c, ctl, nodes, tri, pairs, groups, &err);
-    } else if (rc == 0 && net) {
-        rc = pair_rounds(c, b, nodes, pairs, &err);
     }
     if (me == 0)
         tp__validate_progress_clear(c);
@@ -414,78 +335,29 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         json_decref(o);
         if (!mine)
             rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
-        else if (tiered)
+        else if (net)
             tp__validate_control_stage(c, ctl, TP__VALIDATE_GATHER);
         if (rc == 0)
             rc = gather_stage(b, ctl, mine, col, lost, &err);
     }
-    if (rc == 0 && tiered && me == 0 &&
+    if (rc == 0 && net && me == 0 &&
         ((rc = tp__validate_lose(tri, n, TP__VALIDATE_GATHER, lost, &err)) ||
          !(triage = tp__validate_triage_result(tri, b, ctl, &err))))
         rc = rc ? rc : err.code ? err.code : tp_error_set(&err, TP_ENOMEM, "out of memory");
     int status = 0;
-    json_t *retests = json_object(), *mine_re = json_array();
-    char *plan = NULL, **plans = NULL;
     /* after a collective failed, no more of them: every node stops */
     bool broken = rc != 0;
     int end_rc = rc;
     if (rc == 0 && me == 0)
         rc = tp__validate_collect_error(col, &err);
-    /* the links found slow, measured again one at a time; a second
-     * measurement moves the median, so once more for links newly found
-     * slow, until every link named slow was measured alone (3 passes) */
-    for (int pass = 0; net && !tiered && !broken && pass < 3; pass++) {
-        if (me == 0 && rc == 0)
-            plan = tp__validate_retest_plan(col, retests);
-        if ((rc = agree(b, rc, &err)) == 0 &&
-            (rc = tp_boot_allgather(b, plan ? plan : "", &plans, &err)) == 0) {
-            bool none = !plans[0][0];
-            if (me == 0 && !none)
-                tp__validate_progress(c, pass, 3, "slow links measured again alone", 0);
-            json_array_clear(mine_re);
-            if (!none)
-                rc = retest_run(c, b, nodes, plans[0], mine_re, &err);
-            tp_boot_free_strings(plans, n);
-            free(plan);
-            plan = NULL;
-            if (none)
-                break;
-        }
-        char *text = rc == 0 ? json_dumps(mine_re, JSON_COMPACT) : NULL;
-        char **res = NULL;
-        if (rc == 0)
-            rc = text ? tp_boot_gather(b, text, &res, &err)
-                      : tp_error_set(&err, TP_ENOMEM, "out of memory");
-        free(text);
-        for (int r = 0; rc == 0 && me == 0 && r < n; r++) {
-            json_t *list = json_loads(res[r], 0, NULL);
-            size_t i;
-            json_t *e;
-            json_array_foreach(list, i, e) {
-                char key[1000];
-                snprintf(key, sizeof key, "%s|%s|%s", json_string_value(json_object_get(e, "a")),
-                         json_string_value(json_object_get(e, "b")),
-                         json_string_value(json_object_get(e, "test")));
-                json_object_set(retests, key, e);
-            }
-            json_decref(list);
-        }
-        if (me == 0 && res)
-            tp_boot_free_strings(res, n);
-        broken = rc != 0;
-        end_rc = rc;
-    }
     if (me == 0)
         tp__validate_progress_clear(c);
     tp__validate_stop_server(c);
     if (rc)
         status = tp__validate_fail(&err);
     else if (me == 0)
-        status = tp__validate_collect_finish(col, retests, triage);
+        status = tp__validate_collect_finish(col, triage);
     tp__validate_collect_free(col);
-    free(plan);
-    json_decref(retests);
-    json_decref(mine_re);
     /* rank 0 judged the allocation: every node exits with its verdict, so
      * mpirun and srun report it whichever rank they read, and no node
      * leaves (making the launcher end the job) before rank 0 is done */
@@ -501,7 +373,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
             status = tp__validate_fail(&err);
         }
     }
-    if (tiered)
+    if (net)
         tp__validate_control_close(c, b, ctl, end_rc);
     tp_triage_free(tri);
     free(mine);

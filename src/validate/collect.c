@@ -129,7 +129,7 @@ static json_t *judged_rows(const json_t *doc, tp_error *err)
 
 /* The judged rows of one pair measurement e as pair lines. */
 static int pair_rows(struct fleet_out *fo, const json_t *index, const json_t *e,
-                     const json_t *rows, bool retest, tp_error *err)
+                     const json_t *rows, tp_error *err)
 {
     const char *a = json_string_value(json_object_get(e, "a"));
     const char *b = json_string_value(json_object_get(e, "b"));
@@ -145,8 +145,6 @@ static int pair_rows(struct fleet_out *fo, const json_t *index, const json_t *e,
                                  "value", json_object_get(row, "value"), "unit",
                                  json_object_get(row, "unit"), "better",
                                  json_object_get(row, "better"));
-        if (line && retest)
-            json_object_set_new(line, "retest", json_true());
         rc = fleet_line(fo, line, err);
         if (fo->matrix)
             matrix_add(fo->matrix, row, node_index(index, a), node_index(index, b));
@@ -159,91 +157,6 @@ static bool has_doc(const json_t *e)
 {
     const json_t *d = json_object_get(e, "doc");
     return json_is_object(d) || json_is_true(d);
-}
-
-static const json_t *retest_of(const json_t *retests, const json_t *e)
-{
-    char key[1000];
-    snprintf(key, sizeof key, "%s|%s|%s", json_string_value(json_object_get(e, "a")),
-             json_string_value(json_object_get(e, "b")),
-             json_string_value(json_object_get(e, "test")));
-    return json_object_get(retests, key);
-}
-
-#define RETEST_MAX 32
-
-/* One line of a retest plan, unless planned or measured again already, or
- * RETEST_MAX reached. */
-static void plan_add(FILE *f, json_t *seen, const json_t *retests, const json_t *index,
-                     const char *a_label, const char *b_label, const char *test)
-{
-    int a = node_index(index, a_label), b = node_index(index, b_label);
-    char key[64], done[1000];
-    snprintf(key, sizeof key, "%d %d %s", a, b, test);
-    snprintf(done, sizeof done, "%s|%s|%s", a_label, b_label, test);
-    if (a < 0 || b < 0 || json_object_get(seen, key) || json_object_get(retests, done) ||
-        json_object_size(seen) + json_object_size(retests) >= RETEST_MAX)
-        return;
-    json_object_set_new(seen, key, json_true());
-    fprintf(f, "%s\n", key);
-}
-
-/* A round runs n/2 pairs at once and a link can share a switch, or here
- * the CPUs, with the others: a link is slow only when it is slow again by
- * itself. */
-char *tp__validate_retest_plan(const struct tp__validate_collect *col, const json_t *retests)
-{
-    const json_t *gathered = col->gathered;
-    struct fleet_out fo = {.data = tp_fleet_new()};
-    tp_error err;
-    size_t r, k;
-    const json_t *g, *e;
-    json_array_foreach(gathered, r, g)
-        json_array_foreach(json_object_get(g, "pairs"), k, e) {
-            const json_t *rdoc = json_object_get(retest_of(retests, e), "doc");
-            json_t *again = json_is_object(rdoc) ? judged_rows(rdoc, &err) : NULL;
-            const json_t *rows = again ? again : json_object_get(e, "rows");
-            if (rows)
-                pair_rows(&fo, col->index, e, rows, false, &err);
-            json_decref(again);
-        }
-    json_t *j = tp_fleet_judge(fo.data, NULL, &err);
-    json_decref(fo.data);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    if (!f) {
-        json_decref(j);
-        return NULL;
-    }
-    json_t *seen = json_object();
-    const json_t *m, *l;
-    json_array_foreach(json_object_get(j, "pairs"), r, m) {
-        const char *metric = json_string_value(json_object_get(m, "metric"));
-        /* "net.bw{...}" was measured by net-bw, "net.lat.latency..." by net-lat */
-        char test[32];
-        snprintf(test, sizeof test, "net-%.*s", (int)strcspn(metric + 4, ".{"), metric + 4);
-        json_array_foreach(json_object_get(m, "slow_links"), k, l)
-            plan_add(f, seen, retests, col->index, json_string_value(json_object_get(l, "a")),
-                     json_string_value(json_object_get(l, "b")), test);
-        /* a slow node: its pairs of that test, measured again alone too */
-        json_array_foreach(json_object_get(m, "slow_nodes"), k, l) {
-            const char *node = json_string_value(json_object_get(l, "node"));
-            size_t q, w;
-            json_array_foreach(gathered, q, g)
-                json_array_foreach(json_object_get(g, "pairs"), w, e) {
-                    const char *a = json_string_value(json_object_get(e, "a"));
-                    const char *b = json_string_value(json_object_get(e, "b"));
-                    if (strcmp(json_string_value(json_object_get(e, "test")), test) == 0 &&
-                        (strcmp(a, node) == 0 || strcmp(b, node) == 0))
-                        plan_add(f, seen, retests, col->index, a, b, test);
-                }
-        }
-    }
-    fclose(f);
-    json_decref(seen);
-    json_decref(j);
-    return out;
 }
 
 /* One verdict per test across the nodes: the worst status, and who. */
@@ -546,18 +459,15 @@ static int fleet_commit(struct tp__validate_collect *k, tp_error *err)
     return a ? tp_atomic_commit(a, err) : 0;
 }
 
-int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *retests,
-                                const json_t *triage)
+int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage)
 {
     struct tp__validate_ctx *c = k->c;
     const struct tp__validate_node *nodes = k->nodes;
     int n = k->n;
     json_t *gathered = k->gathered;
     struct fleet_out *fo = &k->fo;
-    int retested = 0;
     tp_error err = {0};
-    int rounds = triage ? (int)json_integer_value(json_object_get(triage, "rounds_total"))
-                        : tp_fleet_rounds(n);
+    int rounds = (int)json_integer_value(json_object_get(triage, "rounds_total"));
     int failed = 0, pair_fail = 0, npairs = 0;
     json_t *html_docs = json_array();
     json_t *node_list = json_array(), *pair_list = json_array(), *group_list = json_array();
@@ -568,7 +478,6 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
     json_t *g, *e;
     json_array_foreach(gathered, r, g) {
         const char *label = json_string_value(json_object_get(g, "label"));
-        char dir[5000];
         json_t *tl = json_array();
         json_array_foreach(json_object_get(g, "tests"), q, e) {
             json_array_append_new(tl, json_pack("{s:O, s:O, s:O, s:O}", "test",
@@ -589,19 +498,12 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
             const char *b = json_string_value(json_object_get(e, "b"));
             const char *name = json_string_value(json_object_get(e, "test"));
             const char *st = json_string_value(json_object_get(e, "status"));
-            const json_t *re = retest_of(retests, e);
             npairs++;
             pair_fail += strcmp(st, "PASS") != 0;
             json_t *pe = json_pack("{s:O, s:s, s:s, s:s, s:s, s:O, s:O}", "round",
                                    json_object_get(e, "round"), "a", a, "b", b, "test", name,
                                    "status", st, "summary", json_object_get(e, "summary"),
                                    "seconds", json_object_get(e, "seconds"));
-            if (re)
-                json_object_set_new(pe, "retest",
-                                    json_pack("{s:O, s:O, s:O}", "status",
-                                              json_object_get(re, "status"), "summary",
-                                              json_object_get(re, "summary"), "seconds",
-                                              json_object_get(re, "seconds")));
             if (json_object_get(e, "stage"))
                 json_object_set(pe, "stage", json_object_get(e, "stage"));
             json_array_append_new(pair_list, pe);
@@ -612,24 +514,8 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
                               json_integer_value(json_object_get(
                                   json_array_get(json_object_get(g, "pairs"), 0), "round")))
                 json_array_append(html_docs, json_object_get(e, "doc"));
-            /* a link measured again alone: the second measurement stands */
-            const json_t *rdoc = json_object_get(re, "doc");
-            json_t *again = NULL;
-            if (json_is_object(rdoc)) {
-                retested++;
-                char rdir[5200];
-                pair_dir(c, e, dir, sizeof dir);
-                snprintf(rdir, sizeof rdir, "%s/retest", dir);
-                if (!rc && strcmp(a, nodes[0].label) != 0)
-                    rc = write_doc(rdir, name, rdoc, &err);
-                tp__validate_hist_add(&k->hist, rdoc);
-                if (!(again = judged_rows(rdoc, &err)) && !rc)
-                    rc = err.code;
-            }
             if (!rc)
-                rc = pair_rows(fo, k->index, e, again ? again : json_object_get(e, "rows"),
-                               again != NULL, &err);
-            json_decref(again);
+                rc = pair_rows(fo, k->index, e, json_object_get(e, "rows"), &err);
         }
         /* the tiers' collectives across nodes: each group's rank 0 has the
          * document */
@@ -663,10 +549,6 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *re
         char summary[300];
         int len = snprintf(summary, sizeof summary,
                            "%d measurements between %d nodes in %d rounds", npairs, n, rounds);
-        if (retested && len < (int)sizeof summary)
-            len += snprintf(summary + len, sizeof summary - (size_t)len,
-                            "; %d found slow measured again alone (their links, or a slow node's pairs)",
-                            retested);
         if (pair_fail && len < (int)sizeof summary)
             snprintf(summary + len, sizeof summary - (size_t)len,
                      "; %d did not run or failed (see fleet.json)", pair_fail);

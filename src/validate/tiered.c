@@ -1,6 +1,6 @@
-/* validate across an allocation by a triage tier (docs/fleet.md): prolog
- * and screen run the rounds tp_triage plans and its isolation asks for;
- * full keeps the circle method with its retests (alloc.c).
+/* validate across an allocation by a triage tier (docs/fleet.md): prolog,
+ * screen and full run the rounds tp_triage plans (full: every pair by the
+ * circle method) and those its isolation asks for.
  *
  * Every node holds the same triage (the same options, the same seed, the
  * same figures in the same order), so no node waits for a plan: each asks
@@ -32,11 +32,6 @@
 #include "tp/log.h"
 #include "validate_int.h"
 
-bool tp__validate_tiered(const struct tp__validate_ctx *c)
-{
-    return !c->tier || strcmp(c->tier, "full") != 0;
-}
-
 static double expect_s(const struct tp_validate_test *t)
 {
     return t->expect_s;
@@ -44,18 +39,21 @@ static double expect_s(const struct tp_validate_test *t)
 
 /* The triage's options from c: the tier, its draws, and the per-test
  * durations of the estimate from the profile's expectations. */
-static void opts_of(const struct tp__validate_ctx *c, struct tp_triage_opts *o)
+static void opts_of(const struct tp__validate_ctx *c, int n, struct tp_triage_opts *o)
 {
     *o = (struct tp_triage_opts){.tier = c->tier, .matchings = c->matchings, .seed = c->seed,
                                  .min_effect = c->min_effect};
     tp__validate_net_sums(c, expect_s, &o->pair_s, &o->group_s);
+    /* --pairs-at-once K: a round of n/2 pairs takes that many slots */
+    if (c->pairs_at_once > 0)
+        o->pair_s *= (n / 2 + c->pairs_at_once - 1) / c->pairs_at_once;
     o->round_gap_s = 0.5; /* starting the children, the allgather */
 }
 
 int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err)
 {
     struct tp_triage_opts o;
-    opts_of(c, &o);
+    opts_of(c, n, &o);
     if (c->budget_s > 0) {
         const char *tier = NULL;
         int rc = tp_triage_pick(n, c->budget_s, &o, &tier, err);
@@ -138,18 +136,31 @@ static void annotate(json_t *o, int round, const char *stage, const char *sub)
         json_object_set_new(o, "sub", json_string(sub));
 }
 
-/* Both ways of a pair test (a barrier between): the first node runs every
- * net test against the second's server, then the second the directional
- * ones against the first's. */
-static int run_pair(struct tp__validate_ctx *c, struct tp_boot *b,
-                    const struct tp__validate_node *nodes, const struct tp_triage_test *t, int pos,
-                    int round, const char *stage, json_t *pairs, struct fig *f, tp_error *err)
+/* The round's pair tests: in slots of --pairs-at-once K (all of them in
+ * one slot without it), each both ways (a barrier between): the first node
+ * runs every net test against the second's server, then the second the
+ * directional ones against the first's. Every node takes every slot's
+ * barriers; t is this node's pair test (the ti-th of the round), or NULL. */
+static int run_pairs(struct tp__validate_ctx *c, struct tp_boot *b,
+                     const struct tp__validate_node *nodes, const struct tp_triage_round *rd,
+                     int ti, int pos, int round, const char *stage, json_t *pairs, struct fig *f,
+                     tp_error *err)
 {
-    int me = tp_boot_rank(b);
+    int me = tp_boot_rank(b), npairs = 0, mine = -1;
+    for (int i = 0; i < rd->ntests; i++)
+        if (!rd->tests[i].group) {
+            if (i == ti)
+                mine = npairs;
+            npairs++;
+        }
+    int at_once = c->pairs_at_once > 0 ? c->pairs_at_once : npairs;
+    int slots = (npairs + at_once - 1) / at_once;
+    const struct tp_triage_test *t = mine >= 0 ? &rd->tests[ti] : NULL;
     char sub[64];
     snprintf(sub, sizeof sub, "%s-r%d", stage, round);
-    for (int way = 0; way < 2; way++) {
-        for (int i = 0; t && pos == way && i < c->tests.n; i++) {
+    for (int k = 0; k < 2 * slots; k++) {
+        int slot = k / 2, way = k % 2;
+        for (int i = 0; t && mine / at_once == slot && pos == way && i < c->tests.n; i++) {
             struct tp_validate_test *nt = &c->tests.t[i];
             if (strcmp(nt->group, "net") != 0 || nt->across || (way == 1 && !nt->directional))
                 continue;
@@ -253,9 +264,13 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
             printf("%s%s %d", sep, tp_triage_stage_name((enum tp_triage_stage)s), r[s]);
             sep = ", ";
         }
-    printf(" = %d rounds, about %.0f s (a pair test %.1f s, a group test %.1f s)%s; isolation at "
+    char pair[96];
+    snprintf(pair, sizeof pair, c->pairs_at_once > 0 ? "a round's pairs %.1f s, %d at once"
+                                                     : "a pair test %.1f s",
+             o->pair_s, c->pairs_at_once);
+    printf(" = %d rounds, about %.0f s (%s, a group test %.1f s)%s; isolation at "
            "most %d rounds more (%.0f s in all)\n",
-           total, tp_triage_estimate_s(c->tier, n, o, false), o->pair_s, o->group_s,
+           total, tp_triage_estimate_s(c->tier, n, o, false), pair, o->group_s,
            c->budget_s > 0 ? ", the deepest tier within --budget" : "",
            tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
     printf("plan: a node silent for %.0f s in a round is lost (%s), %.0f s in its own tests, "
@@ -274,7 +289,7 @@ int tp__validate_triage_new(const struct tp__validate_ctx *c, const struct tp__v
                             int n, int me, tp_triage **tri, tp_error *err)
 {
     struct tp_triage_opts o;
-    opts_of(c, &o);
+    opts_of(c, n, &o);
     bool *joined = malloc((size_t)n * sizeof *joined);
     if (!joined)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
@@ -293,7 +308,7 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
 {
     int n = tp_boot_size(ctl), me = tp_boot_rank(ctl);
     struct tp_triage_opts o;
-    opts_of(c, &o);
+    opts_of(c, n, &o);
     double est = tp_triage_estimate_s(c->tier, n, &o, false), t0 = tp__validate_now_s();
     int stage_rounds[TP_TRIAGE_NSTAGES];
     int planned = tp_triage_tier_rounds(c->tier, n, &o, stage_rounds);
@@ -318,8 +333,7 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
         if (t && t->group)
             run_group(c, nodes, t, pos, round, stage, groups, &f);
         if (pair_tests)
-            rc = run_pair(c, ctl, nodes, t && !t->group ? t : NULL, pos, round, stage, pairs, &f,
-                          err);
+            rc = run_pairs(c, ctl, nodes, rd, ti, pos, round, stage, pairs, &f, err);
         char mine[96] = "";
         if (t && f.ran) {
             if (f.failed)

@@ -157,14 +157,18 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
             c->pairs_at_once, "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings,
             "seed", (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout",
             c->node_timeout_s, "on-fail", c->on_fail);
-        /* by a tier, a node that has not joined by then (--node-timeout,
-         * else the group's hour) is left out, and the others go on */
+        /* with links to measure (the tier's triage), a node that has not
+         * joined by then (--node-timeout, else the group's hour) is left
+         * out, and the others go on */
         double join_s = c->node_timeout_s > 0 ? c->node_timeout_s : TP__VALIDATE_GROUP_TIMEOUT_S;
+        bool net = false;
+        for (int i = 0; i < c->tests.n; i++)
+            net |= strcmp(c->tests.t[i].group, "net") == 0;
         struct tp_boot_opts bo = {.backend = c->launcher,
                                   .key_file = c->key_file,
                                   .timeout_ns = (uint64_t)(join_s * 1e9),
                                   .options = bo_opts,
-                                  .leave_out = !c->tier || strcmp(c->tier, "full") != 0};
+                                  .leave_out = net};
         rc = tp_boot_init(&bo, &b, err);
         json_decref(bo_opts);
         /* the tier for this many nodes (--budget: the deepest that fits) */

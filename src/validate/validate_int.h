@@ -172,16 +172,12 @@ int tp__validate_stage_end(struct tp_boot *ctl, const char *mine, char ***all, b
 int tp__validate_lose(tp_triage *tri, int n, enum tp__validate_stage s, const bool *lost,
                       tp_error *err);
 
-/* ---- tiered.c: an allocation by a triage tier (prolog, screen) ---- */
+/* ---- tiered.c: an allocation by a triage tier (prolog, screen, full) ---- */
 
 /* Pick the tier for n nodes (by c->budget_s when given), or refuse:
  * TP_EUSAGE naming the tier, or the budget with the minimum it needs. On
  * every node alike (the same options and n). Prints nothing. */
 int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err);
-
-/* Does c->tier run through the triage (prolog, screen), or the circle
- * method with retests as before (full)? */
-bool tp__validate_tiered(const struct tp__validate_ctx *c);
 
 /* Every node: the triage of n nodes by c's tier (the same on every node:
  * the same options and seed), the nodes that never joined "missing" in it;
@@ -243,18 +239,12 @@ int tp__validate_collect_node(void *ctx, int r, const char *data, tp_error *err)
 /* The first error kept (copied into err), or 0. */
 int tp__validate_collect_error(const struct tp__validate_collect *k, tp_error *err);
 
-/* The circle method's retests: the links the measurements so far find
- * slow (a second measurement, in retests, in place of the first) and the
- * pairs of the nodes they find slow, not measured again yet, as lines "A B
- * TEST" (node indices), 32 in all; "" for none, NULL when out of memory. */
-char *tp__validate_retest_plan(const struct tp__validate_collect *k, const json_t *retests);
-
 /* Judge and write the rest of the results folder: fleet.jsonl, fleet.json
- * (with triage's verdicts and --on-fail's actions where a tier ran),
- * nodes.jsonl, the plan, the history, the report; print the summary.
- * Returns the exit status (0, or 1 when something failed or was named). */
-int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *retests,
-                                const json_t *triage);
+ * (with the triage's verdicts and --on-fail's actions where the tier's
+ * rounds ran: triage, NULL without net tests), nodes.jsonl, the plan, the
+ * history, the report; print the summary. Returns the exit status (0, or
+ * 1 when something failed or was named). */
+int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage);
 
 void tp__validate_collect_free(struct tp__validate_collect *k);
 

@@ -390,7 +390,7 @@ static int leave_out_group(void *arg)
     if (me == 2)
         _exit(0);
     if (me >= 4) {
-        sleep(5);
+        sleep(4);
         _exit(0);
     }
     char mine[24], **all = NULL;

@@ -67,7 +67,7 @@ timeout 300 srun --mpi=pmix --overcommit -n 3 "$TP" validate --only io,net --tie
     >"$WORK/val.out" 2>&1
 rc=$?
 check "srun -n 3 trainpath validate --only io,net: exit 0 or 1 (exit $rc)" test $rc -le 1
-check "... 3 nodes, 3 rounds (one node sits out each), 3 pairs" test "$(json_get "$WORK/val/fleet.json" "r['node_count'], r['rounds'], len([p for p in r['pairs'] if p['test'] == 'net-lat'])")" = "3 3 3"
+check "... 3 nodes, the pairs stage 3 rounds (one node sits out each), 3 pairs" test "$(json_get "$WORK/val/fleet.json" "r['node_count'], r['triage']['rounds']['pairs'], len([p for p in r['pairs'] if p['test'] == 'net-lat' and p['stage'] == 'pairs'])")" = "3 3 3"
 check "... each node's io documents in the one results folder" test "$(ls "$WORK"/val/nodes/*/io-commit.json | wc -l)" -eq 3
 
 # stop the daemons gently, so slurmctld reaps its own helpers

@@ -10,14 +10,15 @@
 #      as a link (for service, not drained), every other node idle;
 #   3. the same fleet under mpirun (a hostfile of the namespaces'
 #      addresses; its ssh is nsenter into the node's namespaces) and the
-#      env launcher: the same verdicts;
+#      env launcher (--tier full: every pair): the same verdicts;
+#   (the faults removed for the rest)
 #   4. a node whose trainpath is killed mid-run (env launcher): named lost
 #      with its stage, left out, and the others validated to the end;
-#   5. a node frozen mid-run (SIGSTOP, --node-timeout 15s), under the env
-#      launcher and under srun: named lost after 15 s of silence, not the
-#      group's hour, the others going on to the end (srun: the job then
-#      ended by rank 0, not at its time limit);
-#   6. the prolog tier on the same fleet;
+#   5. a node frozen mid-run (SIGSTOP, --node-timeout 15s) under srun:
+#      named lost after 15 s of silence, not the group's hour, the others
+#      going on to the end, the job then ended by rank 0, not at its time
+#      limit;
+#   6. the prolog tier;
 #   7. contrib/slurm's HealthCheckProgram and Prolog on a node: a critical
 #      finding drains it with the rule as the reason; clean again, the
 #      health check resumes a node it drained itself, never an operator's.
@@ -198,12 +199,25 @@ env_start() {
     done
 }
 env_wait() { rcs=""; for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done; }
+# (the env launcher runs the full tier: every pair, then the isolation)
+V0=$V
+V=${V/--tier screen/--tier full}
 env_start env
 env_wait
+V=$V0
 sed 's/^/# /' "$WORK/env0.out" | head -12
-check "the env launcher across the $N namespaces: every node exits 1 ($rcs)" test "$rcs" = 111111
+check "the env launcher across the $N namespaces, --tier full: every node exits 1 ($rcs)" test "$rcs" = 111111
+check "... every pair measured in its pairs stage: 5 rounds, 15 pairs" test "$(json_run "$WORK/env/fleet.json" "
+lat = [p for p in r['pairs'] if p['test'] == 'net-lat' and p['stage'] == 'pairs']
+print(r['triage']['rounds']['pairs'], len({tuple(sorted((p['a'], p['b']))) for p in lat}))")" = "5 15"
 check "... node4 slow, node1 and node2 a link, the others passed" test \
     "$(for k in 0 1 2 3 4 5; do status_of env node$k; done | tr '\n' ' ')" = "pass link link pass slow pass "
+
+# the faults off: the rest runs on a clean cluster (its verdicts plain,
+# no isolation rounds to wait for)
+ip netns exec tpbn4.$$ tc qdisc del dev v4 root && ip netns exec $BR tc qdisc del dev p4 root &&
+    ip netns exec tpbn1.$$ tc qdisc del dev v1 root
+check "the shaping removed" test $? -eq 0
 
 # ---- 4. a node whose trainpath is killed mid-run (the env launcher: its
 # rank 0 sees the lost rank and leaves it out; under MPI a rank that dies
@@ -220,54 +234,25 @@ check "... node3 named lost, with the stage it reached" test "$(/usr/bin/python3
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])][3]
 print(o['label'], o['status'], o['stage'] in ('gang', 'ring', 'groups', 'match', 'confirm', 'probe', 'bisect'))" "$WORK/lost/nodes.jsonl")" = "node3 lost True"
-# the others validated to the end without it: every round of the tier ran
-# and none of them is lost or in error. (Whether the planted faults are
-# still named depends on which node was lost: five nodes, two of them
-# faulty and the link between two others, spread the fleet's own figures
-# past what its median can judge; with one fault left, below, they are.)
-check "... the others validated to the end: the tier's 7 rounds, none of them lost or in error" test "$(/usr/bin/python3 -c "
+check "... the others validated to the end without it: the tier's 7 rounds, all passed" test "$(/usr/bin/python3 -c "
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])]
 t = json.load(open(sys.argv[2]))['results']['triage']
-print(t['rounds_total'] >= 7, all(v['status'] in ('pass', 'slow', 'link', 'suspect') for v in o if v['label'] != 'node3'))" \
-    "$WORK/lost/nodes.jsonl" "$WORK/lost/fleet.json")" = "True True"
+print(t['rounds_total'] >= 7, [v['status'] for v in o if v['label'] != 'node3'])" \
+    "$WORK/lost/nodes.jsonl" "$WORK/lost/fleet.json")" = "True ['pass', 'pass', 'pass', 'pass', 'pass']"
 check "... fleet.json lists every node, node3's result never arrived" test "$(json_run "$WORK/lost/fleet.json" "
 print([n['arrived'] for n in r['nodes']] == [True, True, True, False, True, True])")" = True
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/lost/nodes.jsonl"
 
 # ---- 5. a node that stops answering mid-run (frozen: SIGSTOP; a node cut
 # off the network looks the same, its connections open and silent) ----
+# under srun (MPI): its collectives cannot be bounded, so the stages meet
+# over a star of their own, which leaves the frozen node out; the others go
+# on, rank 0 writes the results and the job ends by MPI_Abort
+# (MPI_Finalize would wait for the frozen rank forever). (The same under
+# the env launcher, where the launcher's star leaves it out: node3 killed
+# above, and tests/integration/fleet/fleet_lost.sh.)
 V0=$V
-V="$V --node-timeout 15s"
-env_start hung
-for _ in $(seq 300); do grep -q "^plan:" "$WORK/hung0.out" && break; sleep 0.1; done
-sleep 4
-frozen=$(pgrep -P "${epid[2]}")
-kill -STOP $frozen
-t0=$(date +%s)
-for k in 0 1 3 4 5; do wait "${epid[$k]}"; hrc[$k]=$?; done
-hung_s=$(( $(date +%s) - t0 ))
-kill -9 $frozen "${epid[2]}" 2>/dev/null; kill -CONT $frozen 2>/dev/null
-V=$V0
-sed 's/^/# /' "$WORK/hung0.out" | head -14
-check "the plan says when a silent node is lost" grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout)" "$WORK/hung0.out"
-check "node2 frozen mid-run: rank 0 exits 1, the run ended (${hung_s} s after), not at the group's hour" \
-    test "${hrc[0]}" = 1 -a "$hung_s" -lt 300
-check "... node2 named lost, its verdict saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
-import json, sys
-o = [json.loads(l) for l in open(sys.argv[1])][2]
-print(o['label'], o['status'], 'did not answer' in o['says'] and 'within 15.0 s' in o['says'])" \
-    "$WORK/hung/nodes.jsonl")" = "node2 lost True"
-check "... the others validated to the end: node4 still named slow, none in error" test "$(/usr/bin/python3 -c "
-import json, sys
-o = [json.loads(l) for l in open(sys.argv[1])]
-print(o[4]['status'], all(v['status'] in ('pass', 'slow', 'link', 'suspect') for v in o if v['label'] != 'node2'))" "$WORK/hung/nodes.jsonl")" = "slow True"
-check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/hung/nodes.jsonl"
-
-# the same under srun (MPI): its collectives cannot be bounded, so the
-# stages meet over a star of their own, which leaves the frozen node out;
-# the others go on, rank 0 writes the results and the job ends by
-# MPI_Abort (MPI_Finalize would wait for the frozen rank forever)
 V="$V0 --node-timeout 15s"
 in_head timeout 300 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/hungmpi" \
     >"$WORK/hungmpi.out" 2>&1 &
@@ -286,7 +271,7 @@ hung_s=$(( $(date +%s) - t0 ))
 kill -9 $frozen 2>/dev/null; kill -CONT $frozen 2>/dev/null
 V=$V0
 sed 's/^/# /' "$WORK/hungmpi.out" | grep -v "srun: error: node.: task" | head -14
-check "srun, node2 frozen (one process: '$frozen'): the plan says the stages meet over a star of their own" \
+check "srun, node2 frozen (one process: '$frozen'): the plan says when a silent node is lost, over a star of the stages' own" \
     grep -q "^plan: a node silent for 15 s in a round is lost (--node-timeout), .*; the stages meet over a star of their own" "$WORK/hungmpi.out"
 check "... the job ended when the others were done, not at its time limit (${hung_s} s after the freeze)" test "$hung_s" -lt 300
 check "... node2 named lost, its verdict saying it did not answer in 15 s" test "$(/usr/bin/python3 -c "
@@ -294,22 +279,18 @@ import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])][2]
 print(o['label'], o['status'], 'did not answer' in o['says'] and 'within 15.0 s' in o['says'])" \
     "$WORK/hungmpi/nodes.jsonl")" = "node2 lost True"
-check "... the others validated to the end: node4 still named slow, none in error" test "$(/usr/bin/python3 -c "
+check "... the others validated to the end: all passed" test "$(/usr/bin/python3 -c "
 import json, sys
-o = [json.loads(l) for l in open(sys.argv[1])]
-print(o[4]['status'], all(v['status'] in ('pass', 'slow', 'link', 'suspect') for v in o if v['label'] != 'node2'))" "$WORK/hungmpi/nodes.jsonl")" = "slow True"
+print([v['status'] for v in map(json.loads, open(sys.argv[1])) if v['label'] != 'node2'])" \
+    "$WORK/hungmpi/nodes.jsonl")" = "['pass', 'pass', 'pass', 'pass', 'pass']"
 for _ in $(seq 150); do [ "$(idle)" -eq $N ] && break; sleep 0.2; done
 
 # ---- 6. the prolog tier, for its wall time on the bed ----
 V="validate --only net --tier prolog --seed 1 --min-effect 150"
 srun_validate prolog
-echo "# the bed, a slow node and a slow link, prolog tier: $WALL s"
-# (a ring pass of 6 nodes crosses 6 links: the slow node's two and, with
-# this seed, the slow link make half of them slow, more than the fleet's
-# own median can judge; in the simulator a single slow node at 6 nodes is
-# named: tests/unit/test_triage.c)
-check "srun validate --tier prolog: 3 rounds, exit 0 or 1, a verdict line per node" test \
-    "$RC" -le 1 -a "$(json_run "$WORK/prolog/fleet.json" "print(r['triage']['rounds']['gang'] + r['triage']['rounds']['ring'])")" = 3 \
+echo "# the bed, clean, prolog tier: $WALL s"
+check "srun validate --tier prolog, a clean cluster: 3 rounds, exit 0, a verdict line per node" test \
+    "$RC" -eq 0 -a "$(json_run "$WORK/prolog/fleet.json" "print(r['triage']['rounds']['gang'] + r['triage']['rounds']['ring'])")" = 3 \
     -a "$(wc -l <"$WORK/prolog/nodes.jsonl")" -eq $N
 
 # ---- 7. contrib/slurm's HealthCheckProgram and Prolog on a node ----

@@ -6,7 +6,10 @@
 # (docs/env.md) makes rank 2 stop answering as the stage begins: in its own
 # tests ("local": nothing of it ever reaches rank 0) or in the gather of the
 # results ("gather": its tests ran, its documents never arrive).
-# --node-timeout 3s bounds the join and each stage's wait.
+# --node-timeout 5s bounds the join and each stage's wait (longer than a
+# pair's tests here, sanitizers included: rank 0 starts waiting once its
+# own part is done, docs/fleet.md). --tier full goes on without a missing
+# node the same way (the bed and validate_alloc run it).
 # (A node lost in the rounds: tests/integration/fleet/fleet_bed.sh, a node
 # killed and a node frozen, under the env launcher and srun.)
 . "$(dirname "$0")/../lib.sh"
@@ -21,7 +24,7 @@ run_stalled() {
     for k in $(seq 0 $((N - 1))); do
         env TP_FAULT_STALL=$stage:2 RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
-            --node-timeout 3s --out "$WORK/$stage" >"$WORK/$stage$k.out" 2>&1 &
+            --node-timeout 5s --out "$WORK/$stage" >"$WORK/$stage$k.out" 2>&1 &
         pid[$k]=$!
         PIDS+=($!)
     done
@@ -47,12 +50,12 @@ for stage in local gather; do
     run_stalled $stage
     check "rank 2 stalled in $stage: rank 0 exits 1, rank 1 with it ($rc0 $rcs)" test "$rc0$rcs" = 11
     check "... rank 0 left it out, saying why" \
-        grep -q "rank 2 on .* left out: .*did not answer on the control connection within 3.0 s" \
+        grep -q "rank 2 on .* left out: .*did not answer on the control connection within 5.0 s" \
         "$WORK/${stage}0.out"
     check "... node 2 lost in $stage (timeout, drain), the wait said" test \
         "$(verdict $stage 2 status) $(verdict $stage 2 stage) $(verdict $stage 2 cause) $(verdict $stage 2 action)" \
         = "lost $stage timeout drain"
-    check "... its verdict says why" eval "verdict $stage 2 says | grep -q 'within 3.0 s'"
+    check "... its verdict says why" eval "verdict $stage 2 says | grep -q 'within 5.0 s'"
     check "... the other two passed, validated to the end" test \
         "$(verdict $stage 0 status) $(verdict $stage 1 status)" = "pass pass"
     check "... fleet.json lists every node, node 2's result never arrived" test "$(json_run \
@@ -66,7 +69,7 @@ done
 port=$((port + 1))
 for k in 0 1; do
     env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
-        --only net --tier screen --seed 1 --min-effect 900 --node-timeout 3s --out "$WORK/join" \
+        --only net --tier screen --seed 1 --min-effect 900 --node-timeout 5s --out "$WORK/join" \
         >"$WORK/join$k.out" 2>&1 &
     pid[$k]=$!
     PIDS+=($!)
@@ -76,27 +79,16 @@ wait "${pid[1]}"; rcs=$?
 sed 's/^/# /' "$WORK/join0.out" | head -8
 check "rank 2 never started: rank 0 exits 1, rank 1 with it ($rc0 $rcs)" test "$rc0$rcs" = 11
 check "... rank 0 says it went on without it" \
-    grep -q "rank(s) 2 did not join rank 0 on .* within 3.0 s: left out" "$WORK/join0.out"
+    grep -q "rank(s) 2 did not join rank 0 on .* within 5.0 s: left out" "$WORK/join0.out"
 check "... node 2 missing, at the join (timeout, rerun), named rank2" test \
     "$(verdict join 2 status) $(verdict join 2 stage) $(verdict join 2 cause) $(verdict join 2 action) $(verdict join 2 label)" \
     = "missing join timeout rerun rank2"
-check "... its verdict says why" eval "verdict join 2 says | grep -q 'did not join rank 0 within 3.0 s'"
+check "... its verdict says why" eval "verdict join 2 says | grep -q 'did not join rank 0 within 5.0 s'"
 check "... the other two passed" test "$(verdict join 0 status) $(verdict join 1 status)" = "pass pass"
 check "... fleet.json lists all 3, rank2's result never arrived" test "$(json_run \
     "$WORK/join/fleet.json" "print([n['arrived'] for n in r['nodes']], r['nodes'][2]['label'])")" \
     = "[True, True, False] rank2"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/join/nodes.jsonl"
-port=$((port + 1))
-for k in 0 1; do
-    env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
-        --only net --tier full --node-timeout 3s --out "$WORK/joinfull" >"$WORK/joinfull$k.out" 2>&1 &
-    pid[$k]=$!
-    PIDS+=($!)
-done
-wait "${pid[0]}"; rc0=$?
-wait "${pid[1]}"; rcs=$?
-check "--tier full, rank 2 never started: exit 1 ($rc0 $rcs), the circle method needs every node" \
-    test "$rc0$rcs" = 11 -a -n "$(grep "rank(s) 2 did not join rank 0 .* within 3.0 s" "$WORK/joinfull0.out")"
 
 check "lost in its own tests: in no test of the tier" test "$(verdict local 2 tests)" = 0
 check "no net server of validate's left running, the killed one's included" test -z "$(servers)"
