@@ -149,6 +149,13 @@ int tp_triage_record(tp_triage *t, const double *figure, const bool *lost, tp_er
  * a round waits for its figures. */
 int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_error *err);
 
+/* The run stopped before the triage was done (an interrupt, the launcher
+ * ending the job, the driver's own failure): every node still passing is
+ * "error" (cause harness, action rerun), saying it was not validated to the
+ * end and why (why, at most 300 bytes, copied); a node named or lost keeps
+ * its verdict; tp_triage_result says "partial": why. */
+void tp_triage_stop(tp_triage *t, const char *why);
+
 /* Rounds recorded so far in stage s (TP_TRIAGE_NSTAGES: all of them). */
 int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s);
 

@@ -3,6 +3,7 @@
  * What a round measured is kept (pairs and groups) for the judgement and
  * the verdicts. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,16 @@ int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_
     x->lost_stage = stage;
     x->lost_what = what;
     return 0;
+}
+
+void tp_triage_stop(tp_triage *t, const char *why)
+{
+    snprintf(t->stopped, sizeof t->stopped, "%.300s", why && *why ? why : "stopped");
+    for (int v = 0; v < t->n; v++)
+        if (t->node[v].status == ST_PASS) {
+            t->node[v].status = ST_ERROR;
+            t->node[v].unfinished = true;
+        }
 }
 
 int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s)

@@ -76,6 +76,7 @@ struct tp__node {
     uint8_t ev_stage;
     int ev_other;        /* the other end of its link, or -1 */
     const char *lost_stage, *lost_what; /* lost outside the rounds (tp_triage_lose), or NULL */
+    bool unfinished;     /* error: the run stopped before it was validated (tp_triage_stop) */
 };
 
 struct tp__action;
@@ -138,6 +139,7 @@ struct tp_triage {
     int *good;                    /* the known-good pool */
     int ngood;
     int harness_failures;
+    char stopped[320];            /* why the run stopped before the end (tp_triage_stop), or "" */
 };
 
 /* Append a measurement (TP_ENOMEM). */

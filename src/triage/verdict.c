@@ -36,9 +36,11 @@ static void says_link(const tp_triage *t, int v, char *out, size_t size)
 
 static void says_error(const tp_triage *t, int v, char *out, size_t size)
 {
-    (void)t, (void)v;
-    snprintf(out, size, "a test of it failed on trainpath's side (not a fault of the node): run "
-             "again");
+    if (t->node[v].unfinished)
+        snprintf(out, size, "not validated to the end: %s; run again", t->stopped);
+    else
+        snprintf(out, size, "a test of it failed on trainpath's side (not a fault of the node): "
+                 "run again");
 }
 
 static void says_lost(const tp_triage *t, int v, char *out, size_t size)
@@ -81,7 +83,7 @@ json_t *tp_triage_verdict(const tp_triage *t, int v)
                                                                 : tp_triage_stage_name(x->stage);
     if (x->status == ST_PASS && x->contention)
         cause = "contention";
-    char says[240];
+    char says[480];
     verdicts[x->status].says(t, v, says, sizeof says);
     json_t *ev = verdicts[x->status].evidence
                      ? json_pack("{s:s, s:f, s:f, s:f}", "test", tp_triage_stage_name(x->ev_stage),
@@ -121,6 +123,8 @@ json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err)
                           t->pair_median > 0 ? tp__triage_slow(t) : 0.0, "named", t->named,
                           "harness_failures", t->harness_failures, "counts", counts,
                           "nodes_detail", detail);
+    if (r && t->stopped[0])
+        json_object_set_new(r, "partial", json_string(t->stopped));
     if (!r)
         tp_error_set(err, TP_ENOMEM, "out of memory");
     return r;

@@ -283,6 +283,27 @@ static int gather_stage(struct tp_boot *b, struct tp_boot *ctl, const char *mine
     return rc;
 }
 
+/* Rank 0, the tier's stages stopped by err (an interrupt: Ctrl-C, or the
+ * launcher ending the job at its time limit; a failure of its own): the
+ * fleet document and the verdict lines all the same, from what it has
+ * (col: the results gathered so far, or NULL: its own alone, own), the
+ * nodes not validated to the end saying where it stopped and why. */
+static void stopped(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
+                    const struct tp__validate_node *nodes, tp_triage *tri,
+                    struct tp__validate_collect *col, json_t *own, const tp_error *err)
+{
+    int n = tp_boot_size(b);
+    json_t *triage = tp__validate_triage_stopped(c, tri, b, ctl, err);
+    bool mine = !col;
+    if (mine && (col = tp__validate_collect_new(c, nodes, n)))
+        tp__validate_collect_add(col, 0, json_incref(own));
+    if (col && triage)
+        tp__validate_collect_finish(col, triage, err);
+    if (mine)
+        tp__validate_collect_free(col);
+    json_decref(triage);
+}
+
 int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
 {
     tp_error err = {0};
@@ -353,10 +374,18 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     if (me == 0)
         tp__validate_progress_clear(c);
     tp__validate_stop_server(c);
-    if (rc)
+    if (rc) {
         status = tp__validate_fail(&err);
-    else if (me == 0)
-        status = tp__validate_collect_finish(col, triage);
+        if (me == 0 && tri && broken) {
+            json_t *own = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "label", nodes[0].label,
+                                    "host", tp_boot_host(b, 0), "addr", c->addr, "tests", tests,
+                                    "pairs", pairs, "groups", groups);
+            stopped(c, b, ctl, nodes, tri, col, own, &err);
+            json_decref(own);
+        }
+    } else if (me == 0) {
+        status = tp__validate_collect_finish(col, triage, NULL);
+    }
     tp__validate_collect_free(col);
     /* rank 0 judged the allocation: every node exits with its verdict, so
      * mpirun and srun report it whichever rank they read, and no node

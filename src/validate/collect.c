@@ -459,7 +459,8 @@ static int fleet_commit(struct tp__validate_collect *k, tp_error *err)
     return a ? tp_atomic_commit(a, err) : 0;
 }
 
-int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage)
+int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage,
+                                const tp_error *stopped)
 {
     struct tp__validate_ctx *c = k->c;
     const struct tp__validate_node *nodes = k->nodes;
@@ -617,13 +618,16 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         free(words);
         json_int_t nlost = json_integer_value(json_object_get(counts, "lost")) +
                            json_integer_value(json_object_get(counts, "missing"));
+        const char *partial = json_string_value(json_object_get(triage, "partial"));
         if (triage)
-            snprintf(fsum, sizeof fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s",
+            snprintf(fsum, sizeof fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s%s%.500s",
                      c->tier, rounds,
                      (int)json_integer_value(json_object_get(triage, "rounds_isolation")),
                      (int)named, unsure ? ", some unsettled (see nodes.jsonl)" : "",
-                     nlost ? ", lost or missing nodes left out, the others validated to the end"
-                           : "");
+                     nlost && !partial
+                         ? ", lost or missing nodes left out, the others validated to the end"
+                         : "",
+                     partial ? "; " : "", partial ? partial : "");
         fdoc = tp_result_new("fleet", json_pack("{s:s, s:s?, s:i, s:i}", "profile", c->profile,
                                                 "only", c->only, "nodes", n, "rounds", rounds));
         json_t *res = json_pack("{s:i, s:i, s:i, s:o, s:o, s:O, s:O}", "node_count", n,
@@ -634,6 +638,8 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             /* the verdicts, each node a line; and what --on-fail did */
             json_t *acts = tp__validate_onfail(c, nodes, n, triage);
             json_object_set_new(res, "tier", json_string(c->tier));
+            if (partial) /* the run stopped: the documents of the nodes not gathered are not here */
+                json_object_set_new(res, "partial", json_string(partial));
             json_object_set_new(res, "groups", group_list);
             json_object_set(res, "triage", (json_t *)triage);
             json_object_set_new(res, "actions", acts ? acts : json_array());
@@ -642,7 +648,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
                 rc = tp__validate_node_lines(c, nodes, n, triage, &err);
         }
         json_object_set_new(fdoc, "results", res);
-        tp_result_finish(fdoc, 0, NULL);
+        tp_result_finish(fdoc, stopped ? stopped->code : 0, stopped ? stopped->msg : NULL);
         snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
         if (!rc)
             rc = tp_result_write(fdoc, path, &err);

@@ -92,6 +92,7 @@ int tp__validate_control_open(struct tp__validate_ctx *c, struct tp_boot *b,
 {
     *ctl = b;
     c->own_star = false;
+    c->stage = -1;
     if (tp_boot_leave_out(b))
         return 0;
     json_t *opts = json_pack("{s:s, s:s}", "star", "the tier's stages", "tier", c->tier);
@@ -133,9 +134,10 @@ static void stall_hook(const struct tp__validate_ctx *c, const struct tp_boot *c
     _exit(3);
 }
 
-void tp__validate_control_stage(const struct tp__validate_ctx *c, struct tp_boot *ctl,
+void tp__validate_control_stage(struct tp__validate_ctx *c, struct tp_boot *ctl,
                                 enum tp__validate_stage s)
 {
+    c->stage = (int)s;
     tp_boot_set_timeout(ctl, (uint64_t)(tp__validate_stage_timeout_s(c, s) * 1e9));
     stall_hook(c, ctl, s);
 }
@@ -167,6 +169,11 @@ int tp__validate_stage_end(struct tp_boot *ctl, const char *mine, char ***all, b
     for (int r = 0; lost && r < n; r++)
         lost[r] = rc == 0 && !(*all)[r];
     return rc;
+}
+
+const char *tp__validate_stage_what(enum tp__validate_stage s)
+{
+    return stages[s].what;
 }
 
 int tp__validate_lose(tp_triage *tri, int n, enum tp__validate_stage s, const bool *lost,

@@ -361,6 +361,26 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
     return rc;
 }
 
+json_t *tp__validate_triage_stopped(const struct tp__validate_ctx *c, tp_triage *tri,
+                                    const struct tp_boot *b, const struct tp_boot *ctl,
+                                    const tp_error *why)
+{
+    char where[360];
+    const struct tp_triage_round *rd = c->stage == TP__VALIDATE_ROUNDS ? tp_triage_next(tri) : NULL;
+    if (rd)
+        snprintf(where, sizeof where, "the run stopped in round %d (%s): %.300s",
+                 tp_triage_rounds(tri, TP_TRIAGE_NSTAGES) + 1, tp_triage_stage_name(rd->stage),
+                 why->msg);
+    else
+        snprintf(where, sizeof where, "the run stopped in %s: %.300s",
+                 c->stage >= 0 ? tp__validate_stage_what((enum tp__validate_stage)c->stage)
+                               : "the meeting of the nodes",
+                 why->msg);
+    tp_triage_stop(tri, where);
+    tp_error err;
+    return tp__validate_triage_result(tri, b, ctl, &err);
+}
+
 json_t *tp__validate_triage_result(tp_triage *tri, const struct tp_boot *b,
                                    const struct tp_boot *ctl, tp_error *err)
 {

@@ -32,6 +32,7 @@ struct tp__validate_ctx {
     bool lost;          /* a rank was lost: the group ends by tp_boot_abort */
     bool own_star;      /* the tier's stages meet over a star of their own (control.c) */
     bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
+    int stage;          /* the tier's stage under way (enum tp__validate_stage), -1 before */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
@@ -151,9 +152,14 @@ int tp__validate_control_open(struct tp__validate_ctx *c, struct tp_boot *b,
                               const struct tp__validate_node *nodes, struct tp_boot **ctl,
                               tp_error *err);
 
-/* Bound ctl's operations by stage s's timeout from now on. */
-void tp__validate_control_stage(const struct tp__validate_ctx *c, struct tp_boot *ctl,
+/* Stage s begins (c->stage): bound ctl's operations by its timeout from
+ * now on. */
+void tp__validate_control_stage(struct tp__validate_ctx *c, struct tp_boot *ctl,
                                 enum tp__validate_stage s);
+
+/* Stage s in words: "its own tests", "the tier's rounds", "the gather of
+ * the results". */
+const char *tp__validate_stage_what(enum tp__validate_stage s);
 
 /* End the stages (rc: how they ended): a star of their own is left, and
  * c->lost set when a rank was lost (the launcher's group then ends by
@@ -200,6 +206,14 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
                         const struct tp__validate_node *nodes, tp_triage *tri, json_t *pairs,
                         json_t *groups, tp_error *err);
 
+/* Rank 0, the run stopped in c->stage by err (an interrupt, a failure of
+ * its own): the triage stopped there (tp_triage_stop: the nodes still
+ * passing not validated to the end, saying where and why), its judgement
+ * as tp__validate_triage_result's, with "partial". NULL on ENOMEM. */
+json_t *tp__validate_triage_stopped(const struct tp__validate_ctx *c, tp_triage *tri,
+                                    const struct tp_boot *b, const struct tp_boot *ctl,
+                                    const tp_error *why);
+
 /* Rank 0: the triage's judgement (tp_triage_result), each lost or missing
  * node's "says" ending with why rank 0 left it out (tp_boot_gone_why of
  * ctl, else of b, the group it never joined). NULL on ENOMEM. */
@@ -242,9 +256,12 @@ int tp__validate_collect_error(const struct tp__validate_collect *k, tp_error *e
 /* Judge and write the rest of the results folder: fleet.jsonl, fleet.json
  * (with the triage's verdicts and --on-fail's actions where the tier's
  * rounds ran: triage, NULL without net tests), nodes.jsonl, the plan, the
- * history, the report; print the summary. Returns the exit status (0, or
- * 1 when something failed or was named). */
-int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage);
+ * history, the report; print the summary. stopped, when not NULL, is what
+ * stopped the run before the end: fleet.json's status says it (and its
+ * "partial", the triage's). Returns the exit status (0, or 1 when
+ * something failed or was named). */
+int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage,
+                                const tp_error *stopped);
 
 void tp__validate_collect_free(struct tp__validate_collect *k);
 

@@ -306,6 +306,42 @@ static void lost_outside_rounds(void **state)
     tp_triage_free(t);
 }
 
+/* A run that stopped before the end: the nodes still passing are "error"
+ * (harness, rerun), saying why; a lost node stays lost; the result is
+ * partial. */
+static void stopped_midway(void **state)
+{
+    (void)state;
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    struct tp_triage_opts o = {.tier = "screen", .seed = 7};
+    assert_int_equal(tp_triage_new(8, NULL, &o, &t, &err), 0);
+    assert_int_equal(tp_triage_lose(t, 6, "local", "its own tests", &err), 0);
+    const struct tp_triage_round *r;
+    double fig[8];
+    for (int k = 0; k < 2 && (r = tp_triage_next(t)); k++) {
+        for (int i = 0; i < r->ntests; i++)
+            fig[i] = 1;
+        assert_int_equal(tp_triage_record(t, fig, NULL, &err), 0);
+    }
+    tp_triage_stop(t, "interrupted in round 3 (ring): SIGTERM");
+    json_t *v = tp_triage_verdict(t, 0);
+    TP_EQ_STR(json_string_value(json_object_get(v, "status")), "error");
+    TP_EQ_STR(json_string_value(json_object_get(v, "cause")), "harness");
+    TP_EQ_STR(json_string_value(json_object_get(v, "action")), "rerun");
+    TP_HAS(json_string_value(json_object_get(v, "says")),
+           "not validated to the end: interrupted in round 3 (ring): SIGTERM; run again");
+    json_decref(v);
+    v = tp_triage_verdict(t, 6);
+    TP_EQ_STR(json_string_value(json_object_get(v, "status")), "lost");
+    json_decref(v);
+    json_t *res = tp_triage_result(t, &err);
+    TP_EQ_INT(json_integer_value(json_object_get(json_object_get(res, "counts"), "error")), 7);
+    TP_HAS(json_string_value(json_object_get(res, "partial")), "interrupted in round 3");
+    json_decref(res);
+    tp_triage_free(t);
+}
+
 /* ---- the simulator ---- */
 
 static const int sizes[] = {8, 64, 1024, 16384};
@@ -795,6 +831,7 @@ int main(void)
         cmocka_unit_test(driver_errors),
         cmocka_unit_test(failed_tests),
         cmocka_unit_test(lost_outside_rounds),
+        cmocka_unit_test(stopped_midway),
         cmocka_unit_test(sim_clean),
         cmocka_unit_test(sim_slow_node),
         cmocka_unit_test(sim_slow_link),

@@ -2,7 +2,8 @@
 # validate across an allocation by a tier (the env launcher, 3 ranks on
 # loopback): a node that never joins is named missing, one that stops
 # answering outside the rounds is named lost with the stage it reached, and
-# the others go on to the end. The test hook TP_FAULT_STALL=STAGE:RANK
+# the others go on to the end; a run every rank of which is interrupted
+# still leaves the fleet document and the verdicts, saying where it stopped. The test hook TP_FAULT_STALL=STAGE:RANK
 # (docs/env.md) makes rank 2 stop answering as the stage begins: in its own
 # tests ("local": nothing of it ever reaches rank 0) or in the gather of the
 # results ("gather": its tests ran, its documents never arrive).
@@ -89,6 +90,32 @@ check "... fleet.json lists all 3, rank2's result never arrived" test "$(json_ru
     "$WORK/join/fleet.json" "print([n['arrived'] for n in r['nodes']], r['nodes'][2]['label'])")" \
     = "[True, True, False] rank2"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/join/nodes.jsonl"
+
+# every rank sent SIGTERM mid-run (as Slurm does at a job's time limit):
+# rank 0 still writes the fleet document and the verdict lines, each node
+# not validated to the end saying where the run stopped
+port=$((port + 1))
+for k in 0 1 2; do
+    env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
+        --only net --tier screen --seed 1 --min-effect 900 --out "$WORK/term" >"$WORK/term$k.out" 2>&1 &
+    pid[$k]=$!
+    PIDS+=($!)
+done
+for _ in $(seq 300); do grep -q "^plan:" "$WORK/term0.out" && break; sleep 0.1; done
+sleep 3
+for k in 0 1 2; do kill -TERM $(pgrep -P "${pid[$k]}"); done
+wait "${pid[0]}"; rc0=$?
+wait "${pid[1]}" "${pid[2]}"
+sed 's/^/# /' "$WORK/term0.out" | head -10
+check "every rank sent SIGTERM mid-run: rank 0 exits 143" test "$rc0" = 143
+check "... fleet.json written all the same, its status the interrupt, partial saying where" test "$(json_run \
+    "$WORK/term/fleet.json" "print(d['status']['ok'], d['status']['exit_code'], r['partial'].startswith('the run stopped in'))")" \
+    = "False 143 True"
+check "... every node's verdict: not validated to the end (harness, rerun)" test "$(/usr/bin/python3 -c "
+import json, sys
+print({(o['status'], o['cause'], o['action'], 'not validated to the end' in o['says']) for o in map(json.loads, open(sys.argv[1]))})" \
+    "$WORK/term/nodes.jsonl")" = "{('error', 'harness', 'rerun', True)}"
+check "... both valid" eval "valid_doc '$WORK/term/fleet.json' && valid_doc --lines validate_node_line '$WORK/term/nodes.jsonl'"
 
 check "lost in its own tests: in no test of the tier" test "$(verdict local 2 tests)" = 0
 check "no net server of validate's left running, the killed one's included" test -z "$(servers)"
