@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # make check: build twice (optimised, with the GPU path where CUDA is
 # installed, and with AddressSanitizer + UndefinedBehaviorSanitizer, without
-# it), run the unit tests in both, every integration test under the
-# sanitizers, and in the optimised build the 'slow' suite (timing and
-# accuracy, only there) and the 'both' suite (the sweeps the sanitizers
-# cut, the GPU path and the whole main job, again in the GPU-path build:
-# tests/integration/meson.build); then build the libFuzzer harnesses
+# it), run every unit and integration test under the sanitizers, and in the
+# optimised build the 'slow' suite (timing and accuracy, only there) and the
+# 'both' suite (the sweeps the sanitizers cut, the GPU path's unit test, the
+# layer check on the GPU path's objects and the whole main job, again in the
+# GPU-path build: tests/meson.build, tests/integration/meson.build); then build the libFuzzer harnesses
 # (clang, the third folder) and run each a few seconds on its committed
 # corpus (fuzz/); then print the one summary line CI reads: "N passed, N
 # failed".
@@ -20,8 +20,8 @@ fail_setup() { echo "check: $1" >&2; echo "0 passed, 1 failed"; exit 1; }
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" --buildtype=debugoptimized >/dev/null || fail_setup "meson setup $BUILD failed"
 ninja -C "$BUILD" || fail_setup "build failed"
 # The sanitizer build is also the build without the GPU path (-Dgpu=disabled):
-# the first one has it wherever the CUDA toolkit is installed, so the unit
-# tests and the 'both' suite (gpu_cli, validate_quick) run both with the path
+# the first one has it wherever the CUDA toolkit is installed, so the 'both'
+# suite (gpu, gpu_cli, validate_quick, structure) runs both with the path
 # built (refusing without a device) and without.
 [ -f "$ASAN/build.ninja" ] || meson setup "$ASAN" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled >/dev/null || fail_setup "meson setup $ASAN failed"
 ninja -C "$ASAN" || fail_setup "sanitizer build failed"
@@ -30,7 +30,7 @@ ninja -C "$ASAN" || fail_setup "sanitizer build failed"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 
-meson test -C "$BUILD" --print-errorlogs --num-processes 1 --suite unit --suite slow --suite both
+meson test -C "$BUILD" --print-errorlogs --num-processes 1 --suite slow --suite both
 meson test -C "$ASAN" --print-errorlogs --num-processes 1 --suite unit --suite integration --no-suite slow
 
 # The fuzz suite: only the library and the harnesses are built (target
