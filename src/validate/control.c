@@ -102,7 +102,8 @@ int tp__validate_control_open(struct tp__validate_ctx *c, struct tp_boot *b,
                                    .port = atoi(nodes[0].tport),
                                    .key_file = c->keyfile,
                                    .timeout_ns = (uint64_t)(TP__VALIDATE_STAR_JOIN_S * 1e9),
-                                   .options = opts};
+                                   .options = opts,
+                                   .leave_out = true};
     int rc = opts ? tp_boot_star(&so, ctl, err) : tp_error_set(err, TP_ENOMEM, "out of memory");
     json_decref(opts);
     if (rc) {
@@ -111,8 +112,7 @@ int tp__validate_control_open(struct tp__validate_ctx *c, struct tp_boot *b,
                         nodes[0].tport);
         return rc;
     }
-    c->own_star = true;
-    tp_boot_leave_out(*ctl);
+    c->own_star = true; /* it leaves the lost out (one not joined by then too) */
     return 0;
 }
 

@@ -221,8 +221,9 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
          * (MPI: MPI_Finalize would wait for it forever): rank 0 has written
          * what it has and ends the job; the others give it that long, and
          * end the job themselves when it was rank 0 that was lost (once
-         * every rank has rank 0's verdict, none waits) */
-        if (tp_boot_rank(b) != 0 && !done)
+         * every rank has rank 0's verdict, none waits; nor does one that
+         * was interrupted) */
+        if (tp_boot_rank(b) != 0 && !done && !tp_intr_signal())
             sleep(TP__VALIDATE_ABORT_GRACE_S);
         tp_boot_abort(b, status > 0 ? status : 1);
     } else {
