@@ -1,0 +1,166 @@
+/* The AVX-512 kernel of block fixed-point (bfx_int.h): 16 elements a step
+ * in the scan (the exponent fields, VPLZCNTD for the highest and the
+ * lowest set bit), 8 in the load (VPSLLVQ / VPSRLVQ by each element's own
+ * distance to the block's unit, a masked negation) and in the rounding of
+ * f32 sums (VCVTQQ2PS, round to nearest even whatever MXCSR says, then the
+ * unit added to the exponent field); the lanes whose result would be
+ * subnormal or infinite, f32 averages over a rank count that is not a
+ * power of two, and bf16 and f16 rounding go to the scalar row's rounding
+ * (the same bits, tests/unit/test_blockfx.c). Chosen at run time where the
+ * CPU has AVX-512 F, CD, DQ, BW and VL. */
+#include <immintrin.h>
+#include <string.h>
+
+#include "bfx_int.h"
+
+#define AVX512 __attribute__((target("avx512f,avx512cd,avx512dq,avx512bw,avx512vl")))
+
+static bool cpu_ok(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+}
+
+/* 16 encodings of a format (mbits, ebits) in 32-bit lanes, the lanes of
+ * mask live: the highest and lowest set bit positions folded into hi and
+ * lo, a NaN or an infinity into *nf. */
+static inline AVX512 __attribute__((always_inline)) void scan16(__m512i u, __mmask16 live,
+                                                                unsigned mbits, unsigned ebits,
+                                                                __m512i *hi, __m512i *lo,
+                                                                __mmask16 *nf)
+{
+    const __m512i emax = _mm512_set1_epi32((1 << ebits) - 1),
+                  fmask = _mm512_set1_epi32((1 << mbits) - 1),
+                  hidden = _mm512_set1_epi32(1 << mbits), one = _mm512_set1_epi32(1),
+                  c31 = _mm512_set1_epi32(31), zero = _mm512_setzero_si512();
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(u, mbits), emax);
+    __m512i m = _mm512_and_si512(u, fmask);
+    __mmask16 special = _mm512_mask_cmpeq_epi32_mask(live, e, emax);
+    *nf |= special;
+    m = _mm512_mask_or_epi32(m, _mm512_test_epi32_mask(e, e), m, hidden);
+    __mmask16 use = _mm512_mask_test_epi32_mask(live & (__mmask16)~special, m, m);
+    __m512i top = _mm512_add_epi32(_mm512_max_epu32(e, one), c31);
+    __m512i h = _mm512_sub_epi32(top, _mm512_lzcnt_epi32(m));
+    __m512i low = _mm512_and_si512(m, _mm512_sub_epi32(zero, m));
+    __m512i l = _mm512_sub_epi32(top, _mm512_lzcnt_epi32(low));
+    *hi = _mm512_mask_max_epi32(*hi, use, *hi, h);
+    *lo = _mm512_mask_min_epi32(*lo, use, *lo, l);
+}
+
+static inline AVX512 __attribute__((always_inline)) void
+scan_blocks(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n,
+            int32_t *span)
+{
+    for (size_t b = 0; b * TP_BFX_BLOCK < n; b++) {
+        size_t from = b * TP_BFX_BLOCK, to = from + TP_BFX_BLOCK < n ? from + TP_BFX_BLOCK : n;
+        __m512i hi = _mm512_setzero_si512(), lo = _mm512_set1_epi32(TP_BFX_NL);
+        __mmask16 nf = 0;
+        for (size_t i = from; i < to; i += 16) {
+            __mmask16 live = (__mmask16)(to - i >= 16 ? 0xffffu : (1u << (to - i)) - 1);
+            __m512i u = t == TP_F32 ? _mm512_maskz_loadu_epi32(live, (const uint32_t *)in + i)
+                                    : _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(
+                                          live, (const uint16_t *)in + i));
+            scan16(u, live, mbits, ebits, &hi, &lo, &nf);
+        }
+        int h = _mm512_reduce_max_epi32(hi), l = _mm512_reduce_min_epi32(lo);
+        span[2 * b] = nf ? TP_BFX_NONFINITE : h;
+        span[2 * b + 1] = h ? TP_BFX_NL - l : 0;
+    }
+}
+
+AVX512 static void scan(enum tp_dtype t, const void *in, size_t n, int32_t *span)
+{
+    if (t == TP_F32)
+        scan_blocks(TP_F32, 23, 8, in, n, span);
+    else if (t == TP_BF16)
+        scan_blocks(TP_BF16, 7, 8, in, n, span);
+    else
+        scan_blocks(TP_F16, 10, 5, in, n, span);
+}
+
+static inline AVX512 __attribute__((always_inline)) void
+load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n, int lsb,
+         int64_t *out)
+{
+    const __m512i emax = _mm512_set1_epi64((1 << ebits) - 1),
+                  fmask = _mm512_set1_epi64((1 << mbits) - 1),
+                  hidden = _mm512_set1_epi64(1 << mbits), one = _mm512_set1_epi64(1),
+                  unit = _mm512_set1_epi64(lsb), zero = _mm512_setzero_si512();
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 live = (__mmask8)(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1);
+        __m512i u = t == TP_F32
+                        ? _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(live, (const uint32_t *)in + i))
+                        : _mm512_cvtepu16_epi64(_mm_maskz_loadu_epi16(live, (const uint16_t *)in + i));
+        __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, mbits), emax);
+        __m512i m = _mm512_mask_or_epi64(_mm512_and_si512(u, fmask), _mm512_test_epi64_mask(e, e),
+                                         _mm512_and_si512(u, fmask), hidden);
+        /* each element's distance to the unit: left when >= 0, else right
+         * (the dropped bits are zeros); a count past 63 gives 0, so one of
+         * the two shifts is the value and the other 0 (both when 0) */
+        __m512i s = _mm512_sub_epi64(_mm512_max_epu64(e, one), unit);
+        __m512i v = _mm512_or_si512(_mm512_sllv_epi64(m, s),
+                                    _mm512_srlv_epi64(m, _mm512_sub_epi64(zero, s)));
+        __mmask8 neg = _mm512_test_epi64_mask(u, _mm512_set1_epi64(1ll << (mbits + ebits)));
+        v = _mm512_mask_sub_epi64(v, neg, zero, v);
+        _mm512_mask_storeu_epi64(out + i, live, v);
+    }
+}
+
+AVX512 static void load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
+{
+    if (t == TP_F32)
+        load_all(TP_F32, 23, 8, in, n, lsb, out);
+    else if (t == TP_BF16)
+        load_all(TP_BF16, 7, 8, in, n, lsb, out);
+    else
+        load_all(TP_F16, 10, 5, in, n, lsb, out);
+}
+
+/* f32 sums: VCVTQQ2PS rounds each int64 once to 24 bits (nearest, ties to
+ * even); the unit is a power of two added to the exponent field, exact
+ * while the result stays normal and finite; other lanes, the scalar
+ * rounding. */
+AVX512 static void store_f32_sum(const int64_t *in, size_t n, int lsb, uint32_t *out)
+{
+    const int ue = lsb - 150;
+    const __m256i emask = _mm256_set1_epi32(0xff), keep = _mm256_set1_epi32((int)0x807fffffu),
+                  shift = _mm256_set1_epi32(ue), lo = _mm256_set1_epi32(1),
+                  hi = _mm256_set1_epi32(254);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 live = (__mmask8)(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1);
+        __m512i v = _mm512_maskz_loadu_epi64(live, in + i);
+        __m256i b = _mm256_castps_si256(
+            _mm512_cvt_roundepi64_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m256i e = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(b, 23), emask), shift);
+        __mmask8 nonzero = _mm512_test_epi64_mask(v, v);
+        __mmask8 ok = nonzero & _mm256_cmpge_epi32_mask(e, lo) & _mm256_cmple_epi32_mask(e, hi);
+        __m256i r = _mm256_maskz_or_epi32(ok, _mm256_and_si256(b, keep),
+                                          _mm256_slli_epi32(e, 23));
+        _mm256_mask_storeu_epi32(out + i, live, r);
+        for (__mmask8 rest = live & nonzero & (__mmask8)~ok; rest; rest &= (__mmask8)(rest - 1)) {
+            unsigned k = (unsigned)__builtin_ctz(rest);
+            out[i + k] = tp__bfx_round(TP_F32, in[i + k], lsb, 1);
+        }
+    }
+}
+
+AVX512 static void store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
+                         void *out)
+{
+    if (t == TP_F32 && divisor <= 1) {
+        uint32_t *o = out;
+        store_f32_sum(in, n, lsb, o);
+        return;
+    }
+    tp__bfx_scalar.store(t, in, n, lsb, divisor, out);
+}
+
+const struct tp__bfx_kernel tp__bfx_avx512 = {
+    .name = "avx512",
+    .cpu_ok = cpu_ok,
+    .scan = scan,
+    .load = load,
+    .store = store,
+};

@@ -1,0 +1,29 @@
+/* Internal to src/coll: the kernels of block fixed-point (blockfx.c), one
+ * row each in its own file: bfx_scalar.c (portable C, every CPU) and
+ * bfx_avx512.c (AVX-512 F, CD, DQ, BW and VL). Each does exactly what
+ * include/tp/blockfx.h says of tp_bfx_scan, tp_bfx_load and tp_bfx_store,
+ * bit for bit the same as the scalar row (tests/unit/test_blockfx.c runs
+ * every row the CPU can). Adding a kernel is one file and one line in
+ * blockfx.c's table. */
+#ifndef TP_BFX_INT_H
+#define TP_BFX_INT_H
+
+#include "tp/blockfx.h"
+
+struct tp__bfx_kernel {
+    const char *name;
+    bool (*cpu_ok)(void); /* can this CPU run it? */
+    void (*scan)(enum tp_dtype t, const void *in, size_t n, int32_t *span);
+    void (*load)(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out);
+    void (*store)(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
+                  void *out);
+};
+
+extern const struct tp__bfx_kernel tp__bfx_scalar, tp__bfx_avx512;
+
+/* One element, as tp_bfx_store (the scalar row's rounding): the encoding
+ * of v * 2^(lsb - bias - mbits) / divisor in type t, for the lanes a
+ * faster kernel leaves (subnormal and infinite results, averages). */
+uint32_t tp__bfx_round(enum tp_dtype t, int64_t v, int lsb, uint32_t divisor);
+
+#endif

@@ -1,0 +1,82 @@
+/* Block fixed-point (include/tp/blockfx.h): the blocks, the unit of a
+ * block from its combined span, and the kernels that scan, load and round,
+ * as rows of a table (bfx_int.h), the best one this CPU can run chosen at
+ * the first call. */
+#include <string.h>
+
+#include "bfx_int.h"
+
+static const struct tp__bfx_kernel *const kernels[] = {&tp__bfx_avx512, &tp__bfx_scalar, NULL};
+
+static const struct tp__bfx_kernel *in_use;
+
+static const struct tp__bfx_kernel *kernel(void)
+{
+    if (!in_use)
+        for (int i = 0; kernels[i] && !in_use; i++)
+            if (kernels[i]->cpu_ok())
+                in_use = kernels[i];
+    return in_use;
+}
+
+const char *const *tp_bfx_kernels(void)
+{
+    static const char *names[sizeof kernels / sizeof kernels[0]];
+    for (int i = 0; kernels[i]; i++)
+        names[i] = kernels[i]->name;
+    return names;
+}
+
+bool tp_bfx_use(const char *name)
+{
+    for (int i = 0; kernels[i]; i++)
+        if (strcmp(kernels[i]->name, name) == 0 && kernels[i]->cpu_ok()) {
+            in_use = kernels[i];
+            return true;
+        }
+    return false;
+}
+
+const char *tp_bfx_kernel(void)
+{
+    return kernel()->name;
+}
+
+bool tp_bfx_supports(enum tp_dtype t)
+{
+    return t == TP_F32 || t == TP_BF16 || t == TP_F16;
+}
+
+size_t tp_bfx_blocks(size_t n)
+{
+    return (n + TP_BFX_BLOCK - 1) / TP_BFX_BLOCK;
+}
+
+int tp_bfx_unit(const int32_t *span, int nranks)
+{
+    int hi = span[0];
+    if (hi == TP_BFX_NONFINITE)
+        return 0;
+    if (hi == 0)
+        return 1;
+    int lo = TP_BFX_NL - span[1], head = 0;
+    while (head < 31 && (1 << head) < nranks)
+        head++;
+    return (hi - lo + 1) + head + 1 <= 64 ? lo : 0;
+}
+
+void tp_bfx_scan(enum tp_dtype t, const void *in, size_t n, int32_t *span)
+{
+    kernel()->scan(t, in, n, span);
+}
+
+void tp_bfx_load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
+{
+    kernel()->load(t, in, n, lsb, out);
+}
+
+void tp_bfx_store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
+                  void *out)
+{
+    kernel()->store(t, in, n, lsb, divisor, out);
+}

@@ -1,0 +1,252 @@
+/* Block fixed-point (tp_bfx): for f32, bf16 and f16, over 1 to 8 "ranks"
+ * of data, every block the span says is fast must round to the same bits
+ * as the wide representation (tp_fx, itself checked against the
+ * superaccumulator in test_fixed.c), for sums and averages; the span must
+ * send a block to the wide path exactly when a NaN or an infinity is in it
+ * or its values are too far apart for one int64 with the sum's headroom. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_test.h"
+#include "tp/blockfx.h"
+#include "tp/fixed.h"
+
+struct ty {
+    enum tp_dtype t;
+    const char *name;
+    unsigned mbits, ebits, bytes;
+};
+
+static const struct ty types[] = {
+    {TP_F32, "f32", 23, 8, 4},
+    {TP_BF16, "bf16", 7, 8, 2},
+    {TP_F16, "f16", 10, 5, 2},
+};
+
+static uint32_t enc(const struct ty *y, bool neg, unsigned e, uint32_t frac)
+{
+    return (uint32_t)neg << (y->mbits + y->ebits) | (uint32_t)e << y->mbits | frac;
+}
+
+static void put(const struct ty *y, void *buf, size_t i, uint32_t u)
+{
+    if (y->bytes == 4) {
+        memcpy((unsigned char *)buf + 4 * i, &u, 4);
+    } else {
+        uint16_t h = (uint16_t)u;
+        memcpy((unsigned char *)buf + 2 * i, &h, 2);
+    }
+}
+
+static uint32_t get(const struct ty *y, const void *buf, size_t i)
+{
+    if (y->bytes == 4) {
+        uint32_t u;
+        memcpy(&u, (const unsigned char *)buf + 4 * i, 4);
+        return u;
+    }
+    uint16_t h;
+    memcpy(&h, (const unsigned char *)buf + 2 * i, 2);
+    return h;
+}
+
+/* The kinds of data a block is filled with. */
+enum kind {
+    GRADIENT,  /* normal values around 1e-3, zeros, a few outliers 100x */
+    NARROW,    /* one binade: the common case at its tightest */
+    WIDE,      /* exponents over the whole finite range: the wide path */
+    SUBNORMAL, /* subnormals and the smallest normals */
+    CANCEL,    /* x on one rank, -x (nearly) on another: heavy cancellation */
+    HUGE_VALS, /* near the largest finite: sums overflow to infinity */
+    NONFINITE, /* a NaN or an infinity among gradients */
+    RANDOM,    /* random encodings, NaN and infinity included */
+    NKINDS
+};
+
+static uint32_t element(const struct ty *y, enum kind k, int rank, size_t i, uint32_t base)
+{
+    unsigned emax = (1u << y->ebits) - 1, bias = emax >> 1;
+    uint32_t frac = (uint32_t)tp_test_rnd() & ((1u << y->mbits) - 1);
+    bool neg = tp_test_rnd() & 1;
+    switch (k) {
+    case GRADIENT: {
+        uint64_t r = tp_test_rnd() % 100;
+        if (r < 10)
+            return 0;
+        unsigned e = bias - 10 + (unsigned)(tp_test_rnd() % 6) + (r < 12 ? 7 : 0);
+        if (y->ebits == 5)
+            e = bias - 6 + (unsigned)(tp_test_rnd() % 4) + (r < 12 ? 6 : 0);
+        return enc(y, neg, e, frac);
+    }
+    case NARROW: return enc(y, neg, bias, frac);
+    case WIDE: return enc(y, neg, 1 + (unsigned)(tp_test_rnd() % (emax - 1)), frac);
+    case SUBNORMAL: return enc(y, neg, (unsigned)(tp_test_rnd() % 3), frac);
+    case CANCEL:
+        /* rank 0 and 1 hold a value and its negation, others a little noise */
+        if (rank <= 1)
+            return base ^ ((uint32_t)rank << (y->mbits + y->ebits));
+        return enc(y, neg, bias - 20 < 1 ? 1 : bias - 20, frac);
+    case HUGE_VALS: return enc(y, false, emax - 1, frac);
+    case NONFINITE:
+        if (i == 17 && rank == 0)
+            return enc(y, neg, emax, tp_test_rnd() & 1 ? 1 : 0);
+        return enc(y, neg, bias - 3, frac);
+    case RANDOM:
+    default: return (uint32_t)(tp_test_rnd() & ((1ull << (y->mbits + y->ebits + 1)) - 1));
+    }
+}
+
+/* The wide path's result for element i of ranks' data (sum or average). */
+static uint32_t wide(const struct ty *y, void *const *data, int ranks, size_t i, bool avg)
+{
+    size_t w = tp_fx_words(y->t);
+    uint64_t acc[64], one[64];
+    tp_fx_load(y->t, acc, (const unsigned char *)data[0] + i * y->bytes, 1);
+    for (int r = 1; r < ranks; r++) {
+        tp_fx_load(y->t, one, (const unsigned char *)data[r] + i * y->bytes, 1);
+        tp_fx_add(y->t, acc, one, 1);
+    }
+    (void)w;
+    uint32_t out = 0;
+    tp_fx_store(y->t, &out, acc, 1, avg ? (uint32_t)ranks : 1);
+    return y->bytes == 4 ? out : (uint16_t)out;
+}
+
+/* Fill, scan, combine, and for each fast block compare every element's
+ * sum and average with the wide path. Returns how many blocks were fast. */
+static int check(const struct ty *y, enum kind k, int ranks, size_t n)
+{
+    void *data[8];
+    size_t nb = tp_bfx_blocks(n);
+    int32_t *span = calloc(2 * nb, sizeof *span), *mine = calloc(2 * nb, sizeof *mine);
+    int64_t *acc = calloc(n, sizeof *acc), *one = calloc(n, sizeof *one);
+    unsigned char *out = calloc(n, 4);
+    assert_non_null(span);
+    assert_non_null(mine);
+    assert_non_null(acc);
+    assert_non_null(one);
+    assert_non_null(out);
+    uint32_t *base = calloc(n, sizeof *base);
+    for (size_t i = 0; i < n; i++)
+        base[i] = element(y, GRADIENT, 0, i, 0);
+    for (int r = 0; r < ranks; r++) {
+        data[r] = calloc(n, y->bytes);
+        for (size_t i = 0; i < n; i++)
+            put(y, data[r], i, element(y, k, r, i, base[i]));
+        tp_bfx_scan(y->t, data[r], n, mine);
+        for (size_t j = 0; j < 2 * nb; j++)
+            span[j] = mine[j] > span[j] ? mine[j] : span[j];
+    }
+    int fast = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t from = b * TP_BFX_BLOCK, m = n - from < TP_BFX_BLOCK ? n - from : TP_BFX_BLOCK;
+        int lsb = tp_bfx_unit(span + 2 * b, ranks);
+        /* the wide path exactly for a NaN or an infinity */
+        bool nonfinite = false;
+        for (int r = 0; r < ranks; r++)
+            for (size_t i = from; i < from + m; i++)
+                nonfinite |= ((get(y, data[r], i) >> y->mbits) & ((1u << y->ebits) - 1)) ==
+                             (1u << y->ebits) - 1;
+        if (nonfinite)
+            TP_EQ_INT(lsb, 0);
+        if (!lsb)
+            continue;
+        fast++;
+        memset(acc + from, 0, m * sizeof *acc);
+        for (int r = 0; r < ranks; r++) {
+            tp_bfx_load(y->t, (unsigned char *)data[r] + from * y->bytes, m, lsb, one);
+            for (size_t i = 0; i < m; i++)
+                acc[from + i] += one[i];
+        }
+        for (int avg = 0; avg < 2; avg++) {
+            tp_bfx_store(y->t, acc + from, m, lsb, avg ? (uint32_t)ranks : 1,
+                         out + from * y->bytes);
+            for (size_t i = from; i < from + m; i++) {
+                uint32_t got = get(y, out, i), want = wide(y, data, ranks, i, avg);
+                if (got != want)
+                    fail_msg("%s %s, kind %d, %d ranks, element %zu (block unit %d): 0x%x, the "
+                             "wide path 0x%x",
+                             y->name, avg ? "avg" : "sum", (int)k, ranks, i, lsb, got, want);
+            }
+        }
+    }
+    for (int r = 0; r < ranks; r++)
+        free(data[r]);
+    free(span);
+    free(mine);
+    free(acc);
+    free(one);
+    free(out);
+    free(base);
+    return fast;
+}
+
+static void matches_the_wide_path(void **state)
+{
+    (void)state;
+    static const int rank_counts[] = {1, 2, 3, 4, 5, 8};
+    int kernels = 0;
+    for (const char *const *name = tp_bfx_kernels(); *name; name++) {
+        if (!tp_bfx_use(*name)) {
+            print_message("# kernel %s: this CPU cannot run it\n", *name);
+            continue;
+        }
+        kernels++;
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (int k = 0; k < NKINDS; k++)
+            for (size_t r = 0; r < sizeof rank_counts / sizeof rank_counts[0]; r++) {
+                tp_test_rng = 1000 * t + 10 * (uint64_t)k + r;
+                int fast = check(&types[t], (enum kind)k, rank_counts[r], 3 * TP_BFX_BLOCK + 77);
+                /* the common cases take the fast path; NaN and inf never */
+                if (k == GRADIENT || k == NARROW || k == SUBNORMAL || k == HUGE_VALS)
+                    TP_EQ_INT(fast, 4);
+                if (k == NONFINITE)
+                    TP_EQ_INT(fast, 3); /* the block with the NaN or inf is wide */
+            }
+    }
+    assert_true(kernels >= 1); /* the scalar one, at least */
+    tp_bfx_use(tp_bfx_kernels()[0]);
+}
+
+/* The span's width rule at its edge: values 2^j apart fit one int64 with
+ * the sum's headroom while width + ceil(log2 ranks) + 1 <= 64. */
+static void width_at_the_edge(void **state)
+{
+    (void)state;
+    const struct ty *y = &types[0]; /* f32 */
+    assert_false(tp_bfx_use("no-such-kernel"));
+    for (const char *const *name = tp_bfx_kernels(); *name; name++)
+    for (int ranks = 1; tp_bfx_use(*name) && ranks <= 8; ranks++) {
+        int head = ranks > 4 ? 3 : ranks > 2 ? 2 : ranks > 1 ? 1 : 0;
+        for (int width = 50; width <= 66; width++) {
+            /* 1.0 (hi = lo = 127 + 23) and a value whose lowest bit is
+             * width - 1 positions below */
+            uint32_t u[2] = {enc(y, false, 127, 0), enc(y, false, 127 - (unsigned)(width - 24), 1)};
+            int32_t span[2] = {0, 0};
+            tp_bfx_scan(TP_F32, u, 2, span);
+            TP_EQ_INT(span[0], 127 + 23);
+            TP_EQ_INT(TP_BFX_NL - span[1], 127 - (width - 24));
+            int lsb = tp_bfx_unit(span, ranks);
+            TP_EQ_INT(lsb != 0, width + head + 1 <= 64);
+        }
+    }
+    int32_t zero[2] = {0, 0};
+    TP_EQ_INT(tp_bfx_unit(zero, 8), 1); /* an all-zero block is fast */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(matches_the_wide_path),
+        cmocka_unit_test(width_at_the_edge),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
