@@ -145,6 +145,38 @@ struct algo {
 extern const struct algo *const tp__coll_algos[];
 extern const struct algo tp__coll_algo_ring_allreduce, tp__coll_algo_rhd_allreduce;
 
+/* ---- algo.c: the table and the runner ---- */
+
+/* The algorithm of kind named name, or NULL. */
+const struct algo *tp__coll_find_algo(enum tp_coll_kind kind, const char *name);
+
+/* TP_EUSAGE: "--algo NAME: not an algorithm of KIND (auto, ...)". */
+int tp__coll_no_algo(enum tp_coll_kind kind, const char *name, tp_error *err);
+
+/* The algorithm a names (a->algo; NULL or "auto": the kind's size-based
+ * choice), or NULL with err set. The last named one is kept in c. */
+const struct algo *tp__coll_resolve(struct tp_comm *c, const struct tp_coll_args *a,
+                                    tp_error *err);
+
+/* Build al's graph for a (a->kind; send, recv and count instead of a's)
+ * with the reduction red, and run it (finish: apply red's T_FINISH step, the
+ * division of avg). Returns 0 or an error naming the peer. */
+int tp__coll_run_plan(struct tp_comm *c, const struct algo *al, const struct tp_coll_args *a,
+                      const void *send, void *recv, size_t count, const struct redfn *red,
+                      bool finish, tp_error *err);
+
+/* ---- repro.c: --repro exact ---- */
+
+#define TP__COLL_EXACT_SEG_BYTES (32u << 20) /* the wide path's fixed-point bytes a pass */
+
+/* The reproducible allreduce of a (sum or avg of a float type) by the
+ * allreduce algorithm al: the block fixed-point path where the type has
+ * one (blockfx.h) and a block's values allow, the wide representation
+ * (fixed.h) for the rest; the result is the correctly rounded exact sum
+ * either way. Buffers from the arena; returns 0 or an error. */
+int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_coll_args *a,
+                   tp_error *err);
+
 /* Scratch memory for an algorithm (from the arena: peers may read it). */
 void *tp__coll_scratch(struct tp_comm *c, size_t bytes);
 
