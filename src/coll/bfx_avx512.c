@@ -146,15 +146,72 @@ AVX512 static void store_f32_sum(const int64_t *in, size_t n, int lsb, uint32_t 
     }
 }
 
+/* bf16 and f16 sums: the rounding in integers, 8 lanes a step: the
+ * magnitude's highest bit (VPLZCNTQ) sets how many bits are dropped, which
+ * round to nearest, ties to even; a carry into a new binade shifts once
+ * more. Lanes whose result would be subnormal or infinite, the scalar
+ * rounding. */
+static inline AVX512 __attribute__((always_inline)) void
+store_half_sum(enum tp_dtype t, unsigned mbits, unsigned ebits, const int64_t *in, size_t n,
+               int lsb, uint16_t *out)
+{
+    const int bias = (1 << (ebits - 1)) - 1, ue = lsb - bias - (int)mbits;
+    const int emin_unit = 1 - bias - (int)mbits;
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1),
+                  c63 = _mm512_set1_epi64(63), vm = _mm512_set1_epi64(mbits),
+                  top = _mm512_set1_epi64(1ll << (mbits + 1)),
+                  fmask = _mm512_set1_epi64((1ll << mbits) - 1),
+                  ebias = _mm512_set1_epi64(ue + (int)mbits + bias),
+                  sign = _mm512_set1_epi64(1ll << (mbits + ebits));
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 live = (__mmask8)(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1);
+        __m512i v = _mm512_maskz_loadu_epi64(live, in + i);
+        __mmask8 nonzero = _mm512_test_epi64_mask(v, v), neg = _mm512_movepi64_mask(v);
+        __m512i mag = _mm512_abs_epi64(v);
+        __m512i k = _mm512_sub_epi64(c63, _mm512_lzcnt_epi64(mag)); /* the highest bit */
+        __m512i s = _mm512_sub_epi64(k, vm);                        /* bits to drop */
+        __m512i sp = _mm512_max_epi64(s, zero), sn = _mm512_max_epi64(_mm512_sub_epi64(zero, s), zero);
+        __m512i r = _mm512_srlv_epi64(mag, sp);
+        __m512i dropped = _mm512_sub_epi64(mag, _mm512_sllv_epi64(r, sp));
+        __m512i half = _mm512_sllv_epi64(one, _mm512_sub_epi64(sp, one)); /* 0 when sp is 0 */
+        __mmask8 dropping = _mm512_cmpgt_epi64_mask(sp, zero);
+        __mmask8 up = dropping & (_mm512_cmpgt_epu64_mask(dropped, half) |
+                                  (_mm512_cmpeq_epi64_mask(dropped, half) &
+                                   _mm512_test_epi64_mask(r, one)));
+        r = _mm512_mask_add_epi64(r, up, r, one);
+        r = _mm512_sllv_epi64(r, sn); /* nothing dropped: exact */
+        __mmask8 carry = _mm512_cmpeq_epi64_mask(r, top);
+        r = _mm512_mask_srli_epi64(r, carry, r, 1);
+        __m512i unit = _mm512_mask_add_epi64(s, carry, s, one); /* last bit, in units of ue */
+        __m512i bexp = _mm512_add_epi64(unit, ebias);
+        /* normal and finite: 1 <= bexp < emax */
+        __mmask8 ok = nonzero & _mm512_cmpgt_epi64_mask(bexp, zero) &
+                      _mm512_cmplt_epi64_mask(bexp, _mm512_set1_epi64((1 << ebits) - 1));
+        __m512i bits = _mm512_or_si512(_mm512_slli_epi64(bexp, mbits), _mm512_and_si512(r, fmask));
+        bits = _mm512_mask_or_epi64(bits, neg, bits, sign);
+        bits = _mm512_maskz_mov_epi64(ok, bits);
+        _mm_mask_storeu_epi16(out + i, live, _mm512_cvtepi64_epi16(bits));
+        for (__mmask8 rest = live & nonzero & (__mmask8)~ok; rest; rest &= (__mmask8)(rest - 1)) {
+            unsigned j = (unsigned)__builtin_ctz(rest);
+            out[i + j] = (uint16_t)tp__bfx_round(t, in[i + j], lsb, 1);
+        }
+    }
+    (void)emin_unit;
+}
+
 AVX512 static void store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
                          void *out)
 {
-    if (t == TP_F32 && divisor <= 1) {
-        uint32_t *o = out;
-        store_f32_sum(in, n, lsb, o);
+    if (divisor > 1) {
+        tp__bfx_scalar.store(t, in, n, lsb, divisor, out);
         return;
     }
-    tp__bfx_scalar.store(t, in, n, lsb, divisor, out);
+    if (t == TP_F32)
+        store_f32_sum(in, n, lsb, out);
+    else if (t == TP_BF16)
+        store_half_sum(TP_BF16, 7, 8, in, n, lsb, out);
+    else
+        store_half_sum(TP_F16, 10, 5, in, n, lsb, out);
 }
 
 const struct tp__bfx_kernel tp__bfx_avx512 = {
