@@ -46,11 +46,14 @@ bool tp_bfx_supports(enum tp_dtype t);
 /* The blocks of n elements: ceil(n / TP_BFX_BLOCK). */
 size_t tp_bfx_blocks(size_t n);
 
-/* This rank's span of each block of in[0..n) (type t) into span[2b] (hi:
- * the highest bit position of a nonzero finite element's magnitude, 0 for
- * none, TP_BFX_NONFINITE when one is NaN or infinite) and span[2b + 1] (nl:
- * TP_BFX_NL minus the lowest set bit position, 0 for none). The ranks'
- * spans combine by an element-wise maximum (an allreduce, max, i32). */
+/* This rank's span of each block of in[0..n) (type t): the positions its
+ * nonzero finite elements can hold, into span[2b] (hi: the hidden bit's
+ * position of the largest magnitude's exponent, q + mbits; 0 when every
+ * element is zero; TP_BFX_NONFINITE when one is NaN or infinite) and
+ * span[2b + 1] (nl: TP_BFX_NL minus the smallest nonzero magnitude's q,
+ * the position of its significand's bit 0; 0 when every element is zero).
+ * Every kernel gives the same spans. The ranks' spans combine by an
+ * element-wise maximum (an allreduce, max, i32). */
 void tp_bfx_scan(enum tp_dtype t, const void *in, size_t n, int32_t *span);
 
 /* The position of a block's unit given its combined span (2 int32) and the

@@ -1,83 +1,81 @@
 /* The AVX-512 kernel of block fixed-point (bfx_int.h): 16 elements a step
- * in the scan (the exponent fields, VPLZCNTD for the highest and the
- * lowest set bit), 8 in the load (VPSLLVQ / VPSRLVQ by each element's own
- * distance to the block's unit, a masked negation) and in the rounding of
- * f32 sums (VCVTQQ2PS, round to nearest even whatever MXCSR says, then the
- * unit added to the exponent field); the lanes whose result would be
- * subnormal or infinite, f32 averages over a rank count that is not a
- * power of two, and bf16 and f16 rounding go to the scalar row's rounding
- * (the same bits, tests/unit/test_blockfx.c). Chosen at run time where the
- * CPU has AVX-512 F, CD, DQ, BW and VL. */
+ * in the scan of f32 (32 of bf16 and f16: the magnitudes' unsigned maximum
+ * and nonzero minimum), 8 in the load (through the FPU: widened to f64,
+ * scaled by a power of two, VCVTPD2QQ, all exact; by per-element
+ * VPSLLVQ / VPSRLVQ and a masked negation where MXCSR reads subnormals as
+ * zero) and in the rounding of f32 sums (VCVTQQ2PS, round to nearest even
+ * whatever MXCSR says, then the unit added to the exponent field) and of
+ * bf16 and f16 sums (in integers); the lanes whose result would be
+ * subnormal or infinite, and averages over a rank count that is not a
+ * power of two, go to the scalar row's rounding (the same bits,
+ * tests/unit/test_blockfx.c). Chosen at run time where the CPU has
+ * AVX-512 F, CD, DQ, BW and VL and F16C. */
 #include <immintrin.h>
 #include <string.h>
 
 #include "bfx_int.h"
 
-#define AVX512 __attribute__((target("avx512f,avx512cd,avx512dq,avx512bw,avx512vl")))
+#define AVX512 __attribute__((target("avx512f,avx512cd,avx512dq,avx512bw,avx512vl,f16c")))
 
 static bool cpu_ok(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c");
 }
 
-/* 16 encodings of a format (mbits, ebits) in 32-bit lanes, the lanes of
- * mask live: the highest and lowest set bit positions folded into hi and
- * lo, a NaN or an infinity into *nf. */
-static inline AVX512 __attribute__((always_inline)) void scan16(__m512i u, __mmask16 live,
-                                                                unsigned mbits, unsigned ebits,
-                                                                __m512i *hi, __m512i *lo,
-                                                                __mmask16 *nf)
-{
-    const __m512i emax = _mm512_set1_epi32((1 << ebits) - 1),
-                  fmask = _mm512_set1_epi32((1 << mbits) - 1),
-                  hidden = _mm512_set1_epi32(1 << mbits), one = _mm512_set1_epi32(1),
-                  c31 = _mm512_set1_epi32(31), zero = _mm512_setzero_si512();
-    __m512i e = _mm512_and_si512(_mm512_srli_epi32(u, mbits), emax);
-    __m512i m = _mm512_and_si512(u, fmask);
-    __mmask16 special = _mm512_mask_cmpeq_epi32_mask(live, e, emax);
-    *nf |= special;
-    m = _mm512_mask_or_epi32(m, _mm512_test_epi32_mask(e, e), m, hidden);
-    __mmask16 use = _mm512_mask_test_epi32_mask(live & (__mmask16)~special, m, m);
-    __m512i top = _mm512_add_epi32(_mm512_max_epu32(e, one), c31);
-    __m512i h = _mm512_sub_epi32(top, _mm512_lzcnt_epi32(m));
-    __m512i low = _mm512_and_si512(m, _mm512_sub_epi32(zero, m));
-    __m512i l = _mm512_sub_epi32(top, _mm512_lzcnt_epi32(low));
-    *hi = _mm512_mask_max_epi32(*hi, use, *hi, h);
-    *lo = _mm512_mask_min_epi32(*lo, use, *lo, l);
-}
-
+/* A block of f32: the magnitudes' largest and smallest nonzero encodings,
+ * 16 lanes a step (a zero, wrapped to the largest by the - 1, never wins
+ * the minimum; the lanes past the block load as zeros). */
 static inline AVX512 __attribute__((always_inline)) void
-scan_blocks(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n,
-            int32_t *span)
+scan_block32(const uint32_t *in, size_t n, uint32_t *big, uint32_t *small)
 {
-    for (size_t b = 0; b * TP_BFX_BLOCK < n; b++) {
-        size_t from = b * TP_BFX_BLOCK, to = from + TP_BFX_BLOCK < n ? from + TP_BFX_BLOCK : n;
-        __m512i hi = _mm512_setzero_si512(), lo = _mm512_set1_epi32(TP_BFX_NL);
-        __mmask16 nf = 0;
-        for (size_t i = from; i < to; i += 16) {
-            __mmask16 live = (__mmask16)(to - i >= 16 ? 0xffffu : (1u << (to - i)) - 1);
-            __m512i u = t == TP_F32 ? _mm512_maskz_loadu_epi32(live, (const uint32_t *)in + i)
-                                    : _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(
-                                          live, (const uint16_t *)in + i));
-            scan16(u, live, mbits, ebits, &hi, &lo, &nf);
-        }
-        int h = _mm512_reduce_max_epi32(hi), l = _mm512_reduce_min_epi32(lo);
-        span[2 * b] = nf ? TP_BFX_NONFINITE : h;
-        span[2 * b + 1] = h ? TP_BFX_NL - l : 0;
+    const __m512i abs = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+    __m512i hi = _mm512_setzero_si512(), lo = _mm512_set1_epi32(-1);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1);
+        __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, in + i), abs);
+        hi = _mm512_max_epu32(hi, a);
+        lo = _mm512_min_epu32(lo, _mm512_sub_epi32(a, one));
     }
+    *big = _mm512_reduce_max_epu32(hi);
+    *small = _mm512_reduce_min_epu32(lo) + 1;
+}
+
+/* The same for a block of 16-bit encodings, 32 lanes a step. */
+static inline AVX512 __attribute__((always_inline)) void
+scan_block16(const uint16_t *in, size_t n, uint32_t *big, uint32_t *small)
+{
+    const __m512i abs = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1);
+    __m512i hi = _mm512_setzero_si512(), lo = _mm512_set1_epi16(-1);
+    for (size_t i = 0; i < n; i += 32) {
+        __mmask32 live = n - i >= 32 ? 0xffffffffu : (1u << (n - i)) - 1;
+        __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi16(live, in + i), abs);
+        hi = _mm512_max_epu16(hi, a);
+        lo = _mm512_min_epu16(lo, _mm512_sub_epi16(a, one));
+    }
+    __m512i h = _mm512_max_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)),
+                                 _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)));
+    __m512i l = _mm512_min_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(lo)),
+                                 _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(lo, 1)));
+    *big = _mm512_reduce_max_epu32(h);
+    *small = (_mm512_reduce_min_epu32(l) + 1) & 0xffffu;
 }
 
 AVX512 static void scan(enum tp_dtype t, const void *in, size_t n, int32_t *span)
 {
-    if (t == TP_F32)
-        scan_blocks(TP_F32, 23, 8, in, n, span);
-    else if (t == TP_BF16)
-        scan_blocks(TP_BF16, 7, 8, in, n, span);
-    else
-        scan_blocks(TP_F16, 10, 5, in, n, span);
+    for (size_t b = 0; b * TP_BFX_BLOCK < n; b++) {
+        size_t from = b * TP_BFX_BLOCK, k = n - from < TP_BFX_BLOCK ? n - from : TP_BFX_BLOCK;
+        uint32_t big, small;
+        if (t == TP_F32) {
+            scan_block32((const uint32_t *)in + from, k, &big, &small);
+            tp__bfx_span(23, 8, big, small, span + 2 * b);
+        } else {
+            scan_block16((const uint16_t *)in + from, k, &big, &small);
+            tp__bfx_span(t == TP_BF16 ? 7 : 10, t == TP_BF16 ? 8 : 5, big, small, span + 2 * b);
+        }
+    }
 }
 
 static inline AVX512 __attribute__((always_inline)) void
@@ -108,9 +106,41 @@ load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t
     }
 }
 
+/* The load by the FPU, 8 lanes a step: each value widened to f64 (exact:
+ * bf16 is f32's top half, f16 by VCVTPH2PS), multiplied by the power of two
+ * 2^(bias + mbits - lsb) (exact: a significand of at most 24 bits times a
+ * power of two within f64's range), and converted to int64 (VCVTPD2QQ, exact:
+ * an integer that fits). Used unless MXCSR's denormals-are-zero bit is
+ * set, which would read a subnormal input as zero. */
+static inline AVX512 __attribute__((always_inline)) void
+load_fp(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
+{
+    int bias_m = t == TP_F32 ? 150 : t == TP_BF16 ? 134 : 25;
+    union {
+        uint64_t u;
+        double d;
+    } scale = {.u = (uint64_t)(1023 + bias_m - lsb) << 52};
+    const __m512d k = _mm512_set1_pd(scale.d);
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 live = (__mmask8)(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1);
+        __m256 f;
+        if (t == TP_F32)
+            f = _mm256_maskz_loadu_ps(live, (const float *)in + i);
+        else if (t == TP_BF16)
+            f = _mm256_castsi256_ps(_mm256_slli_epi32(
+                _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(live, (const uint16_t *)in + i)), 16));
+        else
+            f = _mm256_cvtph_ps(_mm_maskz_loadu_epi16(live, (const uint16_t *)in + i));
+        __m512i v = _mm512_cvtpd_epi64(_mm512_mul_pd(_mm512_cvtps_pd(f), k));
+        _mm512_mask_storeu_epi64(out + i, live, v);
+    }
+}
+
 AVX512 static void load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
 {
-    if (t == TP_F32)
+    if (!(_mm_getcsr() & 0x40)) /* DAZ clear */
+        load_fp(t, in, n, lsb, out);
+    else if (t == TP_F32)
         load_all(TP_F32, 23, 8, in, n, lsb, out);
     else if (t == TP_BF16)
         load_all(TP_BF16, 7, 8, in, n, lsb, out);

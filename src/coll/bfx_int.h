@@ -21,6 +21,18 @@ struct tp__bfx_kernel {
 
 extern const struct tp__bfx_kernel tp__bfx_scalar, tp__bfx_avx512;
 
+/* A block's span (tp_bfx_scan) from its elements' largest magnitude
+ * encoding big (the sign bit cleared) and its smallest nonzero one small
+ * (0 when every element is zero), in a format of mbits fraction and ebits
+ * exponent bits: the positions that bound what its values can hold. */
+static inline void tp__bfx_span(unsigned mbits, unsigned ebits, uint32_t big, uint32_t small,
+                                int32_t *span)
+{
+    uint32_t emax = (1u << ebits) - 1, ehi = big >> mbits, elo = small >> mbits;
+    span[0] = !big ? 0 : ehi == emax ? TP_BFX_NONFINITE : (int32_t)((ehi ? ehi : 1) + mbits);
+    span[1] = !big ? 0 : TP_BFX_NL - (int32_t)(elo ? elo : 1);
+}
+
 /* One element, as tp_bfx_store (the scalar row's rounding): the encoding
  * of v * 2^(lsb - bias - mbits) / divisor in type t, for the lanes a
  * faster kernel leaves (subnormal and infinite results, averages). */

@@ -32,23 +32,14 @@ static inline __attribute__((always_inline)) void scan_block(enum tp_dtype t, st
                                                              const void *in, size_t from,
                                                              size_t to, int32_t *span)
 {
-    const uint32_t emax = (1u << f.ebits) - 1, fmask = (1u << f.mbits) - 1;
-    int hi = 0, lo = TP_BFX_NL;
-    bool nonfinite = false;
+    const uint32_t abs = (1u << (f.mbits + f.ebits)) - 1;
+    uint32_t big = 0, small = UINT32_MAX; /* magnitudes' largest, nonzero smallest - 1 */
     for (size_t i = from; i < to; i++) {
-        uint32_t u = bits_at(t, in, i);
-        uint32_t e = (u >> f.mbits) & emax, m = u & fmask;
-        nonfinite |= e == emax;
-        m |= (uint32_t)(e != 0) << f.mbits;
-        if (!m || e == emax)
-            continue;
-        int q = e ? (int)e : 1;
-        int h = q + 31 - __builtin_clz(m), l = q + __builtin_ctz(m);
-        hi = h > hi ? h : hi;
-        lo = l < lo ? l : lo;
+        uint32_t a = bits_at(t, in, i) & abs;
+        big = a > big ? a : big;
+        small = a - 1 < small ? a - 1 : small; /* a zero wraps past every other */
     }
-    span[0] = nonfinite ? TP_BFX_NONFINITE : hi;
-    span[1] = hi ? TP_BFX_NL - lo : 0;
+    tp__bfx_span(f.mbits, f.ebits, big, small + 1, span);
 }
 
 static void scan(enum tp_dtype t, const void *in, size_t n, int32_t *span)
