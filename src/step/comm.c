@@ -5,13 +5,14 @@
  * produces them); the comm thread allreduces each as soon as it is posted,
  * timing each bucket so the loop can tell the comm the compute hid from the
  * comm it exposed. The model's real gradient rides in bucket 0: by a plain
- * f32 allreduce, by exact fixed-point sums (--reduce exact), or gathered and
- * summed in the order the ranks became ready (--reduce arrival). */
+ * f32 allreduce, by its exact sum over every rank's samples (--reduce
+ * exact, exact.c), or gathered and summed in the order the ranks became
+ * ready (--reduce arrival). With --reduce exact every bucket is allreduced
+ * by --repro exact too, as a model's whole gradient would be. */
 #include <string.h>
 
 #include "step_int.h"
 #include "tp/clock.h"
-#include "tp/fixed.h"
 #include "tp/gpu.h"
 #include "tp/model.h"
 #include "tp/pattern.h"
@@ -21,7 +22,7 @@ static int reduce_real(struct rank *r, tp_error *err)
     const struct tp_step_opts *o = r->o;
     size_t gl = tp_model_grad_len(o->dim);
     if (o->reduce == TP_STEP_EXACT)
-        return tp_coll_allreduce_fx(r->c, TP_F32, r->fx, r->fx_sum, gl, o->algo, 0, err);
+        return tp__step_exact_sum(r, r->exact_sum, err);
     if (o->reduce == TP_STEP_ARRIVAL) {
         struct tp_coll_args a = {.kind = TP_ALLGATHER, .dtype = TP_F32, .op = TP_SUM,
                                  .sendbuf = r->grad, .recvbuf = r->gather, .count = gl};
@@ -54,6 +55,7 @@ static int allreduce_bucket_gpu(struct rank *r, int k, size_t lo, size_t hi, tp_
     } else if (rc == 0) {
         a.sendbuf = r->grad + lo;
         a.recvbuf = r->gsum + lo;
+        a.exact = o->reduce == TP_STEP_EXACT;
         rc = tp_gpu_d2h(o->gpu, r->grad + lo, r->dgrad + lo, bytes, err);
         if (rc == 0)
             rc = tp_coll_run(r->c, &a, err);
@@ -80,7 +82,7 @@ static int allreduce_bucket(struct rank *r, int k, tp_error *err)
         return allreduce_bucket_gpu(r, k, lo, hi, err);
     struct tp_coll_args a = {.kind = TP_ALLREDUCE, .dtype = TP_F32, .op = TP_SUM,
                              .sendbuf = r->grad + lo, .recvbuf = r->gsum + lo, .count = hi - lo,
-                             .algo = r->o->algo};
+                             .algo = r->o->algo, .exact = r->o->reduce == TP_STEP_EXACT};
     return tp_coll_run(r->c, &a, err);
 }
 
@@ -173,7 +175,7 @@ void tp__step_real_sum(struct rank *r, float *out)
     const struct tp_step_opts *o = r->o;
     size_t gl = tp_model_grad_len(o->dim);
     if (o->reduce == TP_STEP_EXACT) {
-        tp_fx_store(TP_F32, out, r->fx_sum, gl, 1);
+        memcpy(out, r->exact_sum, gl * sizeof *out);
     } else if (o->reduce == TP_STEP_ARRIVAL) {
         /* sum the ranks' partial gradients in the order they became ready
          * (each rank's time on rank 0's clock; ties by rank) */

@@ -12,7 +12,6 @@
 
 #include "step_int.h"
 #include "tp/clock.h"
-#include "tp/fixed.h"
 #include "tp/gpu.h"
 #include "tp/model.h"
 
@@ -82,7 +81,8 @@ int tp__step_compute_slice(struct rank *r, int k, tp_error *err)
 }
 
 /* The model's forward and backward on this rank's share of the batch:
- * per-sample gradients summed in sample order (f32), or exactly. */
+ * per-sample gradients summed in sample order (f32), or kept as columns
+ * for the exact sum (exact.c). */
 int tp__step_model_step(struct rank *r, const char *buf, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
@@ -91,10 +91,10 @@ int tp__step_model_step(struct rank *r, const char *buf, tp_error *err)
     float *g = malloc(gl * sizeof *g);
     if (!g)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
+    bool exact = o->reduce == TP_STEP_EXACT;
     memset(r->grad, 0, gl * sizeof *r->grad);
-    size_t words = tp_fx_words(TP_F32);
-    if (o->reduce == TP_STEP_EXACT)
-        memset(r->fx, 0, gl * words * sizeof *r->fx);
+    if (exact) /* past this rank's samples the columns stay zero */
+        memset(r->cols, 0, gl * r->col_stride * sizeof *r->cols);
     int rc = 0;
     for (uint64_t j = 0; j < m; j++) {
         const float *x;
@@ -106,10 +106,10 @@ int tp__step_model_step(struct rank *r, const char *buf, tp_error *err)
             break;
         }
         tp_model_sample_grad(r->w, o->dim, x, y, g);
-        if (o->reduce == TP_STEP_EXACT) {
-            tp_fx_load(TP_F32, r->fx_tmp, g, gl);
-            tp_fx_add(TP_F32, r->fx, r->fx_tmp, gl);
-        } else
+        if (exact) /* summed exactly once every rank has its columns */
+            for (size_t e = 0; e < gl; e++)
+                r->cols[e * r->col_stride + j] = g[e];
+        else
             for (size_t e = 0; e < gl; e++)
                 r->grad[e] += g[e];
     }

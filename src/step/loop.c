@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "step_int.h"
+#include "tp/blockfx.h"
 #include "tp/clock.h"
 #include "tp/intr.h"
 #include "tp/fixed.h"
@@ -188,14 +189,25 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     r->gsum = tp_comm_alloc(c, r->count * 4);
     r->fx = tp_comm_alloc(c, gl * words * 8);
     r->fx_sum = tp_comm_alloc(c, gl * words * 8);
-    r->fx_tmp = calloc(gl * words, 8);
+    r->col_stride = tp__step_col_stride(r->local_max);
+    if (o->reduce == TP_STEP_EXACT)
+        r->cols = calloc(gl * r->col_stride, sizeof *r->cols);
+    r->span = tp_comm_alloc(c, 2 * gl * sizeof *r->span);
+    r->span_all = tp_comm_alloc(c, 2 * gl * sizeof *r->span_all);
+    r->unit = calloc(gl, sizeof *r->unit);
+    r->ints = calloc(TP_BFX_BLOCK, sizeof *r->ints);
+    r->isum = tp_comm_alloc(c, gl * sizeof *r->isum);
+    r->isum_all = tp_comm_alloc(c, gl * sizeof *r->isum_all);
+    r->exact_sum = calloc(gl, sizeof *r->exact_sum);
     r->gather = tp_comm_alloc(c, (size_t)r->n * gl * 4);
     r->ready_ns = tp_comm_alloc(c, 8);
     r->ready_all = tp_comm_alloc(c, (size_t)r->n * 8);
     r->w = calloc(tp_model_params(o->dim), sizeof *r->w);
     r->rec = calloc(o->steps * NF, sizeof *r->rec);
     r->slots = calloc(o->prefetch, sizeof *r->slots);
-    bool ok = r->grad && r->gsum && r->fx && r->fx_sum && r->fx_tmp && r->gather &&
+    bool ok = r->grad && r->gsum && r->fx && r->fx_sum && r->gather && r->span &&
+              r->span_all && r->unit && r->ints && r->isum && r->isum_all && r->exact_sum &&
+              (o->reduce != TP_STEP_EXACT || r->cols) &&
               r->ready_ns && r->ready_all && r->w && r->rec && r->slots;
     for (unsigned p = 0; ok && p < o->prefetch; p++) {
         if (posix_memalign((void **)&r->slots[p].buf, 4096, r->local_max * o->sample_bytes) != 0)
@@ -285,7 +297,10 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     free(r->slots);
     free(r->rec);
     free(r->w);
-    free(r->fx_tmp);
+    free(r->cols);
+    free(r->unit);
+    free(r->ints);
+    free(r->exact_sum);
     if (o->gpu) {
         tp_gpu_free(o->gpu, r->dgrad);
         tp_gpu_free(o->gpu, r->dgsum);

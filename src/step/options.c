@@ -99,9 +99,11 @@ json_t *tp_step_config_json(const struct tp_step_given *g, int n)
 }
 
 /* Besides the gradient's allreduce (the buckets, their sum and an
- * algorithm's scratch: tp_coll_arena_bytes), the loop allocates from the
- * arena (src/step/loop.c): --reduce exact's fixed-point accumulators (four
- * gradients' worth), the arrival mode's gather of every rank's gradient,
+ * algorithm's scratch, with --reduce exact its fixed-point segments:
+ * tp_coll_arena_bytes), the loop allocates from the arena
+ * (src/step/loop.c): --reduce exact's buffers for the model's gradient
+ * (four gradients' worth of wide words, more than its spans and int64
+ * sums take), the arrival mode's gather of every rank's gradient,
  * each step's record of 10 figures from every rank and its own, the ranks'
  * ready times; and 4 MiB more of slack. */
 size_t tp_step_arena_bytes(const struct tp_step_opts *o, int n)
@@ -109,7 +111,7 @@ size_t tp_step_arena_bytes(const struct tp_step_opts *o, int n)
     size_t gl = tp_model_grad_len(o->dim), words = tp_fx_words(TP_F32);
     size_t own = (4u << 20) + 4 * gl * words * 8 + (size_t)n * gl * 4 +
                  (size_t)(n + 1) * o->steps * 10 * 8 + (size_t)n * 16;
-    return tp_coll_arena_bytes(n, (size_t)o->grad_bytes, false, own);
+    return tp_coll_arena_bytes(n, (size_t)o->grad_bytes, o->reduce == TP_STEP_EXACT, own);
 }
 
 /* The options that do not go together, whatever the rank count. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/blockfx.h"
 #include "tp/model.h"
 #include "tp/step.h"
 #include "tp/sysinfo.h"
@@ -173,11 +174,14 @@ int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *er
                             tp_gpu_build_line());
     if (o->gemm_n && (o->gemm_n < 16 || o->gemm_n > 16384))
         return tp_error_set(err, TP_EUSAGE, "--gemm-size %u: 16..16384", o->gemm_n);
-    /* what one rank holds: gradient in and out, exact accumulators, the
-     * loader's batches, the async checkpoint's snapshot and its writer */
-    uint64_t local_batch = o->batch;
-    uint64_t need = 2 * o->grad_bytes + 64 * 8 * tp_model_grad_len(o->dim) +
+    /* what one rank holds: gradient in and out, exact accumulators and
+     * columns (src/step/exact.c), the loader's batches, the async
+     * checkpoint's snapshot and its writer */
+    uint64_t local_batch = o->batch, gl = tp_model_grad_len(o->dim);
+    uint64_t need = 2 * o->grad_bytes + 64 * 8 * gl +
                     (uint64_t)o->prefetch * local_batch * o->sample_bytes + (16u << 20);
+    if (o->reduce == TP_STEP_EXACT)
+        need += 4 * gl * (local_batch + TP_BFX_BLOCK);
     if (o->ckpt_every)
         need += (o->ckpt_async ? o->ckpt_bytes : 0) + (16u << 20);
     uint64_t avail = tp_mem_available();

@@ -74,7 +74,16 @@ struct rank {
     /* gradient */
     float *grad, *gsum; /* grad_bytes each (comm arena) */
     size_t count, bucket_elems;
-    uint64_t *fx, *fx_sum, *fx_tmp; /* exact: grad_len elements of fx words */
+    /* exact (exact.c): the per-sample gradients as grad_len columns of
+     * col_stride floats, the spans, units and int64 sums of the fast path,
+     * the wide path's grad_len elements of fx words, and the rounded sum */
+    float *cols;
+    size_t col_stride;
+    int32_t *span, *span_all;
+    int *unit;
+    int64_t *ints, *isum, *isum_all;
+    uint64_t *fx, *fx_sum;
+    float *exact_sum;
     float *gather;                  /* arrival: n * grad_len */
     uint64_t *ready_ns, *ready_all;
     float *w;
@@ -163,9 +172,17 @@ int tp__step_calibrate_gpu(struct rank *r, tp_error *err);
  * the remainder). Errors are the GPU's. */
 int tp__step_compute_slice(struct rank *r, int k, tp_error *err);
 /* The model's forward and backward on this rank's share of the batch (buf):
- * the gradient into r->grad, or r->fx when exact. TP_ECHECK naming the
+ * the gradient into r->grad, or r->cols when exact. TP_ECHECK naming the
  * sample when a record is not the one written. */
 int tp__step_model_step(struct rank *r, const char *buf, tp_error *err);
+
+/* exact.c: the floats a column of r->cols takes for local_max samples (a
+ * whole number of blocks). */
+size_t tp__step_col_stride(uint64_t local_max);
+/* --reduce exact: the sum over every rank's samples of their gradients
+ * (r->cols), correctly rounded, into out (grad_len floats); collective:
+ * every rank calls it. Errors are the collectives'. */
+int tp__step_exact_sum(struct rank *r, float *out, tp_error *err);
 
 /* comm.c: the comm thread (arg: the rank): allreduces the buckets posted,
  * in order, until r->comm_quit; its error goes to r->comm_rc and
