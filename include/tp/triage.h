@@ -178,6 +178,15 @@ json_t *tp_triage_result(const tp_triage *t, tp_error *err);
  * {"test", "value", "median", "threshold"} | null, "says"}. */
 json_t *tp_triage_verdict(const tp_triage *t, int node);
 
+/* A verdict of the same shape that another judgement gave (the SDC screen,
+ * include/tp/sdc.h): status "pass", "error", or "corrupt" (a wrong result:
+ * hardware, drain) or "undecided" (results that disagree with no majority
+ * to say which is wrong: hardware, rerun), its cause and action from the
+ * one table of verdicts; evidence (stolen; NULL: null) and says as given.
+ * NULL for an unknown status or on ENOMEM. */
+json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, int tests,
+                             json_t *evidence, const char *says);
+
 /* ---- the simulator ---- */
 
 #define TP_TRIAGE_SIM_MAX_FAULTS 64

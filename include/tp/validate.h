@@ -26,7 +26,7 @@
 struct tp_validate_test {
     const char *name;  /* the document's file name, without .json */
     const char *what;  /* for the progress line and the summary */
-    const char *group; /* check, net, coll, io, step, plan: what --only picks */
+    const char *group; /* check, net, coll, io, step, sdc, plan: what --only picks */
     double expect_s;   /* roughly how long it takes here */
     int argc;
     const char *argv[TP_VALIDATE_MAX_ARGS]; /* without argv[0] and --json */
@@ -47,12 +47,13 @@ struct tp_validate_list {
     int n;
     struct tp_validate_test t[TP_VALIDATE_MAX_TESTS];
     char ngpu[16];    /* the rank count of the GPU tests */
+    char sdc_time[32]; /* the sdc test's --time (tp_validate_sdc_soak) */
     char words[4096]; /* the arguments, split */
 };
 
 /* Build the tests of profile ("quick", "standard" or "extended") into *out
  * without running anything. only: the groups to keep, comma-separated
- * (check,net,coll,io,step,plan; NULL: every group), in the profile's order;
+ * (check,net,coll,io,step,sdc,plan; NULL: every group), in the profile's order;
  * plan needs net, coll and io. policy: the audit's plane policy file (NULL:
  * node rules only). ngpu: the GPUs here (0: none; more adds NCCL's
  * allreduce and a GPU-compute step, one rank per GPU). scratch: the folder
@@ -61,6 +62,12 @@ struct tp_validate_list {
  * validate`), and *out holds no tests. */
 int tp_validate_tests(const char *profile, const char *only, const char *policy, int ngpu,
                       const char *scratch, struct tp_validate_list *out, tp_error *err);
+
+/* Make list's sdc test a soak of about minutes (> 0) instead of its
+ * profile's time (validate --sdc-minutes). Returns 0, or TP_EUSAGE when
+ * the list has no sdc test (only: the --only that left it out). */
+int tp_validate_sdc_soak(struct tp_validate_list *l, const char *only, double minutes,
+                         tp_error *err);
 
 /* What `trainpath validate` was asked. */
 struct tp_validate_opts {
@@ -82,6 +89,7 @@ struct tp_validate_opts {
     double node_timeout_s; /* a node silent this long in a round is lost (0: the round's
                             * test deadlines) */
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
+    double sdc_minutes;   /* > 0: the sdc test a soak of about this long */
     bool quiet;           /* no progress line, no summary */
 };
 

@@ -28,8 +28,10 @@ static const struct {
     {"plan", cmd_plan, false, "scale model: step time, checkpoint interval, cost per design"},
     {"check", cmd_check, false, "implementation checklist and plane-aware security audit of a node"},
     {"report", cmd_report, false, "history, baselines, threshold gates, diffs, fleet outliers, HTML"},
+    {"sdc", cmd_sdc, true,
+     "silent-data-corruption screen: the same seeded chain on every core, hashes compared"},
     {"validate", cmd_validate, true,
-     "the main job: check, net, coll, io, step and plan, one results folder"},
+     "the main job: check, net, coll, io, step, sdc and plan, one results folder"},
 };
 
 static void usage(FILE *f)

@@ -3,6 +3,7 @@
  * progress, the summary and where the results went; bad input before
  * anything runs is printed here once and exits 2. */
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +20,16 @@ static void usage(FILE *f)
            "                          [--launcher L] [--iface NAME] [--pairs-at-once K]\n"
            "                          [--key-file F] [--tier T | --budget DUR] [--matchings K]\n"
            "                          [--seed N] [--min-effect PCT] [--node-timeout DUR]\n"
-           "                          [--on-fail none|drain]\n"
+           "                          [--on-fail none|drain] [--sdc-minutes M]\n"
            "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
            "                          [--matchings K] [--seed N] [--min-effect PCT]\n"
            "                          [--json FILE] [-q]\n"
            "\n"
            "The main job: the node audit, point-to-point latency and bandwidth, the\n"
-           "collectives, the storage path (commit latency, checkpoint), training steps and\n"
-           "the plan of this machine, as one results folder: every result document, the\n"
-           "history database and the HTML report (report.html).\n"
+           "collectives, the storage path (commit latency, checkpoint), training steps, the\n"
+           "silent-data-corruption screen and the plan of this machine, as one results\n"
+           "folder: every result document, the history database and the HTML report\n"
+           "(report.html).\n"
            "\n"
            "Alone it validates this host (local ranks over loopback and shared memory,\n"
            "storage in a folder under /var/tmp). Under mpirun, srun or torchrun, one\n"
@@ -44,8 +46,8 @@ static void usage(FILE *f)
            "                minutes), extended (longer runs and larger sizes)\n"
            "  --out DIR     the results folder (default results/validate-UTCSTAMP)\n"
            "  --db FILE     the history database (default DIR/history.sqlite)\n"
-           "  --only LIST   groups to run: check,net,coll,io,step,plan (plan needs net,\n"
-           "                coll and io)\n"
+           "  --only LIST   groups to run: check,net,coll,io,step,sdc,plan (plan needs\n"
+           "                net, coll and io)\n"
            "  --policy FILE the plane policy for the audit (default: node rules only)\n"
            "  --prometheus FILE  the metrics in node_exporter's textfile format\n"
            "  --launcher L  local (this host), mpi or env (default: detected)\n"
@@ -72,6 +74,9 @@ static void usage(FILE *f)
            "  --on-fail A   allocation: none (the default) or drain: under Slurm, each node\n"
            "                judged bad is drained (scontrol update State=DRAIN with the\n"
            "                test and evidence as the reason)\n"
+           "  --sdc-minutes M  the SDC screen (sdc) runs about M minutes (a decimal) on\n"
+           "                every node instead of the profile's steps: a longer soak; on\n"
+           "                an allocation rank 0 names the node whose hashes differ\n"
            "  -q, --quiet   no progress line, no summary\n"
            "\n"
            "Fleet triage in the simulator: the same tiers, judgement and isolation, run\n"
@@ -83,6 +88,19 @@ static void usage(FILE *f)
            "critical finding or the fleet a slow node or link, 2 bad input. With\n"
            "--simulate: 0 every planted fault named and nothing else, 1 one missed or a\n"
            "sound node or link named, 2 bad input.\n");
+}
+
+/* --sdc-minutes M: a number of minutes (a decimal: "30", "0.5"), more than 0,
+ * at most a week (10080). */
+static int parse_minutes(const char *s, double *minutes, tp_error *err)
+{
+    char *end = NULL;
+    double m = *s >= '0' && *s <= '9' ? strtod(s, &end) : NAN;
+    if (!end || *end || !isfinite(m) || !(m > 0) || m > 10080)
+        return tp_error_set(err, TP_EUSAGE, "--sdc-minutes %s: a number of minutes, more than 0 "
+                            "and at most 10080 (a week)", s);
+    *minutes = m;
+    return 0;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -102,6 +120,7 @@ int cmd_validate(int argc, char **argv)
         OPT_NODE_TIMEOUT,
         OPT_JSON,
         OPT_ON_FAIL,
+        OPT_SDC_MINUTES,
     };
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'},
@@ -123,6 +142,7 @@ int cmd_validate(int argc, char **argv)
         {"node-timeout", required_argument, NULL, OPT_NODE_TIMEOUT},
         {"json", required_argument, NULL, OPT_JSON},
         {"on-fail", required_argument, NULL, OPT_ON_FAIL},
+        {"sdc-minutes", required_argument, NULL, OPT_SDC_MINUTES},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -180,6 +200,10 @@ int cmd_validate(int argc, char **argv)
             break;
         case OPT_JSON: sim.json = optarg; break;
         case OPT_ON_FAIL: o.on_fail = optarg, real_only = "--on-fail"; break;
+        case OPT_SDC_MINUTES:
+            rc = parse_minutes(optarg, &o.sdc_minutes, &err);
+            real_only = "--sdc-minutes";
+            break;
         case 'q': o.quiet = sim.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;

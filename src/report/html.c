@@ -187,6 +187,13 @@ static void fig_check(const struct html_doc *x, char *out, size_t cap)
     check_counts(x, out, cap);
 }
 
+static void fig_sdc(const struct html_doc *x, char *out, size_t cap)
+{
+    char a[40];
+    snprintf(out, cap, "every thread the same chain, %s a step",
+             tp__html_fmt_ns(tp__html_val(x, "sdc.step_time", NULL), a, sizeof a));
+}
+
 static void fig_fleet(const struct html_doc *x, char *out, size_t cap)
 {
     snprintf(out, cap, "%.0f nodes: %.0f slow nodes, %.0f slow links, %.0f failed tests",
@@ -212,6 +219,7 @@ static const struct figure {
     {"step", fig_step},
     {"plan", fig_plan},
     {"check", fig_check},
+    {"sdc", fig_sdc},
     {"fleet", fig_fleet},
 };
 

@@ -505,6 +505,16 @@ static void check(struct rows *r, const json_t *doc)
     }
 }
 
+/* the SDC screen of a node: its threads that diverged from their majority,
+ * the time of a step on one core (its step count follows from that when
+ * it ran by time, and is no figure of health) */
+static void sdc(struct rows *r, const json_t *doc)
+{
+    const json_t *res = obj(r, doc, "results", "document");
+    add(r, "sdc.diverged", NULL, num(r, res, "diverged", "results", NULL), "", LOWER, NULL, NULL);
+    field(r, "sdc.step_time", NULL, res, "step_time", LOWER);
+}
+
 /* validate's fleet document: the judgement of the allocation */
 static void fleet(struct rows *r, const json_t *doc)
 {
@@ -543,6 +553,7 @@ static const struct {
     {"plan interval", NULL},
     {"check", check},
     {"check fleet", NULL},
+    {"sdc", sdc},
     {"fleet", fleet},
 };
 

@@ -62,7 +62,10 @@ struct tp__group { /* one group measurement: nodes in tp_triage.gnodes */
     bool ref; /* every node of it known good when it ran */
 };
 
-enum tp__status { ST_PASS, ST_SUSPECT, ST_SLOW, ST_LINK, ST_ERROR, ST_LOST, ST_MISSING };
+enum tp__status {
+    ST_PASS, ST_SUSPECT, ST_SLOW, ST_LINK, ST_ERROR, ST_LOST, ST_MISSING,
+    ST_CORRUPT, ST_UNDECIDED, /* the SDC screen's (tp_triage_verdict_as): never a triage's own */
+};
 
 struct tp__node {
     uint8_t status;

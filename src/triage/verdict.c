@@ -4,6 +4,7 @@
  * says which status gets which cause and action. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "triage_int.h"
 
@@ -57,7 +58,8 @@ static void says_missing(const tp_triage *t, int v, char *out, size_t size)
 }
 
 /* per status: its name, cause and action, whether it carries evidence,
- * and what it says */
+ * and what it says (NULL: a status only tp_triage_verdict_as gives, its
+ * words the caller's) */
 static const struct {
     const char *status, *cause, *action;
     bool evidence;
@@ -70,7 +72,22 @@ static const struct {
     [ST_ERROR] = {"error", "harness", "rerun", false, says_error},
     [ST_LOST] = {"lost", "timeout", "drain", false, says_lost},
     [ST_MISSING] = {"missing", "timeout", "rerun", false, says_missing},
+    [ST_CORRUPT] = {"corrupt", "hardware", "drain", true, NULL},
+    [ST_UNDECIDED] = {"undecided", "hardware", "rerun", true, NULL},
 };
+
+json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, int tests,
+                             json_t *evidence, const char *says)
+{
+    for (size_t i = 0; status && i < sizeof verdicts / sizeof verdicts[0]; i++)
+        if (strcmp(status, verdicts[i].status) == 0)
+            return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:o, s:s}", "node", node, "status",
+                             verdicts[i].status, "cause", verdicts[i].cause, "action",
+                             verdicts[i].action, "stage", stage, "tests", tests, "evidence",
+                             evidence ? evidence : json_null(), "says", says);
+    json_decref(evidence);
+    return NULL;
+}
 
 json_t *tp_triage_verdict(const tp_triage *t, int v)
 {

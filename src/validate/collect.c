@@ -8,8 +8,9 @@
  * Memory: a node's documents are written to the folder, added to the
  * history and to the fleet's rows as its result arrives, then dropped;
  * what stays is its entry (tests, pairs and groups with their status,
- * summary and the pairs' judged rows), a few KB, and the fleet's metric
- * rows. Rank 0's own documents stay whole for the report. */
+ * summary and the pairs' judged rows), a few KB, the fleet's metric rows
+ * and, for the SDC screen, its chain where it differs from every chain
+ * kept (sdc.c). Rank 0's own documents stay whole for the report. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@ struct tp__validate_collect {
     struct fleet_out fo;
     char fleet_path[4400];
     struct tp__validate_hist hist;
+    struct tp__validate_sdc *sdc; /* the nodes' SDC chains (sdc.c) */
     int rc;       /* the first error taking a node's result in */
     tp_error err;
 };
@@ -322,11 +324,12 @@ struct tp__validate_collect *tp__validate_collect_new(struct tp__validate_ctx *c
     k->gathered = json_array();
     k->fo.data = tp_fleet_new();
     k->fo.matrix = json_object();
+    k->sdc = tp__validate_sdc_new(n);
     for (int r = 0; k->index && r < n; r++)
         json_object_set_new(k->index, nodes[r].label, json_integer(r));
     snprintf(k->fleet_path, sizeof k->fleet_path, "%s/fleet.jsonl", c->outdir);
     k->rc = tp_atomic_begin(k->fleet_path, &k->fo.a, &k->fo.f, &k->err);
-    if (!k->index || !k->gathered || !k->fo.data || !k->fo.matrix) {
+    if (!k->index || !k->gathered || !k->fo.data || !k->fo.matrix || !k->sdc) {
         tp__validate_collect_free(k);
         return NULL;
     }
@@ -345,6 +348,7 @@ void tp__validate_collect_free(struct tp__validate_collect *k)
     json_decref(k->gathered);
     json_decref(k->fo.data);
     json_decref(k->fo.matrix);
+    tp__validate_sdc_free(k->sdc);
     free(k);
 }
 
@@ -392,6 +396,8 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
         json_t *doc = json_object_get(e, "doc");
         if (!json_is_object(doc) || !name)
             continue;
+        if (strcmp(name, "sdc") == 0)
+            tp__validate_sdc_take(k->sdc, r, label, doc);
         if (!rc)
             rc = fleet_line(&k->fo, json_pack("{s:s, s:s, s:O}", "host", label, "test", name,
                                               "doc", doc),
@@ -475,6 +481,11 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
     int rc = k->rc ? tp__validate_collect_error(k, &err) : 0;
     if (!rc && (!html_docs || !node_list || !pair_list || !group_list))
         rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
+    /* the SDC screen across the nodes: a node named fails its sdc test and
+     * gets its verdict, over the tier's or alone (verdicts: what the nodes'
+     * lines, the fleet's nodes and --on-fail read) */
+    json_t *sdc = NULL;
+    json_t *verdicts_of = tp__validate_sdc_judge(k->sdc, nodes, gathered, triage, &sdc);
     size_t r, q;
     json_t *g, *e;
     json_array_foreach(gathered, r, g) {
@@ -533,7 +544,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             json_array_append_new(group_list, ge);
         }
     }
-    node_list = every_node(node_list, nodes, n, triage);
+    node_list = every_node(node_list, nodes, n, verdicts_of);
     if (!rc)
         rc = fleet_commit(k, &err);
     char path[4400];
@@ -602,6 +613,8 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         json_int_t named = json_array_size(json_object_get(triage, "named")) +
                            json_integer_value(json_object_get(counts, "lost")) +
                            json_integer_value(json_object_get(counts, "missing"));
+        /* and the SDC screen's (without a tier its failed test says it) */
+        named += (json_int_t)json_array_size(json_object_get(sdc, "named"));
         json_int_t unsure = json_integer_value(json_object_get(counts, "suspect")) +
                             json_integer_value(json_object_get(counts, "error"));
         if (triage)
@@ -634,18 +647,23 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
                                 "failed_tests", failed, "rounds", rounds, "nodes", node_list,
                                 "pairs", pair_list, "matrix", fo->matrix, "judgement", judgement);
         node_list = pair_list = NULL;
-        if (triage) {
+        if (sdc)
+            json_object_set(res, "sdc", sdc);
+        if (verdicts_of) {
             /* the verdicts, each node a line; and what --on-fail did */
-            json_t *acts = tp__validate_onfail(c, nodes, n, triage);
+            json_t *acts = tp__validate_onfail(c, nodes, n, verdicts_of);
+            json_object_set_new(res, "actions", acts ? acts : json_array());
+            if (!rc)
+                rc = tp__validate_node_lines(c, nodes, n, verdicts_of, triage ? c->tier : NULL,
+                                             &err);
+        }
+        if (triage) {
             json_object_set_new(res, "tier", json_string(c->tier));
             if (partial) /* the run stopped: the documents of the nodes not gathered are not here */
                 json_object_set_new(res, "partial", json_string(partial));
             json_object_set_new(res, "groups", group_list);
-            json_object_set(res, "triage", (json_t *)triage);
-            json_object_set_new(res, "actions", acts ? acts : json_array());
+            json_object_set(res, "triage", verdicts_of);
             group_list = NULL;
-            if (!rc)
-                rc = tp__validate_node_lines(c, nodes, n, triage, &err);
         }
         json_object_set_new(fdoc, "results", res);
         tp_result_finish(fdoc, stopped ? stopped->code : 0, stopped ? stopped->msg : NULL);
@@ -670,15 +688,14 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
                    json_string_value(json_object_get(v, "name")),
                    json_string_value(json_object_get(v, "summary")));
         }
-        if (triage) {
-            print_triage(stdout, nodes, n, triage, json_object_get(json_object_get(fdoc,
-                                                                                     "results"),
-                                                                     "actions"));
-        } else if (judgement) {
+        if (verdicts_of)
+            print_triage(stdout, nodes, n, verdicts_of,
+                         json_object_get(json_object_get(fdoc, "results"), "actions"));
+        if (!triage && judgement)
             tp_fleet_print(stdout, judgement);
-        }
         printf("fleet: %s/fleet.jsonl, %s/fleet.json%s%s%s\n", c->outdir, c->outdir,
-               triage ? ", " : "", triage ? c->outdir : "", triage ? "/nodes.jsonl" : "");
+               verdicts_of ? ", " : "", verdicts_of ? c->outdir : "",
+               verdicts_of ? "/nodes.jsonl" : "");
     }
     if (rc)
         tp__validate_fail(&err);
@@ -706,6 +723,8 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
     json_decref(pair_list);
     json_decref(group_list);
     json_decref(html_docs);
+    json_decref(sdc);
+    json_decref(verdicts_of);
     return rc || orc || failed || strcmp(fstatus, "FAIL") == 0 ? 1 : 0;
 }
 

@@ -3,6 +3,7 @@
  * and its arguments, or none where the profile leaves it out. The same
  * tests grow longer and larger with the profile; standard and extended add
  * the loaded latency, both directions at once and two more collectives.
+ * Every profile ends with the SDC screen (its group sdc) before the plan.
  * Where the GPU path is built and the driver shows GPUs, NCCL's allreduce
  * and a GPU-compute step (one rank per GPU) join the coll and step groups.
  * Building a profile is one loop over the rows; --only keeps the groups it
@@ -111,11 +112,17 @@ static const struct row rows[] = {
                  "--scale 0.2 --steps 500 --no-io --verify-repro 2 --dir DIR -q"},
             {120, "step -n NGPU --launcher local --compute gpu --backend nccl --preset llm-1.3b "
                   "--scale 0.2 --steps 2000 --no-io --verify-repro 2 --dir DIR -q"}}},
+    /* the SDC screen: every core of the node on the same seeded chain
+     * for a while (about 0.1 ms a step on a core here; nodes of different
+     * speeds are compared on the steps they all ran); rank 0 compares the
+     * nodes' chains (src/validate/sdc.c); --sdc-minutes sets the time */
+    {"sdc", "sdc", "SDC screen, the same chain on every core", ALWAYS,
+     .in = {{1, "sdc --time 1s -q"}, {15, "sdc --time 15s -q"}, {60, "sdc --time 1m -q"}}},
     {"plan", "plan", "plan of this machine", ALWAYS,
      .in = {{1, "plan PLAN"}, {1, "plan PLAN"}, {1, "plan PLAN"}}},
 };
 
-static const char *const groups[] = {"check", "net", "coll", "io", "step", "plan"};
+static const char *const groups[] = {"check", "net", "coll", "io", "step", "sdc", "plan"};
 
 /* Is group g in --only (a comma-separated list; NULL: every group)? */
 static bool picked(const char *only, const char *g)
@@ -137,7 +144,7 @@ static int check_only(const char *only, tp_error *err)
     if (!only)
         return 0;
     if (!*only)
-        return tp_error_set(err, TP_EUSAGE, "--only: empty (give check,net,coll,io,step,plan)");
+        return tp_error_set(err, TP_EUSAGE, "--only: empty (give check,net,coll,io,step,sdc,plan)");
     for (const char *p = only; *p;) {
         size_t len = strcspn(p, ",");
         bool known = false;
@@ -145,7 +152,7 @@ static int check_only(const char *only, tp_error *err)
             known |= len == strlen(groups[i]) && strncmp(p, groups[i], len) == 0;
         if (!known)
             return tp_error_set(err, TP_EUSAGE, "--only %s: '%.*s' is not a group (%s)", only,
-                                (int)len, p, "check, net, coll, io, step, plan");
+                                (int)len, p, "check, net, coll, io, step, sdc, plan");
         p += len + (p[len] == ',');
     }
     if (picked(only, "plan") &&
@@ -228,4 +235,21 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
         out->n++;
     }
     return 0;
+}
+
+int tp_validate_sdc_soak(struct tp_validate_list *l, const char *only, double minutes,
+                         tp_error *err)
+{
+    for (int i = 0; i < l->n; i++) {
+        struct tp_validate_test *t = &l->t[i];
+        for (int a = 0; strcmp(t->name, "sdc") == 0 && a + 1 < t->argc; a++)
+            if (strcmp(t->argv[a], "--time") == 0) {
+                snprintf(l->sdc_time, sizeof l->sdc_time, "%gs", minutes * 60);
+                t->argv[a + 1] = l->sdc_time;
+                t->expect_s = minutes * 60;
+                return 0;
+            }
+    }
+    return tp_error_set(err, TP_EUSAGE, "--sdc-minutes: the sdc test is not in --only %s",
+                        only ? only : "");
 }

@@ -404,7 +404,7 @@ json_t *tp__validate_triage_result(tp_triage *tri, const struct tp_boot *b,
 }
 
 int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
-                            int n, const json_t *result, tp_error *err)
+                            int n, const json_t *result, const char *tier, tp_error *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -422,7 +422,7 @@ int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__v
         json_object_set_new(line, "addr", json_string(nodes[k].addr));
         json_object_set_new(line, "sched", nodes[k].sched[0] ? json_string(nodes[k].sched)
                                                              : json_null());
-        json_object_set_new(line, "tier", json_string(c->tier));
+        json_object_set_new(line, "tier", tier ? json_string(tier) : json_null());
         char *s = json_dumps(line, JSON_COMPACT);
         json_decref(line);
         if (s)

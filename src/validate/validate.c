@@ -126,7 +126,8 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .seed = o->seed,
                                    .min_effect = o->min_effect,
                                    .node_timeout_s = o->node_timeout_s,
-                                   .on_fail = o->on_fail};
+                                   .on_fail = o->on_fail,
+                                   .sdc_minutes = o->sdc_minutes};
     int rc = check_files(c, err);
     /* the tier's name now; --budget's pick once the group's size is known */
     if (rc == 0 && c->tier && c->budget_s > 0)
@@ -149,14 +150,16 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     int ngpu = tp_gpu_built() ? gpu_count() : 0;
     if (rc == 0)
         rc = tp_validate_tests(c->profile, c->only, c->policy, ngpu, "", &c->tests, err);
+    if (rc == 0 && c->sdc_minutes > 0)
+        rc = tp_validate_sdc_soak(&c->tests, c->only, c->sdc_minutes, err);
     struct tp_boot *b = NULL;
     if (rc == 0 && tp_boot_launched(c->launcher)) {
         json_t *bo_opts = json_pack(
-            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:f, s:f, s:s?}", "profile", c->profile,
-            "only", c->only, "policy", c->policy ? "given" : NULL, "pairs-at-once",
+            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:f, s:f, s:s?, s:f}", "profile",
+            c->profile, "only", c->only, "policy", c->policy ? "given" : NULL, "pairs-at-once",
             c->pairs_at_once, "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings,
             "seed", (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout",
-            c->node_timeout_s, "on-fail", c->on_fail);
+            c->node_timeout_s, "on-fail", c->on_fail, "sdc-minutes", c->sdc_minutes);
         /* with links to measure (the tier's triage), a node that has not
          * joined by then (--node-timeout, else the group's hour) is left
          * out, and the others go on */
@@ -204,8 +207,12 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     }
     if (rc == 0 && !(c->envp = tp__validate_child_env()))
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    if (rc == 0) /* the SDC test hook is this node's, or none */
+        tp__validate_sdc_env(c, b ? tp_boot_rank(b) : 0);
     if (rc == 0)
         rc = tp_validate_tests(c->profile, c->only, c->policy, ngpu, c->dir, &c->tests, err);
+    if (rc == 0 && c->sdc_minutes > 0)
+        rc = tp_validate_sdc_soak(&c->tests, c->only, c->sdc_minutes, err);
     int status = rc;
     if (rc == 0) {
         c->tty = isatty(2);

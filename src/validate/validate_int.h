@@ -29,6 +29,7 @@ struct tp__validate_ctx {
     uint64_t seed;
     double min_effect;  /* slow: this far above the median at least (0: the triage's) */
     double node_timeout_s; /* a rank silent this long in a round is lost (0: its tests' deadlines) */
+    double sdc_minutes; /* > 0: the sdc test a soak of about this long */
     bool lost;          /* a rank was lost: the group ends by tp_boot_abort */
     bool own_star;      /* the tier's stages meet over a star of their own (control.c) */
     bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
@@ -40,6 +41,7 @@ struct tp__validate_ctx {
     char addr[64];      /* the address the net server listens on */
     char port[16];
     char plan[4200]; /* the plan file, once written */
+    char sdc_fault[160]; /* the SDC test hook as this node's sdc test sees it (sdc.c) */
     pid_t server;
     char **envp; /* for the children: the launcher's variables removed */
     struct tp_validate_list tests;
@@ -221,10 +223,11 @@ json_t *tp__validate_triage_result(tp_triage *tri, const struct tp_boot *b,
                                    const struct tp_boot *ctl, tp_error *err);
 
 /* Rank 0: nodes.jsonl in the results folder, one line per node (its
- * triage verdict, label, host and scheduler name), written atomically.
+ * verdict in result, label, host, scheduler name and tier: NULL, null,
+ * for the SDC screen's verdicts without one), written atomically.
  * Returns 0 or the error. */
 int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
-                            int n, const json_t *result, tp_error *err);
+                            int n, const json_t *result, const char *tier, tp_error *err);
 
 /* ---- collect.c: rank 0 takes in the nodes' results, writes the folder ---- */
 
@@ -264,6 +267,36 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
                                 const tp_error *stopped);
 
 void tp__validate_collect_free(struct tp__validate_collect *k);
+
+/* ---- sdc.c: the SDC screen across nodes ---- */
+
+/* The SDC test hook (TP_FAULT_SDC=RANK:STEP..., docs/env.md) in c->envp as
+ * this node's sdc test is to see it: where RANK is rank, as the command
+ * alone's (rank 0); else removed. A malformed value is left for the test
+ * to refuse. */
+void tp__validate_sdc_env(struct tp__validate_ctx *c, int rank);
+
+/* Rank 0's: the nodes' chains, taken in as their results arrive. NULL on
+ * ENOMEM. */
+struct tp__validate_sdc *tp__validate_sdc_new(int n);
+void tp__validate_sdc_free(struct tp__validate_sdc *s);
+
+/* Node r's (label's) sdc document doc, before it is dropped: its chain
+ * into the judgement, its cores' finding kept. A chain that cannot be read
+ * is left out, said once; the node then has no result to compare. */
+void tp__validate_sdc_take(struct tp__validate_sdc *s, int r, const char *label, const json_t *doc);
+
+/* Once every node's result is in: the judgement of the chains taken (s may
+ * be NULL). Each node named gets its sdc test in gathered failed with the
+ * words, and a verdict ("corrupt" or "undecided", evidence {"test": "sdc",
+ * "scope", "step", "after", "agree", "of"}) in the verdicts returned: a
+ * copy of triage's with them in the nodes' places, or without a triage
+ * the screen's own ({"counts", "nodes_detail"}: every node pass, corrupt,
+ * undecided or error); NULL when neither (no chain taken, no triage).
+ * *judgement: fleet.json's "sdc" ({"nodes", "with_chain", "majority",
+ * "steps_compared", "named", "says"}), or NULL. */
+json_t *tp__validate_sdc_judge(struct tp__validate_sdc *s, const struct tp__validate_node *nodes,
+                               json_t *gathered, const json_t *triage, json_t **judgement);
 
 /* ---- onfail.c: what is done with a node judged bad (--on-fail) ---- */
 

@@ -77,11 +77,11 @@ static void profiles(void **state)
         const char *profile, *tests;
     } want[] = {
         {"quick", "check net-lat net-bw coll-across coll-allreduce io-commit io-checkpoint step "
-                  "plan"},
+                  "sdc plan"},
         {"standard", "check net-lat net-bw net-bibw net-loaded coll-across coll-allreduce "
-                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step plan"},
+                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step sdc plan"},
         {"extended", "check net-lat net-bw net-bibw net-loaded coll-across coll-allreduce "
-                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step plan"},
+                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step sdc plan"},
     };
     char buf[512];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -126,6 +126,9 @@ static void arguments(void **state)
         {"extended", "coll-reduce-scatter", "--time", "2s"},
         {"extended", "io-checkpoint", "--size", "4G"},
         {"extended", "step", "--steps", "5000"},
+        {"quick", "sdc", "--time", "1s"},
+        {"standard", "sdc", "--time", "15s"},
+        {"extended", "sdc", "--time", "1m"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         build(want[i].profile, NULL, NULL, 0);
@@ -197,7 +200,7 @@ static void refused(void **state)
         {"quick", "plan,net,coll", "plan is fed by the net, coll and io results: add them"},
         {"quick", "io,disk", "--only io,disk: 'disk' is not a group (check, net, coll, io, step"},
         {"quick", "io,,step", "--only io,,step: '' is not a group"},
-        {"quick", "", "--only: empty (give check,net,coll,io,step,plan)"},
+        {"quick", "", "--only: empty (give check,net,coll,io,step,sdc,plan)"},
         {"nonsense", NULL, "--profile nonsense: use quick, standard or extended"},
         {"Quick", "io", "--profile Quick: use quick, standard or extended"},
     };
@@ -212,6 +215,22 @@ static void refused(void **state)
     }
 }
 
+/* --sdc-minutes: the sdc test's time; refused when --only leaves the test
+ * out. */
+static void sdc_soak(void **state)
+{
+    (void)state;
+    char buf[512];
+    tp_error err = {0};
+    build("standard", "sdc", NULL, 0);
+    TP_EQ_INT(tp_validate_sdc_soak(&list, "sdc", 2.5, &err), 0);
+    TP_EQ_STR(line(find("sdc"), buf, sizeof buf), "sdc --time 150s -q");
+    TP_NEAR(find("sdc")->expect_s, 150, 0);
+    build("quick", "io", NULL, 0);
+    TP_EQ_INT(tp_validate_sdc_soak(&list, "io", 1, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "--sdc-minutes: the sdc test is not in --only io");
+}
+
 static void gpu_rows_only_with_gpus(void **state)
 {
     (void)state;
@@ -220,7 +239,7 @@ static void gpu_rows_only_with_gpus(void **state)
     TP_EQ_INT(strstr(names(buf, sizeof buf), "nccl") || strstr(buf, "gpu"), 0);
     build("quick", NULL, NULL, 4);
     TP_EQ_STR(names(buf, sizeof buf), "check net-lat net-bw coll-across coll-allreduce coll-nccl "
-                                      "io-commit io-checkpoint step step-gpu plan");
+                                      "io-commit io-checkpoint step step-gpu sdc plan");
     TP_EQ_STR(arg("coll-nccl", "-n"), "4");
     TP_EQ_STR(arg("coll-nccl", "--backend"), "nccl");
     TP_EQ_STR(arg("coll-nccl", "--sizes"), "8-64M");
@@ -291,6 +310,7 @@ int main(void)
         cmocka_unit_test(placeholders),
         cmocka_unit_test(only_keeps_the_profiles_order),
         cmocka_unit_test(refused),
+        cmocka_unit_test(sdc_soak),
         cmocka_unit_test(gpu_rows_only_with_gpus),
         cmocka_unit_test(check_row_and_policy),
         cmocka_unit_test(run_refuses_bad_input),

@@ -14,13 +14,13 @@ rc=$?
 echo "# validate --profile quick: exit $rc in $(( $(date +%s) - t0 )) s"
 sed 's/^/# /' "$WORK/v1.out"
 check "validate ran (exit 0 or 1, not 2)" test "$rc" -le 1
-check "... every test but the audit passed" test "$(grep -cE '^ok ' "$WORK/v1.out")" -eq 7
+check "... every test but the audit passed" test "$(grep -cE '^ok ' "$WORK/v1.out")" -eq 8
 check "... the exit code is 1 exactly when the audit found a critical finding" test "$(json_run "$V1/check.json" "
 print(int(r['nagios']['code'] == 2))")" = "$rc"
-for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step plan; do
+for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step sdc plan; do
     check "... $d.json: a valid result document" valid_doc "$V1/$d.json"
 done
-check "... the history holds the eight runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 8
+check "... the history holds the nine runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 9
 check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
 check "... --prometheus: a textfile with the step time and the busbw" eval 'grep -q "^trainpath_step_time_mean_seconds{" "$WORK/tp.prom" && grep -q "^trainpath_coll_busbw_bytes_per_second{" "$WORK/tp.prom"'
 check "... no scratch folder left behind" test "$(scratch)" = "$before"
