@@ -75,4 +75,18 @@ void tp_bfx_load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *ou
 void tp_bfx_store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
                   void *out);
 
+/* Elements [from, to) of a message (type t; in is the message's element
+ * 0) as int64s at their block's unit into out[0 .. to - from): unit[b] is
+ * block b's (tp_bfx_unit; the blocks counted from the message's element
+ * 0); a block whose unit is 0 (the wide path's) loads as zeros. */
+void tp_bfx_load_range(enum tp_dtype t, const int *unit, const void *in, size_t from, size_t to,
+                       int64_t *out);
+
+/* out[0 .. to - from) (type t) = the int64 sums in[0 .. to - from) of the
+ * message's elements [from, to), each rounded once at its block's unit
+ * and divided by divisor (tp_bfx_store; a power of two is a shift of the
+ * unit); a block whose unit is 0 is left as it is in out. */
+void tp_bfx_store_range(enum tp_dtype t, const int *unit, const int64_t *in, size_t from,
+                        size_t to, uint32_t divisor, void *out);
+
 #endif

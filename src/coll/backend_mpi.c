@@ -3,14 +3,18 @@
  * result format compare trainpath's algorithms with the user's MPI. bf16
  * and f16 have no MPI type: they travel as 16-bit integers with
  * user-defined operators that use trainpath's kernels; avg is MPI's sum
- * followed by the division; --repro exact sends the fixed-point words with
- * an operator that adds them, so even MPI's own algorithms give bitwise
- * reproducible sums. The MPI call of each kind is in the kind's row
+ * followed by the division; --repro exact takes block fixed-point
+ * (tp/blockfx.h) where the type has it: the spans by MPI_Allreduce's max,
+ * one int64 an element by its integer sum (exact in any order MPI adds),
+ * each element rounded once; the other blocks and f64 send the wide
+ * fixed-point words with an operator that adds them. Either way even MPI's
+ * own algorithms give bitwise reproducible sums. The MPI call of each kind is in the kind's row
  * (src/coll/kind_*.c); this file maps the types and operators. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kind_int.h"
+#include "tp/blockfx.h"
 #include "tp/fixed.h"
 
 /* The row's need: an MPI library that the launcher initialised. */
@@ -84,6 +88,70 @@ static int mpi_fail(int rc, const char *what, tp_error *err)
     return tp_error_set(err, TP_EPEER, "MPI %s: %s", what, msg);
 }
 
+static int run_call(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err);
+
+/* --repro exact by block fixed-point (an allreduce of a type that has it):
+ * the blocks' spans, their units, the int64 sums, the rounding, and the
+ * blocks that do not fit, packed, by the wide words (run_call). */
+static int run_bfx(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
+{
+    int n = c->size;
+    size_t count = a->count, nb = tp_bfx_blocks(count), es = tp_dtype_size(a->dtype);
+    size_t mark = c->arena_used, nwide = 0;
+    int32_t *span = tp_comm_alloc(c, 4 * nb * sizeof *span);
+    int *unit = tp_comm_alloc(c, nb * sizeof *unit);
+    int64_t *fx = tp_comm_alloc(c, 2 * count * sizeof *fx + 8);
+    if (!span || !unit || !fx) {
+        c->arena_used = mark;
+        return tp_error_set(err, TP_ENOMEM, "--repro exact: arena too small");
+    }
+    tp_bfx_scan(a->dtype, a->sendbuf, count, span);
+    int rc = MPI_Allreduce(span, span + 2 * nb, (int)(2 * nb), MPI_INT32_T, MPI_MAX,
+                           MPI_COMM_WORLD);
+    for (size_t b = 0; rc == MPI_SUCCESS && b < nb; b++) {
+        unit[b] = tp_bfx_unit(span + 2 * nb + 2 * b, n);
+        if (!unit[b])
+            nwide += count - b * TP_BFX_BLOCK < TP_BFX_BLOCK ? count - b * TP_BFX_BLOCK
+                                                               : TP_BFX_BLOCK;
+    }
+    if (rc == MPI_SUCCESS) {
+        tp_bfx_load_range(a->dtype, unit, a->sendbuf, 0, count, fx);
+        rc = MPI_Allreduce(fx, fx + count, (int)count, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    }
+    if (rc != MPI_SUCCESS) {
+        c->arena_used = mark;
+        return mpi_fail(rc, "allreduce", err);
+    }
+    tp_bfx_store_range(a->dtype, unit, fx + count, 0, count,
+                       a->op == TP_AVG ? (uint32_t)n : 1, a->recvbuf);
+    if (nwide) { /* the wide blocks, packed into fx's room */
+        uint8_t *win = (uint8_t *)fx, *wout = win + nwide * es;
+        size_t at = 0;
+        for (size_t b = 0; b < nb; b++)
+            if (!unit[b]) {
+                size_t k = count - b * TP_BFX_BLOCK < TP_BFX_BLOCK ? count - b * TP_BFX_BLOCK
+                                                                    : TP_BFX_BLOCK;
+                memcpy(win + at * es, (const uint8_t *)a->sendbuf + b * TP_BFX_BLOCK * es, k * es);
+                at += k;
+            }
+        struct tp_coll_args w = *a;
+        w.sendbuf = win;
+        w.recvbuf = wout;
+        w.count = nwide;
+        rc = run_call(c, &w, err);
+        at = 0;
+        for (size_t b = 0; rc == 0 && b < nb; b++)
+            if (!unit[b]) {
+                size_t k = count - b * TP_BFX_BLOCK < TP_BFX_BLOCK ? count - b * TP_BFX_BLOCK
+                                                                    : TP_BFX_BLOCK;
+                memcpy((uint8_t *)a->recvbuf + b * TP_BFX_BLOCK * es, wout + at * es, k * es);
+                at += k;
+            }
+    }
+    c->arena_used = mark;
+    return rc;
+}
+
 int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
 {
     int rc = ready(err);
@@ -92,6 +160,15 @@ int tp_coll_mpi_run(struct tp_comm *c, const struct tp_coll_args *a, tp_error *e
     rc = tp_coll_check_args(a->kind, a->dtype, a->op, a->exact, NULL, err);
     if (rc < 0)
         return rc;
+    if (a->exact && tp_bfx_supports(a->dtype))
+        return run_bfx(c, a, err);
+    return run_call(c, a, err);
+}
+
+/* One MPI call of the kind (--repro exact: the wide words). */
+static int run_call(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
+{
+    int rc;
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Datatype dt = mpi_type(a->dtype);
     MPI_Op op = mpi_op(a->op), made = MPI_OP_NULL;

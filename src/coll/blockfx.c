@@ -80,3 +80,35 @@ void tp_bfx_store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_
 {
     kernel()->store(t, in, n, lsb, divisor, out);
 }
+
+void tp_bfx_load_range(enum tp_dtype t, const int *unit, const void *in, size_t from, size_t to,
+                       int64_t *out)
+{
+    size_t es = tp_dtype_size(t);
+    for (size_t i = from; i < to;) {
+        size_t b = i / TP_BFX_BLOCK, end = (b + 1) * TP_BFX_BLOCK < to ? (b + 1) * TP_BFX_BLOCK : to;
+        if (unit[b])
+            kernel()->load(t, (const uint8_t *)in + i * es, end - i, unit[b], out + (i - from));
+        else
+            memset(out + (i - from), 0, (end - i) * sizeof *out);
+        i = end;
+    }
+}
+
+void tp_bfx_store_range(enum tp_dtype t, const int *unit, const int64_t *in, size_t from,
+                        size_t to, uint32_t divisor, void *out)
+{
+    size_t es = tp_dtype_size(t);
+    int shift = 0;
+    if (divisor > 1 && !(divisor & (divisor - 1))) {
+        shift = __builtin_ctz(divisor);
+        divisor = 1;
+    }
+    for (size_t i = from; i < to;) {
+        size_t b = i / TP_BFX_BLOCK, end = (b + 1) * TP_BFX_BLOCK < to ? (b + 1) * TP_BFX_BLOCK : to;
+        if (unit[b])
+            kernel()->store(t, in + (i - from), end - i, unit[b] - shift, divisor,
+                            (uint8_t *)out + (i - from) * es);
+        i = end;
+    }
+}

@@ -77,28 +77,6 @@ static int wide(struct tp_comm *c, const struct algo *al, const struct tp_coll_a
     return rc;
 }
 
-/* Round elements [from, to) of a segment (fx: their int64 sums, fx[0] the
- * segment's element from) into out (the type), block by block at each
- * block's unit; a wide block's elements are left to the wide path. */
-static void store_range(const struct tp_coll_args *a, int n, const int *unit, size_t from,
-                        size_t to, const int64_t *fx, void *out)
-{
-    size_t es = tp_dtype_size(a->dtype);
-    uint32_t div = a->op == TP_AVG ? (uint32_t)n : 1;
-    int shift = 0; /* avg over a power of two ranks: a shift of the unit */
-    if (div > 1 && !(div & (div - 1))) {
-        shift = __builtin_ctz(div);
-        div = 1;
-    }
-    for (size_t i = from; i < to;) {
-        size_t b = i / TP_BFX_BLOCK, end = (b + 1) * TP_BFX_BLOCK < to ? (b + 1) * TP_BFX_BLOCK : to;
-        if (unit[b])
-            tp_bfx_store(a->dtype, fx + (i - from), end - i, unit[b] - shift, div,
-                         (uint8_t *)out + (i - from) * es);
-        i = end;
-    }
-}
-
 /* One pass of the fast path over elements [off, off + m) (off a multiple of
  * the block). */
 static int fast_segment(struct tp_comm *c, const struct algo *al, const struct tp_coll_args *a,
@@ -140,16 +118,12 @@ static int fast_segment(struct tp_comm *c, const struct algo *al, const struct t
             nwide += (b + 1) * TP_BFX_BLOCK < m ? TP_BFX_BLOCK : m - b * TP_BFX_BLOCK;
     }
     /* 2. the values as int64 at their block's unit (a wide block's as 0) */
-    for (size_t b = 0; rc == 0 && b < nb; b++) {
-        size_t from = b * TP_BFX_BLOCK, k = from + TP_BFX_BLOCK < m ? TP_BFX_BLOCK : m - from;
-        if (unit[b])
-            tp_bfx_load(a->dtype, send + from * es, k, unit[b], fx + from);
-        else
-            memset(fx + from, 0, k * sizeof *fx);
-    }
+    if (rc == 0)
+        tp_bfx_load_range(a->dtype, unit, send, 0, m, fx);
     if (rc == 0 && padded > m)
         memset(fx + m, 0, (padded - m) * sizeof *fx);
-    /* 3. the sums, rounded once */
+    /* 3. the sums, rounded once (an average: divided by the rank count) */
+    uint32_t div = a->op == TP_AVG ? (uint32_t)n : 1;
     struct redfn ired = {.dtype = TP_I64, .op = TP_SUM, .esize = 8, .nranks = n};
     if (rc == 0 && rs_split >= 0) {
         struct tp_coll_args ra = {.kind = TP_REDUCE_SCATTER, .dtype = TP_I64, .op = TP_SUM,
@@ -158,7 +132,7 @@ static int fast_segment(struct tp_comm *c, const struct algo *al, const struct t
                                false, err);
         size_t lo = (size_t)me * per, hi = lo + per < m ? lo + per : m;
         if (rc == 0 && lo < hi)
-            store_range(a, n, unit, lo, hi, sum, slice);
+            tp_bfx_store_range(a->dtype, unit, sum, lo, hi, div, slice);
         struct tp_coll_args ga = {.kind = TP_ALLGATHER, .dtype = a->dtype, .count = per,
                                   .chunk_bytes = a->chunk_bytes};
         struct redfn gred = {.dtype = a->dtype, .op = TP_SUM, .esize = es, .nranks = n};
@@ -172,7 +146,7 @@ static int fast_segment(struct tp_comm *c, const struct algo *al, const struct t
                                   .count = m, .algo = al->name, .chunk_bytes = a->chunk_bytes};
         rc = tp__coll_run_plan(c, al, &ia, fx, sum, m, &ired, false, err);
         if (rc == 0)
-            store_range(a, n, unit, 0, m, sum, recv);
+            tp_bfx_store_range(a->dtype, unit, sum, 0, m, div, recv);
     }
     /* 4. the blocks that did not fit, packed, by the wide path */
     if (rc == 0 && nwide) {

@@ -6,9 +6,10 @@
  * the fast path (gradient-like values, one binade, subnormals, values that
  * overflow) and the wide path (a NaN or an infinity, exponents over the
  * whole range) side by side, over several passes of the fast path. Usage:
- * test_repro N [shm|fabric [KERNEL]] (KERNEL: a block fixed-point kernel
- * by name, "scalar" say; default the best this CPU runs). Prints TAP from
- * rank 0. */
+ * test_repro N|auto [shm|fabric [KERNEL]] (auto: the ranks the launcher
+ * started, mpirun say, and then --backend mpi's exact allreduce is checked
+ * too; KERNEL: a block fixed-point kernel by name, "scalar" say; default
+ * the best this CPU runs). Prints TAP from rank 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,12 @@ static void put(enum tp_dtype t, void *buf, size_t i, uint32_t u)
 
 int main(int argc, char **argv)
 {
-    int nranks = argc > 1 ? atoi(argv[1]) : 2;
+    bool launched = argc > 1 && strcmp(argv[1], "auto") == 0;
+    int nranks = argc > 1 && !launched ? atoi(argv[1]) : 2;
     const char *intra = argc > 2 ? argv[2] : "shm";
     tp_error err = {0};
     json_t *opts = json_object();
-    struct tp_boot_opts bo = {.backend = "local", .nranks = nranks,
+    struct tp_boot_opts bo = {.backend = launched ? NULL : "local", .nranks = nranks,
                               .timeout_ns = 60000000000ull, .options = opts};
     struct tp_boot *b;
     if (tp_boot_init(&bo, &b, &err) < 0) {
@@ -143,14 +145,22 @@ int main(int argc, char **argv)
                 }
                 tp_fx_store(t, want + i * es, acc, 1, avg ? (uint32_t)n : 1);
             }
-            for (const char *const *al = tp_coll_algos(TP_ALLREDUCE); *al; al++)
-                for (size_t ci = 0; ci < 2; ci++) {
+            /* the algorithms, then (under an MPI launcher) MPI's own */
+            const char *const *algos = tp_coll_algos(TP_ALLREDUCE);
+            size_t nal = 0;
+            while (algos[nal])
+                nal++;
+            bool mpi = tp_coll_mpi_available();
+            for (size_t ai = 0; ai < nal + (mpi ? 1 : 0); ai++)
+                for (size_t ci = 0; ci < (ai < nal ? 2u : 1u); ci++) {
+                    const char *al_name = ai < nal ? algos[ai] : "backend mpi";
                     memset(recv, 0xA5, count * es);
                     struct tp_coll_args a = {.kind = TP_ALLREDUCE, .dtype = t,
                                              .op = avg ? TP_AVG : TP_SUM, .sendbuf = send,
-                                             .recvbuf = recv, .count = count, .algo = *al,
+                                             .recvbuf = recv, .count = count,
+                                             .algo = ai < nal ? algos[ai] : NULL,
                                              .exact = true, .chunk_bytes = chunks[ci]};
-                    int rc = tp_coll_run(c, &a, &err);
+                    int rc = ai < nal ? tp_coll_run(c, &a, &err) : tp_coll_mpi_run(c, &a, &err);
                     size_t bad = 0, first = 0;
                     for (size_t i = 0; rc == 0 && i < count; i++)
                         if (memcmp((unsigned char *)recv + i * es, want + i * es, es) != 0 &&
@@ -181,8 +191,8 @@ int main(int argc, char **argv)
                     }
                     char what[160];
                     snprintf(what, sizeof what, "exact %s %s %s chunk %zu, n=%d %s (%s kernel)",
-                             avg ? "avg" : "sum", tp_dtype_name(t), *al, chunks[ci], n, intra,
-                             tp_bfx_kernel());
+                             avg ? "avg" : "sum", tp_dtype_name(t), al_name, chunks[ci], n,
+                             intra, tp_bfx_kernel());
                     report(me, ok, what, ok ? NULL : why);
                     if (rc)
                         goto out;
