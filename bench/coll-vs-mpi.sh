@@ -3,48 +3,74 @@
 # MPI_Allreduce in one run, each on shared memory and on TCP, both measured
 # by the same sweep (trainpath coll --backend mpi times MPI the way it times
 # itself: per-iteration maximum over ranks), both launched by the same
-# mpirun with the same core binding. Also --repro exact against plain.
-# Prints busbw and latency per size and the ratios. Not a test.
+# mpirun with the same core binding; and trainpath's --repro exact on both,
+# against its own plain allreduce and against Open MPI's plain one.
+# Every configuration runs BENCH_REPS times (default 3), alternating; the
+# tables print medians, and the spread (min-max over the runs) of the
+# ratios. Not a test.
 #
 # usage: bench/coll-vs-mpi.sh [BUILD_DIR] [SIZES] [TIME_PER_SIZE]
+#   env BENCH_REPS    runs per configuration (default 3)
 set -euo pipefail
 BUILD=${1:-build}
 SIZES=${2:-8-64M}
 TIME=${3:-300ms}
+REPS=${BENCH_REPS:-3}
+[[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "coll-vs-mpi: BENCH_REPS must be a whole number >= 1 (got '$REPS')" >&2; exit 2; }
 TP=$(realpath "$BUILD/trainpath")
 OUT=$(mktemp -d /tmp/tp-bench-coll.XXXXXX)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi() { mpirun -np 2 --bind-to core --map-by core "$@"; }
 common=(coll --sizes "$SIZES" --time "$TIME" --warmup 5 -q)
 
-echo "# $(nproc) cores; $(mpirun --version | head -1); trainpath $("$TP" --version)"
+echo "# $(nproc) cores; $(mpirun --version | head -1); trainpath $("$TP" --version); $REPS runs each"
 echo "# results in $OUT"
-mpi "$TP" "${common[@]}" --json "$OUT/tp_shm.json"
-mpi --mca btl self,vader "$TP" "${common[@]}" --backend mpi --json "$OUT/mpi_shm.json"
-mpi "$TP" "${common[@]}" --intra fabric --json "$OUT/tp_tcp.json"
-mpi --mca btl self,tcp "$TP" "${common[@]}" --backend mpi --json "$OUT/mpi_tcp.json"
-mpi "$TP" "${common[@]}" --repro exact --json "$OUT/tp_exact.json"
+for ((r = 1; r <= REPS; r++)); do
+    mpi "$TP" "${common[@]}" --json "$OUT/tp_shm.$r.json"
+    mpi --mca btl self,vader "$TP" "${common[@]}" --backend mpi --json "$OUT/mpi_shm.$r.json"
+    mpi "$TP" "${common[@]}" --repro exact --json "$OUT/ex_shm.$r.json"
+    mpi "$TP" "${common[@]}" --intra fabric --json "$OUT/tp_tcp.$r.json"
+    mpi --mca btl self,tcp "$TP" "${common[@]}" --backend mpi --json "$OUT/mpi_tcp.$r.json"
+    mpi "$TP" "${common[@]}" --intra fabric --repro exact --json "$OUT/ex_tcp.$r.json"
+done
 
-/usr/bin/python3 - "$OUT" <<'PY'
-import json, sys
-d = sys.argv[1]
-def load(name):
-    return {e["size_bytes"]: e for e in json.load(open(f"{d}/{name}.json"))["results"]["sizes"]}
-tp_shm, mpi_shm, tp_tcp, mpi_tcp, ex = (load(n) for n in ("tp_shm", "mpi_shm", "tp_tcp", "mpi_tcp", "tp_exact"))
-def bw(e): return e["busbw"]["value"] / 1e9
-def us(e): return e["time"]["mean"] / 1e3
-print(f"{'size':>9} | {'shm: trainpath':>14} {'OpenMPI':>8} {'ratio':>6} | {'tcp: trainpath':>14} {'OpenMPI':>8} {'ratio':>6} | {'exact/plain':>11}")
-print(f"{'':>9} | {'busbw GB/s':>14} {'':>8} {'':>6} | {'busbw GB/s':>14} {'':>8} {'':>6} | {'time':>11}")
-for s in sorted(tp_shm):
-    name = f"{s}" if s < 1024 else f"{s>>10}K" if s < 1 << 20 else f"{s>>20}M"
-    a, b, c, e, x = tp_shm[s], mpi_shm[s], tp_tcp[s], mpi_tcp[s], ex[s]
-    r1 = bw(a) / bw(b) if bw(b) else 0
-    r2 = bw(c) / bw(e) if bw(e) else 0
-    print(f"{name:>9} | {bw(a):14.3f} {bw(b):8.3f} {r1:6.2f} | {bw(c):14.3f} {bw(e):8.3f} {r2:6.2f} | {us(x)/us(a):11.2f}")
-s = min(tp_shm)
-print(f"\nlatency at {s} B (mean, us): shm trainpath {us(tp_shm[s]):.2f} vs OpenMPI {us(mpi_shm[s]):.2f}"
-      f" (ratio {us(tp_shm[s])/us(mpi_shm[s]):.2f}); tcp trainpath {us(tp_tcp[s]):.2f} vs OpenMPI {us(mpi_tcp[s]):.2f}"
-      f" (ratio {us(tp_tcp[s])/us(mpi_tcp[s]):.2f})")
-print("algorithms (trainpath shm):", ", ".join(f"{k}:{v['algo']}" for k, v in sorted(tp_shm.items())))
-print("any wrong:", sum(e["wrong"] for t in (tp_shm, mpi_shm, tp_tcp, mpi_tcp, ex) for e in t.values()))
+/usr/bin/python3 - "$OUT" "$REPS" <<'PY'
+import json, statistics as st, sys
+d, reps = sys.argv[1], int(sys.argv[2])
+names = ("tp_shm", "mpi_shm", "ex_shm", "tp_tcp", "mpi_tcp", "ex_tcp")
+def load(name, r):
+    return {e["size_bytes"]: e for e in json.load(open(f"{d}/{name}.{r}.json"))["results"]["sizes"]}
+runs = {n: [load(n, r) for r in range(1, reps + 1)] for n in names}
+sizes = sorted(runs["tp_shm"][0])
+def t(n, s, r): return runs[n][r][s]["time"]["mean"]          # ns, mean over iterations
+def bw(n, s, r): return runs[n][r][s]["busbw"]["value"] / 1e9
+def med_bw(n, s): return st.median(bw(n, s, r) for r in range(reps))
+def ratio(f, s):  # median and spread of a per-run ratio
+    v = [f(s, r) for r in range(reps)]
+    return st.median(v), min(v), max(v)
+def fmt(x): return f"{x[0]:5.2f} ({x[1]:.2f}-{x[2]:.2f})"
+def name(s): return f"{s}" if s < 1024 else f"{s>>10}K" if s < 1 << 20 else f"{s>>20}M"
+
+print("\n## plain allreduce: busbw GB/s (median), trainpath / Open MPI (median of the runs' ratios, min-max)")
+print(f"{'size':>6} | {'shm tp':>7} {'MPI':>7} {'ratio':>17} | {'tcp tp':>7} {'MPI':>7} {'ratio':>17}")
+for s in sizes:
+    r1 = ratio(lambda s, r: bw("tp_shm", s, r) / bw("mpi_shm", s, r) if bw("mpi_shm", s, r) else 0, s)
+    r2 = ratio(lambda s, r: bw("tp_tcp", s, r) / bw("mpi_tcp", s, r) if bw("mpi_tcp", s, r) else 0, s)
+    print(f"{name(s):>6} | {med_bw('tp_shm', s):7.3f} {med_bw('mpi_shm', s):7.3f} {fmt(r1):>17} | "
+          f"{med_bw('tp_tcp', s):7.3f} {med_bw('mpi_tcp', s):7.3f} {fmt(r2):>17}")
+
+print("\n## --repro exact: time over trainpath's plain and over Open MPI's plain allreduce (median of the runs' ratios, min-max)")
+print(f"{'size':>6} | {'shm exact/plain':>17} {'exact/MPI':>17} | {'tcp exact/plain':>17} {'exact/MPI':>17}")
+for s in sizes:
+    cols = [ratio(lambda s, r, a=a, b=b: t(a, s, r) / t(b, s, r), s)
+            for a, b in (("ex_shm", "tp_shm"), ("ex_shm", "mpi_shm"), ("ex_tcp", "tp_tcp"), ("ex_tcp", "mpi_tcp"))]
+    print(f"{name(s):>6} | {fmt(cols[0]):>17} {fmt(cols[1]):>17} | {fmt(cols[2]):>17} {fmt(cols[3]):>17}")
+
+s = sizes[0]
+lat = {n: st.median(t(n, s, r) for r in range(reps)) / 1e3 for n in names}
+print(f"\nlatency at {s} B (median of the means, us): shm trainpath {lat['tp_shm']:.2f} vs OpenMPI {lat['mpi_shm']:.2f}"
+      f" (ratio {lat['tp_shm']/lat['mpi_shm']:.2f}); tcp trainpath {lat['tp_tcp']:.2f} vs OpenMPI {lat['mpi_tcp']:.2f}"
+      f" (ratio {lat['tp_tcp']/lat['mpi_tcp']:.2f})")
+print("algorithms (trainpath shm, run 1):", ", ".join(f"{name(k)}:{v['algo']}" for k, v in sorted(runs["tp_shm"][0].items())))
+print("any wrong:", sum(e["wrong"] for n in names for run in runs[n] for e in run.values()))
 PY

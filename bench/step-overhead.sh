@@ -6,9 +6,10 @@
 #      runs each (default 3), medians of the step time's mean/p50/p99 and of
 #      the mean split (data_wait, compute, comm, comm_exposed, the rest);
 #   2. where the time of a preset run goes: resnet50 --scale 0.1, 2 ranks,
-#      60 steps, with and without overlap (and, as an extra, overlap with 4
-#      buckets), and with a 128 MiB checkpoint every 20 steps, synchronous and
-#      --ckpt-async: step mean/p99, trainpath's summary fractions, goodput;
+#      60 steps, with and without overlap (and, as extras, overlap with 4
+#      buckets and overlap with --reduce exact), and with a 128 MiB
+#      checkpoint every 20 steps, synchronous and --ckpt-async: step
+#      mean/p99, trainpath's summary fractions, goodput; exact over plain;
 #   3. latency is a multiplier: a rare comm spike (20 ms with p = 0.05, drawn
 #      on every rank independently) at 1, 2 and 4 ranks, 5 ms of compute:
 #      the mean step time against the same run without it (same seed), which
@@ -72,6 +73,7 @@ step p_setup "${preset[@]}" --steps 1
 step p_overlap "${preset[@]}" --steps 60
 step p_nooverlap "${preset[@]}" --steps 60 --no-overlap
 step p_buckets4 "${preset[@]}" --steps 60 --buckets 4
+step p_exact "${preset[@]}" --steps 60 --reduce exact
 step p_ckpt "${preset[@]}" --steps 60 --ckpt-every 20 --ckpt-size 128M
 step p_ckptasync "${preset[@]}" --steps 60 --ckpt-every 20 --ckpt-size 128M --ckpt-async
 
@@ -140,7 +142,7 @@ print("\n## 2. resnet50 --scale 0.1, 2 ranks, 60 steps: where the time goes")
 setup = load("p_setup")
 print(f"dataset created by the setup run: {setup['results'].get('dataset_created')}")
 rows = [("overlap", "p_overlap"), ("no-overlap", "p_nooverlap"), ("overlap, 4 buckets *", "p_buckets4"),
-        ("ckpt 128M/20", "p_ckpt"), ("ckpt 128M/20 async", "p_ckptasync")]
+        ("overlap, reduce exact", "p_exact"), ("ckpt 128M/20", "p_ckpt"), ("ckpt 128M/20 async", "p_ckptasync")]
 hdr = (f"{'run':<21} | {'mean ms':>7} {'p99 ms':>7} | {'ampl':>5} {'exposed':>7} {'ckpt':>6} {'wait':>6} "
        f"{'compute':>7} {'sum':>6} | {'hidden':>6} | {'samples/s':>9} | {'dataset?':>8}")
 print(hdr); print("-" * len(hdr))
@@ -169,6 +171,10 @@ po, pn = prun["p_overlap"]["step_time"]["mean"], prun["p_nooverlap"]["step_time"
 pc, pa = prun["p_ckpt"]["step_time"]["mean"], prun["p_ckptasync"]["step_time"]["mean"]
 print(f"overlap / no-overlap mean step: {po/pn:.3f}; checkpoint cost per step: sync "
       f"{(pc-po)/1e6:+.3f} ms, async {(pa-po)/1e6:+.3f} ms against the overlap run")
+pe = prun["p_exact"]
+print(f"--reduce exact / plain (overlap) mean step: {pe['step_time']['mean']/po:.3f}; mean comm per rank and "
+      f"step {series_mean(pe, 'comm')/1e6:.3f} ms against {series_mean(prun['p_overlap'], 'comm')/1e6:.3f} ms, "
+      f"compute {series_mean(pe, 'compute')/1e6:.3f} ms against {series_mean(prun['p_overlap'], 'compute')/1e6:.3f} ms")
 for label, name in (("overlap", "p_overlap"), ("overlap, 4 buckets", "p_buckets4")):
     x = prun[name]
     hid = series_mean(x, "comm") * x["summary"]["comm_hidden_fraction"] / 1e6
