@@ -7,7 +7,10 @@
 # against its own plain allreduce and against Open MPI's plain one.
 # Every configuration runs BENCH_REPS times (default 3), alternating; the
 # tables print medians, and the spread (min-max over the runs) of the
-# ratios. Not a test.
+# ratios; and the shared-memory busbw at 1 MiB and more as a fraction of
+# this machine's memory-copy bandwidth at that size (build/memcpy_bw: the
+# source from memory, not the cache; measured in the same run, after the
+# collectives). Not a test.
 #
 # usage: bench/coll-vs-mpi.sh [BUILD_DIR] [SIZES] [TIME_PER_SIZE]
 #   env BENCH_REPS    runs per configuration (default 3)
@@ -34,9 +37,10 @@ for ((r = 1; r <= REPS; r++)); do
     mpi "$TP" "${common[@]}" --intra fabric --repro exact --json "$OUT/ex_tcp.$r.json"
 done
 
-/usr/bin/python3 - "$OUT" "$REPS" <<'PY'
-import json, statistics as st, sys
-d, reps = sys.argv[1], int(sys.argv[2])
+MEMCPY=$(realpath "$BUILD/memcpy_bw")
+/usr/bin/python3 - "$OUT" "$REPS" "$MEMCPY" <<'PY'
+import json, statistics as st, subprocess, sys
+d, reps, memcpy_bw = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 names = ("tp_shm", "mpi_shm", "ex_shm", "tp_tcp", "mpi_tcp", "ex_tcp")
 def load(name, r):
     return {e["size_bytes"]: e for e in json.load(open(f"{d}/{name}.{r}.json"))["results"]["sizes"]}
@@ -65,6 +69,16 @@ for s in sizes:
     cols = [ratio(lambda s, r, a=a, b=b: t(a, s, r) / t(b, s, r), s)
             for a, b in (("ex_shm", "tp_shm"), ("ex_shm", "mpi_shm"), ("ex_tcp", "tp_tcp"), ("ex_tcp", "mpi_tcp"))]
     print(f"{name(s):>6} | {fmt(cols[0]):>17} {fmt(cols[1]):>17} | {fmt(cols[2]):>17} {fmt(cols[3]):>17}")
+
+big = [s for s in sizes if s >= 1 << 20]
+if big:
+    out = subprocess.run([memcpy_bw] + [str(s) for s in big], capture_output=True, text=True, check=True).stdout
+    mem = {int(a): float(b) for a, b in (l.split() for l in out.splitlines())}
+    print("\n## shared memory against memcpy: trainpath's busbw (median) over this core's memcpy bandwidth at that size (target >= 0.8)")
+    print(f"{'size':>6} | {'busbw GB/s':>10} {'memcpy GB/s':>11} {'fraction':>8} | {'met?':>4}")
+    for s in big:
+        f = med_bw("tp_shm", s) / mem[s]
+        print(f"{name(s):>6} | {med_bw('tp_shm', s):10.3f} {mem[s]:11.3f} {f:8.2f} | {'yes' if f >= 0.8 else 'NO':>4}")
 
 s = sizes[0]
 lat = {n: st.median(t(n, s, r) for r in range(reps)) / 1e3 for n in names}

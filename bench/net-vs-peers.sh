@@ -7,6 +7,9 @@
 #                       CPU C (default 0,1 where there are 2 CPUs or more);
 #                       "none" leaves placement to the scheduler
 #   env BENCH_KEEP=1    keep the servers' and clients' logs (the path is printed)
+#   env BENCH_REPS      runs of the whole set (default 3): each run's tables,
+#                       then one table of medians with each ratio's min-max
+#   env BENCH_LAT_SIZES the latency rows' message sizes (default "8 64 1M")
 #
 # Why pin: on a VM, a ping-pong whose two ends share a core runs ~3-4x faster
 # than one whose ends sit on different cores (no cross-CPU wake-up), and an
@@ -16,10 +19,13 @@
 #
 # Runs each pair one after the other (never two measurements at once: a
 # 2-core machine would only measure the contention), each side the same way:
-#   1. TCP one-way latency, 64 B: trainpath net lat  vs  sockperf ping-pong, qperf tcp_lat
+#   1. TCP one-way latency, 8 B, 64 B, 1 MiB: trainpath net lat  vs  sockperf
+#      ping-pong (its messages are 14 to 65507 B: the 64 B row), qperf tcp_lat
 #   2. TCP bandwidth, one stream, 128 KiB writes: trainpath net bw  vs  iperf3
-#   3. libfabric one-way latency, 64 B, provider shm and tcp;ofi_rxm:
+#   3. libfabric one-way latency, the same sizes, provider shm and tcp;ofi_rxm:
 #      trainpath net lat --provider P  vs  fi_pingpong -p P -e rdm
+# (libfabric bandwidth has no peer here: Debian's libfabric-bin ships
+# fi_info, fi_pingpong and fi_strerror, not fabtests' fi_rdm_bw/fi_msg_bw.)
 # and prints each pair's figures, the ratio trainpath/peer and whether the
 # target is met.
 #
@@ -37,11 +43,81 @@ HOST=127.0.0.1
 die() { echo "net-vs-peers: $*" >&2; exit 2; }
 
 [[ $SECS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SECONDS must be a whole number of seconds >= 1 (got '$SECS')"
+REPS=${BENCH_REPS:-3}
+[[ $REPS =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPS must be a whole number >= 1 (got '$REPS')"
+LAT_SIZES=${BENCH_LAT_SIZES:-8 64 1M}
+# bytes SIZE: 8, 64K, 1M as bytes
+bytes() { awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 1024; else if (u == "M") m = 1048576;
+    n = (m > 1) ? substr(s, 1, length(s) - 1) : s; if (n !~ /^[0-9]+$/) exit 1; printf "%d\n", n * m }'; }
+for z in $LAT_SIZES; do bytes "$z" >/dev/null || die "BENCH_LAT_SIZES: '$z' is not a size (8, 64, 4K, 1M)"; done
 [[ -x $BIN ]] || die "trainpath binary '$BIN' not found or not executable (pass its path as \$1)"
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
 if [[ -x /usr/bin/python3 ]]; then PY=/usr/bin/python3
 elif command -v python3 >/dev/null 2>&1; then PY=$(command -v python3)
 else die "python3 is needed to read the JSON results"; fi
+
+# BENCH_REPS runs of the whole set, each one this script again (its own
+# servers, clients and tables), then one table of the medians
+if [[ -z ${NVP_ROWS:-} ]] && ((REPS > 1)); then
+    AGG=$(mktemp -d "${TMPDIR:-/tmp}/net-vs-peers-runs.XXXXXX")
+    trap 'rm -rf "$AGG"' EXIT
+    trap 'echo "net-vs-peers: interrupted" >&2; exit 130' INT TERM
+    worst=0
+    for ((r = 1; r <= REPS; r++)); do
+        echo "######## run $r of $REPS"
+        rc=0
+        NVP_ROWS=$AGG/rows.$r BENCH_REPS=1 "$0" "$BIN" || rc=$?
+        ((rc > worst)) && worst=$rc
+        echo
+    done
+    "$PY" - "$AGG" "$REPS" <<'EOF'
+import os, statistics as st, sys
+d, reps = sys.argv[1], int(sys.argv[2])
+order, got = [], {}
+for r in range(1, reps + 1):
+    path = f"{d}/rows.{r}"
+    if not os.path.exists(path):
+        continue
+    for line in open(path):
+        f = line.rstrip("\n").split("|")
+        if len(f) != 7:
+            continue
+        key = (f[0], f[2])
+        if key not in got:
+            order.append(key)
+            got[key] = []
+        got[key].append(f)
+def num(x):
+    try:
+        return float(x)
+    except ValueError:
+        return None
+out = [("metric", "trainpath", "peer", "peer value", "ratio (min-max)", "runs", "target", "met?")]
+for key in order:
+    rows = got[key]
+    ok = [f for f in rows if num(f[1]) is not None and num(f[3]) is not None and num(f[4]) is not None]
+    if not ok:
+        f = rows[0]
+        out.append((f[0], f[1], f[2], f[3], f[4], f"0/{reps}", f[5], f[6]))
+        continue
+    tp = st.median(num(f[1]) for f in ok)
+    pv = st.median(num(f[3]) for f in ok)
+    rs = [num(f[4]) for f in ok]
+    rm = st.median(rs)
+    target = ok[0][5]
+    met = (rm <= 1.0) if target.startswith("<=") else (rm >= 1.0)
+    out.append((key[0], f"{tp:.3f}", key[1], f"{pv:.3f}", f"{rm:.2f} ({min(rs):.2f}-{max(rs):.2f})",
+                f"{len(ok)}/{reps}", target, "yes" if met else "NO"))
+w = [max(len(r[i]) for r in out) for i in range(len(out[0]))]
+print(f"== medians over {reps} runs (trainpath and peer values: medians; ratio: the median of the runs' ratios, min-max; met: by the median)")
+for i, r in enumerate(out):
+    print(" | ".join(c.ljust(w[j]) for j, c in enumerate(r)))
+    if i == 0:
+        print("-|-".join("-" * x for x in w))
+print("a ratio whose min-max straddles the target is within this machine's noise; run with BENCH_REPS=5 or more to narrow it")
+EOF
+    exit "$worst"
+fi
 
 SRV_PIN=()
 CLI_PIN=()
@@ -302,12 +378,15 @@ done
 echo
 echo
 
-# ============================================== 1. TCP latency, 64 B, one-way
+# ============================================ 1. TCP latency, one-way, per size
 load() { awk '{ printf "load %s, %d runnable besides this script", $1, $4 - 1 }' /proc/loadavg; }
 
-echo "-- 1. [$(load)] TCP one-way latency, 64 B (all three: one-way = RTT/2)"
+for LSZ in $LAT_SIZES; do
+LB=$(bytes "$LSZ")
+[[ $LSZ =~ ^[0-9]+$ ]] && SZ=${LSZ}B || SZ=${LSZ}iB # the rows' label: 8B, 64B, 1MiB
+echo "-- 1. [$(load)] TCP one-way latency, $LSZ (all three: one-way = RTT/2)"
 TP_LAT_OK=0
-if tp_run tcplat lat "$WORK/tp-lat.json" --sizes 64 &&
+if tp_run "tcplat$LSZ" lat "$WORK/tp-lat.json" --sizes "$LSZ" &&
     read -r TP_P50 TP_MEAN TP_DUR TP_N < <(jget "$WORK/tp-lat.json" \
         '"%s %s %s %s" % ((lambda s: (s["latency"]["p50"]/1e3, s["latency"]["mean"]/1e3, s["duration"]["value"], s["iterations"]))(d["results"]["sizes"][0]))'); then
     TP_LAT_OK=1
@@ -317,15 +396,17 @@ else
     FAILED=1
 fi
 
-# sockperf
+# sockperf (its messages: 14 to 65507 bytes)
 if ! have sockperf; then
-    row "tcp lat 64B p50 (us)" "$( ((TP_LAT_OK)) && fmt "$TP_P50" || echo ERROR)" sockperf "skipped (tool missing)" - "<= 1.00x" -
+    row "tcp lat $SZ p50 (us)" "$( ((TP_LAT_OK)) && fmt "$TP_P50" || echo ERROR)" sockperf "skipped (tool missing)" - "<= 1.00x" -
+elif ((LB < 14 || LB > 65507)); then
+    row "tcp lat $SZ p50 (us)" "$( ((TP_LAT_OK)) && fmt "$TP_P50" || echo ERROR)" sockperf "skipped (-m is 14..65507 B)" - "<= 1.00x" -
 else
     port=$(free_port)
     start_server "$WORK/sockperf.srv.log" sockperf server --tcp -i "$HOST" -p "$port"
     SP_OK=0
     if wait_listen "$port" "$SERVER_PID"; then
-        if client "$WORK/sockperf.cli.log" + sockperf ping-pong --tcp -i "$HOST" -p "$port" -m 64 -t "$SECS"; then
+        if client "$WORK/sockperf.cli.log" + sockperf ping-pong --tcp -i "$HOST" -p "$port" -m "$LB" -t "$SECS"; then
             # strip the colour escapes sockperf writes
             sed 's/\x1b\[[0-9;]*m//g' "$WORK/sockperf.cli.log" >"$WORK/sockperf.txt"
             SP_P50=$(awk '/percentile 50\.000 =/ { print $NF }' "$WORK/sockperf.txt")
@@ -339,21 +420,21 @@ else
     if ((SP_OK)); then
         note "sockperf ping-pong: p50 $(fmt "$SP_P50") us, mean $(fmt "$SP_AVG") us one-way; $SP_N round trips in ${SP_DUR:-?} s measured (-t $SECS includes its 400 ms warm-up)"
         if ((TP_LAT_OK)); then
-            ratio_row "tcp lat 64B p50 (us)" "$(fmt "$TP_P50")" sockperf "$(fmt "$SP_P50")" le
-            ratio_row "tcp lat 64B mean (us)" "$(fmt "$TP_MEAN")" sockperf "$(fmt "$SP_AVG")" le
+            ratio_row "tcp lat $SZ p50 (us)" "$(fmt "$TP_P50")" sockperf "$(fmt "$SP_P50")" le
+            ratio_row "tcp lat $SZ mean (us)" "$(fmt "$TP_MEAN")" sockperf "$(fmt "$SP_AVG")" le
         else
-            row "tcp lat 64B p50 (us)" ERROR sockperf "$(fmt "$SP_P50")" - "<= 1.00x" -
+            row "tcp lat $SZ p50 (us)" ERROR sockperf "$(fmt "$SP_P50")" - "<= 1.00x" -
         fi
     else
         FAILED=1
         note "sockperf failed: $(tail -n 3 "$WORK/sockperf.cli.log" 2>/dev/null | tr '\n' ' ')"
-        row "tcp lat 64B p50 (us)" "$( ((TP_LAT_OK)) && fmt "$TP_P50" || echo ERROR)" sockperf "ERROR (did not run)" - "<= 1.00x" -
+        row "tcp lat $SZ p50 (us)" "$( ((TP_LAT_OK)) && fmt "$TP_P50" || echo ERROR)" sockperf "ERROR (did not run)" - "<= 1.00x" -
     fi
 fi
 
 # qperf: reports one mean one-way latency (time / (2 x round trips)), no percentiles
 if ! have qperf; then
-    row "tcp lat 64B mean (us)" "$( ((TP_LAT_OK)) && fmt "$TP_MEAN" || echo ERROR)" qperf "skipped (tool missing)" - "<= 1.00x" -
+    row "tcp lat $SZ mean (us)" "$( ((TP_LAT_OK)) && fmt "$TP_MEAN" || echo ERROR)" qperf "skipped (tool missing)" - "<= 1.00x" -
 else
     lport=$(free_port)
     dport=$(free_port)
@@ -361,7 +442,7 @@ else
     QP_OK=0
     if wait_listen "$lport" "$SERVER_PID"; then
         # -uu: every figure in the same (smallest) unit, here ns
-        if client "$WORK/qperf.cli.log" + qperf "$HOST" -lp "$lport" -ip "$dport" -m 64 -t "$SECS" -uu -e 6 -vu tcp_lat; then
+        if client "$WORK/qperf.cli.log" + qperf "$HOST" -lp "$lport" -ip "$dport" -m "$LB" -t "$SECS" -uu -e 6 -vu tcp_lat; then
             QP_LAT=$(awk '$1 == "latency" && $2 == "=" {
                     v = $3; u = $4
                     if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000; else if (u == "sec" || u == "s") v *= 1e6
@@ -374,17 +455,18 @@ else
     if ((QP_OK)); then
         note "qperf tcp_lat     : mean $(fmt "$QP_LAT") us one-way (qperf reports only the mean: elapsed / (2 x round trips)), -t $SECS"
         if ((TP_LAT_OK)); then
-            ratio_row "tcp lat 64B mean (us)" "$(fmt "$TP_MEAN")" qperf "$(fmt "$QP_LAT")" le
+            ratio_row "tcp lat $SZ mean (us)" "$(fmt "$TP_MEAN")" qperf "$(fmt "$QP_LAT")" le
         else
-            row "tcp lat 64B mean (us)" ERROR qperf "$(fmt "$QP_LAT")" - "<= 1.00x" -
+            row "tcp lat $SZ mean (us)" ERROR qperf "$(fmt "$QP_LAT")" - "<= 1.00x" -
         fi
     else
         FAILED=1
         note "qperf failed: $(tail -n 3 "$WORK/qperf.cli.log" 2>/dev/null | tr '\n' ' ')"
-        row "tcp lat 64B mean (us)" "$( ((TP_LAT_OK)) && fmt "$TP_MEAN" || echo ERROR)" qperf "ERROR (did not run)" - "<= 1.00x" -
+        row "tcp lat $SZ mean (us)" "$( ((TP_LAT_OK)) && fmt "$TP_MEAN" || echo ERROR)" qperf "ERROR (did not run)" - "<= 1.00x" -
     fi
 fi
 echo
+done
 
 # ======================================= 2. TCP bandwidth, one stream, 128 KiB
 echo "-- 2. [$(load)] TCP bandwidth, one stream, 128 KiB messages (GB/s = 1e9 B/s, receiver-confirmed)"
@@ -435,16 +517,16 @@ echo
 # fi_pingpong has no duration option: a short calibration run gives its rate,
 # and the measured run gets the iterations that fill BENCH_SECONDS.
 
-fp_once() { # NAME PROVIDER ITERS -> prints "usec_per_xfer seconds" or fails
-    local name=$1 prov=$2 iters=$3 port rc=0
+fp_once() { # NAME PROVIDER ITERS SIZE -> prints "usec_per_xfer seconds" or fails
+    local name=$1 prov=$2 iters=$3 size=$4 port rc=0
     port=$(free_port)
-    start_server "$WORK/$name.srv.log" fi_pingpong -p "$prov" -e rdm -S 64 -I "$iters" -B "$port"
+    start_server "$WORK/$name.srv.log" fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" -B "$port"
     if ! wait_listen "$port" "$SERVER_PID"; then
         stop_pid "$SERVER_PID"
         echo "server did not start: $(tail -n 2 "$WORK/$name.srv.log" | tr '\n' ' ')" >"$WORK/$name.cli.log"
         return 1
     fi
-    client "$WORK/$name.cli.log" + fi_pingpong -p "$prov" -e rdm -S 64 -I "$iters" -P "$port" "$HOST" || rc=$?
+    client "$WORK/$name.cli.log" + fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" -P "$port" "$HOST" || rc=$?
     finish_server "$SERVER_PID"
     if ((rc != 0)); then
         echo "fi_pingpong -I $iters exited $rc$( ((rc == 124 || rc == 137)) && echo " (timed out after $CLIENT_LIMIT s)")" >>"$WORK/$name.cli.log"
@@ -453,10 +535,13 @@ fp_once() { # NAME PROVIDER ITERS -> prints "usec_per_xfer seconds" or fails
     awk '/usec\/xfer/ { h = 1; next } h && NF >= 8 { t = $5; sub(/s$/, "", t); print $7, t; exit }' "$WORK/$name.cli.log" | grep .
 }
 
+for LSZ in $LAT_SIZES; do
+LB=$(bytes "$LSZ")
+[[ $LSZ =~ ^[0-9]+$ ]] && SZ=${LSZ}B || SZ=${LSZ}iB # the rows' label: 8B, 64B, 1MiB
 for prov in shm 'tcp;ofi_rxm'; do
-    tag=${prov%%;*}
-    label="ofi $prov lat 64B mean (us)"
-    echo "-- 3. [$(load)] libfabric one-way latency, 64 B, provider $prov (RDM endpoint, send/recv)"
+    tag=${prov%%;*}$LSZ
+    label="ofi $prov lat $SZ mean (us)"
+    echo "-- 3. [$(load)] libfabric one-way latency, $LSZ, provider $prov (RDM endpoint, send/recv)"
     if [[ $prov == tcp* ]]; then
         # both tools: keep the tcp provider on loopback (it defaults to the first NIC)
         export FI_TCP_IFACE=lo
@@ -464,7 +549,7 @@ for prov in shm 'tcp;ofi_rxm'; do
         unset FI_TCP_IFACE
     fi
     TP_OFI_OK=0
-    if tp_run "ofi-$tag" lat "$WORK/tp-ofi-$tag.json" --provider "$prov" --sizes 64 &&
+    if tp_run "ofi-$tag" lat "$WORK/tp-ofi-$tag.json" --provider "$prov" --sizes "$LSZ" &&
         read -r TO_P50 TO_MEAN TO_DUR TO_N TO_DOM < <(jget "$WORK/tp-ofi-$tag.json" \
             '"%s %s %s %s %s" % ((lambda s: (s["latency"]["p50"]/1e3, s["latency"]["mean"]/1e3, s["duration"]["value"], s["iterations"]))(d["results"]["sizes"][0]) + (((d.get("provenance") or {}).get("peer") or {}).get("endpoint", {}).get("domain", "?"),))'); then
         TP_OFI_OK=1
@@ -482,7 +567,7 @@ for prov in shm 'tcp;ofi_rxm'; do
         # (at least 70% of it; 5 tries at most, the last one counts)
         iters=2000
         for try in 1 2 3 4 5; do
-            res=$(fp_once "fp-$tag-$try" "$prov" "$iters") || { res=; break; }
+            res=$(fp_once "fp-$tag-$try" "$prov" "$iters" "$LB") || { res=; break; }
             read -r FP_US FP_DUR <<<"$res"
             # elapsed from usec/xfer: the printed time has only 10 ms resolution
             FP_DUR=$(awk -v u="$FP_US" -v n="$iters" 'BEGIN { printf "%.3f", u * 2 * n / 1e6 }')
@@ -510,6 +595,7 @@ for prov in shm 'tcp;ofi_rxm'; do
     fi
     echo
 done
+done
 unset FI_TCP_IFACE
 
 # ------------------------------------------------------------------ table
@@ -536,6 +622,9 @@ fi
 if ((TP_DUR_WARN)); then
     echo "  trainpath --time turns the duration into a message count from its 100 ms warm-up rate,"
     echo "  so when the rate changes (other load) its run is shorter or longer than asked."
+fi
+if [[ -n ${NVP_ROWS:-} ]]; then
+    printf '%s\n' "${ROWS[@]}" >"$NVP_ROWS"
 fi
 if ((FAILED)); then
     echo "net-vs-peers: some measurements did not run (see the notes above)" >&2
