@@ -3,7 +3,7 @@
 # installed, and with AddressSanitizer + UndefinedBehaviorSanitizer, without
 # it), run every unit and integration test under the sanitizers, and in the
 # optimised build the 'slow' suite (timing and accuracy, only there) and the
-# 'both' suite (the sweeps the sanitizers cut, the GPU path's unit test, the
+# 'both' suite (the GPU path's unit test, the
 # layer check on the GPU path's objects and the whole main job, again in the
 # GPU-path build: tests/meson.build, tests/integration/meson.build); then build the libFuzzer harnesses
 # (clang, the third folder) and run each a few seconds on its committed

@@ -117,7 +117,7 @@ static const struct row rows[] = {
      * speeds are compared on the steps they all ran); rank 0 compares the
      * nodes' chains (src/validate/sdc.c); --sdc-minutes sets the time */
     {"sdc", "sdc", "SDC screen, the same chain on every core", ALWAYS,
-     .in = {{1, "sdc --time 1s -q"}, {15, "sdc --time 15s -q"}, {60, "sdc --time 1m -q"}}},
+     .in = {{0.3, "sdc --time 300ms -q"}, {15, "sdc --time 15s -q"}, {60, "sdc --time 1m -q"}}},
     {"plan", "plan", "plan of this machine", ALWAYS,
      .in = {{1, "plan PLAN"}, {1, "plan PLAN"}, {1, "plan PLAN"}}},
 };

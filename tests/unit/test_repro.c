@@ -7,8 +7,8 @@
  * overflow) and the wide path (a NaN or an infinity, exponents over the
  * whole range) side by side, over several passes of the fast path. Usage:
  * test_repro N|auto [shm|fabric [KERNEL]] (auto: the ranks the launcher
- * started, mpirun say, and then --backend mpi's exact allreduce is checked
- * too; KERNEL: a block fixed-point kernel by name, "scalar" say; default
+ * started, mpirun say, and then --backend mpi's exact allreduce is what is
+ * checked; KERNEL: a block fixed-point kernel by name, "scalar" say; default
  * the best this CPU runs). Prints TAP from rank 0. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,10 +145,11 @@ int main(int argc, char **argv)
                 }
                 tp_fx_store(t, want + i * es, acc, 1, avg ? (uint32_t)n : 1);
             }
-            /* the algorithms, then (under an MPI launcher) MPI's own */
+            /* the algorithms (local ranks), or MPI's own (under an MPI
+             * launcher: the algorithms are the local runs' business) */
             const char *const *algos = tp_coll_algos(TP_ALLREDUCE);
             size_t nal = 0;
-            while (algos[nal])
+            while (!launched && algos[nal])
                 nal++;
             bool mpi = tp_coll_mpi_available();
             for (size_t ai = 0; ai < nal + (mpi ? 1 : 0); ai++)
