@@ -126,7 +126,7 @@ static void arguments(void **state)
         {"extended", "coll-reduce-scatter", "--time", "2s"},
         {"extended", "io-checkpoint", "--size", "4G"},
         {"extended", "step", "--steps", "5000"},
-        {"quick", "sdc", "--time", "1s"},
+        {"quick", "sdc", "--time", "300ms"},
         {"standard", "sdc", "--time", "15s"},
         {"extended", "sdc", "--time", "1m"},
     };
