@@ -89,4 +89,19 @@ void tp_bfx_load_range(enum tp_dtype t, const int *unit, const void *in, size_t 
 void tp_bfx_store_range(enum tp_dtype t, const int *unit, const int64_t *in, size_t from,
                         size_t to, uint32_t divisor, void *out);
 
+/* out[i] (type t) = the exact sum of in[0][i] .. in[nin - 1][i] (i < n),
+ * divided by divisor (0 or 1 for a sum) and rounded once to nearest, ties
+ * to even: the same bits as the wide representation's (tp_fx_store of the
+ * tp_fx_add of every input). Local, no communication: the owner of a slice
+ * that holds every rank's values of it sums them here. Blocks of
+ * TP_BFX_BLOCK from element 0 take one int64 an element at a unit from
+ * their own span where every input and the sum fit (tp_bfx_unit with nin),
+ * the wide words where not (a NaN or an infinity, values too far apart).
+ * out may be one of the inputs (element i over element i: every block is
+ * read whole before it is written), and overlap none otherwise. ahead:
+ * the inputs come from memory, not the cache; each block's successor is
+ * prefetched while it is summed (measured: 0.65x the time when the data
+ * is past the last-level cache, 1.3x when it is within it). */
+void tp_bfx_sum(enum tp_dtype t, const void *const *in, int nin, size_t n, uint32_t divisor,
+                bool ahead, void *out);
 #endif

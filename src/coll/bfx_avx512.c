@@ -78,9 +78,23 @@ AVX512 static void scan(enum tp_dtype t, const void *in, size_t n, int32_t *span
     }
 }
 
+/* out[0..8) (the live lanes) = v, or += v. A whole vector is stored
+ * unmasked: a masked store of a full vector to memory another core had
+ * read measured five times slower on AMD EPYC (docs/reproducibility.md). */
+static inline AVX512 __attribute__((always_inline)) void put8(int64_t *out, __mmask8 live,
+                                                              __m512i v, bool add)
+{
+    if (add)
+        v = _mm512_add_epi64(v, _mm512_maskz_loadu_epi64(live, out));
+    if (live == 0xff)
+        _mm512_storeu_si512(out, v);
+    else
+        _mm512_mask_storeu_epi64(out, live, v);
+}
+
 static inline AVX512 __attribute__((always_inline)) void
 load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n, int lsb,
-         int64_t *out)
+         bool add, int64_t *out)
 {
     const __m512i emax = _mm512_set1_epi64((1 << ebits) - 1),
                   fmask = _mm512_set1_epi64((1 << mbits) - 1),
@@ -102,7 +116,7 @@ load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t
                                     _mm512_srlv_epi64(m, _mm512_sub_epi64(zero, s)));
         __mmask8 neg = _mm512_test_epi64_mask(u, _mm512_set1_epi64(1ll << (mbits + ebits)));
         v = _mm512_mask_sub_epi64(v, neg, zero, v);
-        _mm512_mask_storeu_epi64(out + i, live, v);
+        put8(out + i, live, v, add);
     }
 }
 
@@ -113,7 +127,7 @@ load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t
  * an integer that fits). Used unless MXCSR's denormals-are-zero bit is
  * set, which would read a subnormal input as zero. */
 static inline AVX512 __attribute__((always_inline)) void
-load_fp(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
+load_fp(enum tp_dtype t, const void *in, size_t n, int lsb, bool add, int64_t *out)
 {
     int bias_m = t == TP_F32 ? 150 : t == TP_BF16 ? 134 : 25;
     union {
@@ -133,20 +147,32 @@ load_fp(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
             f = _mm512_castps512_ps256(_mm512_cvtph_ps(
                 _mm256_zextsi128_si256(_mm_maskz_loadu_epi16(live, (const uint16_t *)in + i))));
         __m512i v = _mm512_cvtpd_epi64(_mm512_mul_pd(_mm512_cvtps_pd(f), k));
-        _mm512_mask_storeu_epi64(out + i, live, v);
+        put8(out + i, live, v, add);
     }
+}
+
+/* out[i] = (or, add: out[i] +=) in[i] as an int64 at lsb */
+static inline AVX512 __attribute__((always_inline)) void
+load_any(enum tp_dtype t, const void *in, size_t n, int lsb, bool add, int64_t *out)
+{
+    if (!(_mm_getcsr() & 0x40)) /* DAZ clear */
+        load_fp(t, in, n, lsb, add, out);
+    else if (t == TP_F32)
+        load_all(TP_F32, 23, 8, in, n, lsb, add, out);
+    else if (t == TP_BF16)
+        load_all(TP_BF16, 7, 8, in, n, lsb, add, out);
+    else
+        load_all(TP_F16, 10, 5, in, n, lsb, add, out);
 }
 
 AVX512 static void load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
 {
-    if (!(_mm_getcsr() & 0x40)) /* DAZ clear */
-        load_fp(t, in, n, lsb, out);
-    else if (t == TP_F32)
-        load_all(TP_F32, 23, 8, in, n, lsb, out);
-    else if (t == TP_BF16)
-        load_all(TP_BF16, 7, 8, in, n, lsb, out);
-    else
-        load_all(TP_F16, 10, 5, in, n, lsb, out);
+    load_any(t, in, n, lsb, false, out);
+}
+
+AVX512 static void load_add(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
+{
+    load_any(t, in, n, lsb, true, out);
 }
 
 /* f32 sums: VCVTQQ2PS rounds each int64 once to 24 bits (nearest, ties to
@@ -169,7 +195,10 @@ AVX512 static void store_f32_sum(const int64_t *in, size_t n, int lsb, uint32_t 
         __mmask8 ok = nonzero & _mm256_cmpge_epi32_mask(e, lo) & _mm256_cmple_epi32_mask(e, hi);
         __m256i r = _mm256_maskz_or_epi32(ok, _mm256_and_si256(b, keep),
                                           _mm256_slli_epi32(e, 23));
-        _mm256_mask_storeu_epi32(out + i, live, r);
+        if (live == 0xff)
+            _mm256_storeu_si256((__m256i *)(out + i), r);
+        else
+            _mm256_mask_storeu_epi32(out + i, live, r);
         for (__mmask8 rest = live & nonzero & (__mmask8)~ok; rest; rest &= (__mmask8)(rest - 1)) {
             unsigned k = (unsigned)__builtin_ctz(rest);
             out[i + k] = tp__bfx_round(TP_F32, in[i + k], lsb, 1);
@@ -221,7 +250,10 @@ store_half_sum(enum tp_dtype t, unsigned mbits, unsigned ebits, const int64_t *i
         __m512i bits = _mm512_or_si512(_mm512_slli_epi64(bexp, mbits), _mm512_and_si512(r, fmask));
         bits = _mm512_mask_or_epi64(bits, neg, bits, sign);
         bits = _mm512_maskz_mov_epi64(ok, bits);
-        _mm_mask_storeu_epi16(out + i, live, _mm512_cvtepi64_epi16(bits));
+        if (live == 0xff)
+            _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi64_epi16(bits));
+        else
+            _mm_mask_storeu_epi16(out + i, live, _mm512_cvtepi64_epi16(bits));
         for (__mmask8 rest = live & nonzero & (__mmask8)~ok; rest; rest &= (__mmask8)(rest - 1)) {
             unsigned j = (unsigned)__builtin_ctz(rest);
             out[i + j] = (uint16_t)tp__bfx_round(t, in[i + j], lsb, 1);
@@ -250,5 +282,6 @@ const struct tp__bfx_kernel tp__bfx_avx512 = {
     .cpu_ok = cpu_ok,
     .scan = scan,
     .load = load,
+    .load_add = load_add,
     .store = store,
 };

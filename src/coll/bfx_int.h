@@ -1,7 +1,8 @@
 /* Internal to src/coll: the kernels of block fixed-point (blockfx.c), one
  * row each in its own file: bfx_scalar.c (portable C, every CPU) and
  * bfx_avx512.c (AVX-512 F, CD, DQ, BW and VL). Each does exactly what
- * include/tp/blockfx.h says of tp_bfx_scan, tp_bfx_load and tp_bfx_store,
+ * include/tp/blockfx.h says of tp_bfx_scan, tp_bfx_load and tp_bfx_store
+ * (load_add: tp_bfx_load added into out, for tp_bfx_sum),
  * bit for bit the same as the scalar row (tests/unit/test_blockfx.c runs
  * every row the CPU can). Adding a kernel is one file and one line in
  * blockfx.c's table. */
@@ -15,6 +16,7 @@ struct tp__bfx_kernel {
     bool (*cpu_ok)(void); /* can this CPU run it? */
     void (*scan)(enum tp_dtype t, const void *in, size_t n, int32_t *span);
     void (*load)(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out);
+    void (*load_add)(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out);
     void (*store)(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
                   void *out);
 };

@@ -57,9 +57,10 @@ static void scan(enum tp_dtype t, const void *in, size_t n, int32_t *span)
 
 /* ---- load ---- */
 
+/* out[i] = (or, add: out[i] +=) in[i] as an int64 at lsb */
 static inline __attribute__((always_inline)) void load_all(enum tp_dtype t, struct fmt f,
                                                            const void *in, size_t n, int lsb,
-                                                           int64_t *out)
+                                                           bool add, int64_t *out)
 {
     const uint32_t emax = (1u << f.ebits) - 1, fmask = (1u << f.mbits) - 1;
     for (size_t i = 0; i < n; i++) {
@@ -71,18 +72,31 @@ static inline __attribute__((always_inline)) void load_all(enum tp_dtype t, stru
         int s = (e ? (int)e : 1) - lsb;
         uint64_t v = s >= 0 ? m << s : s > -64 ? m >> -s : 0;
         uint64_t neg = 0 - (uint64_t)((u >> (f.mbits + f.ebits)) & 1);
-        out[i] = (int64_t)((v ^ neg) - neg);
+        int64_t x = (int64_t)((v ^ neg) - neg);
+        out[i] = add ? out[i] + x : x;
     }
+}
+
+static inline __attribute__((always_inline)) void load_any(enum tp_dtype t, const void *in,
+                                                           size_t n, int lsb, bool add,
+                                                           int64_t *out)
+{
+    if (t == TP_F32)
+        load_all(TP_F32, F32, in, n, lsb, add, out);
+    else if (t == TP_BF16)
+        load_all(TP_BF16, BF16, in, n, lsb, add, out);
+    else if (t == TP_F16)
+        load_all(TP_F16, F16, in, n, lsb, add, out);
 }
 
 static void load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
 {
-    if (t == TP_F32)
-        load_all(TP_F32, F32, in, n, lsb, out);
-    else if (t == TP_BF16)
-        load_all(TP_BF16, BF16, in, n, lsb, out);
-    else if (t == TP_F16)
-        load_all(TP_F16, F16, in, n, lsb, out);
+    load_any(t, in, n, lsb, false, out);
+}
+
+static void load_add(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
+{
+    load_any(t, in, n, lsb, true, out);
 }
 
 /* ---- store ---- */
@@ -193,5 +207,6 @@ const struct tp__bfx_kernel tp__bfx_scalar = {
     .cpu_ok = always,
     .scan = scan,
     .load = load,
+    .load_add = load_add,
     .store = store,
 };

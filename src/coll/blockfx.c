@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "bfx_int.h"
+#include "tp/fixed.h"
+
+#define WIDE_PIECE 128 /* elements a pass of a wide block (its words on the stack) */
 
 static const struct tp__bfx_kernel *const kernels[] = {&tp__bfx_avx512, &tp__bfx_scalar, NULL};
 
@@ -110,5 +113,61 @@ void tp_bfx_store_range(enum tp_dtype t, const int *unit, const int64_t *in, siz
             kernel()->store(t, in + (i - from), end - i, unit[b] - shift, divisor,
                             (uint8_t *)out + (i - from) * es);
         i = end;
+    }
+}
+
+/* Elements [from, from + k) of tp_bfx_sum by the wide words. */
+static void sum_wide(enum tp_dtype t, const void *const *in, int nin, size_t from, size_t k,
+                     uint32_t divisor, uint8_t *out)
+{
+    size_t es = tp_dtype_size(t);
+    uint64_t acc[WIDE_PIECE * 6], w[WIDE_PIECE * 6]; /* f32, bf16, f16: 6 words at most */
+    for (size_t i = 0; i < k; i += WIDE_PIECE) {
+        size_t j = k - i < WIDE_PIECE ? k - i : WIDE_PIECE;
+        tp_fx_load(t, acc, (const uint8_t *)in[0] + (from + i) * es, j);
+        for (int r = 1; r < nin; r++) {
+            tp_fx_load(t, w, (const uint8_t *)in[r] + (from + i) * es, j);
+            tp_fx_add(t, acc, w, j);
+        }
+        tp_fx_store(t, out + i * es, acc, j, divisor);
+    }
+}
+
+void tp_bfx_sum(enum tp_dtype t, const void *const *in, int nin, size_t n, uint32_t divisor,
+                bool ahead, void *out)
+{
+    const struct tp__bfx_kernel *kn = kernel();
+    size_t es = tp_dtype_size(t);
+    int shift = 0;
+    uint32_t odd = divisor;
+    if (divisor > 1 && !(divisor & (divisor - 1))) {
+        shift = __builtin_ctz(divisor);
+        odd = 1;
+    }
+    int64_t acc[TP_BFX_BLOCK];
+    for (size_t i = 0; i < n; i += TP_BFX_BLOCK) {
+        size_t k = n - i < TP_BFX_BLOCK ? n - i : TP_BFX_BLOCK;
+        /* ahead: the next block's inputs, fetched while this one is summed
+         * (the scan would otherwise wait for memory alone) */
+        size_t next = !ahead ? 0 : n - i - k < TP_BFX_BLOCK ? n - i - k : TP_BFX_BLOCK;
+        for (int r = 0; r < nin; r++)
+            for (size_t b = 0; b < next * es; b += 64)
+                __builtin_prefetch((const uint8_t *)in[r] + (i + k) * es + b);
+        int32_t span[2] = {0, 0}, s[2];
+        for (int r = 0; r < nin; r++) {
+            kn->scan(t, (const uint8_t *)in[r] + i * es, k, s);
+            span[0] = s[0] > span[0] ? s[0] : span[0];
+            span[1] = s[1] > span[1] ? s[1] : span[1];
+        }
+        int unit = tp_bfx_unit(span, nin);
+        uint8_t *o = (uint8_t *)out + i * es;
+        if (!unit) {
+            sum_wide(t, in, nin, i, k, divisor, o);
+            continue;
+        }
+        kn->load(t, (const uint8_t *)in[0] + i * es, k, unit, acc);
+        for (int r = 1; r < nin; r++)
+            kn->load_add(t, (const uint8_t *)in[r] + i * es, k, unit, acc);
+        kn->store(t, acc, k, unit - shift, odd, o);
     }
 }

@@ -179,6 +179,29 @@ static int check(const struct ty *y, enum kind k, int ranks, size_t n)
             }
         }
     }
+    /* tp_bfx_sum: every element, fast block or wide, the sum and the
+     * average, with and without prefetching, and the sum in place over the
+     * first input (a copy of it) */
+    unsigned char *first = malloc(n * y->bytes);
+    assert_non_null(first);
+    memcpy(first, data[0], n * y->bytes);
+    for (int pass = 0; pass < 3; pass++) {
+        bool avg = pass == 1, inplace = pass == 2;
+        const void *in[8];
+        for (int r = 0; r < ranks; r++)
+            in[r] = inplace && r == 0 ? first : data[r];
+        unsigned char *dst = inplace ? first : out;
+        tp_bfx_sum(y->t, in, ranks, n, avg ? (uint32_t)ranks : 1, pass == 1, dst);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t got = get(y, dst, i), want = wide(y, data, ranks, i, avg);
+            if (got != want)
+                fail_msg("tp_bfx_sum %s %s%s, kind %d, %d ranks, element %zu: 0x%x, the wide "
+                         "path 0x%x",
+                         y->name, avg ? "avg" : "sum", inplace ? " in place" : "", (int)k, ranks,
+                         i, got, want);
+        }
+    }
+    free(first);
     for (int r = 0; r < ranks; r++)
         free(data[r]);
     free(span);
