@@ -34,12 +34,16 @@ struct task {
     int qnext;    /* next task of the same peer and direction (executor) */
 };
 
-/* How a graph reduces: plain kernels of include/tp/reduce.h, or the wide
- * fixed-point words of --repro exact. */
+/* How a graph reduces: plain kernels of include/tp/reduce.h, the wide
+ * fixed-point words of --repro exact, or its exact sum of two ranks'
+ * values rounded once (tp_bfx_sum). */
 struct redfn {
     enum tp_dtype dtype;
     enum tp_redop op;
     bool fixed;    /* elements are tp_fx words */
+    bool exact2;   /* dst = the correctly rounded a + b (op sum, or avg over
+                      nranks: the whole sum of a two-rank group) */
+    bool ahead;    /* exact2: tp_bfx_sum's ahead (inputs past the cache) */
     size_t esize;  /* bytes per element */
     int nranks;    /* for T_FINISH */
 };

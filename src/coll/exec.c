@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coll_int.h"
+#include "tp/blockfx.h"
 #include "tp/clock.h"
 #include "tp/intr.h"
 #include "tp/fixed.h"
@@ -21,7 +22,10 @@ void tp__coll_red_apply(const struct redfn *r, void *dst, const void *a, const v
                         size_t bytes)
 {
     size_t n = bytes / r->esize;
-    if (r->fixed) {
+    if (r->exact2) {
+        const void *in[2] = {a, b};
+        tp_bfx_sum(r->dtype, in, 2, n, r->op == TP_AVG ? (uint32_t)r->nranks : 1, r->ahead, dst);
+    } else if (r->fixed) {
         if (dst != a)
             memcpy(dst, a, bytes);
         tp_fx_add(r->dtype, dst, b, n);

@@ -2,42 +2,45 @@
  * rounded exact sum, the same bits whatever the rank count, algorithm,
  * chunking or arrival order (docs/reproducibility.md).
  *
- * The fast path, block fixed-point (include/tp/blockfx.h), per segment of
- * the message:
- *   1. every rank scans its blocks' spans (the highest and lowest bit of
- *      its values), and a max-allreduce of two int32 a block agrees on each
- *      block's unit;
- *   2. each value of a block that fits becomes one int64 at that unit,
- *      exactly;
- *   3. the int64s are summed: by a reduce-scatter, each rank rounding its
- *      slice once to the type, then an allgather of the type, for the
- *      allreduce algorithms that are that pair (ring, rabenseifner: 8 bytes
- *      an element through the reduce-scatter, the type's through the
- *      allgather); by the algorithm itself over int64 for the others, every
- *      rank then rounding every element;
- *   4. the blocks that do not fit (a NaN or an infinity, values too far
- *      apart) take the wide representation (include/tp/fixed.h), packed
- *      together; it rounds to the same bits.
+ * The fast path, per segment of the message, for the allreduce algorithms
+ * that are a reduce-scatter and an allgather (ring, rabenseifner):
+ *   1. the ranks exchange their values as they are (a direct exchange in
+ *      place of the reduce-scatter: each rank gets every rank's values of
+ *      its slice, the type's bytes on the wire);
+ *   2. the owner of a slice sums them exactly and rounds each element once
+ *      (tp_bfx_sum: block fixed-point, one int64 a value at a unit from the
+ *      block's own span, the wide words for a block that needs them: a NaN
+ *      or an infinity, values too far apart); with two ranks this is the
+ *      receive's own reduction, straight out of the peer's buffer on
+ *      shared memory;
+ *   3. the algorithm's allgather spreads the rounded slices.
+ * For the other algorithms: every rank scans its blocks' spans, a
+ * max-allreduce of two int32 a block agrees on each block's unit, the
+ * values become int64s at it, the algorithm allreduces the int64s and every
+ * rank rounds every element; the blocks that do not fit take the wide
+ * representation (include/tp/fixed.h), packed together.
  * f64 takes the wide path (its 53-bit significands leave one int64 little
  * room for a span). Integer sums cannot overflow: the unit leaves
- * ceil(log2 ranks) bits of headroom. */
+ * ceil(log2 ranks) bits of headroom. Either way the result is the same
+ * bits. */
 #include <string.h>
+#include <unistd.h>
 
 #include "kind_int.h"
 #include "tp/blockfx.h"
 #include "tp/fixed.h"
 
-#define FAST_SEG (1u << 16) /* elements a pass of the fast path (a multiple of the block) */
+#define FAST_SEG (1u << 16)   /* elements a pass of the agreed-span path (a multiple of the block) */
+#define DIRECT_SEG (1u << 18) /* elements a pass of the direct exchange */
 
 /* The allreduce algorithms that are a reduce-scatter and an allgather, by
- * the algorithms of those kinds they are made of. */
+ * the allgather they end with (the exact path replaces their
+ * reduce-scatter by the direct exchange below). */
 static const struct {
-    const struct algo *allreduce, *reduce_scatter, *allgather;
+    const struct algo *allreduce, *allgather;
 } split[] = {
-    {&tp__coll_algo_ring_allreduce, &tp__coll_algo_ring_reduce_scatter,
-     &tp__coll_algo_ring_allgather},
-    {&tp__coll_algo_rhd_allreduce, &tp__coll_algo_rhd_reduce_scatter,
-     &tp__coll_algo_bruck_allgather},
+    {&tp__coll_algo_ring_allreduce, &tp__coll_algo_ring_allgather},
+    {&tp__coll_algo_rhd_allreduce, &tp__coll_algo_bruck_allgather},
 };
 
 /* The wide path over send[0..count) into recv, in passes of
@@ -77,29 +80,122 @@ static int wide(struct tp_comm *c, const struct algo *al, const struct tp_coll_a
     return rc;
 }
 
+/* Rank r's slice of a segment of m elements split n ways: [r * per,
+ * min(m, (r + 1) * per)) with per = ceil(m / n), the allgather's blocks. */
+static size_t slice_len(size_t m, int n, int r)
+{
+    size_t per = (m + (size_t)n - 1) / (size_t)n, lo = (size_t)r * per;
+    return lo >= m ? 0 : m - lo < per ? m - lo : per;
+}
+
+/* The direct exchange (not user-selectable, so not in the algorithms'
+ * table): every rank sends each other rank that rank's slice of its send
+ * buffer as it is, all at once. Each receives its own slice of every other
+ * rank's into recv's slot of that rank (slot r at r * per elements); or,
+ * with red.exact2 (two ranks), reduces the peer's slice with its own
+ * straight into recv: the correctly rounded sum, no copy. */
+static int build_exchange(struct plan *p, const struct grp *g, const struct bargs *b)
+{
+    int n = g->n, me = g->me;
+    size_t es = p->red.esize, per = (b->count + (size_t)n - 1) / (size_t)n;
+    size_t mine = slice_len(b->count, n, me);
+    const uint8_t *send = b->send;
+    uint8_t *recv = b->recv;
+    int end = NO_DEP;
+    for (int k = 1; k < n; k++) {
+        int to = (me + k) % n, from = (me - k + n) % n;
+        size_t len = slice_len(b->count, n, to);
+        if (len)
+            end = t_join(p, end, t_send(p, g->rank[to], send + (size_t)to * per * es, len * es,
+                                        b->dep, NO_DEP));
+        if (mine && p->red.exact2)
+            end = t_join(p, end, t_recv3(p, g->rank[from], recv, send + (size_t)me * per * es,
+                                         mine * es, b->dep, NO_DEP));
+        else if (mine)
+            end = t_join(p, end, t_recv(p, g->rank[from], recv + (size_t)from * per * es,
+                                        mine * es, b->dep, NO_DEP));
+    }
+    return end;
+}
+
+static const struct algo exchange = {"exchange", TP_ALLTOALL, build_exchange};
+
+/* Whether a's buffers (send and receive, on each rank of this host) are
+ * past the last-level cache (32 MiB where the C library cannot say), so
+ * the exact sum's inputs come from memory: it then prefetches them. */
+static bool past_cache(const struct tp_comm *c, const struct tp_coll_args *a)
+{
+    static long llc;
+    if (!llc) {
+        long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        llc = v > 0 ? v : 32l << 20;
+    }
+    return 2 * a->count * tp_dtype_size(a->dtype) * (size_t)c->local.n > (size_t)llc;
+}
+
+/* One pass of the fast path over elements [off, off + m) for an algorithm
+ * that is a reduce-scatter and an allgather (split[k]): the ranks exchange
+ * their values as they are, so each owns every rank's values of its slice;
+ * the owner sums them exactly and rounds once, locally (tp_bfx_sum: block
+ * fixed-point at units from those values' own spans, the wide words for a
+ * block that needs them), and the allgather of split[k] spreads the
+ * rounded slices. The values cross the wire in their type, once, and no
+ * rank converts values it does not own. */
+static int direct_segment(struct tp_comm *c, int k, const struct tp_coll_args *a, size_t off,
+                          size_t m, tp_error *err)
+{
+    int n = c->size, me = c->rank;
+    size_t es = tp_dtype_size(a->dtype), mark = c->arena_used;
+    size_t per = (m + (size_t)n - 1) / (size_t)n, mine = slice_len(m, n, me);
+    const uint8_t *send = (const uint8_t *)a->sendbuf + off * es;
+    uint8_t *recv = (uint8_t *)a->recvbuf + off * es;
+    bool two = n == 2;
+    uint8_t *stage = two ? NULL : tp_comm_alloc(c, (size_t)n * per * es);
+    uint8_t *gathered = per * (size_t)n != m ? tp_comm_alloc(c, per * (size_t)n * es) : NULL;
+    const void **in = tp_comm_alloc(c, (size_t)n * sizeof *in);
+    /* the rounded slice lands where the allgather leaves it (in place) */
+    uint8_t *slice = (gathered ? gathered : recv) + (size_t)me * per * es;
+    if ((!two && !stage) || !in || (per * (size_t)n != m && !gathered)) {
+        c->arena_used = mark;
+        return tp_error_set(err, TP_ENOMEM, "--repro exact: arena too small for %zu elements", m);
+    }
+    struct redfn raw = {.dtype = a->dtype, .op = a->op, .esize = es, .nranks = n,
+                        .exact2 = two, .ahead = past_cache(c, a)};
+    struct tp_coll_args xa = {.kind = TP_ALLTOALL, .dtype = a->dtype, .count = m,
+                              .chunk_bytes = a->chunk_bytes};
+    int rc = tp__coll_run_plan(c, &exchange, &xa, send, two ? slice : stage, m, &raw, false, err);
+    for (int r = 0; r < n && !two; r++)
+        in[r] = r == me ? send + (size_t)me * per * es : stage + (size_t)r * per * es;
+    if (rc == 0 && mine && !two)
+        tp_bfx_sum(a->dtype, in, n, mine, a->op == TP_AVG ? (uint32_t)n : 1, raw.ahead, slice);
+    struct tp_coll_args ga = {.kind = TP_ALLGATHER, .dtype = a->dtype, .count = per,
+                              .chunk_bytes = a->chunk_bytes};
+    if (rc == 0)
+        rc = tp__coll_run_plan(c, split[k].allgather, &ga, slice, gathered ? gathered : recv, per,
+                               &raw, false, err);
+    if (rc == 0 && gathered)
+        memcpy(recv, gathered, m * es);
+    c->arena_used = mark;
+    return rc;
+}
+
 /* One pass of the fast path over elements [off, off + m) (off a multiple of
- * the block). */
+ * the block) for the other allreduce algorithms: the units agreed first,
+ * then the int64s allreduced by the algorithm itself and rounded by every
+ * rank. */
 static int fast_segment(struct tp_comm *c, const struct algo *al, const struct tp_coll_args *a,
                         size_t off, size_t m, tp_error *err)
 {
-    int n = c->size, me = c->rank;
+    int n = c->size;
     size_t es = tp_dtype_size(a->dtype), nb = tp_bfx_blocks(m), mark = c->arena_used;
     const uint8_t *send = (const uint8_t *)a->sendbuf + off * es;
     uint8_t *recv = (uint8_t *)a->recvbuf + off * es;
-    int rs_split = -1;
-    for (size_t k = 0; k < sizeof split / sizeof split[0]; k++)
-        if (split[k].allreduce == al)
-            rs_split = (int)k;
-    size_t per = (m + (size_t)n - 1) / (size_t)n, padded = rs_split >= 0 ? per * (size_t)n : m;
     int32_t *mine = tp_comm_alloc(c, 2 * nb * sizeof *mine);
     int32_t *span = tp_comm_alloc(c, 2 * nb * sizeof *span);
     int *unit = tp_comm_alloc(c, nb * sizeof *unit);
-    int64_t *fx = tp_comm_alloc(c, padded * sizeof *fx);
-    int64_t *sum = tp_comm_alloc(c, (rs_split >= 0 ? per : m) * sizeof *sum);
-    uint8_t *slice = rs_split >= 0 ? tp_comm_alloc(c, per * es) : NULL;
-    uint8_t *gathered = rs_split >= 0 && padded != m ? tp_comm_alloc(c, padded * es) : NULL;
-    if (!mine || !span || !unit || !fx || !sum || (rs_split >= 0 && !slice) ||
-        (rs_split >= 0 && padded != m && !gathered)) {
+    int64_t *fx = tp_comm_alloc(c, m * sizeof *fx);
+    int64_t *sum = tp_comm_alloc(c, m * sizeof *sum);
+    if (!mine || !span || !unit || !fx || !sum) {
         c->arena_used = mark;
         return tp_error_set(err, TP_ENOMEM, "--repro exact: arena too small for %zu elements", m);
     }
@@ -120,34 +216,15 @@ static int fast_segment(struct tp_comm *c, const struct algo *al, const struct t
     /* 2. the values as int64 at their block's unit (a wide block's as 0) */
     if (rc == 0)
         tp_bfx_load_range(a->dtype, unit, send, 0, m, fx);
-    if (rc == 0 && padded > m)
-        memset(fx + m, 0, (padded - m) * sizeof *fx);
-    /* 3. the sums, rounded once (an average: divided by the rank count) */
-    uint32_t div = a->op == TP_AVG ? (uint32_t)n : 1;
+    /* 3. the sums by the algorithm, rounded once (an average: divided by
+     * the rank count) */
     struct redfn ired = {.dtype = TP_I64, .op = TP_SUM, .esize = 8, .nranks = n};
-    if (rc == 0 && rs_split >= 0) {
-        struct tp_coll_args ra = {.kind = TP_REDUCE_SCATTER, .dtype = TP_I64, .op = TP_SUM,
-                                  .count = per, .chunk_bytes = a->chunk_bytes};
-        rc = tp__coll_run_plan(c, split[rs_split].reduce_scatter, &ra, fx, sum, per, &ired,
-                               false, err);
-        size_t lo = (size_t)me * per, hi = lo + per < m ? lo + per : m;
-        if (rc == 0 && lo < hi)
-            tp_bfx_store_range(a->dtype, unit, sum, lo, hi, div, slice);
-        struct tp_coll_args ga = {.kind = TP_ALLGATHER, .dtype = a->dtype, .count = per,
-                                  .chunk_bytes = a->chunk_bytes};
-        struct redfn gred = {.dtype = a->dtype, .op = TP_SUM, .esize = es, .nranks = n};
-        if (rc == 0)
-            rc = tp__coll_run_plan(c, split[rs_split].allgather, &ga, slice,
-                                   gathered ? gathered : recv, per, &gred, false, err);
-        if (rc == 0 && gathered)
-            memcpy(recv, gathered, m * es);
-    } else if (rc == 0) {
-        struct tp_coll_args ia = {.kind = TP_ALLREDUCE, .dtype = TP_I64, .op = TP_SUM,
-                                  .count = m, .algo = al->name, .chunk_bytes = a->chunk_bytes};
+    struct tp_coll_args ia = {.kind = TP_ALLREDUCE, .dtype = TP_I64, .op = TP_SUM, .count = m,
+                              .algo = al->name, .chunk_bytes = a->chunk_bytes};
+    if (rc == 0)
         rc = tp__coll_run_plan(c, al, &ia, fx, sum, m, &ired, false, err);
-        if (rc == 0)
-            tp_bfx_store_range(a->dtype, unit, sum, 0, m, div, recv);
-    }
+    if (rc == 0)
+        tp_bfx_store_range(a->dtype, unit, sum, 0, m, a->op == TP_AVG ? (uint32_t)n : 1, recv);
     /* 4. the blocks that did not fit, packed, by the wide path */
     if (rc == 0 && nwide) {
         size_t at = 0;
@@ -182,9 +259,14 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
 {
     if (!tp_bfx_supports(a->dtype))
         return wide(c, al, a, a->sendbuf, a->recvbuf, a->count, err);
-    int rc = 0;
-    for (size_t off = 0; rc == 0 && off < a->count; off += FAST_SEG)
-        rc = fast_segment(c, al, a, off, a->count - off < FAST_SEG ? a->count - off : FAST_SEG,
-                          err);
+    int k = -1, rc = 0;
+    for (size_t j = 0; j < sizeof split / sizeof split[0]; j++)
+        if (split[j].allreduce == al)
+            k = (int)j;
+    size_t seg = k >= 0 ? DIRECT_SEG : FAST_SEG;
+    for (size_t off = 0; rc == 0 && off < a->count; off += seg) {
+        size_t m = a->count - off < seg ? a->count - off : seg;
+        rc = k >= 0 ? direct_segment(c, k, a, off, m, err) : fast_segment(c, al, a, off, m, err);
+    }
     return rc;
 }
