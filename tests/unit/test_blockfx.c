@@ -286,12 +286,50 @@ static void width_at_the_edge(void **state)
     TP_EQ_INT(tp_bfx_unit(zero, 8), 1); /* an all-zero block is fast */
 }
 
+/* The rounding of sums at the edges of the format, for every unit from
+ * results all subnormal to results all infinite: every kernel gives the
+ * scalar row's bits (the scalar row matches the wide path above), for sums
+ * of 1, a few bits, 2^24 + 1 (a tie), 2^62 and the largest int64s. */
+static void rounding_at_the_edges(void **state)
+{
+    (void)state;
+    static const int64_t v[] = {0, 1, -1, 3, -5, (1 << 24) + 1, -((1 << 25) + 3),
+                                (int64_t)1 << 62, INT64_MAX, -INT64_MAX, 12345678901234567,
+                                -1, 7, 1 << 23, 0, 9}; /* 16: two whole vectors */
+    size_t n = sizeof v / sizeof v[0];
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const struct ty *y = &types[t];
+        int bias_m = (int)((1u << y->ebits) >> 1) - 1 + (int)y->mbits;
+        for (int ue = -(bias_m + 70); ue <= 200; ue++) {
+            int lsb = bias_m + ue;
+            if (lsb < 1)
+                continue;
+            uint32_t want[16], got[16];
+            tp_bfx_use("scalar");
+            tp_bfx_store(y->t, v, n, lsb, 1, want);
+            for (const char *const *name = tp_bfx_kernels(); *name; name++) {
+                if (!tp_bfx_use(*name))
+                    continue;
+                memset(got, 0, sizeof got);
+                tp_bfx_store(y->t, v, n, lsb, 1, got);
+                for (size_t i = 0; i < n; i++)
+                    if (get(y, got, i) != get(y, want, i))
+                        fail_msg("%s kernel %s, unit %d, sum %lld: 0x%x, the scalar row 0x%x",
+                                 y->name, *name, lsb, (long long)v[i], get(y, got, i),
+                                 get(y, want, i));
+            }
+        }
+    }
+    tp_bfx_use(tp_bfx_kernels()[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_the_wide_path),
         cmocka_unit_test(width_at_the_edge),
         cmocka_unit_test(subnormals_under_daz),
+        cmocka_unit_test(rounding_at_the_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
