@@ -14,8 +14,10 @@
  *      receive's own reduction, straight out of the peer's buffer on
  *      shared memory;
  *   3. the algorithm's allgather spreads the rounded slices.
- * For the other algorithms: every rank scans its blocks' spans, a
- * max-allreduce of two int32 a block agrees on each block's unit, the
+ * For the other algorithms, a message whose values on every rank together
+ * are at most GATHER_BYTES is gathered whole (Bruck's allgather) and every
+ * rank sums it (tp_bfx_sum); for a larger one every rank scans its blocks'
+ * spans, a max-allreduce of two int32 a block agrees on each block's unit, the
  * values become int64s at it, the algorithm allreduces the int64s and every
  * rank rounds every element; the blocks that do not fit take the wide
  * representation (include/tp/fixed.h), packed together.
@@ -32,6 +34,7 @@
 
 #define FAST_SEG (1u << 16)   /* elements a pass of the agreed-span path (a multiple of the block) */
 #define DIRECT_SEG (1u << 18) /* elements a pass of the direct exchange */
+#define GATHER_BYTES (64u << 10) /* every rank's values of a message gathered whole, at most */
 
 /* The allreduce algorithms that are a reduce-scatter and an allgather, by
  * the allgather they end with (the exact path replaces their
@@ -254,6 +257,34 @@ static int fast_segment(struct tp_comm *c, const struct algo *al, const struct t
     return rc;
 }
 
+/* A small message, whole: every rank's values gathered by Bruck's
+ * allgather (ceil(log2 n) steps, as few as the allreduce algorithms that
+ * suit small messages take), then summed exactly by every rank. */
+static int gathered(struct tp_comm *c, const struct tp_coll_args *a, tp_error *err)
+{
+    int n = c->size;
+    size_t es = tp_dtype_size(a->dtype), mark = c->arena_used;
+    uint8_t *all = tp_comm_alloc(c, (size_t)n * a->count * es);
+    const void **in = tp_comm_alloc(c, (size_t)n * sizeof *in);
+    if (!all || !in) {
+        c->arena_used = mark;
+        return tp_error_set(err, TP_ENOMEM, "--repro exact: arena too small for %zu elements",
+                            a->count);
+    }
+    struct redfn raw = {.dtype = a->dtype, .op = TP_SUM, .esize = es, .nranks = n};
+    struct tp_coll_args ga = {.kind = TP_ALLGATHER, .dtype = a->dtype, .count = a->count,
+                              .chunk_bytes = a->chunk_bytes};
+    int rc = tp__coll_run_plan(c, &tp__coll_algo_bruck_allgather, &ga, a->sendbuf, all, a->count,
+                               &raw, false, err);
+    for (int r = 0; r < n; r++)
+        in[r] = all + (size_t)r * a->count * es;
+    if (rc == 0)
+        tp_bfx_sum(a->dtype, in, n, a->count, a->op == TP_AVG ? (uint32_t)n : 1, false,
+                   a->recvbuf);
+    c->arena_used = mark;
+    return rc;
+}
+
 int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_coll_args *a,
                    tp_error *err)
 {
@@ -263,6 +294,8 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
     for (size_t j = 0; j < sizeof split / sizeof split[0]; j++)
         if (split[j].allreduce == al)
             k = (int)j;
+    if (k < 0 && a->count && (size_t)c->size * a->count * tp_dtype_size(a->dtype) <= GATHER_BYTES)
+        return gathered(c, a, err);
     size_t seg = k >= 0 ? DIRECT_SEG : FAST_SEG;
     for (size_t off = 0; rc == 0 && off < a->count; off += seg) {
         size_t m = a->count - off < seg ? a->count - off : seg;

@@ -112,9 +112,9 @@ int main(int argc, char **argv)
         return 0;
     }
     /* more than one pass of the fast path, and a partial last block */
-    const size_t count = 6 * TP_BFX_BLOCK * 12 + 333;
+    const size_t big = 6 * TP_BFX_BLOCK * 12 + 333;
     struct tp_comm_opts co = {.intra = intra, .transport = "tcp",
-                              .arena_bytes = tp_coll_arena_bytes(n, count * 4, true, 2 * count * 4),
+                              .arena_bytes = tp_coll_arena_bytes(n, big * 4, true, 2 * big * 4),
                               .timeout_ns = 60000000000ull};
     struct tp_comm *c;
     if (tp_comm_init(b, &co, &c, &err) < 0) {
@@ -123,13 +123,18 @@ int main(int argc, char **argv)
         tp_boot_fini(b);
         return 1;
     }
-    void *send = tp_comm_alloc(c, count * 4), *recv = tp_comm_alloc(c, count * 4);
-    unsigned char *want = malloc(count * 4);
+    void *send = tp_comm_alloc(c, big * 4), *recv = tp_comm_alloc(c, big * 4);
+    unsigned char *want = malloc(big * 4);
     uint64_t *acc = malloc(64 * 8), *one = malloc(64 * 8);
     static const enum tp_dtype types[] = {TP_F32, TP_BF16, TP_F16};
     static const size_t chunks[] = {1024, 256u << 10};
+    /* the message, then a small one (its values on 8 ranks within 64 KiB:
+     * gathered whole by the algorithms other than ring and rabenseifner),
+     * a gradient-like block and a wide one */
+    for (int pass = 0; pass < 2; pass++)
     for (size_t ti = 0; ti < 3 && send && recv && want; ti++) {
         enum tp_dtype t = types[ti];
+        size_t count = pass ? TP_BFX_BLOCK + 500 : big;
         size_t es = tp_dtype_size(t);
         for (size_t i = 0; i < count; i++)
             put(t, send, i, element(t, me, i));
@@ -153,7 +158,7 @@ int main(int argc, char **argv)
                 nal++;
             bool mpi = tp_coll_mpi_available();
             for (size_t ai = 0; ai < nal + (mpi ? 1 : 0); ai++)
-                for (size_t ci = 0; ci < (ai < nal ? 2u : 1u); ci++) {
+                for (size_t ci = 0; ci < (ai < nal && !pass ? 2u : 1u); ci++) {
                     const char *al_name = ai < nal ? algos[ai] : "backend mpi";
                     memset(recv, 0xA5, count * es);
                     struct tp_coll_args a = {.kind = TP_ALLREDUCE, .dtype = t,
@@ -191,8 +196,9 @@ int main(int argc, char **argv)
                         snprintf(why, sizeof why, "%.190s", err.msg);
                     }
                     char what[160];
-                    snprintf(what, sizeof what, "exact %s %s %s chunk %zu, n=%d %s (%s kernel)",
-                             avg ? "avg" : "sum", tp_dtype_name(t), al_name, chunks[ci], n,
+                    snprintf(what, sizeof what,
+                             "exact %s %s %s chunk %zu, %zu elements, n=%d %s (%s kernel)",
+                             avg ? "avg" : "sum", tp_dtype_name(t), al_name, chunks[ci], count, n,
                              intra, tp_bfx_kernel());
                     report(me, ok, what, ok ? NULL : why);
                     if (rc)
