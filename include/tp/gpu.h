@@ -51,6 +51,15 @@ struct tp_gpu_opts {
  * runtime's own words), a device index out of range. */
 int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err);
 
+/* The devices TP_GPU_EMULATE=N asks for (N; 0 unset, or where the GPU
+ * path is not built, as then there is nothing to emulate). validate runs
+ * its GPU compute tests (the SDC screen's) on them; not NCCL's. */
+int tp_gpu_emulated_devices(void);
+
+/* The devices this host has (the emulated ones under TP_GPU_EMULATE), as
+ * counted when g was opened; 0 where the path is not built. */
+int tp_gpu_devices(const struct tp_gpu *g);
+
 /* The device index in use (what FI_HMEM registration names). */
 int tp_gpu_device(const struct tp_gpu *g);
 
@@ -152,5 +161,19 @@ uint64_t tp_gpu_gemm_reps(double target_ns, double per_ns);
  * of 256, within [256, 16384]); keeps one product well under a step's
  * compute so reps can be counted finely. */
 unsigned tp_gpu_gemm_side(unsigned n0, double t0_ns, double want_ns);
+
+/* ---- the SDC screen's product (cuBLAS, f32) ---- */
+
+/* Prepare y = x w for n x n row-major f32 matrices (n 1 .. 4096), w fixed:
+ * copied to the device once. cuBLAS in its pedantic math mode (plain f32:
+ * no TF32, no reduced precision), so the product is the same bits on
+ * every run on devices of the same architecture and SM count with the
+ * same cuBLAS version (cuBLAS's reproducibility rule); not the CPU's bits.
+ * Opened with TP_GPU_CUBLAS. The emulated device sums in its own order. */
+int tp_gpu_sdc_init(struct tp_gpu *g, unsigned n, const float *w, tp_error *err);
+
+/* y = x w (x and y on the host): x copied in, cublasSgemm, y copied out,
+ * on the compute stream, waited for within the deadline. */
+int tp_gpu_sdc_product(struct tp_gpu *g, const float *x, float *y, tp_error *err);
 
 #endif

@@ -78,6 +78,8 @@ struct cublas {
     FN(cublasSetStream_v2);
     FN(cublasGetVersion_v2);
     FN(cublasGemmEx);
+    FN(cublasSgemm_v2);
+    FN(cublasSetMathMode);
 };
 
 struct tp_gpu {
@@ -96,6 +98,9 @@ struct tp_gpu {
     cublasHandle_t blas;
     void *ga, *gb, *gc; /* the compute kernel's matrices */
     unsigned gemm_n;
+    float *sx, *sw, *sy; /* the SDC screen's product: x, w, y */
+    unsigned sdc_n;
+    int ndev;            /* devices on this host (emulated ones included) */
     bool emu; /* TP_GPU_EMULATE: a test double of the device (below) */
 };
 
@@ -229,6 +234,8 @@ static int load_cublas(struct cublas *b, const char *what, tp_error *err)
     SYM(b, cublasSetStream_v2);
     SYM(b, cublasGetVersion_v2);
     SYM(b, cublasGemmEx);
+    SYM(b, cublasSgemm_v2);
+    SYM(b, cublasSetMathMode);
     return 0;
 }
 
@@ -276,6 +283,7 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
                                 "emulates device memory and compute only)", what);
         }
         g->device = pick_device(o, nemu);
+        g->ndev = nemu;
         if (g->device >= nemu) {
             free(g);
             return tp_error_set(err, TP_EUSAGE, "%s: device %d: %d emulated device(s)", what,
@@ -299,6 +307,7 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
     }
     if (rc == 0) {
         g->device = pick_device(o, ndev);
+        g->ndev = ndev;
         if (g->device >= ndev)
             rc = tp_error_set(err, TP_EUSAGE, "%s: device %d: this host has %d CUDA device(s)",
                               what, g->device, ndev);
@@ -330,6 +339,11 @@ int tp_gpu_open(const struct tp_gpu_opts *o, struct tp_gpu **out, tp_error *err)
     return 0;
 }
 
+int tp_gpu_devices(const struct tp_gpu *g)
+{
+    return g ? g->ndev : 0;
+}
+
 int tp_gpu_device(const struct tp_gpu *g)
 {
     return g ? g->device : -1;
@@ -344,10 +358,10 @@ void tp_gpu_close(struct tp_gpu *g)
 {
     if (!g)
         return;
+    void *bufs[] = {g->ga, g->gb, g->gc, g->sx, g->sw, g->sy}; /* host memory when emulated */
     if (g->emu) {
-        free(g->ga);
-        free(g->gb);
-        free(g->gc);
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+            free(bufs[i]);
         free(g);
         return;
     }
@@ -371,12 +385,9 @@ void tp_gpu_close(struct tp_gpu *g)
     if (g->blas)
         g->bl.cublasDestroy_v2(g->blas);
     if (g->rt.h) {
-        if (g->ga)
-            g->rt.cudaFree(g->ga);
-        if (g->gb)
-            g->rt.cudaFree(g->gb);
-        if (g->gc)
-            g->rt.cudaFree(g->gc);
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+            if (bufs[i])
+                g->rt.cudaFree(bufs[i]);
         if (g->stream)
             g->rt.cudaStreamDestroy(g->stream);
         if (g->cstream)
@@ -828,4 +839,93 @@ int tp_gpu_gemm(struct tp_gpu *g, uint64_t reps, tp_error *err)
                                 g->device, n, n, (int)s);
     }
     return wait_on(g, g->cstream, "matrix products", err);
+}
+
+/* ---- the SDC screen's product (cuBLAS) ---- */
+
+/* The emulated device's own order: every element summed from the last k
+ * down, so its chain is not the CPU's (as a real device's is not). */
+int tp_gpu_emulated_devices(void)
+{
+    return emu_devices();
+}
+
+static void emu_sdc(const struct tp_gpu *g, const float *x, float *y)
+{
+    size_t n = g->sdc_n;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (size_t k = n; k-- > 0;)
+                acc += x[i * n + k] * g->sw[k * n + j];
+            y[i * n + j] = acc;
+        }
+}
+
+int tp_gpu_sdc_init(struct tp_gpu *g, unsigned n, const float *w, tp_error *err)
+{
+    if (n < 1 || n > 4096)
+        return tp_error_set(err, TP_EUSAGE, "SDC matrix side %u: 1 to 4096", n);
+    size_t bytes = (size_t)n * n * sizeof(float);
+    if (g->emu) {
+        g->sx = malloc(bytes);
+        g->sw = malloc(bytes);
+        g->sy = malloc(bytes);
+        if (!g->sx || !g->sw || !g->sy)
+            return tp_error_set(err, TP_ENOMEM, "emulated %u x %u matrices", n, n);
+        memcpy(g->sw, w, bytes);
+        g->sdc_n = n;
+        return 0;
+    }
+    use(g);
+    if (!g->blas)
+        return tp_error_set(err, TP_EUSAGE, "%s: cuBLAS was not loaded", g->what);
+    /* pedantic math: plain f32 (no TF32 tensor-core rounding, no reduced
+     * precision anywhere), so the product is the same bits every run on
+     * the same architecture, SM count and cuBLAS version */
+    cublasStatus_t s = g->bl.cublasSetMathMode(g->blas, CUBLAS_PEDANTIC_MATH);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return tp_error_set(err, TP_ESYS, "GPU %d: cublasSetMathMode: status %d", g->device,
+                            (int)s);
+    int rc = tp_gpu_alloc(g, bytes, (void **)&g->sx, err);
+    if (rc == 0)
+        rc = tp_gpu_alloc(g, bytes, (void **)&g->sw, err);
+    if (rc == 0)
+        rc = tp_gpu_alloc(g, bytes, (void **)&g->sy, err);
+    cudaError_t e;
+    if (rc == 0 && (e = g->rt.cudaMemcpyAsync(g->sw, w, bytes, cudaMemcpyHostToDevice,
+                                              g->cstream)) != cudaSuccess)
+        rc = cuda_fail(g, e, "cudaMemcpyAsync", err);
+    if (rc == 0)
+        rc = wait_on(g, g->cstream, "the SDC weights' copy", err);
+    if (rc == 0)
+        g->sdc_n = n;
+    return rc;
+}
+
+int tp_gpu_sdc_product(struct tp_gpu *g, const float *x, float *y, tp_error *err)
+{
+    if (!g->sdc_n)
+        return tp_error_set(err, TP_EPROTO, "GPU %d: SDC product not prepared", g->device);
+    int n = (int)g->sdc_n;
+    size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+    if (g->emu) {
+        emu_sdc(g, x, y);
+        return 0;
+    }
+    use(g);
+    cudaError_t e = g->rt.cudaMemcpyAsync(g->sx, x, bytes, cudaMemcpyHostToDevice, g->cstream);
+    if (e != cudaSuccess)
+        return cuda_fail(g, e, "cudaMemcpyAsync", err);
+    /* row-major y = x w is column-major y' = w' x': the operands swap */
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasStatus_t s = g->bl.cublasSgemm_v2(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha,
+                                            g->sw, n, g->sx, n, &beta, g->sy, n);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return tp_error_set(err, TP_ESYS, "GPU %d: cublasSgemm (%d x %d f32): status %d",
+                            g->device, n, n, (int)s);
+    if ((e = g->rt.cudaMemcpyAsync(y, g->sy, bytes, cudaMemcpyDeviceToHost, g->cstream)) !=
+        cudaSuccess)
+        return cuda_fail(g, e, "cudaMemcpyAsync", err);
+    return wait_on(g, g->cstream, "the SDC product", err);
 }

@@ -166,4 +166,27 @@ int tp_gpu_gemm(struct tp_gpu *g, uint64_t reps, tp_error *err)
     return not_built("--compute gpu", err);
 }
 
+int tp_gpu_devices(const struct tp_gpu *g)
+{
+    (void)g;
+    return 0;
+}
+
+int tp_gpu_emulated_devices(void)
+{
+    return 0;
+}
+
+int tp_gpu_sdc_init(struct tp_gpu *g, unsigned n, const float *w, tp_error *err)
+{
+    (void)g, (void)n, (void)w;
+    return not_built("sdc --gpu", err);
+}
+
+int tp_gpu_sdc_product(struct tp_gpu *g, const float *x, float *y, tp_error *err)
+{
+    (void)g, (void)x, (void)y;
+    return not_built("sdc --gpu", err);
+}
+
 #endif
