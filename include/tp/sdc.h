@@ -38,19 +38,22 @@
 
 /* The test hook's fault (TP_FAULT_SDC, docs/env.md): before step `step`
  * (0: none) bit `bit` of the step's input (bit b of element b / 32, from
- * the lowest) is flipped, in thread `thread`'s chain or (-1) in every
- * thread's. */
+ * the lowest) is flipped in thread `thread`'s chain (-1: every thread's,
+ * -2: no thread's) and in GPU `gpu`'s (sdc --gpu; -1: every GPU's, -2:
+ * none's). */
 struct tp_sdc_fault {
     uint64_t step;
     uint32_t bit;
-    int thread;
+    int thread, gpu;
 };
 
-/* The fault TP_FAULT_SDC=RANK:STEP[:BIT[:THREAD]] asks of the process of
- * rank `rank` (the command alone is rank 0) into *f: a zero step when the
- * variable is unset or names another rank; BIT defaults to 22, the highest
- * fraction bit of the first element; THREAD to every thread. Returns 0, or
- * TP_EUSAGE naming the variable and what is wrong with its value. */
+/* The fault TP_FAULT_SDC=RANK:STEP[:BIT[:THREAD|gGPU]] asks of the process
+ * of rank `rank` (the command alone is rank 0) into *f: a zero step when
+ * the variable is unset or names another rank; BIT defaults to 22, the
+ * highest fraction bit of the first element; THREAD to every thread and
+ * every GPU (THREAD alone: that thread and no GPU; gGPU: that GPU and no
+ * thread). Returns 0, or TP_EUSAGE naming the variable and what is wrong
+ * with its value. */
 int tp_sdc_fault_env(int rank, struct tp_sdc_fault *f, tp_error *err);
 
 /* The step of checkpoint i (from 0): 1, 2, ..., 256, 258, 260, ..., 768,
@@ -157,6 +160,7 @@ struct tp_sdc_opts {
                        * at most a week) */
     int threads;      /* chains at once, pinned round-robin to the CPUs allowed (0: one a CPU) */
     uint64_t seed;    /* the data's seed */
+    bool gpu;         /* also one chain per GPU of the host, its products by cuBLAS */
     const char *json; /* the result document ("-": stdout), or NULL */
     bool quiet;       /* no table */
 };
@@ -165,10 +169,14 @@ struct tp_sdc_opts {
  * option or the hook's value, nothing run), read the test hook
  * (tp_sdc_fault_env, rank 0), run one chain per thread, each pinned to a
  * CPU this process may use, and judge the threads against their majority;
- * write the result document "sdc" when json is set (also for a failed
- * run) and print the table unless quiet. Returns 0 when every thread
- * computed the same; TP_ECHECK with err naming the first thread that
- * diverged, its CPU and the step (or that they have no majority); another
+ * with gpu, one chain per GPU of the host too (its products by cuBLAS),
+ * the GPUs judged against the majority of the GPUs of their key (name,
+ * compute capability, SMs, cuBLAS version; TP_EUSAGE where there is none
+ * or the path is not built); write the result document "sdc" when json is
+ * set (also for a failed run) and print the table unless quiet. Returns 0
+ * when every thread (and GPU) computed the same as its peers; TP_ECHECK
+ * with err naming the first thread that diverged, its CPU and the step
+ * (or that they have no majority), else the first GPU; another
  * TP_E* code when the run could not be made (TP_EINTR, TP_ETERM after a
  * signal; TP_ENOMEM; TP_ESYS for a thread that could not be started). */
 int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err);

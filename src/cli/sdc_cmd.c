@@ -12,7 +12,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: trainpath sdc [--steps N | --time DUR] [--threads N] [--seed S]\n"
+    fprintf(f, "usage: trainpath sdc [--steps N | --time DUR] [--threads N] [--gpu] [--seed S]\n"
                "                     [--json FILE] [-q]\n"
                "\n"
                "Silent-data-corruption screen (docs/sdc.md): every thread, one per CPU this\n"
@@ -27,20 +27,24 @@ static void usage(FILE *f)
                "  --time DUR    run for about DUR instead (30s, 10m, 2h; at most a week), on to\n"
                "                the next checkpoint, every thread the same steps\n"
                "  --threads N   chains at once, 1 to 1024 (default: one per CPU allowed)\n"
+               "  --gpu         also one chain per GPU of this host, its products by cuBLAS\n"
+               "                (f32, pedantic math); each GPU judged against the GPUs of its\n"
+               "                kind (name, compute capability, SMs, cuBLAS version)\n"
                "  --seed S      the data's seed (default 1; every node must use the same)\n"
                "  --json FILE   write the result document (atomically; - for stdout)\n"
                "  -q, --quiet   no table\n"
-               "Exit: 0 every thread computed the same, 1 a thread diverged or the threads have\n"
-               "no majority, 2 bad input.\n");
+               "Exit: 0 every thread computed the same, 1 a thread (or GPU) diverged or they\n"
+               "have no majority, 2 bad input (--gpu where no GPU or no GPU path is).\n");
 }
 
 int cmd_sdc(int argc, char **argv)
 {
-    enum { OPT_STEPS = 256, OPT_TIME, OPT_THREADS, OPT_SEED, OPT_JSON };
+    enum { OPT_STEPS = 256, OPT_TIME, OPT_THREADS, OPT_GPU, OPT_SEED, OPT_JSON };
     static const struct option opts[] = {
         {"steps", required_argument, NULL, OPT_STEPS},
         {"time", required_argument, NULL, OPT_TIME},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"gpu", no_argument, NULL, OPT_GPU},
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", required_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'},
@@ -66,6 +70,7 @@ int cmd_sdc(int argc, char **argv)
             rc = tp_parse_u64(optarg, "--threads", 1, TP_SDC_MAX_THREADS, &v, &err);
             o.threads = (int)v;
             break;
+        case OPT_GPU: o.gpu = true; break;
         case OPT_SEED: rc = tp_parse_u64(optarg, "--seed", 0, INT64_MAX, &o.seed, &err); break;
         case OPT_JSON: o.json = optarg; break;
         case 'q': o.quiet = true; break;

@@ -107,10 +107,12 @@ static void column_sums(struct tp__sdc_state *st)
     }
 }
 
-int tp__sdc_init(struct tp__sdc_state *st, uint64_t seed, tp_error *err)
+int tp__sdc_init(struct tp__sdc_state *st, uint64_t seed, const struct tp__sdc_device *dev,
+                 tp_error *err)
 {
     memset(st, 0, sizeof *st);
     st->seed = seed;
+    st->dev = dev;
     st->x = aligned_alloc(64, NN * sizeof(float));
     st->w = aligned_alloc(64, NN * sizeof(float));
     st->y = aligned_alloc(64, NN * sizeof(float));
@@ -125,6 +127,8 @@ int tp__sdc_init(struct tp__sdc_state *st, uint64_t seed, tp_error *err)
         st->x[i] = fresh(tp_splitmix64(seed ^ R_STREAM), 1, i);
     }
     unsigned char head[28] = "trainpath-sdc/1";
+    if (dev) /* 16 bytes at most: the seed follows */
+        memcpy(head, "tp-sdc-device/1", 16);
     for (int b = 0; b < 8; b++)
         head[16 + b] = (unsigned char)(seed >> (8 * b));
     head[24] = N;
@@ -149,7 +153,7 @@ static void product(const float *restrict x, const float *restrict w, float *res
     }
 }
 
-void tp__sdc_step(struct tp__sdc_state *st, uint64_t s, int64_t flip)
+int tp__sdc_step(struct tp__sdc_state *st, uint64_t s, int64_t flip, tp_error *err)
 {
     if (flip >= 0) { /* the test hook: one bit of this step's input */
         uint32_t u;
@@ -157,7 +161,10 @@ void tp__sdc_step(struct tp__sdc_state *st, uint64_t s, int64_t flip)
         u ^= UINT32_C(1) << (flip % 32);
         memcpy(&st->x[flip / 32], &u, 4);
     }
-    product(st->x, st->w, st->y);
+    if (!st->dev)
+        product(st->x, st->w, st->y);
+    else if (st->dev->product(st->dev->ctx, st->x, st->y, err) < 0)
+        return err->code;
     column_sums(st);
     crypto_hash_sha256_state h;
     crypto_hash_sha256_init(&h);
@@ -166,6 +173,7 @@ void tp__sdc_step(struct tp__sdc_state *st, uint64_t s, int64_t flip)
     crypto_hash_sha256_update(&h, (const unsigned char *)st->sums, N * sizeof(float));
     crypto_hash_sha256_final(&h, st->h);
     next_input(st, s + 1);
+    return 0;
 }
 
 void tp__sdc_fini(struct tp__sdc_state *st)

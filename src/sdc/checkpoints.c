@@ -76,10 +76,10 @@ int tp_sdc_chain_run(uint64_t seed, uint64_t steps, const struct tp_sdc_fault *f
         return tp_error_set(err, TP_EUSAGE, "steps: %" PRIu64 " is out of range 1..%" PRIu64, steps,
                             TP_SDC_MAX_STEPS);
     struct tp__sdc_state st;
-    int rc = tp__sdc_init(&st, seed, err);
+    int rc = tp__sdc_init(&st, seed, NULL, err);
     for (uint64_t s = 1; rc == 0 && s <= steps; s++) {
-        tp__sdc_step(&st, s, tp__sdc_flip(fault, thread, s));
-        if (tp_sdc_is_checkpoint(s) || s == steps)
+        rc = tp__sdc_step(&st, s, tp__sdc_flip(fault, thread, -1, s), err);
+        if (rc == 0 && (tp_sdc_is_checkpoint(s) || s == steps))
             rc = tp__sdc_keep(out, s, st.h, err);
     }
     tp__sdc_fini(&st);

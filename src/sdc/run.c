@@ -5,6 +5,9 @@
  * the step it diverged at, and the majority's chain is the node's, which
  * validate compares across nodes (src/validate/sdc.c).
  *
+ * With --gpu, one more thread per GPU of the host runs the chain with its
+ * products on that GPU (gpu.c), judged with the GPUs of its key.
+ *
  * By time (--time) the threads stop together: at each checkpoint they
  * meet at a barrier, thread 0 having said before it whether the time is
  * up, so every thread's chain ends at the same step. By steps they never
@@ -41,6 +44,8 @@ struct shared {
 struct worker {
     struct shared *sh;
     int t, cpu; /* its CPU, -1 when it could not be pinned */
+    struct tp__sdc_gpus *gpus; /* a GPU's chain: the host's GPUs, and which */
+    int gpu;
     struct tp_sdc_chain chain;
     uint64_t ns; /* its chain's time */
     int rc;
@@ -74,12 +79,16 @@ static void *work(void *arg)
             w->cpu = -1;
     }
     struct tp__sdc_state st;
-    w->rc = tp__sdc_init(&st, sh->seed, &w->err);
+    w->rc = tp__sdc_init(&st, sh->seed, w->gpus ? tp__sdc_gpus_device(w->gpus, w->gpu) : NULL,
+                         &w->err);
+    if (w->rc == 0 && w->gpus)
+        w->rc = tp__sdc_gpus_prepare(w->gpus, w->gpu, st.w, &w->err);
     uint64_t t0 = tp_now_ns();
     for (uint64_t s = 1;; s++) {
         bool last = sh->steps && s == sh->steps;
         if (w->rc == 0)
-            tp__sdc_step(&st, s, tp__sdc_flip(&sh->fault, w->t, s));
+            w->rc = tp__sdc_step(&st, s, tp__sdc_flip(&sh->fault, w->t, w->gpus ? w->gpu : -1, s),
+                                 &w->err);
         if (!tp_sdc_is_checkpoint(s) && !last)
             continue;
         if (w->rc == 0)
@@ -249,9 +258,23 @@ static void print_table(FILE *f, const json_t *res, const struct tp_sdc_opts *o,
                       ns, sizeof ns),
             json_string_value(json_object_get(t, "says")));
     }
+    json_array_foreach(json_object_get(res, "gpus_detail"), i, t)
+    {
+        char gpu[16];
+        snprintf(gpu, sizeof gpu, "gpu%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(t, "gpu")));
+        fprintf(f, "%-7s %-5s %-10" JSON_INTEGER_FORMAT " %.16s   %-10s %s (%s)\n", gpu, "-",
+                json_integer_value(json_object_get(t, "steps")),
+                json_string_value(json_object_get(t, "final")), "-",
+                json_string_value(json_object_get(t, "says")),
+                json_string_value(json_object_get(t, "key")));
+    }
     if (rc == 0) /* else the error says it, once */
-        fprintf(f, "sdc: every thread computed the same %s\n",
-                json_string_value(json_object_get(json_object_get(res, "chain"), "final")));
+        fprintf(f, "sdc: every thread computed the same %s%s\n",
+                json_string_value(json_object_get(json_object_get(res, "chain"), "final")),
+                json_array_size(json_object_get(res, "gpus_detail"))
+                    ? "; every GPU the same as the GPUs of its kind"
+                    : "");
 }
 
 int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
@@ -266,38 +289,53 @@ int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
     int cpus[TP_SDC_MAX_THREADS];
     int ncpu = allowed_cpus(cpus, TP_SDC_MAX_THREADS);
     int n = o->threads ? o->threads : ncpu > 0 ? ncpu : 1;
+    struct tp__sdc_gpus *gpus = NULL;
+    if (rc == 0 && o->gpu)
+        rc = tp__sdc_gpus_open(&gpus, err);
+    int ng = tp__sdc_gpus_count(gpus), all = n + ng;
     if (rc == 0 && sh.fault.step && sh.fault.thread >= n)
         rc = tp_error_set(err, TP_EUSAGE, "TP_FAULT_SDC: thread %d, of %d threads (the test hook)",
                           sh.fault.thread, n);
-    if (rc)
+    if (rc == 0 && sh.fault.step && sh.fault.gpu >= 0 && sh.fault.gpu >= ng)
+        rc = tp_error_set(err, TP_EUSAGE, "TP_FAULT_SDC: GPU %d, of %d GPU chains (the test hook)",
+                          sh.fault.gpu, ng);
+    if (rc) {
+        tp__sdc_gpus_close(gpus);
         return rc;
+    }
     json_t *config =
-        json_pack("{s:o, s:o, s:i, s:I, s:i, s:o}", "steps",
+        json_pack("{s:o, s:o, s:i, s:b, s:I, s:i, s:o}", "steps",
                   sh.steps ? json_integer((json_int_t)sh.steps) : json_null(), "time_s",
-                  o->seconds > 0 ? json_real(o->seconds) : json_null(), "threads", n, "seed",
-                  (json_int_t)o->seed, "size", TP_SDC_N, "test_hook",
-                  sh.fault.step ? json_pack("{s:I, s:i, s:i}", "step", (json_int_t)sh.fault.step,
-                                            "bit", (int)sh.fault.bit, "thread", sh.fault.thread)
+                  o->seconds > 0 ? json_real(o->seconds) : json_null(), "threads", n, "gpu",
+                  o->gpu, "seed", (json_int_t)o->seed, "size", TP_SDC_N, "test_hook",
+                  sh.fault.step ? json_pack("{s:I, s:i, s:i, s:i}", "step", (json_int_t)sh.fault.step,
+                                            "bit", (int)sh.fault.bit, "thread", sh.fault.thread,
+                                            "gpu", sh.fault.gpu)
                                 : json_null());
     json_t *doc = tp_result_new("sdc", config), *res = json_object();
-    struct worker *w = calloc((size_t)n, sizeof *w);
-    pthread_t *tid = calloc((size_t)n, sizeof *tid);
-    if (!doc || !res || !w || !tid) {
+    struct worker *w = calloc((size_t)all, sizeof *w);
+    pthread_t *tid = calloc((size_t)all, sizeof *tid);
+    struct tp_sdc_chain *gc = ng ? calloc((size_t)ng, sizeof *gc) : NULL;
+    if (!doc || !res || !w || !tid || (ng && !gc)) {
         json_decref(doc);
         json_decref(res);
         free(w);
         free(tid);
+        free(gc);
+        tp__sdc_gpus_close(gpus);
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
-    pthread_barrier_init(&sh.meet, NULL, (unsigned)n);
+    pthread_barrier_init(&sh.meet, NULL, (unsigned)all);
     int started = 0;
-    for (int t = 0; t < n; t++) {
-        w[t] = (struct worker){.sh = &sh, .t = t, .cpu = ncpu > 0 ? cpus[t % ncpu] : -1};
+    for (int t = 0; t < all; t++) {
+        /* the GPUs' chains after the CPUs' (not pinned: they wait on the device) */
+        w[t] = t < n ? (struct worker){.sh = &sh, .t = t, .cpu = ncpu > 0 ? cpus[t % ncpu] : -1}
+                     : (struct worker){.sh = &sh, .t = t, .cpu = -1, .gpus = gpus, .gpu = t - n};
         int e = pthread_create(&tid[t], NULL, work, &w[t]);
         if (e) {
-            rc = tp_error_errno(err, TP_ESYS, e, "thread %d of %d", t, n);
+            rc = tp_error_errno(err, TP_ESYS, e, "thread %d of %d", t, all);
             break;
         }
         started++;
@@ -312,7 +350,7 @@ int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
     pthread_barrier_destroy(&sh.meet);
     pthread_cond_destroy(&sh.cv);
     pthread_mutex_destroy(&sh.mu);
-    for (int t = 0; rc == 0 && t < n; t++)
+    for (int t = 0; rc == 0 && t < all; t++)
         if (w[t].rc) {
             rc = w[t].rc;
             *err = w[t].err;
@@ -324,10 +362,20 @@ int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
     json_object_set_new(res, "steps", json_integer((json_int_t)w[0].chain.steps));
     json_object_set_new(res, "threads", json_integer(n));
     json_object_set_new(res, "kernel", json_string(tp_bfx_kernel()));
-    json_object_set_new(res, "step_time", tp_metric(median_step_ns(w, started), "ns"));
+    json_object_set_new(res, "step_time",
+                        tp_metric(median_step_ns(w, started < n ? started : n), "ns"));
     json_object_set_new(res, "test_hook", json_incref(json_object_get(config, "test_hook")));
+    json_object_set_new(res, "gpus", json_integer(ng));
     if (rc == 0)
         rc = judge_threads(w, n, res, err);
+    for (int d = 0; d < ng; d++)
+        gc[d] = w[n + d].chain;
+    tp_error gerr;
+    int grc = ng && (rc == 0 || rc == TP_ECHECK) ? tp__sdc_gpus_judge(gpus, gc, res, &gerr) : 0;
+    if (grc && (rc == 0 || grc != TP_ECHECK)) { /* a core's finding first, else the GPUs' */
+        rc = grc;
+        *err = gerr;
+    }
     json_object_set_new(doc, "results", res);
     if (!o->quiet && (rc == 0 || rc == TP_ECHECK))
         print_table(o->json && strcmp(o->json, "-") == 0 ? stderr : stdout, res, o, rc);
@@ -338,9 +386,11 @@ int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
         rc = werr.code;
     }
     json_decref(doc);
-    for (int t = 0; t < n; t++)
+    for (int t = 0; t < all; t++)
         tp_sdc_chain_free(&w[t].chain);
     free(w);
     free(tid);
+    free(gc);
+    tp__sdc_gpus_close(gpus);
     return rc;
 }

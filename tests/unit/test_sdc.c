@@ -24,7 +24,7 @@
 static void chain(uint64_t seed, uint64_t steps, uint64_t fault_step, uint32_t bit,
                   struct tp_sdc_chain *c)
 {
-    struct tp_sdc_fault f = {.step = fault_step, .bit = bit, .thread = -1};
+    struct tp_sdc_fault f = {.step = fault_step, .bit = bit, .thread = -1, .gpu = -1};
     tp_error err = {0};
     int rc = tp_sdc_chain_run(seed, steps, fault_step ? &f : NULL, 0, c, &err);
     if (rc)
@@ -261,13 +261,20 @@ static void hook(void **state)
     TP_EQ_U64(f.step, 40);
     TP_EQ_INT(f.bit, 22);
     TP_EQ_INT(f.thread, -1);
+    TP_EQ_INT(f.gpu, -1); /* every thread and every GPU */
     setenv("TP_FAULT_SDC", "0:7:5:2", 1);
     TP_EQ_INT(tp_sdc_fault_env(0, &f, &err), 0);
     TP_EQ_U64(f.step, 7);
     TP_EQ_INT(f.bit, 5);
     TP_EQ_INT(f.thread, 2);
-    static const char *const bad[] = {"junk",       "1",    "1:0",       "1:5:131072",
-                                      "1:5:1:1024", "1:5x", "1:5:1:2:3", ":5"};
+    TP_EQ_INT(f.gpu, -2); /* a thread's: no GPU's */
+    setenv("TP_FAULT_SDC", "0:7:5:g3", 1);
+    TP_EQ_INT(tp_sdc_fault_env(0, &f, &err), 0);
+    TP_EQ_INT(f.thread, -2);
+    TP_EQ_INT(f.gpu, 3);
+    static const char *const bad[] = {"junk",      "1",      "1:0",       "1:5:131072",
+                                      "1:5:1:1024", "1:5x",  "1:5:1:2:3", ":5",
+                                      "1:5:g1",    "1:5:1:g", "1:5:1:gx", "1:5:1:g1024"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("TP_FAULT_SDC", bad[i], 1);
         if (tp_sdc_fault_env(1, &f, &err) != TP_EUSAGE)
