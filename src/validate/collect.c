@@ -398,6 +398,8 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
             continue;
         if (strcmp(name, "sdc") == 0)
             tp__validate_sdc_take(k->sdc, r, label, doc);
+        if (strcmp(name, "sdc-gpu") == 0)
+            tp__validate_sdc_take_gpu(k->sdc, r, label, doc);
         if (!rc)
             rc = fleet_line(&k->fo, json_pack("{s:s, s:s, s:O}", "host", label, "test", name,
                                               "doc", doc),

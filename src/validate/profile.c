@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tp/gpu.h"
 #include "tp/validate.h"
 
 enum { QUICK, STANDARD, EXTENDED, NPROFILES };
@@ -29,7 +30,7 @@ struct cell {
 
 /* Where a row joins a profile: always, with or without a --policy, or
  * where GPUs show. */
-enum join { ALWAYS, WITH_POLICY, WITHOUT_POLICY, WITH_GPUS };
+enum join { ALWAYS, WITH_POLICY, WITHOUT_POLICY, WITH_GPUS, WITH_GPU_COMPUTE };
 
 struct row {
     const char *name, *group, *what;
@@ -118,6 +119,13 @@ static const struct row rows[] = {
      * nodes' chains (src/validate/sdc.c); --sdc-minutes sets the time */
     {"sdc", "sdc", "SDC screen, the same chain on every core", ALWAYS,
      .in = {{0.3, "sdc --time 300ms -q"}, {15, "sdc --time 15s -q"}, {60, "sdc --time 1m -q"}}},
+    /* and on every GPU (cuBLAS): one chain a GPU, the node's GPUs judged
+     * against each other, each kind's chain against the other nodes' of
+     * that kind (one core's chain beside it, already screened above) */
+    {"sdc-gpu", "sdc", "SDC screen on every GPU (cuBLAS)", WITH_GPU_COMPUTE,
+     .in = {{0.3, "sdc --gpu --threads 1 --time 300ms -q"},
+            {15, "sdc --gpu --threads 1 --time 15s -q"},
+            {60, "sdc --gpu --threads 1 --time 1m -q"}}},
     {"plan", "plan", "plan of this machine", ALWAYS,
      .in = {{1, "plan PLAN"}, {1, "plan PLAN"}, {1, "plan PLAN"}}},
 };
@@ -169,6 +177,7 @@ static bool joins(const struct row *r, const char *policy, int ngpu)
     case WITH_POLICY: return policy != NULL;
     case WITHOUT_POLICY: return policy == NULL;
     case WITH_GPUS: return ngpu > 0;
+    case WITH_GPU_COMPUTE: return ngpu > 0 || tp_gpu_emulated_devices() > 0;
     case ALWAYS: break;
     }
     return true;
@@ -240,16 +249,20 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
 int tp_validate_sdc_soak(struct tp_validate_list *l, const char *only, double minutes,
                          tp_error *err)
 {
+    bool found = false; /* sdc, and sdc-gpu where it runs */
+    snprintf(l->sdc_time, sizeof l->sdc_time, "%gs", minutes * 60);
     for (int i = 0; i < l->n; i++) {
         struct tp_validate_test *t = &l->t[i];
-        for (int a = 0; strcmp(t->name, "sdc") == 0 && a + 1 < t->argc; a++)
+        bool screen = strcmp(t->name, "sdc") == 0 || strcmp(t->name, "sdc-gpu") == 0;
+        for (int a = 0; screen && a + 1 < t->argc; a++)
             if (strcmp(t->argv[a], "--time") == 0) {
-                snprintf(l->sdc_time, sizeof l->sdc_time, "%gs", minutes * 60);
                 t->argv[a + 1] = l->sdc_time;
                 t->expect_s = minutes * 60;
-                return 0;
+                found = true;
             }
     }
+    if (found)
+        return 0;
     return tp_error_set(err, TP_EUSAGE, "--sdc-minutes: the sdc test is not in --only %s",
                         only ? only : "");
 }

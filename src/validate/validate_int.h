@@ -286,6 +286,12 @@ void tp__validate_sdc_free(struct tp__validate_sdc *s);
  * is left out, said once; the node then has no result to compare. */
 void tp__validate_sdc_take(struct tp__validate_sdc *s, int r, const char *label, const json_t *doc);
 
+/* Node r's sdc-gpu document doc: each kind of GPU's chain into that
+ * kind's judgement (a kind a judgement, up to 16), and whether one of its
+ * GPUs differed from its others. */
+void tp__validate_sdc_take_gpu(struct tp__validate_sdc *s, int r, const char *label,
+                               const json_t *doc);
+
 /* Once every node's result is in: the judgement of the chains taken (s may
  * be NULL). Each node named gets its sdc test in gathered failed with the
  * words, and a verdict ("corrupt" or "undecided", evidence {"test": "sdc",
@@ -293,8 +299,12 @@ void tp__validate_sdc_take(struct tp__validate_sdc *s, int r, const char *label,
  * copy of triage's with them in the nodes' places, or without a triage
  * the screen's own ({"counts", "nodes_detail"}: every node pass, corrupt,
  * undecided or error); NULL when neither (no chain taken, no triage).
+ * The GPUs' chains (sdc-gpu) the same way, kind by kind (a node named by
+ * its cores is not named again; evidence {"test": "sdc-gpu", "scope":
+ * "gpu", "kind", ...}), and a node whose own GPUs disagreed "corrupt".
  * *judgement: fleet.json's "sdc" ({"nodes", "with_chain", "majority",
- * "steps_compared", "named", "says"}), or NULL. */
+ * "steps_compared", "named", "gpus": [{"key", "with_chain", "majority",
+ * "steps_compared"}], "says"}), or NULL. */
 json_t *tp__validate_sdc_judge(struct tp__validate_sdc *s, const struct tp__validate_node *nodes,
                                json_t *gathered, const json_t *triage, json_t **judgement);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tp_test.h"
+#include "tp/gpu.h"
 #include "tp/validate.h"
 
 static struct tp_validate_list list;
@@ -239,7 +240,11 @@ static void gpu_rows_only_with_gpus(void **state)
     TP_EQ_INT(strstr(names(buf, sizeof buf), "nccl") || strstr(buf, "gpu"), 0);
     build("quick", NULL, NULL, 4);
     TP_EQ_STR(names(buf, sizeof buf), "check net-lat net-bw coll-across coll-allreduce coll-nccl "
-                                      "io-commit io-checkpoint step step-gpu sdc plan");
+                                      "io-commit io-checkpoint step step-gpu sdc sdc-gpu plan");
+    TP_EQ_STR(arg("sdc-gpu", "--time"), "300ms");
+    TP_EQ_INT(tp_validate_sdc_soak(&list, NULL, 0.5, &(tp_error){0}), 0);
+    TP_EQ_STR(arg("sdc", "--time"), "30s"); /* --sdc-minutes: both screens */
+    TP_EQ_STR(arg("sdc-gpu", "--time"), "30s");
     TP_EQ_STR(arg("coll-nccl", "-n"), "4");
     TP_EQ_STR(arg("coll-nccl", "--backend"), "nccl");
     TP_EQ_STR(arg("coll-nccl", "--sizes"), "8-64M");
@@ -252,6 +257,12 @@ static void gpu_rows_only_with_gpus(void **state)
     TP_EQ_STR(arg("coll-nccl", "-n"), "8");
     TP_EQ_STR(arg("coll-nccl", "--sizes"), "8-1G");
     TP_EQ_STR(arg("coll-nccl", "--time"), "2s");
+    /* emulated GPUs (the test double) run the GPUs' SDC screen, not NCCL's
+     * tests; only a build with the GPU path has them */
+    setenv("TP_GPU_EMULATE", "2", 1);
+    build("quick", "sdc", NULL, 0);
+    TP_EQ_STR(names(buf, sizeof buf), tp_gpu_built() ? "sdc sdc-gpu" : "sdc");
+    unsetenv("TP_GPU_EMULATE");
 }
 
 static void check_row_and_policy(void **state)

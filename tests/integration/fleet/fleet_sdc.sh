@@ -5,7 +5,9 @@
 # one rank's data flipped at one step, that node alone is named corrupt with
 # the step (exit 1 on every rank, the other two pass); the same flip under
 # mpirun (the clean path under mpirun: validate_alloc, boot_mpi); two nodes
-# that disagree name nobody: no majority. Then `trainpath sdc` alone:
+# that disagree name nobody: no majority; the GPUs' screen (sdc-gpu) on the
+# emulated device: clean, a node's GPU named by the other nodes', one GPU of
+# three named by its node's others. Then `trainpath sdc` alone:
 # a bit flipped in every thread (nothing to compare against: exit 0, its
 # chain differs from a clean node's from that step on), in one thread of
 # three (that thread named, exit 1), by time, and its bad input (exit 2,
@@ -49,6 +51,12 @@ evidence() { # evidence NAME NODE: its evidence's scope and step, and what it sa
 import json, sys
 v = [json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2])]
 print(v['evidence']['scope'], v['evidence']['step'], '|', v['says'])" "$WORK/$1/nodes.jsonl" "$2"
+}
+evidence_gpu() { # evidence_gpu NAME NODE: its evidence's scope, and what it says
+    /usr/bin/python3 -c "
+import json, sys
+v = [json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2])]
+print(v['evidence']['scope'], '|', v['says'])" "$WORK/$1/nodes.jsonl" "$2"
 }
 # the documents and verdict lines to check against the schema, at the end
 # in one go (each start of the checker costs a few tenths of a second)
@@ -114,6 +122,55 @@ else
     not_ok "mpirun missing (openmpi-bin is in scripts/install-deps.sh)"
 fi
 
+# ---- the GPUs' screen (sdc-gpu), on the emulated device (TP_GPU_EMULATE:
+#      its products on the CPU in another order than a core's chain; the
+#      cuBLAS calls themselves need a GPU) ----
+if "$TP" --version | grep -q "GPU path built"; then
+    env_run gpuclean TP_GPU_EMULATE=2
+    check "env, 2 emulated GPUs a node, clean: every rank exits 0 ($rcs), every verdict pass" test \
+        "$rcs $(verdicts gpuclean)" = "000 pass pass pass"
+    check "... the 3 nodes' GPU chains agree, and each node's sdc-gpu test ran" test "$(json_run \
+        "$WORK/gpuclean/fleet.json" "
+g = r['sdc']['gpus']
+print(len(g), g[0]['key'], g[0]['with_chain'], g[0]['majority'], g[0]['steps_compared'] > 40, r['sdc']['named'])")" = "1 emulated 3 3 True []"
+    keep_run gpuclean
+    DOCS+=("$WORK/gpuclean"/nodes/*/sdc-gpu.json)
+    env_run gpuflip TP_GPU_EMULATE=1 TP_FAULT_SDC=1:40:22:g0
+    check "env, GPU 0 of node 1 flipped at step 40: every rank exits 1 ($rcs)" test "$rcs" = 111
+    check "... node 1 alone named corrupt, by the other nodes' GPUs of its kind" test \
+        "$(verdicts gpuflip) | $(field gpuflip 1 cause action)" = "pass corrupt pass | hardware drain"
+    check "... evidence: the sdc-gpu test, the GPU scope, the step" test "$(json_run \
+        "$WORK/gpuflip/fleet.json" "
+n = r['sdc']['named'][0]
+e = n['evidence']
+print(n['node'], e['test'], e['scope'], e['kind'], e['step'], r['sdc']['gpus'][0]['with_chain'], r['sdc']['gpus'][0]['majority'])")" = "1 sdc-gpu gpu emulated 40 3 2"
+    check "... rank 0 says so: node 1's sdc-gpu test failed, its cores' sdc passed" \
+        grep_q "^FAIL sdc-gpu .*FAIL on 1 of 3 nodes \(.*#1\): emulated GPUs: result hash diverged from the majority \(2 of 3 nodes\) at step 40" "$WORK/gpuflip0.out"
+    keep_run gpuflip
+    DOCS+=("$WORK/gpuflip"/nodes/*/sdc-gpu.json)
+    env_run gpuone TP_GPU_EMULATE=3 TP_FAULT_SDC=2:30:22:g1
+    check "env, GPU 1 of node 2's three flipped at step 30: exit 1 ($rcs)" test "$rcs" = 111
+    check "... node 2 named corrupt: one of its GPUs against its others" test \
+        "$(verdicts gpuone) | $(evidence_gpu gpuone 2)" = \
+        "pass pass corrupt | gpu | sdc-gpu: one GPU of this node against its others: GPU 1 (emulated (TP_GPU_EMULATE: host memory, CPU matrix product)): result hash diverged from the majority (2 of 3 GPUs) at step 30"
+    keep_run gpuone
+    DOCS+=("$WORK/gpuone"/nodes/*/sdc-gpu.json)
+    TP_GPU_EMULATE=3 TP_FAULT_SDC=0:40:22:g2 run_rc 1 "$WORK/g.out" "$TP" sdc --gpu --steps 120 --threads 2 -q --json "$WORK/g.json"
+    check "sdc --gpu, GPU 2 of 3 flipped at step 40: exit 1, naming it" grep_q \
+        "error: GPU 2 \(emulated .*\): result hash diverged from the majority \(2 of 3 GPUs\) at step 40" "$WORK/g.out"
+    check "... the cores agree, and the GPUs' chain is not a core's" test "$(json_run "$WORK/g.json" "
+g = r['gpu_chains'][0]
+print(r['diverged'], r['gpus'], [x['call'] for x in r['gpus_detail']], g['gpus'], g['majority'], g['chain']['final'] != r['chain']['final'])")" = \
+        "0 3 ['agree', 'agree', 'odd'] 3 2 True"
+    DOCS+=("$WORK/g.json")
+else
+    ok "# skip: the GPU path is not built, so no emulated GPU for sdc-gpu"
+fi
+if [ ! -e /dev/nvidia0 ]; then
+    run_rc 2 "$WORK/ng.out" env -u TP_GPU_EMULATE "$TP" sdc --gpu --steps 5
+    check "sdc --gpu with no GPU here: exit 2, naming the option" grep_q "sdc --gpu: " "$WORK/ng.out"
+fi
+
 # ---- trainpath sdc alone ----
 # (its clean chain: a node's of the clean run above, the same seed and chain)
 TP_FAULT_SDC=0:40 run_rc 0 "$WORK/b.out" "$TP" sdc --steps 120 --threads 2 --json "$WORK/b.json"
@@ -128,7 +185,7 @@ print(d.index(True) + 1, all(d[39:]))" "$(ls "$WORK"/clean/nodes/*/sdc.json | he
     = "40 True"
 check "... the document says the hook planted it, the threads agree" test "$(json_run "$WORK/b.json" "
 print(r['test_hook'], r['majority'], r['diverged'], r['first'], r['chain']['steps'])")" = \
-    "{'step': 40, 'bit': 22, 'thread': -1} 2 0 None 120"
+    "{'step': 40, 'bit': 22, 'thread': -1, 'gpu': -1} 2 0 None 120"
 TP_FAULT_SDC=0:40:22:1 run_rc 1 "$WORK/c.out" "$TP" sdc --steps 120 --threads 3 -q --json "$WORK/c.json"
 check "a bit flipped at step 40 in thread 1 of 3: exit 1" test $? -eq 0
 check "... naming the thread and the step" grep_q "error: thread 1 \(CPU [0-9]+\): result hash diverged from the majority \(2 of 3 threads\) at step 40" "$WORK/c.out"
