@@ -26,7 +26,7 @@ done
 TR=${TEST_REPRO:?}
 run_rc 0 "$WORK/tr.out" mpi -np 3 "$TR" auto
 check "mpirun -np 3: exact allreduce by MPI, wide blocks mixed in, correctly rounded" \
-    test $? -eq 0 -a "$(grep -c '^ok .* backend mpi' "$WORK/tr.out")" = 6 -a "$(grep -c '^not ok' "$WORK/tr.out")" = 0
+    test $? -eq 0 -a "$(grep -c '^ok .* backend mpi' "$WORK/tr.out")" = 12 -a "$(grep -c '^not ok' "$WORK/tr.out")" = 0
 for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
     J=$WORK/op-$op.json
     run_rc 0 "$WORK/op.out" mpi -np 3 "$TP" coll --op $op --dtype f16 --root 2 --sizes 8-16K --iters 3 -q --json "$J"
@@ -49,7 +49,7 @@ done
 TR=${TEST_REPRO:?}
 run_rc 0 "$WORK/tr.out" mpi -np 3 "$TR" auto
 check "mpirun -np 3: exact allreduce by MPI, wide blocks mixed in, correctly rounded" \
-    test $? -eq 0 -a "$(grep -c '^ok .* backend mpi' "$WORK/tr.out")" = 6 -a "$(grep -c '^not ok' "$WORK/tr.out")" = 0
+    test $? -eq 0 -a "$(grep -c '^ok .* backend mpi' "$WORK/tr.out")" = 12 -a "$(grep -c '^not ok' "$WORK/tr.out")" = 0
 for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
     J=$WORK/mpiop-$op.json
     run_rc 0 "$WORK/m.out" mpi -np 2 "$TP" coll --backend mpi --op $op --sizes 8-16K --iters 3 -q --json "$J"
