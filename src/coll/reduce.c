@@ -11,30 +11,71 @@
 #define MIN(a, b) ((b) < (a) ? (b) : (a))
 #define MAX(a, b) ((b) > (a) ? (b) : (a))
 
-/* Integer sums and products wrap: compute in the unsigned type. */
-#define KERNEL(NAME, T, U, F)                                                                    \
-    static void NAME(T *restrict d, const T *a, const T *b, size_t n)                            \
+/* Integer sums and products wrap: compute in the unsigned type.
+ *
+ * Each kernel of the plain types comes in three loops (dst apart from both
+ * operands, dst the first, dst the second: restrict-qualified, so the
+ * compiler vectorises each without a runtime overlap check that the
+ * in-place case, the common one, would fail), compiled for AVX-512, for
+ * AVX2 and for the baseline; the widest this CPU runs is chosen at the
+ * first call. Each element is still one operation in the type, so the
+ * result is the same bits whatever the width. This file is built at -O3
+ * (src/meson.build) so that GCC vectorises loops with a tail. */
+#define LOOPS(NAME, T, U, F, ATTR)                                                               \
+    ATTR static void NAME##_3(T *restrict d, const T *restrict a, const T *restrict b, size_t n) \
     {                                                                                            \
         for (size_t i = 0; i < n; i++)                                                           \
             d[i] = (T)F((U)a[i], (U)b[i]);                                                       \
+    }                                                                                            \
+    ATTR static void NAME##_da(T *restrict d, const T *restrict b, size_t n)                     \
+    {                                                                                            \
+        for (size_t i = 0; i < n; i++)                                                           \
+            d[i] = (T)F((U)d[i], (U)b[i]);                                                       \
+    }                                                                                            \
+    ATTR static void NAME##_db(T *restrict d, const T *restrict a, size_t n)                     \
+    {                                                                                            \
+        for (size_t i = 0; i < n; i++)                                                           \
+            d[i] = (T)F((U)a[i], (U)d[i]);                                                       \
+    }                                                                                            \
+    static void NAME(T *d, const T *a, const T *b, size_t n)                                     \
+    {                                                                                            \
+        if (d == a)                                                                              \
+            NAME##_da(d, b, n);                                                                  \
+        else if (d == b)                                                                         \
+            NAME##_db(d, a, n);                                                                  \
+        else if ((d < a + n && a < d + n) || (d < b + n && b < d + n))                           \
+            for (size_t i = 0; i < n; i++) /* partly overlapping: one at a time */             \
+                d[i] = (T)F((U)a[i], (U)b[i]);                                                   \
+        else                                                                                     \
+            NAME##_3(d, a, b, n);                                                                \
     }
 
-KERNEL(f32_sum, float, float, ADD)
-KERNEL(f32_prod, float, float, MUL)
-KERNEL(f32_min, float, float, MIN)
-KERNEL(f32_max, float, float, MAX)
-KERNEL(f64_sum, double, double, ADD)
-KERNEL(f64_prod, double, double, MUL)
-KERNEL(f64_min, double, double, MIN)
-KERNEL(f64_max, double, double, MAX)
-KERNEL(i32_sum, int32_t, uint32_t, ADD)
-KERNEL(i32_prod, int32_t, uint32_t, MUL)
-KERNEL(i32_min, int32_t, int32_t, MIN)
-KERNEL(i32_max, int32_t, int32_t, MAX)
-KERNEL(i64_sum, int64_t, uint64_t, ADD)
-KERNEL(i64_prod, int64_t, uint64_t, MUL)
-KERNEL(i64_min, int64_t, int64_t, MIN)
-KERNEL(i64_max, int64_t, int64_t, MAX)
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
+#define AVX2 __attribute__((target("avx2")))
+#define BASE
+
+/* The plain types' kernels for one instruction set: name_ISA_TYPE_OP. */
+#define PLAIN(ISA, ATTR)                                                                         \
+    LOOPS(ISA##_f32_sum, float, float, ADD, ATTR)                                                \
+    LOOPS(ISA##_f32_prod, float, float, MUL, ATTR)                                               \
+    LOOPS(ISA##_f32_min, float, float, MIN, ATTR)                                                \
+    LOOPS(ISA##_f32_max, float, float, MAX, ATTR)                                                \
+    LOOPS(ISA##_f64_sum, double, double, ADD, ATTR)                                              \
+    LOOPS(ISA##_f64_prod, double, double, MUL, ATTR)                                             \
+    LOOPS(ISA##_f64_min, double, double, MIN, ATTR)                                              \
+    LOOPS(ISA##_f64_max, double, double, MAX, ATTR)                                              \
+    LOOPS(ISA##_i32_sum, int32_t, uint32_t, ADD, ATTR)                                           \
+    LOOPS(ISA##_i32_prod, int32_t, uint32_t, MUL, ATTR)                                          \
+    LOOPS(ISA##_i32_min, int32_t, int32_t, MIN, ATTR)                                            \
+    LOOPS(ISA##_i32_max, int32_t, int32_t, MAX, ATTR)                                            \
+    LOOPS(ISA##_i64_sum, int64_t, uint64_t, ADD, ATTR)                                           \
+    LOOPS(ISA##_i64_prod, int64_t, uint64_t, MUL, ATTR)                                          \
+    LOOPS(ISA##_i64_min, int64_t, int64_t, MIN, ATTR)                                            \
+    LOOPS(ISA##_i64_max, int64_t, int64_t, MAX, ATTR)
+
+PLAIN(avx512, AVX512)
+PLAIN(avx2, AVX2)
+PLAIN(base, BASE)
 
 #define KERNEL16(NAME, LOAD, STORE, F)                                                           \
     static void NAME(uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n)               \
@@ -66,19 +107,62 @@ KERNELF16(f16_max, MAX)
 typedef void (*kernel_fn)(void *d, const void *a, const void *b, size_t n);
 
 #define K(f) ((kernel_fn)(void (*)(void))(f))
-static kernel_fn const kernels[TP_DTYPE_COUNT][4] = {
-    [TP_F32] = {K(f32_sum), K(f32_prod), K(f32_min), K(f32_max)},
-    [TP_F64] = {K(f64_sum), K(f64_prod), K(f64_min), K(f64_max)},
-    [TP_BF16] = {K(bf16_sum), K(bf16_prod), K(bf16_min), K(bf16_max)},
-    [TP_F16] = {K(f16_sum), K(f16_prod), K(f16_min), K(f16_max)},
-    [TP_I32] = {K(i32_sum), K(i32_prod), K(i32_min), K(i32_max)},
-    [TP_I64] = {K(i64_sum), K(i64_prod), K(i64_min), K(i64_max)},
-};
+#define ROWS(ISA)                                                                                \
+    {                                                                                            \
+        [TP_F32] = {K(ISA##_f32_sum), K(ISA##_f32_prod), K(ISA##_f32_min), K(ISA##_f32_max)},    \
+        [TP_F64] = {K(ISA##_f64_sum), K(ISA##_f64_prod), K(ISA##_f64_min), K(ISA##_f64_max)},    \
+        [TP_BF16] = {K(bf16_sum), K(bf16_prod), K(bf16_min), K(bf16_max)},                       \
+        [TP_F16] = {K(f16_sum), K(f16_prod), K(f16_min), K(f16_max)},                            \
+        [TP_I32] = {K(ISA##_i32_sum), K(ISA##_i32_prod), K(ISA##_i32_min), K(ISA##_i32_max)},    \
+        [TP_I64] = {K(ISA##_i64_sum), K(ISA##_i64_prod), K(ISA##_i64_min), K(ISA##_i64_max)},    \
+    }
+
+/* The kernels by instruction set, widest first (the order of isa_ok). */
+static kernel_fn const kernels[3][TP_DTYPE_COUNT][4] = {ROWS(avx512), ROWS(avx2), ROWS(base)};
+
+static const char *const isa_names[] = {"avx512", "avx2", "baseline"};
+
+static int isa = -1;
+
+static bool isa_ok(int i)
+{
+    __builtin_cpu_init();
+    return i == 0   ? __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
+           : i == 1 ? __builtin_cpu_supports("avx2")
+                    : true;
+}
+
+static int pick(void)
+{
+    int i = __atomic_load_n(&isa, __ATOMIC_RELAXED);
+    if (i < 0) {
+        for (i = 0; !isa_ok(i); i++)
+            ;
+        __atomic_store_n(&isa, i, __ATOMIC_RELAXED);
+    }
+    return i;
+}
+
+const char *tp_reduce_kernel(void)
+{
+    return isa_names[pick()];
+}
+
+bool tp_reduce_use(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(isa_names[i], name) == 0 && isa_ok(i)) {
+            __atomic_store_n(&isa, i, __ATOMIC_RELAXED);
+            return true;
+        }
+    return false;
+}
 
 void tp_reduce3(enum tp_dtype t, enum tp_redop op, void *dst, const void *a, const void *b,
                 size_t n)
 {
-    kernels[t][op == TP_AVG ? TP_SUM : op](dst, a, b, n);
+    kernels[pick()][t][op == TP_AVG ? TP_SUM : op](dst, a, b, n);
 }
 
 void tp_reduce(enum tp_dtype t, enum tp_redop op, void *dst, const void *src, size_t n)
