@@ -175,6 +175,27 @@ AVX512 static void load_add(enum tp_dtype t, const void *in, size_t n, int lsb, 
     load_any(t, in, n, lsb, true, out);
 }
 
+/* out[0..8) (the live lanes) = v, 32-bit lanes; whole vectors unmasked (put8) */
+static inline AVX512 __attribute__((always_inline)) void put8f(uint32_t *out, __mmask8 live,
+                                                               __m256i v)
+{
+    if (live == 0xff)
+        _mm256_storeu_si256((__m256i *)out, v);
+    else
+        _mm256_mask_storeu_epi32(out, live, v);
+}
+
+/* The f32 encodings of 8 int64 sums v at a unit that keeps every result
+ * normal and finite (add: the unit's exponent, ue << 23): VCVTQQ2PS's one
+ * rounding, the unit one integer add; zeros stay +0. */
+static inline AVX512 __attribute__((always_inline)) void round8(uint32_t *out, __mmask8 live,
+                                                                __m512i v, __m256i add)
+{
+    __m256i b = _mm256_castps_si256(
+        _mm512_cvt_roundepi64_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    put8f(out, live, _mm256_maskz_add_epi32(_mm512_test_epi64_mask(v, v), b, add));
+}
+
 /* f32 sums: VCVTQQ2PS rounds each int64 once to 24 bits (nearest, ties to
  * even); the unit is a power of two added to the exponent field, exact
  * while the result stays normal and finite; other lanes, the scalar
@@ -190,14 +211,7 @@ AVX512 static void store_f32_sum(const int64_t *in, size_t n, int lsb, uint32_t 
         const __m256i add = _mm256_set1_epi32(ue * (1 << 23));
         for (size_t i = 0; i < n; i += 8) {
             __mmask8 live = (__mmask8)(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1);
-            __m512i v = _mm512_maskz_loadu_epi64(live, in + i);
-            __m256i b = _mm256_castps_si256(
-                _mm512_cvt_roundepi64_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-            __m256i r = _mm256_maskz_add_epi32(_mm512_test_epi64_mask(v, v), b, add);
-            if (live == 0xff)
-                _mm256_storeu_si256((__m256i *)(out + i), r);
-            else
-                _mm256_mask_storeu_epi32(out + i, live, r);
+            round8(out + i, live, _mm512_maskz_loadu_epi64(live, in + i), add);
         }
         return;
     }
@@ -214,10 +228,7 @@ AVX512 static void store_f32_sum(const int64_t *in, size_t n, int lsb, uint32_t 
         __mmask8 ok = nonzero & _mm256_cmpge_epi32_mask(e, lo) & _mm256_cmple_epi32_mask(e, hi);
         __m256i r = _mm256_maskz_or_epi32(ok, _mm256_and_si256(b, keep),
                                           _mm256_slli_epi32(e, 23));
-        if (live == 0xff)
-            _mm256_storeu_si256((__m256i *)(out + i), r);
-        else
-            _mm256_mask_storeu_epi32(out + i, live, r);
+        put8f(out + i, live, r);
         for (__mmask8 rest = live & nonzero & (__mmask8)~ok; rest; rest &= (__mmask8)(rest - 1)) {
             unsigned k = (unsigned)__builtin_ctz(rest);
             out[i + k] = tp__bfx_round(TP_F32, in[i + k], lsb, 1);
@@ -281,6 +292,36 @@ store_half_sum(enum tp_dtype t, unsigned mbits, unsigned ebits, const int64_t *i
     (void)emin_unit;
 }
 
+/* tp_bfx_sum's block in registers, f32 only: every input loaded through
+ * the FPU (load_fp), the int64s added, the sum rounded as store_f32_sum's
+ * fast case; where that case does not hold (a unit that could give a
+ * subnormal or an infinite result, MXCSR's denormals-are-zero bit set, or
+ * another type), nothing is done. */
+AVX512 static bool sum(enum tp_dtype t, const void *const *in, int nin, size_t off, size_t n,
+                       int lsb, int shift, void *out)
+{
+    const int ue = lsb - shift - 150;
+    if (t != TP_F32 || ue < -126 || ue > 64 || (_mm_getcsr() & 0x40))
+        return false;
+    union {
+        uint64_t u;
+        double d;
+    } scale = {.u = (uint64_t)(1023 + 150 - lsb) << 52};
+    const __m512d k = _mm512_set1_pd(scale.d);
+    const __m256i add = _mm256_set1_epi32(ue * (1 << 23));
+    uint32_t *o = out;
+    for (size_t i = 0; i < n; i += 8) {
+        __mmask8 live = (__mmask8)(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1);
+        __m512i acc = _mm512_setzero_si512();
+        for (int r = 0; r < nin; r++) {
+            __m256 f = _mm256_maskz_loadu_ps(live, (const float *)in[r] + off + i);
+            acc = _mm512_add_epi64(acc, _mm512_cvtpd_epi64(_mm512_mul_pd(_mm512_cvtps_pd(f), k)));
+        }
+        round8(o + i, live, acc, add);
+    }
+    return true;
+}
+
 AVX512 static void store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
                          void *out)
 {
@@ -303,4 +344,5 @@ const struct tp__bfx_kernel tp__bfx_avx512 = {
     .load = load,
     .load_add = load_add,
     .store = store,
+    .sum = sum,
 };

@@ -19,6 +19,13 @@ struct tp__bfx_kernel {
     void (*load_add)(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out);
     void (*store)(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
                   void *out);
+    /* Optional (NULL: none): tp_bfx_sum's block, elements [off, off + n)
+     * of in[0 .. nin), loaded at lsb, added, and rounded at lsb - shift
+     * (divided by 2^shift) in registers, into out[0 .. n); false, having
+     * done nothing, where the kernel has no such fast case (then the load,
+     * the load that adds and the store do it). */
+    bool (*sum)(enum tp_dtype t, const void *const *in, int nin, size_t off, size_t n, int lsb,
+                int shift, void *out);
 };
 
 extern const struct tp__bfx_kernel tp__bfx_scalar, tp__bfx_avx512;

@@ -165,6 +165,8 @@ void tp_bfx_sum(enum tp_dtype t, const void *const *in, int nin, size_t n, uint3
             sum_wide(t, in, nin, i, k, divisor, o);
             continue;
         }
+        if (kn->sum && odd == 1 && kn->sum(t, in, nin, i, k, unit, shift, o))
+            continue;
         kn->load(t, (const uint8_t *)in[0] + i * es, k, unit, acc);
         for (int r = 1; r < nin; r++)
             kn->load_add(t, (const uint8_t *)in[r] + i * es, k, unit, acc);

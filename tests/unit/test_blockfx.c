@@ -323,6 +323,33 @@ static void rounding_at_the_edges(void **state)
     tp_bfx_use(tp_bfx_kernels()[0]);
 }
 
+/* Two values whose sum cancels into the subnormals, at the unit where the
+ * rounding's fast case ends (the smallest exponent field 23 or 24, f32):
+ * every kernel's tp_bfx_sum gives the wide path's bits. */
+static void sum_into_the_subnormals(void **state)
+{
+    (void)state;
+    const struct ty *y = &types[0];
+    for (unsigned e = 22; e <= 26; e++) {
+        uint32_t a[2] = {enc(y, false, e, 1), enc(y, true, e, 3)},
+                 b[2] = {enc(y, true, e, 0), enc(y, false, e, 2)}, got[2], want[2];
+        void *data[2] = {a, b};
+        const void *in[2] = {a, b};
+        for (size_t i = 0; i < 2; i++)
+            want[i] = wide(y, data, 2, i, false);
+        for (const char *const *name = tp_bfx_kernels(); *name; name++) {
+            if (!tp_bfx_use(*name))
+                continue;
+            tp_bfx_sum(TP_F32, in, 2, 2, 1, false, got);
+            for (size_t i = 0; i < 2; i++)
+                if (got[i] != want[i])
+                    fail_msg("kernel %s, exponent field %u, element %zu: 0x%x, the wide path 0x%x",
+                             *name, e, i, got[i], want[i]);
+        }
+    }
+    tp_bfx_use(tp_bfx_kernels()[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +357,7 @@ int main(void)
         cmocka_unit_test(width_at_the_edge),
         cmocka_unit_test(subnormals_under_daz),
         cmocka_unit_test(rounding_at_the_edges),
+        cmocka_unit_test(sum_into_the_subnormals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
