@@ -68,9 +68,10 @@ struct tp_coll_shape tp_coll_shape_for(enum tp_coll_kind k, enum tp_dtype t, int
                                        uint64_t size);
 
 /* The algorithm tp_coll_run chooses by size (--algo auto) for k over n
- * ranks on nhosts hosts, bytes being the call's count times the element
+ * ranks on nhosts hosts (shm: one host whose ranks share memory; else a
+ * network between them), bytes being the call's count times the element
  * size. Never NULL. */
-const char *tp_coll_auto_algo(enum tp_coll_kind k, int n, int nhosts, size_t bytes);
+const char *tp_coll_auto_algo(enum tp_coll_kind k, int n, int nhosts, bool shm, size_t bytes);
 
 struct tp_comm_opts {
     const char *transport; /* "tcp" (default) or "ofi" (libfabric) */

@@ -61,7 +61,7 @@ int tp__coll_no_algo(enum tp_coll_kind kind, const char *name, tp_error *err)
 /* The kind's size-based choice (written into the result; --algo overrides). */
 static const struct algo *choose(const struct tp_comm *c, const struct tp_coll_args *a)
 {
-    return tp__coll_kinds[a->kind]->choose(c->size, c->nhosts,
+    return tp__coll_kinds[a->kind]->choose(c->size, c->nhosts, c->shm && c->nhosts == 1,
                                            a->count * tp_dtype_size(a->dtype));
 }
 

@@ -48,7 +48,7 @@ struct tp_coll_shape tp_coll_shape_for(enum tp_coll_kind kind, enum tp_dtype t, 
     return s;
 }
 
-const char *tp_coll_auto_algo(enum tp_coll_kind k, int n, int nhosts, size_t bytes)
+const char *tp_coll_auto_algo(enum tp_coll_kind k, int n, int nhosts, bool shm, size_t bytes)
 {
-    return tp__coll_kinds[k]->choose(n, nhosts, bytes)->name;
+    return tp__coll_kinds[k]->choose(n, nhosts, shm, bytes)->name;
 }

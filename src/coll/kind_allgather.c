@@ -10,8 +10,9 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
     *at = j % count;
 }
 
-static const struct algo *choose(int n, int nhosts, size_t bytes)
+static const struct algo *choose(int n, int nhosts, bool shm, size_t bytes)
 {
+    (void)shm;
     (void)nhosts;
     return bytes * (size_t)n <= (64u << 10) ? &tp__coll_algo_bruck_allgather
                                             : &tp__coll_algo_ring_allgather;

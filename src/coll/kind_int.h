@@ -49,10 +49,11 @@ struct tp__coll_kind {
     /* Output element j of rank me comes from input element *at of rank *src,
      * or (*src = -1) is the reduction of every rank's element *at. */
     void (*source)(size_t j, size_t count, int me, int n, int root, int *src, size_t *at);
-    /* The size-based choice for n ranks on nhosts hosts, bytes = MPI's count
-     * times the element size. Every input is the same on every rank, so
-     * every rank makes the same choice. */
-    const struct algo *(*choose)(int n, int nhosts, size_t bytes);
+    /* The size-based choice for n ranks on nhosts hosts (shm: they share
+     * memory, one host on the shared-memory channel; else a network carries
+     * them), bytes = MPI's count times the element size. Every input is the
+     * same on every rank, so every rank makes the same choice. */
+    const struct algo *(*choose)(int n, int nhosts, bool shm, size_t bytes);
     enum tp_gpu_nccl_op nccl;
 #ifdef TP_HAVE_MPI
     int (*mpi)(const struct tp__coll_mpi_call *m); /* an MPI error code */

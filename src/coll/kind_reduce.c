@@ -10,8 +10,9 @@ static void source(size_t j, size_t count, int me, int n, int root, int *src, si
     *at = j;
 }
 
-static const struct algo *choose(int n, int nhosts, size_t bytes)
+static const struct algo *choose(int n, int nhosts, bool shm, size_t bytes)
 {
+    (void)shm;
     (void)n, (void)nhosts;
     return bytes <= (256u << 10) ? &tp__coll_algo_binomial_reduce : &tp__coll_algo_ring_reduce;
 }

@@ -82,46 +82,55 @@ static void auto_algos(void **state)
     static const struct {
         enum tp_coll_kind k;
         int n, nhosts;
+        bool shm;
         size_t bytes;
         const char *algo;
     } cases[] = {
-        {TP_ALLREDUCE, 2, 1, 8, "recdoubling"},
-        {TP_ALLREDUCE, 2, 1, 4096, "recdoubling"},
-        {TP_ALLREDUCE, 2, 1, 4097, "rabenseifner"}, /* dbtree only beyond two ranks */
-        {TP_ALLREDUCE, 3, 1, 4097, "dbtree"},
-        {TP_ALLREDUCE, 3, 1, 32768, "dbtree"},
-        {TP_ALLREDUCE, 3, 1, 32769, "rabenseifner"},
-        {TP_ALLREDUCE, 3, 1, 262144, "rabenseifner"},
-        {TP_ALLREDUCE, 3, 1, 262145, "ring"},
-        {TP_ALLREDUCE, 4, 2, 8, "hier"},
-        {TP_ALLREDUCE, 4, 2, 1 << 30, "hier"},
-        {TP_ALLREDUCE, 4, 4, 8, "recdoubling"}, /* one rank per host: nothing to nest */
-        {TP_REDUCE_SCATTER, 4, 1, 65536, "rabenseifner"}, /* by the input, 4 blocks */
-        {TP_REDUCE_SCATTER, 4, 1, 65537, "ring"},
-        {TP_ALLGATHER, 4, 1, 16384, "bruck"}, /* by the output */
-        {TP_ALLGATHER, 4, 1, 16385, "ring"},
-        {TP_BROADCAST, 5, 1, 262144, "binomial"},
-        {TP_BROADCAST, 5, 1, 262145, "ring"},
-        {TP_REDUCE, 5, 1, 262144, "binomial"},
-        {TP_REDUCE, 5, 1, 262145, "ring"},
-        {TP_ALLTOALL, 8, 2, 8, "pairwise"},
-        {TP_SENDRECV, 8, 2, 1 << 20, "ring"},
+        {TP_ALLREDUCE, 2, 1, true, 8, "recdoubling"},
+        {TP_ALLREDUCE, 2, 1, true, 4096, "recdoubling"},
+        {TP_ALLREDUCE, 2, 1, true, 4097, "rabenseifner"}, /* dbtree only beyond two ranks */
+        /* two ranks over a network: one exchange while latency counts */
+        {TP_ALLREDUCE, 2, 1, false, 4097, "recdoubling"},
+        {TP_ALLREDUCE, 2, 2, false, 262144, "recdoubling"},
+        {TP_ALLREDUCE, 2, 2, false, 262145, "ring"},
+        {TP_ALLREDUCE, 3, 1, false, 4097, "dbtree"}, /* beyond two: as on shared memory */
+        {TP_ALLREDUCE, 3, 1, true, 4097, "dbtree"},
+        {TP_ALLREDUCE, 3, 1, true, 32768, "dbtree"},
+        {TP_ALLREDUCE, 3, 1, true, 32769, "rabenseifner"},
+        {TP_ALLREDUCE, 3, 1, true, 262144, "rabenseifner"},
+        {TP_ALLREDUCE, 3, 1, true, 262145, "ring"},
+        {TP_ALLREDUCE, 4, 2, true, 8, "hier"},
+        {TP_ALLREDUCE, 4, 2, true, 1 << 30, "hier"},
+        {TP_ALLREDUCE, 4, 4, true, 8, "recdoubling"}, /* one rank per host: nothing to nest */
+        {TP_REDUCE_SCATTER, 4, 1, true, 65536, "rabenseifner"}, /* by the input, 4 blocks */
+        {TP_REDUCE_SCATTER, 4, 1, true, 65537, "ring"},
+        {TP_ALLGATHER, 4, 1, true, 16384, "bruck"}, /* by the output */
+        {TP_ALLGATHER, 4, 1, true, 16385, "ring"},
+        {TP_BROADCAST, 5, 1, true, 262144, "binomial"},
+        {TP_BROADCAST, 5, 1, true, 262145, "ring"},
+        {TP_REDUCE, 5, 1, true, 262144, "binomial"},
+        {TP_REDUCE, 5, 1, true, 262145, "ring"},
+        {TP_ALLTOALL, 8, 2, true, 8, "pairwise"},
+        {TP_SENDRECV, 8, 2, true, 1 << 20, "ring"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        TP_EQ_STR(tp_coll_auto_algo(cases[i].k, cases[i].n, cases[i].nhosts, cases[i].bytes),
+        TP_EQ_STR(tp_coll_auto_algo(cases[i].k, cases[i].n, cases[i].nhosts, cases[i].shm,
+                                    cases[i].bytes),
                   cases[i].algo);
     /* every choice is an algorithm of its kind */
     for (int k = 0; k < TP_COLL_COUNT; k++)
         for (int n = 1; n <= 8; n++)
-            for (size_t b = 1; b <= (1u << 24); b *= 4) {
-                const char *a = tp_coll_auto_algo((enum tp_coll_kind)k, n, n > 2 ? 2 : 1, b);
-                bool found = false;
-                for (const char *const *x = tp_coll_algos((enum tp_coll_kind)k); *x; x++)
-                    found |= strcmp(*x, a) == 0;
-                if (!found)
-                    fail_msg("%s n=%d %zu B: %s is not one of its algorithms",
-                             tp_coll_name((enum tp_coll_kind)k), n, b, a);
-            }
+            for (size_t b = 1; b <= (1u << 24); b *= 4)
+                for (int shm = 0; shm < 2; shm++) {
+                    const char *a =
+                        tp_coll_auto_algo((enum tp_coll_kind)k, n, n > 2 ? 2 : 1, shm, b);
+                    bool found = false;
+                    for (const char *const *x = tp_coll_algos((enum tp_coll_kind)k); *x; x++)
+                        found |= strcmp(*x, a) == 0;
+                    if (!found)
+                        fail_msg("%s n=%d %zu B: %s is not one of its algorithms",
+                                 tp_coll_name((enum tp_coll_kind)k), n, b, a);
+                }
 }
 
 static void backend_rows(void **state)
@@ -202,8 +211,8 @@ static void arena(void **state)
     }
     /* the sweep's: the largest size, and with --repro exact its fixed-point copies */
     uint64_t sizes[] = {8, 1 << 20, 4096};
-    struct tp_coll_bench_opts o = {.kind = TP_ALLREDUCE, .dtype = TP_F64, .sizes = sizes,
-                                   .nsizes = 3};
+    struct tp_coll_bench_opts o = {
+        .kind = TP_ALLREDUCE, .dtype = TP_F64, .sizes = sizes, .nsizes = 3};
     TP_EQ_U64(tp_coll_bench_arena_bytes(&o, 4), 3 * (1u << 20) + 4 * 340000 + (4u << 20));
     o.exact = true;
     TP_EQ_U64(tp_coll_bench_arena_bytes(&o, 4),
@@ -257,8 +266,9 @@ static void job_checks(void **state)
     job(&j, &g, NULL);
     assert_int_equal(tp_coll_job_check(&j, &g, &err), 0);
     j.bench.algo = "bruck";
-    REFUSED(j, g, "--algo bruck: not an algorithm of allreduce (auto, ring, rabenseifner, "
-                  "recdoubling, dbtree, binomial, hier)");
+    REFUSED(j, g,
+            "--algo bruck: not an algorithm of allreduce (auto, ring, rabenseifner, "
+            "recdoubling, dbtree, binomial, hier)");
     job(&j, &g, NULL);
     j.bench.repro_check = true;
     j.bench.kind = TP_ALLGATHER;
@@ -289,19 +299,22 @@ static void job_checks(void **state)
     accepted_with_gpu(&j, &g);
     j.bench.exact = true;
     j.bench.algo = NULL;
-    REFUSED(j, g, "--repro exact: runs on --backend trainpath (NCCL's sums keep no exact "
-                  "accumulator)");
+    REFUSED(j, g,
+            "--repro exact: runs on --backend trainpath (NCCL's sums keep no exact "
+            "accumulator)");
     job(&j, &g, "nccl");
     g.comm.transport = "tcp";
-    REFUSED(j, g, "--transport with --backend nccl: NCCL picks its own transport (NCCL_NET, "
-                  "NCCL_IB_HCA, ...)");
+    REFUSED(j, g,
+            "--transport with --backend nccl: NCCL picks its own transport (NCCL_NET, "
+            "NCCL_IB_HCA, ...)");
     job(&j, &g, "nccl,trainpath");
     g.comm.transport = "tcp"; /* trainpath's sweep uses it */
     accepted_with_gpu(&j, &g);
     job(&j, &g, "trainpath,mpi");
     j.bench.mem_cuda = true;
-    REFUSED(j, g, "--mem cuda with --backend mpi: not supported (trainpath does not assume a "
-                  "CUDA-aware MPI); use trainpath or nccl");
+    REFUSED(j, g,
+            "--mem cuda with --backend mpi: not supported (trainpath does not assume a "
+            "CUDA-aware MPI); use trainpath or nccl");
     job(&j, &g, NULL);
     g.gpu_device = 0;
     REFUSED(j, g, "--gpu: only with --mem cuda or --backend nccl");
