@@ -15,8 +15,9 @@
  *      shared memory;
  *   3. the algorithm's allgather spreads the rounded slices.
  * For the other algorithms, a message whose values on every rank together
- * are at most GATHER_BYTES is gathered whole (Bruck's allgather) and every
- * rank sums it (tp_bfx_sum); for a larger one every rank scans its blocks'
+ * are at most GATHER_BYTES (recursive doubling: TP__COLL_EXACT_SEG_BYTES)
+ * is gathered whole (Bruck's allgather) and every rank sums it
+ * (tp_bfx_sum); for a larger one every rank scans its blocks'
  * spans, a max-allreduce of two int32 a block agrees on each block's unit, the
  * values become int64s at it, the algorithm allreduces the int64s and every
  * rank rounds every element; the blocks that do not fit take the wide
@@ -294,7 +295,13 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
     for (size_t j = 0; j < sizeof split / sizeof split[0]; j++)
         if (split[j].allreduce == al)
             k = (int)j;
-    if (k < 0 && a->count && (size_t)c->size * a->count * tp_dtype_size(a->dtype) <= GATHER_BYTES)
+    /* recursive doubling's exact form is the gather itself (each rank ends
+     * with every rank's values, in log2 n exchanges; two ranks: one), so
+     * it gathers whenever that fits the room exact mode adds to the arena */
+    size_t all = (size_t)c->size * a->count * tp_dtype_size(a->dtype);
+    if (k < 0 && a->count &&
+        (all <= GATHER_BYTES ||
+         (al == &tp__coll_algo_rd_allreduce && all <= TP__COLL_EXACT_SEG_BYTES)))
         return gathered(c, a, err);
     size_t seg = k >= 0 ? DIRECT_SEG : FAST_SEG;
     for (size_t off = 0; rc == 0 && off < a->count; off += seg) {
