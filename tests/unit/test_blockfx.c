@@ -350,6 +350,56 @@ static void sum_into_the_subnormals(void **state)
     tp_bfx_use(tp_bfx_kernels()[0]);
 }
 
+/* tp_bfx_sum over blocks of changing kinds in one call (a unit, a width or
+ * a path that carried over from one block to the next would show): every
+ * element the wide path's, in place too. */
+static void sum_over_changing_blocks(void **state)
+{
+    (void)state;
+    static const enum kind order[] = {GRADIENT, GRADIENT,  SUBNORMAL, NARROW, HUGE_VALS,
+                                      CANCEL,   GRADIENT,  WIDE,      NARROW, GRADIENT,
+                                      NONFINITE, GRADIENT, NARROW};
+    const size_t nb = sizeof order / sizeof order[0], n = nb * TP_BFX_BLOCK - 5;
+    for (const char *const *name = tp_bfx_kernels(); *name; name++)
+        for (int ranks = 1; tp_bfx_use(*name) && ranks <= 5; ranks += 2)
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+                const struct ty *y = &types[t];
+                void *data[8];
+                const void *in[8];
+                tp_test_rng = 7000 + 10 * t + (uint64_t)ranks;
+                for (int r = 0; r < ranks; r++) {
+                    data[r] = calloc(n, y->bytes);
+                    assert_non_null(data[r]);
+                    in[r] = data[r];
+                    for (size_t i = 0; i < n; i++) {
+                        uint32_t base = element(y, GRADIENT, 0, i, 0);
+                        put(y, data[r], i, element(y, order[i / TP_BFX_BLOCK], r, i, base));
+                    }
+                    /* now and then one tiny value among a gradient block's */
+                    put(y, data[r], 6 * TP_BFX_BLOCK + 100, enc(y, false, 3, 1));
+                }
+                unsigned char *out = malloc(n * y->bytes), *want = malloc(n * y->bytes);
+                assert_true(out && want);
+                for (size_t i = 0; i < n; i++)
+                    put(y, want, i, wide(y, data, ranks, i, false));
+                tp_bfx_sum(y->t, in, ranks, n, 1, false, out);
+                for (size_t i = 0; i < n; i++)
+                    if (get(y, out, i) != get(y, want, i))
+                        fail_msg("%s kernel %s, %d ranks, element %zu (block %zu): 0x%x, the wide "
+                                 "path 0x%x",
+                                 y->name, *name, ranks, i, i / TP_BFX_BLOCK, get(y, out, i),
+                                 get(y, want, i));
+                tp_bfx_sum(y->t, in, ranks, n, 1, true, data[0]); /* in place */
+                if (memcmp(data[0], want, n * y->bytes) != 0)
+                    fail_msg("%s kernel %s, %d ranks: in place differs", y->name, *name, ranks);
+                for (int r = 0; r < ranks; r++)
+                    free(data[r]);
+                free(out);
+                free(want);
+            }
+    tp_bfx_use(tp_bfx_kernels()[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +408,7 @@ int main(void)
         cmocka_unit_test(subnormals_under_daz),
         cmocka_unit_test(rounding_at_the_edges),
         cmocka_unit_test(sum_into_the_subnormals),
+        cmocka_unit_test(sum_over_changing_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
