@@ -129,12 +129,14 @@ static const struct algo exchange = {"exchange", TP_ALLTOALL, build_exchange};
  * the exact sum's inputs come from memory: it then prefetches them. */
 static bool past_cache(const struct tp_comm *c, const struct tp_coll_args *a)
 {
-    static long llc;
-    if (!llc) {
-        long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        llc = v > 0 ? v : 32l << 20;
+    static long llc; /* the same value whichever thread reads it first */
+    long v = __atomic_load_n(&llc, __ATOMIC_RELAXED);
+    if (!v) {
+        v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        v = v > 0 ? v : 32l << 20;
+        __atomic_store_n(&llc, v, __ATOMIC_RELAXED);
     }
-    return 2 * a->count * tp_dtype_size(a->dtype) * (size_t)c->local.n > (size_t)llc;
+    return 2 * a->count * tp_dtype_size(a->dtype) * (size_t)c->local.n > (size_t)v;
 }
 
 /* One pass of the fast path over elements [off, off + m) for an algorithm
