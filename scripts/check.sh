@@ -21,8 +21,8 @@ fail_setup() { echo "check: $1" >&2; echo "0 passed, 1 failed"; exit 1; }
 ninja -C "$BUILD" || fail_setup "build failed"
 # The sanitizer build is also the build without the GPU path (-Dgpu=disabled):
 # the first one has it wherever the CUDA toolkit is installed, so the 'both'
-# suite (gpu, gpu_cli, validate_quick, structure) runs both with the path
-# built (refusing without a device) and without.
+# suite (gpu, validate, gpu_cli, validate_quick, fleet_sdc, structure) runs
+# both with the path built (refusing without a device) and without.
 [ -f "$ASAN/build.ninja" ] || meson setup "$ASAN" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled >/dev/null || fail_setup "meson setup $ASAN failed"
 ninja -C "$ASAN" || fail_setup "sanitizer build failed"
 
