@@ -303,11 +303,15 @@ AVX512 static bool sum(enum tp_dtype t, const void *const *in, int nin, size_t o
     const int ue = lsb - shift - 150;
     if (t != TP_F32 || ue < -126 || ue > 64 || (_mm_getcsr() & 0x40))
         return false;
+    /* the scale 2^(150 - lsb) is a normal f32 throughout the fast case
+     * (24 <= lsb <= 214 + shift), so each value is scaled in f32 (exact: a
+     * power of two, the product an integer of at most 62 bits) and
+     * converted straight to int64 (VCVTPS2QQ, exact) */
     union {
-        uint64_t u;
-        double d;
-    } scale = {.u = (uint64_t)(1023 + 150 - lsb) << 52};
-    const __m512d k = _mm512_set1_pd(scale.d);
+        uint32_t u;
+        float f;
+    } scale = {.u = (uint32_t)(127 + 150 - lsb) << 23};
+    const __m256 k = _mm256_set1_ps(scale.f);
     const __m256i add = _mm256_set1_epi32(ue * (1 << 23));
     uint32_t *o = out;
     for (size_t i = 0; i < n; i += 8) {
@@ -315,7 +319,7 @@ AVX512 static bool sum(enum tp_dtype t, const void *const *in, int nin, size_t o
         __m512i acc = _mm512_setzero_si512();
         for (int r = 0; r < nin; r++) {
             __m256 f = _mm256_maskz_loadu_ps(live, (const float *)in[r] + off + i);
-            acc = _mm512_add_epi64(acc, _mm512_cvtpd_epi64(_mm512_mul_pd(_mm512_cvtps_pd(f), k)));
+            acc = _mm512_add_epi64(acc, _mm512_cvtps_epi64(_mm256_mul_ps(f, k)));
         }
         round8(o + i, live, acc, add);
     }
