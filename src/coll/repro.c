@@ -14,6 +14,9 @@
  *      receive's own reduction, straight out of the peer's buffer on
  *      shared memory;
  *   3. the algorithm's allgather spreads the rounded slices.
+ * Recursive doubling on two ranks is one exchange of the whole message,
+ * each receive summing the peer's values with its own (as with the direct
+ * exchange's two ranks), where send and receive buffers are apart.
  * For the other algorithms, a message whose values on every rank together
  * are at most GATHER_BYTES (recursive doubling: TP__COLL_EXACT_SEG_BYTES)
  * is gathered whole (Bruck's allgather) and every rank sums it
@@ -260,6 +263,20 @@ static int fast_segment(struct tp_comm *c, const struct algo *al, const struct t
     return rc;
 }
 
+/* Two ranks exchange their whole messages, each receive reducing the
+ * peer's values with its own straight into recv (red.exact2): recursive
+ * doubling's one step, with no copy. The peer reads send while this rank
+ * writes recv, so they must not overlap. */
+static int build_pair(struct plan *p, const struct grp *g, const struct bargs *b)
+{
+    int peer = g->rank[1 - g->me];
+    size_t bytes = b->count * p->red.esize;
+    return t_join(p, t_send(p, peer, b->send, bytes, b->dep, NO_DEP),
+                  t_recv3(p, peer, b->recv, b->send, bytes, b->dep, NO_DEP));
+}
+
+static const struct algo pair = {"pair", TP_ALLREDUCE, build_pair};
+
 /* A small message, whole: every rank's values gathered by Bruck's
  * allgather (ceil(log2 n) steps, as few as the allreduce algorithms that
  * suit small messages take), then summed exactly by every rank. */
@@ -300,7 +317,15 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
     /* recursive doubling's exact form is the gather itself (each rank ends
      * with every rank's values, in log2 n exchanges; two ranks: one), so
      * it gathers whenever that fits the room exact mode adds to the arena */
-    size_t all = (size_t)c->size * a->count * tp_dtype_size(a->dtype);
+    size_t es = tp_dtype_size(a->dtype), all = (size_t)c->size * a->count * es;
+    const uint8_t *sb = a->sendbuf, *rb = a->recvbuf;
+    if (al == &tp__coll_algo_rd_allreduce && c->size == 2 && a->count &&
+        (sb + a->count * es <= rb || rb + a->count * es <= sb)) {
+        struct redfn two = {.dtype = a->dtype, .op = a->op, .esize = es, .nranks = 2,
+                            .exact2 = true, .ahead = past_cache(c, a)};
+        return tp__coll_run_plan(c, &pair, a, a->sendbuf, a->recvbuf, a->count, &two, false,
+                                 err);
+    }
     if (k < 0 && a->count &&
         (all <= GATHER_BYTES ||
          (al == &tp__coll_algo_rd_allreduce && all <= TP__COLL_EXACT_SEG_BYTES)))
