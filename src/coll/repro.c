@@ -315,8 +315,9 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
         if (split[j].allreduce == al)
             k = (int)j;
     /* recursive doubling's exact form is the gather itself (each rank ends
-     * with every rank's values, in log2 n exchanges; two ranks: one), so
-     * it gathers whenever that fits the room exact mode adds to the arena */
+     * with every rank's values, in log2 n exchanges): on two ranks one
+     * exchange whose receives sum (where send and receive lie apart); else
+     * the gather, whenever it fits the room exact mode adds to the arena */
     size_t es = tp_dtype_size(a->dtype), all = (size_t)c->size * a->count * es;
     const uint8_t *sb = a->sendbuf, *rb = a->recvbuf;
     if (al == &tp__coll_algo_rd_allreduce && c->size == 2 && a->count &&

@@ -31,8 +31,8 @@ static int product(void *ctx, const float *x, float *y, tp_error *err)
     return tp_gpu_sdc_product(ctx, x, y, err);
 }
 
-/* "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, cuBLAS 130100" from the device's
- * provenance; "emulated" for the test double. */
+/* The GPU's key from its provenance, of the form "NVIDIA H100 80GB HBM3,
+ * cc 9.0, 132 SMs, cuBLAS 130100"; "emulated" for the test double. */
 static void key_of(struct one *o)
 {
     json_t *i = tp_gpu_info(o->g);
