@@ -4,7 +4,11 @@
  * format's constants (mbits, ebits) known at the call, so the compiler
  * specializes each. It is also every other kernel's reference and the
  * path of what they leave to it. */
+#include <fenv.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #include "bfx_int.h"
 
@@ -154,14 +158,28 @@ static inline uint32_t store_one(struct fmt f, int64_t v, int ue, uint32_t div)
     return round_bits(f, neg, q, ue - 64, sticky);
 }
 
+/* Whether float arithmetic rounds to nearest now: on x86 what SSE does
+ * (MXCSR, which fegetround does not read there: it reads the x87's). */
+static bool to_nearest(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return (_mm_getcsr() & 0x6000) == 0;
+#else
+    return fegetround() == FE_TONEAREST;
+#endif
+}
+
 /* f32 sums in the normal range: the hardware's int64 -> float conversion
- * rounds once to 24 bits (nearest, ties to even), and the unit is a power
- * of two added to the exponent: the same bits. Elsewhere (a subnormal or
- * infinite result) the integer path. */
-static inline uint32_t store_f32_sum(int64_t v, int ue)
+ * rounds once to 24 bits (nearest, ties to even, where that is the
+ * rounding mode: rne), and the unit is a power of two added to the
+ * exponent: the same bits. Elsewhere (a subnormal or infinite result,
+ * another rounding mode) the integer path. */
+static inline uint32_t store_f32_sum(int64_t v, int ue, bool rne)
 {
     if (v == 0)
         return 0;
+    if (!rne)
+        return store_one(F32, v, ue, 1);
     float f = (float)v;
     uint32_t u;
     memcpy(&u, &f, sizeof u);
@@ -177,8 +195,10 @@ static void store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_
     unsigned char *o = out;
     if (t == TP_F32) {
         int ue = lsb - 127 - 23;
+        bool rne = to_nearest();
         for (size_t i = 0; i < n; i++) {
-            uint32_t u = divisor <= 1 ? store_f32_sum(in[i], ue) : store_one(F32, in[i], ue, divisor);
+            uint32_t u = divisor <= 1 ? store_f32_sum(in[i], ue, rne)
+                                      : store_one(F32, in[i], ue, divisor);
             memcpy(o + 4 * i, &u, sizeof u);
         }
     } else if (t == TP_BF16 || t == TP_F16) {
