@@ -96,7 +96,9 @@ void tp_bfx_store_range(enum tp_dtype t, const int *unit, const int64_t *in, siz
  * that holds every rank's values of it sums them here. Blocks of
  * TP_BFX_BLOCK from element 0 take one int64 an element at a unit from
  * their own span where every input and the sum fit (tp_bfx_unit with nin),
- * the wide words where not (a NaN or an infinity, values too far apart).
+ * the wide words where not (a NaN or an infinity, values too far apart);
+ * two f32 inputs, one IEEE addition a lane where the kernel has it (the
+ * correctly rounded sum of two operands: the same bits, src/coll/bfx_int.h).
  * out may be one of the inputs (element i over element i: every block is
  * read whole before it is written), and overlap none otherwise. ahead:
  * the inputs come from memory, not the cache; each block's successor is

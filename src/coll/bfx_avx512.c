@@ -38,6 +38,7 @@ VLD(vld_u16x32, __m512i, uint16_t, __mmask32, 0xffffffffu, _mm512_loadu_si512, _
 VLD(vld_i64x8, __m512i, int64_t, __mmask8, 0xffu, _mm512_loadu_si512, _mm512_maskz_loadu_epi64)
 VLD(vld_u32x8, __m256i, uint32_t, __mmask8, 0xffu, _mm256_loadu_si256, _mm256_maskz_loadu_epi32)
 VLD(vld_u16x8, __m128i, uint16_t, __mmask8, 0xffu, _mm_loadu_si128, _mm_maskz_loadu_epi16)
+VLD(vld_f32x16, __m512, float, __mmask16, 0xffffu, _mm512_loadu_ps, _mm512_maskz_loadu_ps)
 
 /* A block of f32: the magnitudes' largest and smallest nonzero encodings,
  * 16 lanes a step (a zero, wrapped to the largest by the - 1, never wins
@@ -340,6 +341,42 @@ AVX512 static bool sum(enum tp_dtype t, const void *const *in, int nin, size_t o
     return true;
 }
 
+/* tp_bfx_sum of two f32 inputs by one addition a lane (bfx_int.h: pair),
+ * 16 lanes a step. VADDPS with its rounding in the instruction (to
+ * nearest, ties to even, whatever MXCSR's rounding field says) is the
+ * correctly rounded exact sum of its two operands; +0 is added so that
+ * -0 + -0 gives +0, as the blocks do. An average halves that: where the
+ * exact sum is below 2^-125 it is the sum itself (two floats' sum there
+ * is a float), so the halving is its one rounding; above, the rounded
+ * sum's half is normal and exact, and halving commutes with rounding
+ * between normal binades. A NaN or an infinity (an input, or a sum that
+ * overflowed, whose half might not have) ends the run. With MXCSR's
+ * flush-to-zero or denormals-are-zero bit set (a subnormal result or
+ * input would read as zero), nothing. */
+AVX512 static size_t pair(const float *a, const float *b, size_t n, int shift, float *out)
+{
+    if (_mm_getcsr() & 0x8040) /* FTZ, DAZ */
+        return 0;
+    const __m512i expo = _mm512_set1_epi32(0x7f800000);
+    const __m512 zero = _mm512_setzero_ps(), half = _mm512_set1_ps(0.5f);
+    const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1);
+        __m512 s = _mm512_add_round_ps(vld_f32x16(a + i, live), vld_f32x16(b + i, live), rne);
+        __m512i e = _mm512_and_si512(_mm512_castps_si512(s), expo);
+        if (_mm512_cmpeq_epi32_mask(e, expo))
+            return i;
+        s = _mm512_add_round_ps(s, zero, rne);
+        if (shift)
+            s = _mm512_mul_round_ps(s, half, rne);
+        if (live == 0xffff)
+            _mm512_storeu_ps(out + i, s);
+        else
+            _mm512_mask_storeu_ps(out + i, live, s);
+    }
+    return n;
+}
+
 AVX512 static void store(enum tp_dtype t, const int64_t *in, size_t n, int lsb, uint32_t divisor,
                          void *out)
 {
@@ -363,4 +400,5 @@ const struct tp__bfx_kernel tp__bfx_avx512 = {
     .load_add = load_add,
     .store = store,
     .sum = sum,
+    .pair = pair,
 };

@@ -2,7 +2,8 @@
  * row each in its own file: bfx_scalar.c (portable C, every CPU) and
  * bfx_avx512.c (AVX-512 F, CD, DQ, BW and VL). Each does exactly what
  * include/tp/blockfx.h says of tp_bfx_scan, tp_bfx_load and tp_bfx_store
- * (load_add: tp_bfx_load added into out, for tp_bfx_sum),
+ * (load_add: tp_bfx_load added into out, sum and pair: tp_bfx_sum's
+ * shortcuts),
  * bit for bit the same as the scalar row (tests/unit/test_blockfx.c runs
  * every row the CPU can). Adding a kernel is one file and one line in
  * blockfx.c's table. */
@@ -26,6 +27,15 @@ struct tp__bfx_kernel {
      * the load that adds and the store do it). */
     bool (*sum)(enum tp_dtype t, const void *const *in, int nin, size_t off, size_t n, int lsb,
                 int shift, void *out);
+    /* Optional (NULL: none): tp_bfx_sum of two f32 inputs where one IEEE
+     * addition a lane, rounded to nearest, ties to even, is the exact
+     * sum's correct rounding (it always is, for two operands): out[i] =
+     * a[i] + b[i], halved where shift is 1, from i = 0 on, until the end
+     * or the first vector with a lane that needs more (a NaN or an
+     * infinity, an input or a sum that overflowed); returns how
+     * many elements it wrote (a whole number of vectors, or n), the rest
+     * left to the blocks. out may be a (element i over element i). */
+    size_t (*pair)(const float *a, const float *b, size_t n, int shift, float *out);
 };
 
 extern const struct tp__bfx_kernel tp__bfx_scalar, tp__bfx_avx512;

@@ -133,43 +133,64 @@ static void sum_wide(enum tp_dtype t, const void *const *in, int nin, size_t fro
     }
 }
 
+/* Elements [i, i + k) of tp_bfx_sum (k <= TP_BFX_BLOCK) as one block: its
+ * unit from the inputs' own spans, the int64s summed (in registers where
+ * the kernel can) and rounded once; the wide words where the block needs
+ * them. next: elements of the following block to prefetch. */
+static void sum_block(const struct tp__bfx_kernel *kn, enum tp_dtype t, const void *const *in,
+                      int nin, size_t i, size_t k, size_t next, uint32_t divisor, int shift,
+                      uint32_t odd, void *out)
+{
+    size_t es = tp_dtype_size(t);
+    for (int r = 0; r < nin; r++)
+        for (size_t b = 0; b < next * es; b += 64)
+            __builtin_prefetch((const uint8_t *)in[r] + (i + k) * es + b);
+    int32_t span[2] = {0, 0}, s[2];
+    for (int r = 0; r < nin; r++) {
+        kn->scan(t, (const uint8_t *)in[r] + i * es, k, s);
+        span[0] = s[0] > span[0] ? s[0] : span[0];
+        span[1] = s[1] > span[1] ? s[1] : span[1];
+    }
+    int unit = tp_bfx_unit(span, nin);
+    uint8_t *o = (uint8_t *)out + i * es;
+    if (!unit) {
+        sum_wide(t, in, nin, i, k, divisor, o);
+        return;
+    }
+    if (kn->sum && odd == 1 && kn->sum(t, in, nin, i, k, unit, shift, o))
+        return;
+    int64_t acc[TP_BFX_BLOCK];
+    kn->load(t, (const uint8_t *)in[0] + i * es, k, unit, acc);
+    for (int r = 1; r < nin; r++)
+        kn->load_add(t, (const uint8_t *)in[r] + i * es, k, unit, acc);
+    kn->store(t, acc, k, unit - shift, odd, o);
+}
+
 void tp_bfx_sum(enum tp_dtype t, const void *const *in, int nin, size_t n, uint32_t divisor,
                 bool ahead, void *out)
 {
     const struct tp__bfx_kernel *kn = kernel();
-    size_t es = tp_dtype_size(t);
     int shift = 0;
     uint32_t odd = divisor;
     if (divisor > 1 && !(divisor & (divisor - 1))) {
         shift = __builtin_ctz(divisor);
         odd = 1;
     }
-    int64_t acc[TP_BFX_BLOCK];
-    for (size_t i = 0; i < n; i += TP_BFX_BLOCK) {
+    /* two f32 inputs: one IEEE addition a lane where the kernel has it
+     * (bfx_int.h), the blocks only from where it stops */
+    bool pair = kn->pair && t == TP_F32 && nin == 2 && odd <= 1 && shift <= 1;
+    for (size_t i = 0; i < n;) {
+        if (pair) {
+            i += kn->pair((const float *)in[0] + i, (const float *)in[1] + i, n - i, shift,
+                          (float *)out + i);
+            if (i == n)
+                break;
+        }
         size_t k = n - i < TP_BFX_BLOCK ? n - i : TP_BFX_BLOCK;
         /* ahead: the next block's inputs, fetched while this one is summed
          * (the scan would otherwise wait for memory alone) */
         size_t next = !ahead ? 0 : n - i - k < TP_BFX_BLOCK ? n - i - k : TP_BFX_BLOCK;
-        for (int r = 0; r < nin; r++)
-            for (size_t b = 0; b < next * es; b += 64)
-                __builtin_prefetch((const uint8_t *)in[r] + (i + k) * es + b);
-        int32_t span[2] = {0, 0}, s[2];
-        for (int r = 0; r < nin; r++) {
-            kn->scan(t, (const uint8_t *)in[r] + i * es, k, s);
-            span[0] = s[0] > span[0] ? s[0] : span[0];
-            span[1] = s[1] > span[1] ? s[1] : span[1];
-        }
-        int unit = tp_bfx_unit(span, nin);
-        uint8_t *o = (uint8_t *)out + i * es;
-        if (!unit) {
-            sum_wide(t, in, nin, i, k, divisor, o);
-            continue;
-        }
-        if (kn->sum && odd == 1 && kn->sum(t, in, nin, i, k, unit, shift, o))
-            continue;
-        kn->load(t, (const uint8_t *)in[0] + i * es, k, unit, acc);
-        for (int r = 1; r < nin; r++)
-            kn->load_add(t, (const uint8_t *)in[r] + i * es, k, unit, acc);
-        kn->store(t, acc, k, unit - shift, odd, o);
+        sum_block(kn, t, in, nin, i, k, next, divisor, shift, odd, out);
+        i += k;
     }
 }

@@ -400,6 +400,84 @@ static void sum_over_changing_blocks(void **state)
     tp_bfx_use(tp_bfx_kernels()[0]);
 }
 
+/* Two f32 inputs, the pair's case (one addition a lane where the kernel
+ * has it): pairs at every edge of that shortcut (signed zeros, a tie,
+ * subnormal sums, sums that overflow, NaN and infinities, averages whose
+ * halves fall near or into the subnormals), each placed in a whole vector
+ * and in the tail, among ordinary pairs; the sum and the average, in
+ * place too, with MXCSR rounding toward zero, flushing to zero and
+ * reading subnormals as zero: every kernel gives the wide path's bits. */
+static void a_pair_by_one_addition(void **state)
+{
+    (void)state;
+    const struct ty *y = &types[0];
+    static const uint32_t edge[][2] = {
+        {0x80000000u, 0x80000000u}, /* -0 + -0 */
+        {0x00000000u, 0x80000000u}, /* +0 + -0 */
+        {0x3f800001u, 0xbf800001u}, /* x + -x */
+        {0x3f800000u, 0x33800000u}, /* 1 + 2^-24: a tie, to even */
+        {0x3f800001u, 0x33800000u}, /* a tie, up */
+        {0x00000003u, 0x00000005u}, /* subnormals */
+        {0x00800000u, 0x80000001u}, /* the smallest normal less the smallest subnormal */
+        {0x7f7fffffu, 0x7f7fffffu}, /* overflows; its half does not */
+        {0x7f7fffffu, 0x73800000u}, /* rounds to infinity, or not */
+        {0x7f800000u, 0x3f800000u}, /* infinity */
+        {0x7f800000u, 0xff800000u}, /* inf - inf */
+        {0x7fc00001u, 0x3f800000u}, /* a NaN */
+        {0x01000001u, 0x00000001u}, /* sums of exponent field 1 to 4: halves near */
+        {0x01800000u, 0x81000003u}, /* the subnormals */
+        {0x02000001u, 0x00000001u},
+        {0x00ffffffu, 0x00000001u}, /* exactly 2^-125 */
+        {0x01000001u, 0x80800001u},
+        {0x00000001u, 0x00000002u}, /* an average that ties in the subnormals */
+        {0x01400001u, 0x00000001u}, /* a sum that rounds at exponent field 2, halved */
+    };
+    const size_t ne = sizeof edge / sizeof edge[0], n = 2 * TP_BFX_BLOCK + 21;
+    static const unsigned csrs[] = {0, 0x6000 /* toward zero */, 0x8000 /* FTZ */, 0x40 /* DAZ */};
+    float *a = malloc(n * 4), *b = malloc(n * 4), *got = malloc(n * 4), *want = malloc(n * 4);
+    assert_true(a && b && got && want);
+    unsigned csr = _mm_getcsr();
+    for (size_t e = 0; e < ne; e++)
+        for (int where = 0; where < 2; where++) {
+            tp_test_rng = 900 + e;
+            for (size_t i = 0; i < n; i++) {
+                put(y, a, i, element(y, GRADIENT, 0, i, 0));
+                put(y, b, i, element(y, GRADIENT, 1, i, 0));
+            }
+            /* the edge at element 37 (the third vector) or in the tail */
+            size_t at = where ? n - 3 : 37;
+            put(y, a, at, edge[e][0]);
+            put(y, b, at, edge[e][1]);
+            void *data[2] = {a, b};
+            for (int avg = 0; avg < 2; avg++) {
+                for (size_t i = 0; i < n; i++)
+                    put(y, want, i, wide(y, data, 2, i, avg));
+                for (const char *const *name = tp_bfx_kernels(); *name; name++)
+                    for (size_t c = 0; tp_bfx_use(*name) && c < sizeof csrs / sizeof csrs[0]; c++)
+                        for (int inplace = 0; inplace < 2; inplace++) {
+                            float *first = got;
+                            memcpy(first, a, n * 4);
+                            const void *in[2] = {inplace ? first : a, b};
+                            _mm_setcsr(csr | csrs[c]);
+                            tp_bfx_sum(TP_F32, in, 2, n, avg ? 2 : 1, false, got);
+                            _mm_setcsr(csr);
+                            for (size_t i = 0; i < n; i++)
+                                if (get(y, got, i) != get(y, want, i))
+                                    fail_msg("kernel %s, MXCSR |= 0x%x, %s%s, 0x%08x + 0x%08x at "
+                                             "element %zu: 0x%x, the wide path 0x%x",
+                                             *name, csrs[c], avg ? "avg" : "sum",
+                                             inplace ? " in place" : "", get(y, a, i),
+                                             get(y, b, i), i, get(y, got, i), get(y, want, i));
+                        }
+            }
+        }
+    free(a);
+    free(b);
+    free(got);
+    free(want);
+    tp_bfx_use(tp_bfx_kernels()[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +487,7 @@ int main(void)
         cmocka_unit_test(rounding_at_the_edges),
         cmocka_unit_test(sum_into_the_subnormals),
         cmocka_unit_test(sum_over_changing_blocks),
+        cmocka_unit_test(a_pair_by_one_addition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
