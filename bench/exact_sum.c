@@ -5,8 +5,10 @@
  *      it), the conversions of --repro exact: block fixed-point (blockfx.h:
  *      the span scan, the load into one int64, the rounding of a sum and of
  *      an average over 3 ranks) beside the wide representation (fixed.h:
- *      load and store, whose words the fast path avoids), on gradient-like
- *      values (normal around 1e-3, a tenth zeros).
+ *      load and store, whose words the fast path avoids), and the owner's
+ *      whole sum, tp_bfx_sum, of two inputs (f32: the pair row where the
+ *      kernel has it) and of three (the blocks), on gradient-like values
+ *      (normal around 1e-3, a tenth zeros).
  * Not a test; run `build/exact_sum [N]` (make bench runs it). Buffers are
  * touched before timing; each variant runs 5 times and the fastest is
  * kept. */
@@ -86,9 +88,18 @@ static void conversions(enum tp_dtype t, size_t n)
     BEST(avg, tp_bfx_store(t, fx, n, unit, 3, out));
     BEST(wload, tp_fx_load(t, wide, in, n));
     BEST(wstore, tp_fx_store(t, out, wide, n, 1));
-    printf("  %-5s  %5.2f  %5.2f  %5.2f  %5.2f  |  %5.2f  %5.2f   (%zu of %zu blocks fast)\n",
+    /* tp_bfx_sum, the owner's whole sum: two inputs (the pair's case for
+     * f32 where the kernel has it) and three (the blocks) */
+    double two = 1e30, three = 1e30;
+    const void *ins[3] = {in, out, in};
+    memcpy(out, in, n * es);
+    BEST(two, tp_bfx_sum(t, ins, 2, n, 1, false, fx));
+    BEST(three, tp_bfx_sum(t, ins, 3, n, 1, false, fx));
+    printf("  %-5s  %5.2f  %5.2f  %5.2f  %5.2f  |  %5.2f  %5.2f  |  %5.2f  %5.2f   (%zu of %zu "
+           "blocks fast)\n",
            tp_dtype_name(t), scan / (double)n, load / (double)n, sum / (double)n,
-           avg / (double)n, wload / (double)n, wstore / (double)n, (size_t)fast, nb);
+           avg / (double)n, wload / (double)n, wstore / (double)n, two / (double)n,
+           three / (double)n, (size_t)fast, nb);
     free(in);
     free(out);
     free(span);
@@ -145,7 +156,8 @@ int main(int argc, char **argv)
             printf("kernel %s: this CPU cannot run it\n", *k);
             continue;
         }
-        printf("kernel %s\n  type   block fixed-point: scan  load  sum   avg/3  |  wide: load  store\n",
+        printf("kernel %s\n  type   block fixed-point: scan  load  sum   avg/3  |  wide: load  store  |  "
+               "tp_bfx_sum: 2 in  3 in\n",
                *k);
         conversions(TP_F32, n);
         conversions(TP_BF16, n);
