@@ -64,6 +64,20 @@ struct tp_ep_info {
     bool hmem;                  /* tx_buf and received data are GPU memory (FI_HMEM) */
 };
 
+/* A connection's own view of its path, read after a test (kernel TCP:
+ * TCP_INFO): what the kernel counted for this socket alone, over its
+ * life. Fields the kernel does not give stay 0. */
+struct tp_ep_stats {
+    bool have;                  /* the transport gave any */
+    uint64_t total_retrans;     /* segments retransmitted */
+    uint64_t bytes_retrans;     /* bytes retransmitted */
+    uint64_t lost;              /* segments thought lost at the moment */
+    uint64_t rtt_us, rttvar_us; /* smoothed RTT and its variation */
+    uint64_t delivery_rate_Bps; /* the latest delivery rate sample, bytes/s */
+    uint64_t reordering;        /* the reordering degree the kernel saw */
+    uint64_t rcv_ooopack;       /* out-of-order packets received */
+};
+
 /* Called for each received message in recv_stream: data points at the payload
  * (valid until the callback returns), index counts from 0. A non-zero return
  * stops the stream and recv_stream returns that value (use a TP_E* code and
@@ -143,6 +157,10 @@ struct tp_transport_ops {
 
     /* Facts for provenance. */
     void (*info)(struct tp_ep *ep, struct tp_ep_info *out);
+
+    /* The connection's own counters (struct tp_ep_stats); NULL where the
+     * transport has none. */
+    void (*stats)(struct tp_ep *ep, struct tp_ep_stats *out);
 
     /* Release everything; ep may be NULL. */
     void (*close)(struct tp_ep *ep);

@@ -64,6 +64,12 @@ static inline void tp__chan_dequeue(struct tp_chan_op **head, struct tp_chan_op 
 /* Is the process pid (on this machine) dead, or a zombie not yet reaped? */
 bool tp__fabric_pid_gone(int pid);
 
+/* TCP_INFO of socket fd into out (tcp_info.c: the kernel's own struct,
+ * which glibc's netinet/tcp.h lags behind); out->have false when the
+ * kernel refuses. */
+struct tp_ep_stats;
+void tp__fabric_tcp_info(int fd, struct tp_ep_stats *out);
+
 /* Host name of rank r, for errors. */
 static inline const char *tp__chan_host(const struct tp_chan_set *s, int r)
 {

@@ -732,6 +732,13 @@ static void tcp_info(struct tp_ep *ep, struct tp_ep_info *out)
     out->max_msg_bytes = SIZE_MAX;
 }
 
+static void tcp_stats(struct tp_ep *ep, struct tp_ep_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ep && ep->fd >= 0)
+        tp__fabric_tcp_info(ep->fd, out);
+}
+
 const struct tp_transport_ops tp_tcp_ops = {
     .name = "tcp",
     .what = "kernel TCP",
@@ -749,5 +756,6 @@ const struct tp_transport_ops tp_tcp_ops = {
     .send_stream = tcp_send_stream,
     .recv_stream = tcp_recv_stream,
     .info = tcp_info,
+    .stats = tcp_stats,
     .close = tcp_close,
 };
