@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "facts_int.h"
+#include "tp/counters.h"
 
 /* ---- RDMA ---- */
 
@@ -297,6 +298,64 @@ static void gpus(struct fx *c)
     gpudirect(c);
 }
 
+/* The PCIe links of the devices on a training node's data paths (NIC,
+ * GPU, NVMe, accelerator) that report one, read by the counters layer
+ * under the same root: {pci, kind, speed_mts, max_speed_mts, width,
+ * max_width}, null where a file is absent. */
+static void pcie_links(struct fx *c)
+{
+    struct tp_ctr_snap s;
+    tp_error err = {0};
+    char base[PATH_MAX];
+    if (tp__check_fx_path(c, base, "/sys/bus/pci/devices") < 0 || !tp__check_fx_is_dir(base)) {
+        tp__check_fx_set(c, c->facts, "pcie_links", json_null());
+        tp__check_fx_unseen(c, "pcie_links", "no sys/bus/pci/devices");
+        return;
+    }
+    if (tp_ctr_snapshot_links(c->live ? NULL : c->root, &s, &err) != 0) {
+        tp_ctr_snap_free(&s);
+        tp__check_fx_set(c, c->facts, "pcie_links", json_null());
+        tp__check_fx_unseen(c, "pcie_links", err.msg);
+        return;
+    }
+    static const char *const levels[] = {"current_link_speed", "max_link_speed",
+                                         "current_link_width", "max_link_width"};
+    static const char *const keys[] = {"speed_mts", "max_speed_mts", "width", "max_width"};
+    json_t *list = tp__check_fx_arr(c);
+    for (size_t d = 0; d < s.ndevs; d++) {
+        const char *dev = strchr(s.devs[d], ':') + 1; /* "pcie:BDF" */
+        char cls[32];
+        const char *kind = "other";
+        if (tp__check_fx_read(c, cls, sizeof cls, "/sys/bus/pci/devices/%s/class", dev) == 0)
+            kind = strncmp(cls, "0x02", 4) == 0   ? "nic"
+                   : strncmp(cls, "0x03", 4) == 0 ? "gpu"
+                   : strncmp(cls, "0x12", 4) == 0 ? "accelerator"
+                   : strncmp(cls, "0x0108", 6) == 0 ? "nvme"
+                                                    : "other";
+        bool any = false;
+        for (size_t i = 0; i < s.n && !any; i++)
+            any = strcmp(s.c[i].dev, dev) == 0;
+        if (!any) /* a device that reports no link (a virtual one) */
+            continue;
+        json_t *l = tp__check_fx_obj(c);
+        tp__check_fx_set(c, l, "pci", tp__check_fx_str(c, dev));
+        tp__check_fx_set(c, l, "kind", tp__check_fx_str(c, kind));
+        for (size_t k = 0; k < 4; k++) {
+            bool have = false;
+            long v = 0;
+            for (size_t i = 0; i < s.n && !have; i++)
+                if (strcmp(s.c[i].dev, dev) == 0 && strcmp(s.c[i].name, levels[k]) == 0) {
+                    have = true;
+                    v = (long)s.c[i].value;
+                }
+            tp__check_fx_set(c, l, keys[k], tp__check_fx_int(c, have, v));
+        }
+        tp__check_fx_push(c, list, l);
+    }
+    tp_ctr_snap_free(&s);
+    tp__check_fx_set(c, c->facts, "pcie_links", list);
+}
+
 /* ---- memory ---- */
 
 static void memory(struct fx *c)
@@ -437,6 +496,7 @@ void tp__check_fx_node(struct fx *c)
 {
     cpu(c);
     gpus(c);
+    pcie_links(c);
     memory(c);
     iommu(c);
     time_sync(c);

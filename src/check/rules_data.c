@@ -174,6 +174,67 @@ const struct tp_check_rule tp__check_rule_numa_nic_gpu = {
     .check = numa_nic_gpu,
 };
 
+/* Every NIC, GPU, NVMe drive and accelerator trains its PCIe link at its
+ * maximum width, and NICs, drives and accelerators at their maximum speed
+ * too: a GPU's link slows down at idle to save power (NVIDIA's drop to
+ * 2.5 GT/s), so its speed is not judged here, only under load. */
+static void pcie_link_full(const json_t *facts, const struct tp_policy *p,
+                           struct tp_check_result *r)
+{
+    (void)p;
+    const json_t *links = tp__check_get(facts, "pcie_links");
+    if (!json_is_array(links)) {
+        tp__check_nofacts(r, facts, "pcie_links", "no PCIe link facts");
+        return;
+    }
+    struct finding f = {0};
+    int judged = 0;
+    size_t i;
+    json_t *l;
+    json_array_foreach(links, i, l) {
+        long long sp, msp, w, mw;
+        const char *dev = tp__check_sget(l, "pci"), *kind = tp__check_sget(l, "kind");
+        bool speeds = tp__check_iget(l, "speed_mts", &sp) && tp__check_iget(l, "max_speed_mts", &msp);
+        bool widths = tp__check_iget(l, "width", &w) && tp__check_iget(l, "max_width", &mw);
+        bool gpu = kind && strcmp(kind, "gpu") == 0;
+        if (!dev || (!speeds && !widths))
+            continue;
+        judged++;
+        if (widths && w < mw)
+            tp__check_bad(&f, TP_CHECK_WARN, "%s (%s): x%lld of x%lld", dev, kind, w, mw);
+        if (speeds && sp < msp && !gpu)
+            tp__check_bad(&f, TP_CHECK_WARN, "%s (%s): %.1f of %.1f GT/s", dev, kind,
+                          (double)sp / 1000, (double)msp / 1000);
+        if ((!widths || w >= mw) && (!speeds || sp >= msp || gpu))
+            tp__check_ok(&f, "%s (%s): %.1f GT/s x%lld%s", dev, kind,
+                         speeds ? (double)sp / 1000 : 0.0, widths ? w : 0,
+                         gpu && speeds && sp < msp ? " (a GPU idles below its speed)" : "");
+    }
+    if (!judged) {
+        tp__check_skip(r, "no NIC, GPU, NVMe or accelerator reports its PCIe link");
+        return;
+    }
+    tp__check_done(r, &f, "each device's PCIe link at its maximum width (and speed, but GPUs)");
+}
+
+const struct tp_check_rule tp__check_rule_pcie_link_full = {
+    .id = "PCIE-LINK-FULL",
+    .plane = "data",
+    .severity = TP_SEV_WARNING,
+    .title = "PCIe links train at their maximum speed and width",
+    .rationale =
+        "A NIC, drive or GPU whose link trained below its maximum (a Gen3 x8 link for a Gen4 "
+        "x16 card: a bad riser, a dirty slot, a BIOS setting) moves data at a fraction of its "
+        "rate with nothing logged; GPUs have trained for hours at Gen2 unnoticed.",
+    .remediation =
+        "Compare `lspci -vv` LnkSta with LnkCap for the device, reseat it or its riser, check "
+        "the slot's BIOS link settings; for a GPU, confirm under load (validate samples the "
+        "links during its tests).",
+    .source = "PCI Express Base Specification, Link Capabilities and Link Status registers; "
+              "Linux sysfs-bus-pci (current_link_speed, max_link_width)",
+    .check = pcie_link_full,
+};
+
 /* GPUDirect RDMA: an RDMA NIC reads and writes GPU memory itself only when
  * the peer-memory module lets it register that memory; without it NCCL and
  * libfabric (FI_HMEM) stage every transfer through host memory. */

@@ -168,6 +168,7 @@ void tp__check_rpf(const json_t *facts, const struct tp_policy *p, int pl, bool 
 extern const struct tp_check_rule tp__check_rule_net_mtu_data;
 extern const struct tp_check_rule tp__check_rule_net_speed_data;
 extern const struct tp_check_rule tp__check_rule_numa_nic_gpu;
+extern const struct tp_check_rule tp__check_rule_pcie_link_full;
 extern const struct tp_check_rule tp__check_rule_gpu_peermem;
 extern const struct tp_check_rule tp__check_rule_rdma_port_active;
 extern const struct tp_check_rule tp__check_rule_net_rpf_data;

@@ -139,6 +139,13 @@ static const char base_facts[] =
     " 'cpu': {'count': 64, 'governors': {'performance': 64}, 'smt': 'on', 'numa_nodes': 2},"
     " 'gpus': [{'pci': '0000:19:00.0', 'vendor': '0x10de', 'class': '0x030200', 'numa_node': 0},"
     "          {'pci': '0000:99:00.0', 'vendor': '0x10de', 'class': '0x030200', 'numa_node': 1}],"
+    " 'pcie_links': ["
+    "  {'pci': '0000:17:00.0', 'kind': 'nic', 'speed_mts': 32000, 'max_speed_mts': 32000,"
+    "   'width': 16, 'max_width': 16},"
+    "  {'pci': '0000:19:00.0', 'kind': 'gpu', 'speed_mts': 2500, 'max_speed_mts': 32000,"
+    "   'width': 16, 'max_width': 16},"
+    "  {'pci': '0000:5e:00.0', 'kind': 'nvme', 'speed_mts': 16000, 'max_speed_mts': 16000,"
+    "   'width': 4, 'max_width': 4}],"
     " 'gpudirect': {'peermem': 'nvidia_peermem', 'nvidia_driver': '550.54.15'},"
     " 'memory': {'hugepages_total': 1024, 'hugepage_size_kb': 2048, 'thp': 'madvise'},"
     " 'iommu': {'mode': 'passthrough', 'cmdline': 'intel_iommu=on iommu=pt', 'groups': 80},"
@@ -400,6 +407,18 @@ static const struct rcase cases[] = {
     {"NUMA-NIC-GPU", SKIP, "no GPUs", NULL, {{"gpus", "[]"}}},
     {"NUMA-NIC-GPU", SKIP, "the GPUs have no NUMA", NULL,
      {{"gpus/0/numa_node", "-1"}, {"gpus/1/numa_node", "null"}}},
+    {"PCIE-LINK-FULL", PASS, "0000:19:00.0 (gpu): 2.5 GT/s x16 (a GPU idles below its speed)",
+     NULL, {{0}}},
+    {"PCIE-LINK-FULL", WARN, "0000:17:00.0 (nic): 16.0 of 32.0 GT/s", NULL,
+     {{"pcie_links/0/speed_mts", "16000"}}},
+    {"PCIE-LINK-FULL", WARN, "0000:19:00.0 (gpu): x8 of x16", NULL,
+     {{"pcie_links/1/width", "8"}}},
+    {"PCIE-LINK-FULL", WARN, "0000:5e:00.0 (nvme): x2 of x4", NULL,
+     {{"pcie_links/2/width", "2"}}},
+    {"PCIE-LINK-FULL", PASS, "0000:5e:00.0 (nvme): 16.0 GT/s x4", NULL,
+     {{"pcie_links/0/width", "null"}, {"pcie_links/0/speed_mts", "null"}}},
+    {"PCIE-LINK-FULL", SKIP, "no NIC, GPU, NVMe or accelerator", NULL, {{"pcie_links", "[]"}}},
+    {"PCIE-LINK-FULL", SKIP, "no PCIe link facts", NULL, {{"pcie_links", "null"}}},
     {"GPU-PEERMEM", FAIL, "neither nvidia_peermem nor nv_peer_mem is loaded", NULL,
      {{"gpudirect/peermem", "null"}}},
     {"GPU-PEERMEM", SKIP, "no RDMA devices", NULL, {{"rdma", "null"}}},
