@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kind_int.h"
+#include "tp/counters.h"
 #include "tp/group.h"
 #include "tp/log.h"
 #include "tp/units.h"
@@ -238,6 +239,9 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     b->progress_arg = r;
     bool mem_cuda = b->mem_cuda;
     int rc = 0;
+    /* rank 0's node's counters around every size, outside the timed
+     * iterations (docs/counters.md) */
+    struct tp_ctr_probe *probe = g->rank == 0 ? tp_ctr_probe_start(NULL, 0) : NULL;
     for (int k = 0; rc == 0 && k < l->n; k++) {
         uint64_t w = 0;
         b->backend = l->row[k];
@@ -250,8 +254,12 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
         r->wrong += w;
     }
     b->mem_cuda = mem_cuda;
+    if (g->rank == 0)
+        json_object_set_new(results, "counters", tp_ctr_probe_end(probe));
     if (rc == 0 && table && l->n > 1)
         tp_coll_print_comparison(table, results, l);
+    if (table)
+        tp_ctr_print(table, json_object_get(results, "counters"));
     return rc;
 }
 

@@ -79,7 +79,9 @@ static const struct row {
     {TP_CTR_TCP, "TCPLostRetransmit", TP_CTR_LOSS, "segments"},
     {TP_CTR_TCP, "TCPTimeouts", TP_CTR_LOSS, "events"},
     {TP_CTR_TCP, "TCP*Retrans", TP_CTR_LOSS, "segments"},
-    {TP_CTR_TCP, "TCPLossProbes", TP_CTR_LOSS, "events"},
+    /* a tail-loss probe is sent before any loss is known (it may carry
+     * new data): only one that repaired a loss counts */
+    {TP_CTR_TCP, "TCPLossProbeRecovery", TP_CTR_LOSS, "events"},
     {TP_CTR_TCP, "TCPRetransFail", TP_CTR_LOSS, "segments"},
     {TP_CTR_TCP, "TCPAbortOnTimeout", TP_CTR_LOSS, "connections"},
     {TP_CTR_TCP, "InErrs", TP_CTR_ERRORS, "segments"},

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "io_int.h"
+#include "tp/counters.h"
 #include "tp/blkpath.h"
 
 struct tp_io_workload {
@@ -194,10 +195,16 @@ json_t *tp_io_config_json(const struct tp_io_opts *o)
 
 int tp_io_run(const struct tp_io_opts *o, json_t *results, tp_error *err)
 {
-    return o->w->run(o, results, err);
+    /* the node's counters (NVMe and NIC links, TCP for NVMe/TCP) around
+     * the workload, outside its timed loops (docs/counters.md) */
+    struct tp_ctr_probe *probe = tp_ctr_probe_start(NULL, 0);
+    int rc = o->w->run(o, results, err);
+    json_object_set_new(results, "counters", tp_ctr_probe_end(probe));
+    return rc;
 }
 
 void tp_io_print(FILE *f, const struct tp_io_opts *o, const json_t *results)
 {
     o->w->print(f, o, results);
+    tp_ctr_print(f, json_object_get(results, "counters"));
 }

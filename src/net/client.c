@@ -11,6 +11,7 @@
 
 #include "net_int.h"
 #include "tp/clock.h"
+#include "tp/counters.h"
 #include "tp/intr.h"
 #include "tp/hist.h"
 #include "tp/log.h"
@@ -665,6 +666,30 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     return 0;
 }
 
+/* Each data connection's own counters (TCP_INFO for kernel TCP), after
+ * the test: an entry a flow where the transport has them. */
+static json_t *connections_json(const struct client *cl)
+{
+    static const char *const kinds[] = {[FLOW_PINGPONG] = "pingpong", [FLOW_C2S] = "c2s",
+                                        [FLOW_S2C] = "s2c"};
+    json_t *a = json_array();
+    for (size_t i = 0; i < cl->nflows && cl->ep[i] && cl->ops->stats; i++) {
+        struct tp_ep_stats st;
+        cl->ops->stats(cl->ep[i], &st);
+        if (!st.have)
+            continue;
+        json_array_append_new(
+            a, json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "flow",
+                         (json_int_t)i, "kind", kinds[cl->kind[i]], "total_retrans",
+                         (json_int_t)st.total_retrans, "bytes_retrans",
+                         (json_int_t)st.bytes_retrans, "lost", (json_int_t)st.lost, "rtt_us",
+                         (json_int_t)st.rtt_us, "rttvar_us", (json_int_t)st.rttvar_us,
+                         "delivery_rate_Bps", (json_int_t)st.delivery_rate_Bps, "reordering",
+                         (json_int_t)st.reordering, "rcv_ooopack", (json_int_t)st.rcv_ooopack));
+    }
+    return a;
+}
+
 int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
 {
     tp_clock_init();
@@ -729,6 +754,9 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     if ((rc = request(cl, err)))
         goto out;
     json_object_set_new(cl->results, "test", json_string(test_names[o->test]));
+    /* the node's counters before and after the test, outside its timed
+     * loops (docs/counters.md) */
+    struct tp_ctr_probe *probe = tp_ctr_probe_start(o->host, 0);
     json_t *list = json_array();
     if (o->test != TP_NET_LOADED)
         json_object_set_new(cl->results, "sizes", list);
@@ -740,6 +768,9 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     case TP_NET_BIBW: rc = test_bw(cl, true, list, err); break;
     case TP_NET_LOADED: rc = test_loaded(cl, cl->results, err); break;
     }
+    json_object_set_new(cl->results, "counters", tp_ctr_probe_end(probe));
+    if (!cl->abandoned)
+        json_object_set_new(cl->results, "connections", connections_json(cl));
     if (!rc) {
         json_t *bye = NULL;
         if (tp_wire_send(&cl->c, TP_F_BYE, NULL, err) == 0 &&

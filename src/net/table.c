@@ -3,6 +3,7 @@
  * and Gbit/s as perftest and iperf3). Reads the document only. */
 #include <string.h>
 
+#include "tp/counters.h"
 #include "tp/json.h"
 #include "tp/net.h"
 #include "tp/transport.h"
@@ -126,6 +127,16 @@ void tp_net_print(FILE *f, const json_t *doc)
     for (size_t i = 0; test && i < sizeof printers / sizeof printers[0]; i++)
         if (strcmp(test, printers[i].test) == 0) {
             printers[i].print(f, res, title);
-            return;
+            break;
         }
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(res, "connections"), i, c)
+        fprintf(f, "connection %s: %" JSON_INTEGER_FORMAT " segments retransmitted, rtt %"
+                JSON_INTEGER_FORMAT " us (var %" JSON_INTEGER_FORMAT " us)\n",
+                json_string_value(json_object_get(c, "kind")),
+                json_integer_value(json_object_get(c, "total_retrans")),
+                json_integer_value(json_object_get(c, "rtt_us")),
+                json_integer_value(json_object_get(c, "rttvar_us")));
+    tp_ctr_print(f, json_object_get(res, "counters"));
 }
