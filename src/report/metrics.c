@@ -534,6 +534,48 @@ static void fleet(struct rows *r, const json_t *doc)
 /* The rows of each command's documents: one reader per command, NULL for a
  * command whose documents have no figures (a run.ok row only). A command
  * not here is not one trainpath runs. */
+/* The counters beside a run's figures (docs/counters.md) as one row a
+ * cause, present with 0 when nothing moved, so that a gate can say a clean
+ * window has none: counters.CAUSE, the sum of its evidence's deltas (for
+ * downtrained and link_changed: the links); counters.tcp_retrans, the
+ * test's own connections' retransmits. */
+static void counters(struct rows *r, const json_t *res, const char *const *labels)
+{
+    static const char *const causes[] = {"throttled", "pausing",     "congestion",  "loss",
+                                         "errors",    "flap",        "downtrained", "link_changed"};
+    const json_t *c = json_object_get(res, "counters");
+    if (!json_is_object(c) || json_object_get(c, "error"))
+        return;
+    double sum[sizeof causes / sizeof *causes] = {0};
+    size_t i, j;
+    const json_t *e, *x;
+    json_array_foreach(arr(r, c, "causes", "counters"), i, e) {
+        const char *name = str(r, e, "cause", "counters.causes");
+        for (size_t k = 0; name && k < sizeof causes / sizeof *causes; k++) {
+            if (strcmp(name, causes[k]) != 0)
+                continue;
+            json_array_foreach(arr(r, e, "evidence", "counters.causes"), j, x) {
+                const json_t *d = json_object_get(x, "delta");
+                sum[k] += json_is_number(d) ? json_number_value(d) : 1;
+            }
+        }
+    }
+    for (size_t k = 0; k < sizeof causes / sizeof *causes; k++) {
+        char m[64];
+        snprintf(m, sizeof m, "counters.%s", causes[k]);
+        add(r, m, labels, sum[k], "", LOWER, NULL, NULL);
+    }
+    const json_t *conns = json_object_get(res, "connections");
+    if (json_is_array(conns) && json_array_size(conns)) {
+        double retrans = 0;
+        json_array_foreach(conns, i, e) {
+            double v = num(r, e, "total_retrans", "connections", NULL);
+            retrans += isfinite(v) ? v : 0;
+        }
+        add(r, "counters.tcp_retrans", labels, retrans, "", LOWER, NULL, NULL);
+    }
+}
+
 static const struct {
     const char *command;
     void (*rows)(struct rows *r, const json_t *doc);
@@ -599,6 +641,8 @@ static json_t *metrics(const json_t *doc, char *why, size_t cap, tp_error *err)
     /* a failed run's figures are not figures: run.ok = 0 says it all */
     if (ok && k >= 0 && readers[k].rows)
         readers[k].rows(&r, doc);
+    if (ok && k >= 0)
+        counters(&r, json_object_get(doc, "results"), run_labels);
     if (r.oom) {
         json_decref(r.a);
         tp_error_set(err, TP_ENOMEM, "out of memory");

@@ -95,6 +95,57 @@ static void net_lat(void **state)
     json_decref(d);
 }
 
+/* The counters beside a run become one row a cause, the sum of its
+ * evidence (links counted for the PCIe causes), 0 when nothing moved, and
+ * the connections' retransmits; counters that could not be read give no
+ * such rows. */
+static void counter_rows(void **state)
+{
+    (void)state;
+    json_t *c = json_pack(
+        "{s:f, s:i, s:[], s:[], s:[], s:[], s:[], s:[], s:["
+        "{s:s, s:s, s:[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}]},"
+        "{s:s, s:s, s:[{s:s, s:s, s:s, s:i, s:i}]}]}",
+        "window_s", 1.5, "counters_read", 300, "changed", "reset", "levels", "gone", "new",
+        "links", "causes", "cause", "loss", "text", "t", "evidence", "dev", "Tcp", "source",
+        "tcp", "name", "RetransSegs", "delta", 24, "dev", "TcpExt", "source", "tcp", "name",
+        "TCPTimeouts", "delta", 3, "cause", "downtrained", "text", "t", "evidence", "dev",
+        "0000:3b:00.0", "source", "pcie", "name", "link", "speed_mts", 8000, "width", 8);
+    json_t *d = doc("net bw", json_pack("{s:s}", "transport", "tcp"),
+                    json_pack("{s:s, s:[], s:o, s:[{s:i}, {s:i}]}", "test", "bw", "sizes",
+                              "counters", c, "connections", "total_retrans", 20, "total_retrans",
+                              4),
+                    true);
+    tp_error err;
+    json_t *rows = tp_report_metrics(d, &err);
+    assert_non_null(rows);
+    unique_keys(rows);
+    static const struct {
+        const char *key;
+        double v;
+    } want[] = {
+        {"counters.loss{command=net bw}", 27},     {"counters.downtrained{command=net bw}", 1},
+        {"counters.errors{command=net bw}", 0},    {"counters.flap{command=net bw}", 0},
+        {"counters.throttled{command=net bw}", 0}, {"counters.tcp_retrans{command=net bw}", 24},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const json_t *r = row(rows, want[i].key);
+        assert_true(json_number_value(json_object_get(r, "value")) == want[i].v);
+        assert_string_equal(json_string_value(json_object_get(r, "better")), "lower");
+    }
+    json_decref(rows);
+    json_object_set_new(json_object_get(d, "results"), "counters",
+                        json_pack("{s:s}", "error", "could not be read"));
+    rows = tp_report_metrics(d, &err);
+    assert_non_null(rows);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r)
+        assert_null(strstr(json_string_value(json_object_get(r, "key")), "counters."));
+    json_decref(rows);
+    json_decref(d);
+}
+
 static void coll_and_step(void **state)
 {
     (void)state;
@@ -309,6 +360,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(net_lat),
+        cmocka_unit_test(counter_rows),
         cmocka_unit_test(coll_and_step),
         cmocka_unit_test(failed_run),
         cmocka_unit_test(check_and_plan),
