@@ -170,8 +170,9 @@ struct tp_ctr_probe *tp_ctr_probe_start(const char *host, unsigned period_ms);
 json_t *tp_ctr_probe_end(struct tp_ctr_probe *p);
 
 /* A "counters" object (tp_ctr_diff_json or tp_ctr_probe_end's) as lines
- * for a command's table: what was read, each cause with its evidence,
- * what reset, went or came. Nothing for NULL. */
-void tp_ctr_print(FILE *f, const json_t *counters);
+ * for a command's table, the first starting with what (NULL: "counters"):
+ * what was read, each cause with its evidence, what reset, went or came.
+ * Nothing for NULL. */
+void tp_ctr_print(FILE *f, const char *what, const json_t *counters);
 
 #endif

@@ -259,7 +259,7 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     if (rc == 0 && table && l->n > 1)
         tp_coll_print_comparison(table, results, l);
     if (table)
-        tp_ctr_print(table, json_object_get(results, "counters"));
+        tp_ctr_print(table, NULL, json_object_get(results, "counters"));
     return rc;
 }
 

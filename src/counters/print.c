@@ -24,18 +24,19 @@ static void evidence(FILE *f, const json_t *ev)
     }
 }
 
-void tp_ctr_print(FILE *f, const json_t *c)
+void tp_ctr_print(FILE *f, const char *what, const json_t *c)
 {
+    what = what ? what : "counters";
     if (!c)
         return;
     const char *why = json_string_value(json_object_get(c, "error"));
     if (why) {
-        fprintf(f, "counters: not read (%s)\n", why);
+        fprintf(f, "%s: not read (%s)\n", what, why);
         return;
     }
     const char *path = json_string_value(json_object_get(c, "path"));
     const json_t *causes = json_object_get(c, "causes");
-    fprintf(f, "counters: %" JSON_INTEGER_FORMAT " read over %.2f s%s%s%s\n",
+    fprintf(f, "%s: %" JSON_INTEGER_FORMAT " read over %.2f s%s%s%s\n", what,
             json_integer_value(json_object_get(c, "counters_read")),
             json_number_value(json_object_get(c, "window_s")), path ? ", path " : "",
             path ? path : "", json_array_size(causes) ? "" : "; no cause found");

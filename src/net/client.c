@@ -774,8 +774,14 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
     if (!rc) {
         json_t *bye = NULL;
         if (tp_wire_send(&cl->c, TP_F_BYE, NULL, err) == 0 &&
-            tp_wire_expect(&cl->c, TP_F_BYE, &bye, err) == 0)
+            tp_wire_expect(&cl->c, TP_F_BYE, &bye, err) == 0) {
+            /* the server's node's counters over the test (a server
+             * before them sends none) */
+            json_t *pc = json_object_get(bye, "counters");
+            if (json_is_object(pc))
+                json_object_set(cl->results, "peer_counters", pc);
             json_decref(bye);
+        }
         tp_error_clear(err);
     }
 out:

@@ -39,6 +39,7 @@
 
 #include "net_int.h"
 #include "tp/clock.h"
+#include "tp/counters.h"
 #include "tp/log.h"
 #include "tp/net.h"
 #include "tp/sysinfo.h"
@@ -65,6 +66,7 @@ struct session {
     struct tp_gpu *gpu;  /* --mem cuda: the server's GPU (shared, never closed) */
     bool dev;            /* the endpoints' buffers are GPU memory (FI_HMEM) */
     void *dbuf[NET_MAX_FLOWS], *hbuf[NET_MAX_FLOWS];
+    struct tp_ctr_probe *probe; /* this node's counters, from REQUEST to BYE */
 };
 
 /* The server's GPU, opened at the first --mem cuda request and kept for the
@@ -304,6 +306,51 @@ static int on_run(struct session *s, json_t *body, tp_error *err)
     return rc;
 }
 
+/* The client's address, numeric, into out[cap] (for the interface the
+ * test's traffic uses); "" when it cannot be told. */
+static void peer_host(int fd, char *out, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    out[0] = '\0';
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0 ||
+        getnameinfo((struct sockaddr *)&ss, len, out, (socklen_t)cap, NULL, 0, NI_NUMERICHOST))
+        out[0] = '\0';
+}
+
+/* This node's counters for the client, in its BYE: whole when they fit a
+ * frame with room to spare; else the traffic and other counters of
+ * interfaces off the path left out ("trimmed": true); else only the
+ * causes, links and what was read. */
+static json_t *counters_for_bye(struct session *s)
+{
+    json_t *c = tp_ctr_probe_end(s->probe);
+    s->probe = NULL;
+    const size_t room = TP_WIRE_MAX_PAYLOAD / 2;
+    for (int pass = 0; c && pass < 2; pass++) {
+        size_t n = json_dumpb(c, NULL, 0, JSON_COMPACT);
+        if (n <= room)
+            break;
+        json_object_set_new(c, "trimmed", json_true());
+        const char *path = json_string_value(json_object_get(c, "path"));
+        json_t *ch = json_object_get(c, "changed"), *keep = json_array();
+        size_t i;
+        json_t *e;
+        json_array_foreach(ch, i, e) {
+            const char *cls = json_string_value(json_object_get(e, "class"));
+            const char *dev = json_string_value(json_object_get(e, "dev"));
+            bool cause = cls && strcmp(cls, "traffic") != 0 && strcmp(cls, "other") != 0;
+            if (pass == 0 && (cause || (path && dev && strcmp(dev, path) == 0)))
+                json_array_append(keep, e);
+        }
+        json_object_set_new(c, "changed", keep);
+        static const char *const lists[] = {"reset", "levels", "gone", "new"};
+        for (size_t k = 0; pass == 1 && k < sizeof lists / sizeof *lists; k++)
+            json_object_set_new(c, lists[k], json_array());
+    }
+    return json_pack("{s:o}", "counters", c ? c : json_pack("{s:s}", "error", "out of memory"));
+}
+
 static int run_session(struct session *s, tp_error *err)
 {
     int rc;
@@ -316,6 +363,11 @@ static int run_session(struct session *s, tp_error *err)
         case TP_F_REQUEST:
             rc = s->nflows ? tp_error_set(err, TP_EPROTO, "peer %s: second REQUEST", s->c.peer)
                            : on_request(s, body, err);
+            if (rc == 0 && !s->probe) { /* outside every timed phase */
+                char host[NI_MAXHOST];
+                peer_host(s->c.fd, host, sizeof host);
+                s->probe = tp_ctr_probe_start(host[0] ? host : NULL, 0);
+            }
             break;
         case TP_F_CONNECT:
             rc = s->nflows
@@ -334,10 +386,13 @@ static int run_session(struct session *s, tp_error *err)
             json_decref(done);
             break;
         }
-        case TP_F_BYE:
+        case TP_F_BYE: {
             json_decref(body);
-            tp_wire_send(&s->c, TP_F_BYE, NULL, err);
+            json_t *bye = s->probe ? counters_for_bye(s) : NULL;
+            tp_wire_send(&s->c, TP_F_BYE, bye, err);
+            json_decref(bye);
             return 0;
+        }
         default:
             rc = tp_error_set(err, TP_EPROTO, "peer %s sent an unexpected frame (type %d)",
                               s->c.peer, (int)t);
@@ -351,6 +406,9 @@ static int run_session(struct session *s, tp_error *err)
 static void end_session(struct session *s)
 {
     stop_background(s, 0, 0, NULL, NULL);
+    if (s->probe) /* a session that ended before its BYE */
+        json_decref(tp_ctr_probe_end(s->probe));
+    s->probe = NULL;
     if (s->abandoned) {
         /* a flow thread is stuck inside the fabric library with these
          * endpoints: closing them could hang too, so leak them */

@@ -61,7 +61,7 @@ static void report(void *arg, json_t *results)
     if (r->g->table && json_object_get(results, "runs"))
         tp_step_print_summary(r->g->table, &r->g->o, results);
     if (r->g->table)
-        tp_ctr_print(r->g->table, json_object_get(results, "counters"));
+        tp_ctr_print(r->g->table, NULL, json_object_get(results, "counters"));
 }
 
 int tp_step_main(struct tp_step_given *g, const struct tp_group_opts *go, bool *speak,

@@ -101,6 +101,13 @@ check "the veth's tx_bytes counted the payload (>= $moved bytes, >= 100 MiB)" \
     test "$txb" -ge "$moved" -a "$txb" -ge $((100 * 1048576))
 check "and no more than 1.2 x the payload + 1 MiB of headers" \
     test "$txb" -le $((moved * 12 / 10 + 1048576))
+# the server's node, in its BYE: its own path is A's veth, which received
+# the payload
+check "peer_counters (the server's node) has its path, A's veth ($VA)" \
+    test "$(json_get "$WORK/clean.json" "r['peer_counters'].get('path')")" = "$VA"
+rxa=$(json_get "$WORK/clean.json" "sum(x['delta'] for x in r['peer_counters']['changed']
+    if x['dev'] == '$VA' and x['name'] == 'rx_bytes')")
+check "... whose rx_bytes counted the payload ($rxa >= $moved bytes)" test "$rxa" -ge "$moved"
 
 # -- 2. a lossy link: 5% of B's data packets to A lost on the way ----------
 # The rule sits in A, where the packets arrive, as a lossy link or switch
