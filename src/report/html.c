@@ -1,13 +1,13 @@
 /* The HTML report: result documents into one self-contained page.
  *
  * This file is the page: its style, the header, the verdicts with each
- * document's key figure, the checks and the list of documents; the other
- * sections each have a file (html_int.h), and each picks its documents,
- * draws its plots (with the plotter of svg.c) and tables, and is skipped
- * when nothing feeds it. Every string from a document goes through
- * tp__svg_esc(): the page is data, and a candidate named "<script>" must
- * show as text. Nothing here reads a clock or the network, so the same
- * documents give the same page. */
+ * document's key figure (and the marker of its counters' causes), the checks
+ * and the list of documents; the other sections each have a file
+ * (html_int.h), and each picks its documents, draws its plots (with the
+ * plotter of svg.c) and tables, and is skipped when nothing feeds it.
+ * Every string from a document goes through tp__svg_esc(): the page is
+ * data, and a candidate named "<script>" must show as text. Nothing here
+ * reads a clock or the network, so the same documents give the same page. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -64,7 +64,14 @@ static const char css[] =
     "ul.words{background:#fff;border:1px solid #e0e2e6;border-radius:4px;margin:6px 0;"
     "padding:8px 12px 8px 28px}\n"
     "ul.words li{margin:2px 0}\n"
-    "code{font-size:12.5px;overflow-wrap:anywhere}\n";
+    "code{font-size:12.5px;overflow-wrap:anywhere}\n"
+    ".flag{display:inline-block;margin-top:3px;padding:0 6px;border-radius:3px;font-size:12px;"
+    "font-weight:600;background:#c77700}\n"
+    ".flag a{color:#fff;text-decoration:none}\n"
+    ".ctr{background:#fff;border:1px solid #e0e2e6;border-radius:4px;margin:8px 0;"
+    "padding:0 10px 6px}\n"
+    ".cause{background:#fdf6e9;border-left:5px solid #c77700;margin:4px 0;padding:3px 8px}\n"
+    "details summary{cursor:pointer;font-size:13px;color:#33363c}\n";
 
 /* ---- key figures (one line a document) ---- */
 
@@ -238,8 +245,10 @@ static void key_figure(const struct html_doc *x, char *out, size_t cap)
 
 /* ---- verdicts ---- */
 
+/* x (NULL: a caller's verdict) is the document the box stands for, the k-th:
+ * the marker of its counters' causes goes under its figures */
 static void box(struct svg_buf *b, const char *status, const char *name, const char *summary,
-                const char *figure, double seconds)
+                const char *figure, double seconds, const struct html_doc *x, size_t k)
 {
     tp__svg_printf(b, "<div class=\"box %s\"><div class=\"name\"><span class=\"st %s\">%s</span>",
                    status, status, status);
@@ -255,6 +264,8 @@ static void box(struct svg_buf *b, const char *status, const char *name, const c
         tp__svg_esc(b, figure);
         tp__svg_emit(b, "</div>");
     }
+    if (x)
+        tp__html_cause_flag(b, x, k, "div");
     if (isfinite(seconds))
         tp__svg_printf(b, "<div class=\"small\">%.1f s</div>", seconds);
     tp__svg_emit(b, "</div>\n");
@@ -283,7 +294,7 @@ static void section_verdicts(struct svg_buf *b, const struct html_doc *docs, siz
     if (verdicts) {
         json_array_foreach(verdicts, i, v) {
             box(b, tp_json_str(v, "status"), tp_json_str(v, "name"), tp_json_str(v, "summary"),
-                tp_json_str(v, "figure"), tp_json_num(v, "seconds"));
+                tp_json_str(v, "figure"), tp_json_num(v, "seconds"), NULL, 0);
         }
         tp__svg_emit(b, "</div>\n");
         if (n) {
@@ -294,15 +305,18 @@ static void section_verdicts(struct svg_buf *b, const struct html_doc *docs, siz
                 tp__svg_printf(b, "<tr class=\"%s\">", tp__html_ok(&docs[k]) ? "ok" : "FAIL");
                 tp__html_td(b, tp__html_command(&docs[k]));
                 tp__html_td(b, tp_json_str(get(docs[k].d, "provenance"), "host"));
-                tp__html_td(b, fig);
-                tp__svg_emit(b, "</tr>\n");
+                tp__svg_emit(b, "<td>");
+                tp__svg_esc(b, fig);
+                tp__html_cause_flag(b, &docs[k], k, "span");
+                tp__svg_emit(b, "</td></tr>\n");
             }
             tp__svg_emit(b, "</table>\n");
         }
     } else {
         for (size_t k = 0; k < n; k++) {
             key_figure(&docs[k], fig, sizeof fig);
-            box(b, derived_status(&docs[k]), tp__html_command(&docs[k]), fig, NULL, NAN);
+            box(b, derived_status(&docs[k]), tp__html_command(&docs[k]), fig, NULL, NAN, &docs[k],
+                k);
         }
         tp__svg_emit(
             b, "</div>\n<p class=\"small\">Derived from the documents: FAIL marks a failed run; "
@@ -488,6 +502,7 @@ static void page(struct svg_buf *b, const struct html_doc *docs, size_t n, const
     tp__html_step(b, docs, n);
     tp__html_plan(b, docs, n);
     section_check(b, docs, n);
+    tp__html_counters(b, docs, n);
     section_documents(b, docs, n);
     if (!n)
         tp__svg_emit(b, "<p>No result documents.</p>\n");

@@ -3,10 +3,12 @@
  * html.c is the page (its style, the header, the verdicts with each
  * document's key figure, the checks, the list of documents) and calls one
  * function per section that has a file of its own: html_fleet.c,
- * html_latency.c, html_coll.c, html_step.c, html_plan.c (and the busbw peak
- * of html_coll.c for the coll key figure). Those call only html_parts.c
- * (rows, table cells, headings, number formats) and the plotter (svg.h),
- * never html.c or each other, so no two files call each other. */
+ * html_latency.c, html_coll.c, html_step.c, html_plan.c, html_counters.c
+ * (and the busbw peak of html_coll.c for the coll key figure, the causes'
+ * marker of html_counters.c beside every key figure). Those call only
+ * html_parts.c (rows, table cells, headings, number formats) and the
+ * plotter (svg.h), never html.c or each other, so no two files call each
+ * other. */
 #ifndef TP_REPORT_HTML_INT_H
 #define TP_REPORT_HTML_INT_H
 
@@ -105,5 +107,20 @@ void tp__html_step(struct svg_buf *b, const struct html_doc *docs, size_t n);
 /* html_plan.c: the ranked candidates, the words and the sweep per plan
  * document. */
 void tp__html_plan(struct svg_buf *b, const struct html_doc *docs, size_t n);
+
+/* html_counters.c: per document with results.counters (or a net document's
+ * results.connections), a block with id "counters-K" (K: the document's
+ * number, from 1): "counters not read: WHY" when counters.error is set;
+ * else the window, each cause flagged with its sentence and evidence, the
+ * changed counters that point at a cause, the PCIe links downtrained or
+ * changed, resets, devices gone or new, the traffic counters of the path
+ * (in a closed <details>); and a net document's connections. */
+void tp__html_counters(struct svg_buf *b, const struct html_doc *docs, size_t n);
+
+/* The marker of docs[k]'s key figure: <tag class="flag"> (tag "div" or
+ * "span") linking to its block, "counters: loss, downtrained" with each
+ * cause named once, in the document's order; nothing when its counters name
+ * no cause or were not read. Never a status: counters do not change one. */
+void tp__html_cause_flag(struct svg_buf *b, const struct html_doc *x, size_t k, const char *tag);
 
 #endif

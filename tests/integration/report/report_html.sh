@@ -5,7 +5,9 @@
 # kind with a unit on every axis, the figures it shows equal to the
 # documents', hostile strings escaped, nothing fetched from the network, no
 # script, sections without documents left out, bad verdicts refused without
-# touching the old page. Then headless Chromium: a screenshot that is not
+# touching the old page; the counters section (hand-made counters with loss
+# and downtrained, one whose read failed, one without) and the causes'
+# marker on the key figure. Then headless Chromium: a screenshot that is not
 # blank and a DOM with the same structure (skipped without chromium).
 . "$(dirname "$0")/../lib.sh"
 DRIVER=${HTML_DRIVER:?HTML_DRIVER must name the html_driver test executable}
@@ -61,8 +63,9 @@ check "html_driver renders the six documents with four verdicts" run_rc 0 "$WORK
     "$DRIVER" "$P" --verdicts "$WORK/verdicts.json" "${DOCS[@]}"
 summary "$P" "$WORK/page.json"
 pg() { json_get "$WORK/page.json" "$1"; }
-check "sections in order: verdicts latency busbw step plan check (documents)" \
-    test "$(pg "d['sections']")" = "['verdicts', 'latency', 'busbw', 'step', 'plan', 'check', 'documents']"
+check "sections in order: verdicts latency busbw step plan check counters (documents)" \
+    test "$(pg "d['sections']")" = \
+    "['verdicts', 'latency', 'busbw', 'step', 'plan', 'check', 'counters', 'documents']"
 check "plots: cdf+hist for net lat and io commit, busbw, step, plan x2 (step time, cost)" \
     test "$(pg "sorted(p['kind'] for p in d['plots'] if 'plot' in p['class'])")" = \
     "['busbw', 'cdf', 'cdf', 'hist', 'hist', 'plan', 'plan', 'step']"
@@ -156,6 +159,114 @@ check "... the old page untouched" cmp -s "$P" "$WORK/before.html"
 check "a folder that does not exist: exit 2" run_rc 2 "$WORK/nodir.out" \
     "$DRIVER" "$WORK/nowhere/r.html" "$D/check.json"
 check "... naming it" grep -qF "$WORK/nowhere/r.html" "$WORK/nodir.out"
+
+# ---- counters: the deltas beside each test, causes flagged on the key figure ----
+# net lat with counters (by hand) naming loss and downtrained, markup in
+# device names; io commit whose counters could not be read; step without
+# counters
+mkdir -p "$WORK/ctr"
+/usr/bin/python3 - "$D" "$WORK/ctr" <<'PY'
+import json, sys
+src, out = sys.argv[1:3]
+bad = "mlx5_<script>alert(2)</script>/1"
+d = json.load(open(src + "/lat.json"))
+ev = [{"dev": bad, "source": "rdma", "name": "port_xmit_discards", "delta": 1234}] + [
+    {"dev": "Tcp" if k % 2 else "TcpExt", "source": "tcp", "name": "Retrans%d" % k, "delta": k + 1}
+    for k in range(5)]
+d["results"]["counters"] = {
+    "window_s": 2.5, "counters_read": 321, "path": "eth<b>0", "samples": 3, "cost_ms": 4.25,
+    "changed": [{"dev": "eth<b>0", "source": "netdev", "name": "rx_bytes", "unit": "bytes",
+                 "delta": 2500000000, "class": "traffic"},
+                {"dev": "eth9", "source": "netdev", "name": "tx_bytes", "unit": "bytes",
+                 "delta": 77, "class": "traffic"},
+                {"dev": "TcpExt", "source": "tcp", "name": "TCPHPAcks", "unit": "events",
+                 "delta": 5, "class": "other"}] +
+               [dict(e, unit="packets", **{"class": "loss"}) for e in ev],
+    "reset": [{"dev": "mlx5_0/1", "source": "rdma", "name": "port_rcv_data", "before": 4294967000,
+               "after": 12}],
+    "levels": [], "gone": ["rdma:mlx5_2/1"], "new": ["netdev:eth<i>9"],
+    "links": [{"dev": "0000:3b:00.0", "speed_mts": 8000, "max_speed_mts": 16000, "width": 4,
+               "max_width": 16, "downtrained": True, "changed": False},
+              {"dev": "0000:5e:00.0", "speed_mts": 16000, "max_speed_mts": 16000, "width": 16,
+               "max_width": 16, "downtrained": False, "changed": False}],
+    "causes": [{"cause": "loss", "text": "packets were lost on the path", "evidence": ev},
+               {"cause": "downtrained", "text": "a PCIe link runs below its maximum",
+                "evidence": [{"dev": "0000:3b:00.0", "source": "pcie", "name": "link",
+                              "speed_mts": 8000, "width": 4}]}]}
+d["results"]["connections"] = [{"flow": 0, "kind": "pingpong", "total_retrans": 17,
+                                "bytes_retrans": 4096, "lost": 2, "rtt_us": 250,
+                                "rttvar_us": 40, "delivery_rate_Bps": 1250000000}]
+json.dump(d, open(out + "/causes.json", "w"))
+d = json.load(open(src + "/commit.json"))
+d["results"]["counters"] = {"error": "cannot read <sysfs> & 'proc'"}
+json.dump(d, open(out + "/error.json", "w"))
+d = json.load(open(src + "/step.json"))
+d["results"].pop("counters", None)
+json.dump(d, open(out + "/none.json", "w"))
+PY
+CD=("$WORK/ctr/causes.json" "$WORK/ctr/error.json" "$WORK/ctr/none.json")
+check "the counters fixtures are valid result documents" valid_doc "${CD[@]}"
+check "html_driver renders them without verdicts" run_rc 0 "$WORK/ctr.out" \
+    "$DRIVER" "$WORK/ctr.html" "${CD[@]}"
+C=$WORK/ctr.html
+summary "$C" "$WORK/ctr.json"
+ctext() { json_get "$WORK/ctr.json" "d['text'].split('Counters')[-1]"; }
+blk() { # blk K: the text of document K's counters block
+    json_run "$WORK/ctr.json" "import re
+print(' '.join(re.sub(r'\s+', ' ', d['text'].split('Counters')[-1]).split(' document ')[$1:$1 + 1])[:4000])"
+}
+check "a counters section, before documents" \
+    test "$(json_get "$WORK/ctr.json" "d['sections']")" = \
+    "['verdicts', 'latency', 'step', 'counters', 'documents']"
+check "a block for the document with counters and the one whose counters failed, none for step" \
+    test "$(grep -o 'id="counters-[0-9]*"' "$C" | tr '\n' ' ')" = 'id="counters-1" id="counters-2" '
+check "... loss and downtrained flagged as WARN badges" \
+    test "$(sed -n 's/^<div class="cause"><span class="st WARN">\([a-z_]*\)<.*/\1/p' "$C" | tr '\n' ' ')" = \
+    "loss downtrained "
+check "... with their sentences" grep -q "loss packets were lost on the path.*downtrained a PCIe link runs below its maximum" <(blk 1)
+check "... loss's evidence: the first four with deltas, then +2 more" \
+    grep -qF "evidence: mlx5_<script>alert(2)</script>/1 port_xmit_discards +1234, TcpExt Retrans0 +1, Tcp Retrans1 +2, TcpExt Retrans2 +3, +2 more" <(blk 1)
+check "... downtrained's evidence: the link's speed and width" \
+    grep -qF "evidence: 0000:3b:00.0 link 8 GT/s x4" <(blk 1)
+check "... the window, counters read and path" \
+    grep -qF "321 counters read over 2.50 s, path eth<b>0; 3 samples of the PCIe links" <(blk 1)
+check "... counters that point at a cause: all six, not traffic or other" \
+    test "$(json_run "$WORK/ctr.json" "t = [t for t in d['tables'] if t['section'] == 'counters'][0]['rows']
+print(len(t) - 1, {r[0] for r in t[1:]}, t[1][2:5])")" = \
+    "6 {'loss'} ['mlx5_<script>alert(2)</script>/1', 'port_xmit_discards', '1234']"
+check "... the downtrained link, not the healthy one: 8 GT/s of 16 GT/s, x4 of x16" \
+    test "$(json_run "$WORK/ctr.json" "print([r for t in d['tables'] for r in t['rows'] if r[0].startswith('0000:')])")" = \
+    "[['0000:3b:00.0', '8 GT/s of 16 GT/s', 'x4 of x16', 'downtrained']]"
+check "... the reset (no delta claimed), devices gone and new" \
+    grep -qF "wrapped or reset, no delta claimed: mlx5_0/1 port_rcv_data 4294967000 → 12 devices gone during the run: rdma:mlx5_2/1 devices new during the run: netdev:eth<i>9" <(blk 1)
+check "... the path's traffic in a closed <details>, only the path's device" \
+    test "$(json_run "$WORK/ctr.json" "t = [t for t in d['tables'] if t['rows'][0][0] == 'class'][0]['rows']
+print(t[1:])")" = "[['traffic', 'netdev', 'eth<b>0', 'rx_bytes', '2500000000 (2.5 GB)', 'bytes']]"
+check "... (the <details> closed)" grep -q '^<details><summary>traffic counters of the path (1)</summary>$' "$C"
+check "... the connection: retransmits, rtt, rttvar, delivery rate" \
+    test "$(json_run "$WORK/ctr.json" "print([r for t in d['tables'] for r in t['rows'] if r[1:2] == ['pingpong']])")" = \
+    "[['0', 'pingpong', '17', '4096', '2', '250 us', '40.0 us', '1.25 GB/s', '-']]"
+check "the key figure's box names the causes, the status stays INFO" \
+    test "$(json_run "$WORK/ctr.json" "v = d['verdicts'][0]
+print(v['status'], 'counters: loss, downtrained' in v['text'])")" = "['INFO'] True"
+check "... and links to the block" grep -q '<div class="flag"><a href="#counters-1">counters: loss, downtrained</a></div>' "$C"
+check "... the other boxes carry no marker" test "$(grep -c 'class="flag"' "$C")" = 1
+check "the failed read: one line 'counters not read: WHY'" \
+    grep -qE "^2 on [^ ]+ counters not read: cannot read <sysfs> & 'proc' Documents" <(blk 2)
+check "every string from the counters escaped: no <script, <b>, <i> or <sysfs> in the file" \
+    absent '<script|<b>|<i>|<sysfs>' "$C"
+check "... shown as &lt;script&gt;, &lt;b&gt;, &lt;i&gt;, &lt;sysfs&gt; &amp; &#39;proc&#39;" \
+    test "$(for t in 'mlx5_&lt;script&gt;alert(2)&lt;/script&gt;/1 port_xmit_discards +1234' \
+        'path <code>eth&lt;b&gt;0</code>' 'netdev:eth&lt;i&gt;9' \
+        'counters not read: cannot read &lt;sysfs&gt; &amp; &#39;proc&#39;'; do
+        grep -cF -- "$t" "$C"; done | tr '\n' ' ')" = "1 1 1 1 "
+check "with verdicts: the key figures table names the causes on the net lat row" \
+    run_rc 0 "$WORK/ctrv.out" "$DRIVER" "$WORK/ctrv.html" --verdicts "$WORK/verdicts.json" "${CD[@]}"
+summary "$WORK/ctrv.html" "$WORK/ctrv.json"
+check "... (net lat: counters: loss, downtrained; io commit and step: none)" \
+    test "$(json_run "$WORK/ctrv.json" "t = [t for t in d['tables'] if t['section'] == 'verdicts'][0]['rows']
+print([(r[0], 'counters: loss, downtrained' in r[2], 'counters:' in r[2]) for r in t[1:]])")" = \
+    "[('net lat', True, True), ('io commit', False, False), ('step', False, False)]"
 
 # ---- headless Chromium: the page as a browser shows it ----
 # $CHROMIUM names the browser (empty: none, to run without it)
