@@ -494,11 +494,13 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         const char *label = json_string_value(json_object_get(g, "label"));
         json_t *tl = json_array();
         json_array_foreach(json_object_get(g, "tests"), q, e) {
-            json_array_append_new(tl, json_pack("{s:O, s:O, s:O, s:O}", "test",
-                                                json_object_get(e, "test"), "status",
-                                                json_object_get(e, "status"), "summary",
-                                                json_object_get(e, "summary"), "seconds",
-                                                json_object_get(e, "seconds")));
+            json_t *te = json_pack("{s:O, s:O, s:O, s:O}", "test", json_object_get(e, "test"),
+                                   "status", json_object_get(e, "status"), "summary",
+                                   json_object_get(e, "summary"), "seconds",
+                                   json_object_get(e, "seconds"));
+            if (json_object_get(e, "counters"))
+                json_object_set(te, "counters", json_object_get(e, "counters"));
+            json_array_append_new(tl, te);
             if (r == 0 && json_is_object(json_object_get(e, "doc")))
                 json_array_append(html_docs, json_object_get(e, "doc"));
         }
@@ -520,6 +522,8 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
                                    "seconds", json_object_get(e, "seconds"));
             if (json_object_get(e, "stage"))
                 json_object_set(pe, "stage", json_object_get(e, "stage"));
+            if (json_object_get(e, "counters"))
+                json_object_set(pe, "counters", json_object_get(e, "counters"));
             json_array_append_new(pair_list, pe);
             if (!has_doc(e))
                 continue;

@@ -3,6 +3,7 @@
  * then the summary table and the outputs from the documents written. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,6 +55,7 @@ int tp__validate_host(struct tp__validate_ctx *c)
     /* the history and the report, from the documents written */
     json_t *docs[TP_VALIDATE_MAX_TESTS], *rows = json_array();
     size_t nd = 0;
+    char causes[TP_VALIDATE_MAX_TESTS][160] = {{0}};
     for (int i = 0; i < c->tests.n; i++) {
         char json[4400];
         snprintf(json, sizeof json, "%s/%s.json", c->outdir, c->tests.t[i].name);
@@ -70,6 +72,19 @@ int tp__validate_host(struct tp__validate_ctx *c)
         if (r)
             json_array_extend(rows, r);
         json_decref(r);
+        /* the causes its counters name, beside its verdict and its line */
+        json_t *cs = tp__validate_counter_causes(docs[nd]);
+        size_t k;
+        json_t *x;
+        json_array_foreach(cs, k, x) {
+            size_t len = strlen(causes[i]);
+            const char *line = json_string_value(x), *colon = strchr(line, ':');
+            snprintf(causes[i] + len, sizeof causes[i] - len, "%s%.*s", len ? ", " : "",
+                     (int)(colon ? colon - line : (ptrdiff_t)strlen(line)), line);
+        }
+        if (json_array_size(cs))
+            json_object_set(json_array_get(verdicts, (size_t)i), "counters", cs);
+        json_decref(cs);
         nd++;
     }
     if (!c->quiet) {
@@ -78,8 +93,9 @@ int tp__validate_host(struct tp__validate_ctx *c)
         for (int i = 0; i < c->tests.n; i++) {
             const struct tp_validate_test *t = &c->tests.t[i];
             const char *st = tp__validate_status(t);
-            printf("%-4s %-20s %6.1f s  %s\n", strcmp(st, "PASS") == 0 ? "ok" : st, t->name,
-                   t->took_s, t->why[0] ? t->why : t->what);
+            printf("%-4s %-20s %6.1f s  %s%s%s%s\n", strcmp(st, "PASS") == 0 ? "ok" : st,
+                   t->name, t->took_s, t->why[0] ? t->why : t->what,
+                   causes[i][0] ? " (counters: " : "", causes[i], causes[i][0] ? ")" : "");
         }
     }
     int orc = tp__validate_outputs(c, NULL, (const json_t *const *)docs, nd, (const json_t *const *)docs,

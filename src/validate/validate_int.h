@@ -109,6 +109,11 @@ struct tp__validate_node {
  * or wrote one that is refused, said). NULL on ENOMEM. */
 json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, const char *docpath);
 
+/* The causes a test document's counters name (docs/counters.md), one
+ * string each, "loss: Tcp RetransSegs +24, ..." (the server's node's
+ * prefixed "server's "): a new array, empty when none. */
+json_t *tp__validate_counter_causes(const json_t *doc);
+
 /* Measure t from node a against node b's server, the documents in
  * pairs/A--B/ (sub: a folder under it, or NULL). Returns what ran, with
  * "a" and "b" (labels). */

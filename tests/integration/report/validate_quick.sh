@@ -20,6 +20,17 @@ print(int(r['nagios']['code'] == 2))")" = "$rc"
 for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step sdc plan; do
     check "... $d.json: a valid result document" valid_doc "$V1/$d.json"
 done
+# each test's line names the causes its document's counters name, and
+# only those (loopback TCP may or may not retransmit: whichever it did)
+for d in net-lat net-bw coll-allreduce io-commit step; do
+    want=$(json_run "$V1/$d.json" "
+c = [x['cause'] for x in r.get('counters', {}).get('causes', [])]
+c += [\"server's \" + x['cause'] for x in r.get('peer_counters', {}).get('causes', [])]
+print(' (counters: ' + ', '.join(c) + ')' if c else '')")
+    line=$(grep -E "^ok +$d " "$WORK/v1.out")
+    check "... $d's line names its counters' causes ('${want:- none}')" \
+        test "${line%%"$want"}" != "$line" -o -z "$want" -a "${line#*(counters:}" = "$line"
+done
 check "... the history holds the nine runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 9
 check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
 check "... --prometheus: a textfile with the step time and the busbw" eval 'grep -q "^trainpath_step_time_mean_seconds{" "$WORK/tp.prom" && grep -q "^trainpath_coll_busbw_bytes_per_second{" "$WORK/tp.prom"'
