@@ -47,6 +47,14 @@ int tp_check_facts(const char *root, json_t **facts, tp_error *err);
  * as unseen "secrets", so SEC-RESULTS-SECRETS cannot PASS without it. */
 int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_error *err);
 
+/* Read the result documents in the folders (three levels down at most,
+ * symlinks not followed) and set facts.counter_causes to every cause their
+ * counters name (docs/counters.md): {file, command, side ("this node" or
+ * "the server node"), cause, evidence (its first counters and deltas)};
+ * an empty list when none does. Files that are not result documents are
+ * passed over. TP_ENOMEM only. */
+int tp_check_scan_counters(json_t *facts, const char *const *dirs, int n, tp_error *err);
+
 /* ---- policy ---- */
 
 enum tp_plane { TP_PLANE_MGMT, TP_PLANE_CONTROL, TP_PLANE_DATA, TP_PLANE_STORAGE, TP_PLANES };

@@ -115,6 +115,8 @@ static int audit_facts(const struct tp_check_opts *o, const struct tp_policy *p,
     for (int i = 0; i < o->nresults; i++)
         dirs[n++] = o->results[i];
     rc = tp_check_scan_secrets(*facts, dirs, n, err);
+    if (rc == 0)
+        rc = tp_check_scan_counters(*facts, dirs, n, err);
     free(dirs);
     return rc;
 }

@@ -31,6 +31,8 @@ const struct tp_check_rule *const tp_check_rules[] = {
     &tp__check_rule_net_speed_data,
     &tp__check_rule_numa_nic_gpu,
     &tp__check_rule_pcie_link_full,
+    &tp__check_rule_ctr_errors,
+    &tp__check_rule_link_flap,
     &tp__check_rule_gpu_peermem,
     &tp__check_rule_cpu_governor,
     &tp__check_rule_mem_thp,

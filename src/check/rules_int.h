@@ -211,5 +211,7 @@ extern const struct tp_check_rule tp__check_rule_kern_bpf;
 extern const struct tp_check_rule tp__check_rule_kern_ptrace;
 extern const struct tp_check_rule tp__check_rule_rdma_netns;
 extern const struct tp_check_rule tp__check_rule_sec_results_secrets;
+extern const struct tp_check_rule tp__check_rule_ctr_errors;
+extern const struct tp_check_rule tp__check_rule_link_flap;
 
 #endif

@@ -642,3 +642,85 @@ const struct tp_check_rule tp__check_rule_sec_results_secrets = {
     .needs = "secrets",
     .check = sec_results_secrets,
 };
+
+
+/* ---- the counters of the tests in the results folders ---- */
+
+/* The causes of one kind named by the tests' counters, as bad items of
+ * status st; whether the results were scanned at all. */
+static bool causes(const json_t *facts, struct tp_check_result *r, struct finding *f,
+                   const char *cause, enum tp_check_status st)
+{
+    const json_t *cs = tp__check_get(facts, "counter_causes");
+    if (!json_is_array(cs)) {
+        tp__check_nofacts(r, facts, "counter_causes",
+                          "no results folders were read (--results DIR, or the policy's)");
+        return false;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(cs, i, e) {
+        const char *c = tp__check_sget(e, "cause");
+        if (c && strcmp(c, cause) == 0)
+            tp__check_bad(f, st, "%s (%s, %s): %s", tp__check_sget(e, "file"),
+                          tp__check_sget(e, "command"), tp__check_sget(e, "side"),
+                          tp__check_sget(e, "evidence"));
+    }
+    return true;
+}
+
+static void ctr_errors(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r)
+{
+    (void)p;
+    struct finding f = {0};
+    if (!causes(facts, r, &f, "errors", TP_CHECK_FAIL))
+        return;
+    if (!f.bad[0])
+        tp__check_ok(&f, "no error counter moved during the tests in the results folders");
+    tp__check_done(r, &f, "no error counter (symbol, CRC, link integrity, AER) moves in a test");
+}
+
+const struct tp_check_rule tp__check_rule_ctr_errors = {
+    .id = "CTR-ERRORS",
+    .plane = "node",
+    .severity = TP_SEV_CRITICAL,
+    .title = "No error counter moved during the tests",
+    .rationale =
+        "Symbol, CRC, link-integrity and PCIe AER errors during a test are a physical fault in "
+        "the making (a cable, an optic, a riser) long before the link fails; a clean soak window "
+        "has none.",
+    .remediation =
+        "Read the test's counters (its document's results.counters, `report html`), find the "
+        "device and counter named, and reseat or replace the cable, optic or card.",
+    .source = "IB PMA PortCounters (symbol_error, link_error_recovery); IEEE 802.3 FCS errors; "
+              "PCI Express AER; docs/counters.md",
+    .check = ctr_errors,
+};
+
+static void link_flap(const json_t *facts, const struct tp_policy *p, struct tp_check_result *r)
+{
+    (void)p;
+    struct finding f = {0};
+    if (!causes(facts, r, &f, "flap", TP_CHECK_WARN))
+        return;
+    if (!f.bad[0])
+        tp__check_ok(&f, "no link went down during the tests in the results folders");
+    tp__check_done(r, &f, "no carrier change or link_downed during a test");
+}
+
+const struct tp_check_rule tp__check_rule_link_flap = {
+    .id = "LINK-FLAP",
+    .plane = "node",
+    .severity = TP_SEV_WARNING,
+    .title = "No link went down during the tests",
+    .rationale =
+        "A carrier that changed (or an IB link_downed) during a test stalls every collective "
+        "through that port and retrains the link; a flapping port is a failing cable or a switch "
+        "fault.",
+    .remediation =
+        "Find the interface in the test's counters, check its cable and the switch port's log, "
+        "and watch carrier_changes over a soak.",
+    .source = "Linux sysfs-class-net (carrier_changes); IB PMA PortCounters (LinkDownedCounter); "
+              "docs/counters.md",
+    .check = link_flap,
+};

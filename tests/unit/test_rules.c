@@ -146,6 +146,7 @@ static const char base_facts[] =
     "   'width': 16, 'max_width': 16},"
     "  {'pci': '0000:5e:00.0', 'kind': 'nvme', 'speed_mts': 16000, 'max_speed_mts': 16000,"
     "   'width': 4, 'max_width': 4}],"
+    " 'counter_causes': [],"
     " 'gpudirect': {'peermem': 'nvidia_peermem', 'nvidia_driver': '550.54.15'},"
     " 'memory': {'hugepages_total': 1024, 'hugepage_size_kb': 2048, 'thp': 'madvise'},"
     " 'iommu': {'mode': 'passthrough', 'cmdline': 'intel_iommu=on iommu=pt', 'groups': 80},"
@@ -419,6 +420,19 @@ static const struct rcase cases[] = {
      {{"pcie_links/0/width", "null"}, {"pcie_links/0/speed_mts", "null"}}},
     {"PCIE-LINK-FULL", SKIP, "no NIC, GPU, NVMe or accelerator", NULL, {{"pcie_links", "[]"}}},
     {"PCIE-LINK-FULL", SKIP, "no PCIe link facts", NULL, {{"pcie_links", "null"}}},
+    {"CTR-ERRORS", FAIL, "v/net-bw.json (net bw, this node): eth2 rx_crc_errors_phy +5", NULL,
+     {{"counter_causes", "[{'file': 'v/net-bw.json', 'command': 'net bw', 'side': 'this node',"
+                         " 'cause': 'errors', 'evidence': 'eth2 rx_crc_errors_phy +5'}]"}}},
+    {"CTR-ERRORS", PASS, "no error counter moved", NULL,
+     {{"counter_causes", "[{'file': 'v/a.json', 'command': 'coll', 'side': 'this node',"
+                         " 'cause': 'loss', 'evidence': 'Tcp RetransSegs +3'}]"}}},
+    {"CTR-ERRORS", SKIP, "no results folders were read", NULL, {{"counter_causes", "null"}}},
+    {"LINK-FLAP", WARN, "v/net-bw.json (net bw, the server node): eth2 carrier_changes +2", NULL,
+     {{"counter_causes", "[{'file': 'v/net-bw.json', 'command': 'net bw',"
+                         " 'side': 'the server node', 'cause': 'flap',"
+                         " 'evidence': 'eth2 carrier_changes +2'}]"}}},
+    {"LINK-FLAP", PASS, "no link went down", NULL, {{0}}},
+    {"LINK-FLAP", SKIP, "no results folders were read", NULL, {{"counter_causes", "null"}}},
     {"GPU-PEERMEM", FAIL, "neither nvidia_peermem nor nv_peer_mem is loaded", NULL,
      {{"gpudirect/peermem", "null"}}},
     {"GPU-PEERMEM", SKIP, "no RDMA devices", NULL, {{"rdma", "null"}}},

@@ -93,6 +93,38 @@ check "... both named" grep -q "overlaps planes.storage.cidrs\[0\] 10.1.2.0/24" 
 check "no --policy: the node rules only, the plane rules skipped" test "$(json_run "$WORK/nopolicy.json" "
 st = {f['id']: f['status'] for f in r['findings']}
 print([st[i] for i in ('NET-MTU-DATA', 'SEC-FW-MGMT', 'NET-RPF-DATA', 'SEC-LISTEN-WILDCARD-CONTROL')], st['KERN-KPTR'] != 'SKIP')")" = "['SKIP', 'SKIP', 'SKIP', 'SKIP'] True"
+# --results: the counters of the tests whose documents are there (a real
+# net bw document, its counters given an error and a flap cause), and a
+# clean one; a file that is no result document is passed over
+mkdir -p "$WORK/res/nodes/n1" "$WORK/clean"
+"$TP" net serve --port 0 --one-off --insecure >"$WORK/srv.out" 2>&1 &
+for _ in $(seq 50); do p=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$WORK/srv.out" | head -1); [ -n "$p" ] && break; sleep 0.1; done
+"$TP" net bw 127.0.0.1 --port "$p" --sizes 64K --iters 20 --json "$WORK/clean/net-bw.json" >/dev/null 2>&1
+/usr/bin/python3 - "$WORK/clean/net-bw.json" "$WORK/res/nodes/n1/net-bw.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d['results']['counters']
+c['causes'] = [x for x in c['causes'] if x['cause'] not in ('errors', 'flap')]
+json.dump(d, open(sys.argv[1], 'w'))
+c['causes'] += [{'cause': 'errors', 'text': 't', 'evidence': [{'dev': 'eth9', 'source': 'ethtool', 'name': 'rx_crc_errors_phy', 'delta': 7}]},
+                {'cause': 'flap', 'text': 't', 'evidence': [{'dev': 'eth9', 'source': 'netdev', 'name': 'carrier_changes', 'delta': 2}]}]
+json.dump(d, open(sys.argv[2], 'w'))
+PY
+echo '{"not": "a result"}' >"$WORK/res/other.json"
+"$TP" check --results "$WORK/res" --json "$WORK/ctr.json" >"$WORK/out" 2>&1
+check "--results: an error counter that moved in a test fails CTR-ERRORS, naming file and counter" \
+    test "$(json_run "$WORK/ctr.json" "
+f = {x['id']: x for x in r['findings']}
+print(f['CTR-ERRORS']['status'], 'nodes/n1/net-bw.json (net bw, this node): eth9 rx_crc_errors_phy +7' in f['CTR-ERRORS']['evidence'])")" = "FAIL True"
+check "... and a carrier change warns LINK-FLAP" test "$(json_run "$WORK/ctr.json" "
+print({x['id']: x['status'] for x in r['findings']}['LINK-FLAP'])")" = WARN
+"$TP" check --results "$WORK/clean" --json "$WORK/ctr2.json" >"$WORK/out" 2>&1
+check "... a clean test window passes both" test "$(json_run "$WORK/ctr2.json" "
+st = {x['id']: x['status'] for x in r['findings']}
+print(st['CTR-ERRORS'], st['LINK-FLAP'])")" = "PASS PASS"
+check "... without --results both skip" test "$(json_run "$WORK/nopolicy.json" "
+st = {x['id']: x['status'] for x in r['findings']}
+print(st['CTR-ERRORS'], st['LINK-FLAP'])")" = "SKIP SKIP"
 check "--fleet without --policy: exit 3" run_rc 3 "$WORK/out" "$TP" check --fleet "$WORK/rdma-facts.json"
 echo '{"schema": "trainpath.result/1"}' >"$WORK/notfacts.json"
 check "--facts with a file that holds no facts: exit 3, named" run_rc 3 "$WORK/out" \
