@@ -16,6 +16,9 @@
 #include "bfx_int.h"
 
 #define AVX512 __attribute__((target("avx512f,avx512cd,avx512dq,avx512bw,avx512vl")))
+/* rounding to nearest, ties to even, given in the instruction (a constant
+ * expression: the intrinsics take no variable, even at -O0) */
+#define RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
 static bool cpu_ok(void)
 {
@@ -359,16 +362,15 @@ AVX512 static size_t pair(const float *a, const float *b, size_t n, int shift, f
         return 0;
     const __m512i expo = _mm512_set1_epi32(0x7f800000);
     const __m512 zero = _mm512_setzero_ps(), half = _mm512_set1_ps(0.5f);
-    const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1);
-        __m512 s = _mm512_add_round_ps(vld_f32x16(a + i, live), vld_f32x16(b + i, live), rne);
+        __m512 s = _mm512_add_round_ps(vld_f32x16(a + i, live), vld_f32x16(b + i, live), RNE);
         __m512i e = _mm512_and_si512(_mm512_castps_si512(s), expo);
         if (_mm512_cmpeq_epi32_mask(e, expo))
             return i;
-        s = _mm512_add_round_ps(s, zero, rne);
+        s = _mm512_add_round_ps(s, zero, RNE);
         if (shift)
-            s = _mm512_mul_round_ps(s, half, rne);
+            s = _mm512_mul_round_ps(s, half, RNE);
         if (live == 0xffff)
             _mm512_storeu_ps(out + i, s);
         else
