@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "tp/error.h"
 
 #define TP_VALIDATE_MAX_TESTS 24
@@ -138,5 +140,17 @@ struct tp_validate_sim_opts {
  * negative TP_E* code with err set on error (TP_EUSAGE: the fleet file, a
  * value out of range or a budget no tier fits, naming it; nothing run). */
 int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err);
+
+/* On every node that verdicts (a triage result: its nodes_detail, node k
+ * being labels[k], k < n) name slow, link, suspect or error, cite the
+ * causes that the counters of its own tests and of the pairs it was in
+ * name (docs/counters.md): "counters" [{test, pair ("A--B", a pair's
+ * only), cause, counters (the evidence: counters and deltas)}], 8 at
+ * most, and "says" extended with the causes. gathered: every node's
+ * results, [{label, tests: [{test, counters: ["CAUSE: EVIDENCE"...]}],
+ * pairs: [{test, a, b, counters}]}], as validate keeps them. Nodes that
+ * passed, and entries without counters, are left as they are. */
+void tp_validate_cite_counters(json_t *verdicts, const json_t *gathered,
+                               const char *const *labels, int n);
 
 #endif

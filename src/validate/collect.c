@@ -488,6 +488,12 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
      * lines, the fleet's nodes and --on-fail read) */
     json_t *sdc = NULL;
     json_t *verdicts_of = tp__validate_sdc_judge(k->sdc, nodes, gathered, triage, &sdc);
+    const char **labels = calloc((size_t)(n > 0 ? n : 1), sizeof *labels);
+    for (int r = 0; labels && r < n; r++)
+        labels[r] = nodes[r].label;
+    if (verdicts_of && labels)
+        tp_validate_cite_counters(verdicts_of, gathered, labels, n);
+    free(labels);
     size_t r, q;
     json_t *g, *e;
     json_array_foreach(gathered, r, g) {

@@ -114,6 +114,8 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, c
  * prefixed "server's "): a new array, empty when none. */
 json_t *tp__validate_counter_causes(const json_t *doc);
 
+
+
 /* Measure t from node a against node b's server, the documents in
  * pairs/A--B/ (sub: a folder under it, or NULL). Returns what ran, with
  * "a" and "b" (labels). */

@@ -313,6 +313,56 @@ static void run_refuses_bad_input(void **state)
     TP_EQ_INT(tp_test_rmtree(dir), 0);
 }
 
+/* A node the triage named slow gets the causes its tests' and its pairs'
+ * counters named, as evidence and in its sentence; a node that passed,
+ * and one named without any cause, are left as they were. */
+static void verdicts_cite_counters(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *verdicts = json_loads(
+        "{\"nodes_detail\": ["
+        " {\"node\": 0, \"status\": \"pass\", \"says\": \"passed\"},"
+        " {\"node\": 1, \"status\": \"slow\", \"says\": \"slow in pairs\"},"
+        " {\"node\": 2, \"status\": \"link\", \"says\": \"a slow link\"}]}",
+        0, &je);
+    json_t *gathered = json_loads(
+        "[{\"label\": \"a\", \"tests\": [{\"test\": \"net-bw\", \"counters\": "
+        "   [\"loss: Tcp RetransSegs +9\"]}],"
+        "  \"pairs\": [{\"test\": \"net-bw\", \"a\": \"a\", \"b\": \"b\", \"counters\": "
+        "   [\"server's throttled: eth0 rx_prio3_pause +120\"]}]},"
+        " {\"label\": \"b\", \"tests\": [{\"test\": \"coll-allreduce\", \"counters\": "
+        "   [\"errors: mlx5_0/1 symbol_error +4\"]}, {\"test\": \"step\"}], \"pairs\": []},"
+        " {\"label\": \"c\", \"tests\": [{\"test\": \"net-bw\"}], \"pairs\": []}]",
+        0, &je);
+    assert_non_null(verdicts);
+    assert_non_null(gathered);
+    const char *labels[] = {"a", "b", "c"};
+    tp_validate_cite_counters(verdicts, gathered, labels, 3);
+    json_t *d = json_object_get(verdicts, "nodes_detail");
+    /* a passed: untouched, though its own test named a cause */
+    assert_null(json_object_get(json_array_get(d, 0), "counters"));
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(d, 0), "says")), "passed");
+    /* b slow: its own test's errors and the pair it was in (a--b) */
+    json_t *b = json_array_get(d, 1), *ev = json_object_get(b, "counters");
+    TP_EQ_INT((int)json_array_size(ev), 2);
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(ev, 0), "test")), "coll-allreduce");
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(ev, 0), "cause")), "errors");
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(ev, 0), "counters")),
+              "mlx5_0/1 symbol_error +4");
+    assert_null(json_object_get(json_array_get(ev, 0), "pair"));
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(ev, 1), "pair")), "a--b");
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(ev, 1), "cause")),
+              "server's throttled");
+    TP_EQ_STR(json_string_value(json_object_get(b, "says")),
+              "slow in pairs; the counters of its tests name: errors, server's throttled");
+    /* c named, but its tests' counters named nothing */
+    assert_null(json_object_get(json_array_get(d, 2), "counters"));
+    TP_EQ_STR(json_string_value(json_object_get(json_array_get(d, 2), "says")), "a slow link");
+    json_decref(verdicts);
+    json_decref(gathered);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +375,7 @@ int main(void)
         cmocka_unit_test(gpu_rows_only_with_gpus),
         cmocka_unit_test(check_row_and_policy),
         cmocka_unit_test(run_refuses_bad_input),
+        cmocka_unit_test(verdicts_cite_counters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
