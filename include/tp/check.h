@@ -49,8 +49,9 @@ int tp_check_scan_secrets(json_t *facts, const char *const *dirs, int n, tp_erro
 
 /* Read the result documents in the folders (three levels down at most,
  * symlinks not followed) and set facts.counter_causes to every cause their
- * counters name (docs/counters.md): {file, command, side ("this node" or
- * "the server node"), cause, evidence (its first counters and deltas)};
+ * counters name (docs/counters.md): {file, command, side ("this node",
+ * "the server node" or "host HOST"), cause, evidence (its first counters
+ * and deltas)};
  * an empty list when none does. Files that are not result documents are
  * passed over. TP_ENOMEM only. */
 int tp_check_scan_counters(json_t *facts, const char *const *dirs, int n, tp_error *err);

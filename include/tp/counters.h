@@ -155,7 +155,8 @@ json_t *tp_ctr_diff_json(const struct tp_ctr_diff *d, const char *path);
  * it cannot be told (no error: the counters are then not tied to one). */
 int tp_ctr_route_dev(const char *host, char *out, size_t cap);
 
-/* A test's counters in two calls, for net, coll, io, step and validate:
+/* A test's counters in two calls, for net, io and the group of coll and
+ * step (each host's first rank; rank 0 gathers them):
  * tp_ctr_probe_start snapshots this node (before the timed work) and
  * samples its PCIe links in a thread every period_ms (0: 1000; at least
  * 100) until tp_ctr_probe_end, which snapshots again (after the timed
@@ -174,5 +175,10 @@ json_t *tp_ctr_probe_end(struct tp_ctr_probe *p);
  * what was read, each cause with its evidence, what reset, went or came.
  * Nothing for NULL. */
 void tp_ctr_print(FILE *f, const char *what, const json_t *counters);
+
+/* Every counters object of a command's results, each with tp_ctr_print:
+ * "counters" (this node's; rank 0's), "peer_counters" (net's server) and
+ * each of "nodes_counters" (coll's and step's other hosts). */
+void tp_ctr_print_results(FILE *f, const json_t *results);
 
 #endif

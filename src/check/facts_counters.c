@@ -18,40 +18,52 @@
 
 #define WALK_MAX_DEPTH 3
 
-/* The causes of one document, appended to out. */
+/* The causes of one counters object of a document, appended to out. */
+static void causes_in(const char *path, const char *cmd, const json_t *counters, const char *side,
+                      json_t *out)
+{
+    size_t i, j;
+    const json_t *c, *e;
+    json_array_foreach(json_object_get(counters, "causes"), i, c) {
+        const char *cause = json_string_value(json_object_get(c, "cause"));
+        if (!cause)
+            continue;
+        char ev[400] = "";
+        size_t n = 0;
+        json_array_foreach(json_object_get(c, "evidence"), j, e) {
+            if (n >= sizeof ev - 1 || j == 4)
+                break;
+            const json_t *d = json_object_get(e, "delta");
+            int w = snprintf(ev + n, sizeof ev - n, "%s%s %s", j ? ", " : "",
+                             json_string_value(json_object_get(e, "dev")),
+                             json_string_value(json_object_get(e, "name")));
+            n = w < 0 || n + (size_t)w >= sizeof ev ? sizeof ev - 1 : n + (size_t)w;
+            if (json_is_integer(d) && n < sizeof ev - 1) {
+                w = snprintf(ev + n, sizeof ev - n, " +%" JSON_INTEGER_FORMAT,
+                             json_integer_value(d));
+                n = w < 0 || n + (size_t)w >= sizeof ev ? sizeof ev - 1 : n + (size_t)w;
+            }
+        }
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", path, "command",
+                                             cmd ? cmd : "?", "side", side, "cause", cause,
+                                             "evidence", ev));
+    }
+}
+
+/* The causes of one document (this node's, net's server's, and coll's and
+ * step's other hosts'), appended to out. */
 static void causes_of(const char *path, const json_t *doc, json_t *out)
 {
-    static const char *const sides[][2] = {{"counters", "this node"},
-                                           {"peer_counters", "the server node"}};
     const json_t *res = json_object_get(doc, "results");
     const char *cmd = json_string_value(json_object_get(doc, "command"));
-    for (size_t s = 0; s < 2; s++) {
-        size_t i, j;
-        const json_t *c, *e;
-        json_array_foreach(json_object_get(json_object_get(res, sides[s][0]), "causes"), i, c) {
-            const char *cause = json_string_value(json_object_get(c, "cause"));
-            if (!cause)
-                continue;
-            char ev[400] = "";
-            size_t n = 0;
-            json_array_foreach(json_object_get(c, "evidence"), j, e) {
-                if (n >= sizeof ev - 1 || j == 4)
-                    break;
-                const json_t *d = json_object_get(e, "delta");
-                int w = snprintf(ev + n, sizeof ev - n, "%s%s %s", j ? ", " : "",
-                                 json_string_value(json_object_get(e, "dev")),
-                                 json_string_value(json_object_get(e, "name")));
-                n = w < 0 ? sizeof ev - 1 : n + (size_t)w < sizeof ev ? n + (size_t)w : sizeof ev - 1;
-                if (json_is_integer(d) && n < sizeof ev - 1) {
-                    w = snprintf(ev + n, sizeof ev - n, " +%" JSON_INTEGER_FORMAT,
-                                 json_integer_value(d));
-                    n = w < 0 || n + (size_t)w >= sizeof ev ? sizeof ev - 1 : n + (size_t)w;
-                }
-            }
-            json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", path,
-                                                 "command", cmd ? cmd : "?", "side", sides[s][1],
-                                                 "cause", cause, "evidence", ev));
-        }
+    causes_in(path, cmd, json_object_get(res, "counters"), "this node", out);
+    causes_in(path, cmd, json_object_get(res, "peer_counters"), "the server node", out);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(res, "nodes_counters"), i, e) {
+        char side[300];
+        snprintf(side, sizeof side, "host %s", json_string_value(json_object_get(e, "host")));
+        causes_in(path, cmd, json_object_get(e, "counters"), side, out);
     }
 }
 

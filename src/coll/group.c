@@ -3,6 +3,9 @@
  * verdict, the other ranks' exit statuses, the document. The order is the
  * contract: a failure at one step skips the steps that need it and is what
  * the document and the exit status say. */
+#include <stdlib.h>
+
+#include "tp/counters.h"
 #include "tp/group.h"
 #include "tp/intr.h"
 #include "tp/log.h"
@@ -18,6 +21,43 @@ static int alone(const struct tp_group_opts *o, const struct tp_group_job *j, in
         rc = err->code;
     json_decref(doc);
     return rc;
+}
+
+/* Every host's counters around the run (docs/counters.md), mine being
+ * this rank's (the first rank of a host takes them; NULL on the others):
+ * gathered to rank 0, whose own become results.counters and the other
+ * hosts' results.nodes_counters [{host, rank, counters}]. A gather that
+ * fails costs the other hosts' counters, never the run. */
+static void gather_counters(const struct tp_group *g, json_t *mine, json_t *results)
+{
+    char *s = mine ? json_dumps(mine, JSON_COMPACT) : NULL, **all = NULL;
+    tp_error e = {0};
+    int rc = tp_boot_gather(g->boot, s ? s : "", &all, &e);
+    free(s);
+    if (g->rank != 0) {
+        json_decref(mine);
+        return;
+    }
+    json_object_set_new(results, "counters", mine);
+    if (rc) {
+        tp_log(TP_LOG_WARN, "the other hosts' counters were not gathered: %s", e.msg);
+        return;
+    }
+    json_t *nodes = json_array();
+    for (int r = 1; r < g->size; r++) {
+        json_t *c = all[r] && all[r][0] ? json_loads(all[r], 0, NULL) : NULL;
+        if (json_is_object(c))
+            json_array_append_new(nodes, json_pack("{s:s, s:i, s:o}", "host",
+                                                   tp_boot_host(g->boot, r), "rank", r,
+                                                   "counters", c));
+        else
+            json_decref(c);
+    }
+    tp_boot_free_strings(all, g->size);
+    if (json_array_size(nodes))
+        json_object_set_new(results, "nodes_counters", nodes);
+    else
+        json_decref(nodes);
 }
 
 int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, bool *speak,
@@ -64,7 +104,17 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
         if (g.rank == 0)
             json_object_set_new(json_object_get(doc, "provenance"), "comm",
                                 tp_comm_info(g.comm));
+        /* each host's counters around the run, outside its timed loops */
+        bool leader = tp_boot_local_rank(g.boot) == 0;
+        struct tp_ctr_probe *probe = leader ? tp_ctr_probe_start(NULL, 0) : NULL;
         rc = j->run(j->arg, &g, results, err);
+        json_t *mine = leader ? tp_ctr_probe_end(probe) : NULL;
+        if (rc == 0 || rc == TP_ECHECK) /* every rank is still here */
+            gather_counters(&g, mine, results);
+        else if (g.rank == 0)
+            json_object_set_new(results, "counters", mine);
+        else
+            json_decref(mine);
     }
     bool verdict = rc == TP_ECHECK; /* the job's own, rank 0 reports it */
     if (rc < 0 && !verdict)

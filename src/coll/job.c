@@ -239,9 +239,6 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     b->progress_arg = r;
     bool mem_cuda = b->mem_cuda;
     int rc = 0;
-    /* rank 0's node's counters around every size, outside the timed
-     * iterations (docs/counters.md) */
-    struct tp_ctr_probe *probe = g->rank == 0 ? tp_ctr_probe_start(NULL, 0) : NULL;
     for (int k = 0; rc == 0 && k < l->n; k++) {
         uint64_t w = 0;
         b->backend = l->row[k];
@@ -254,13 +251,18 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
         r->wrong += w;
     }
     b->mem_cuda = mem_cuda;
-    if (g->rank == 0)
-        json_object_set_new(results, "counters", tp_ctr_probe_end(probe));
     if (rc == 0 && table && l->n > 1)
         tp_coll_print_comparison(table, results, l);
-    if (table)
-        tp_ctr_print(table, NULL, json_object_get(results, "counters"));
     return rc;
+}
+
+/* Rank 0, the run over: the hosts' counters (tp_group_main's) under the
+ * table. */
+static void report(void *arg, json_t *results)
+{
+    struct run *r = arg;
+    if (r->j->table)
+        tp_ctr_print_results(r->j->table, results);
 }
 
 static int judge(void *arg, tp_error *err)
@@ -282,7 +284,7 @@ int tp_coll_main(struct tp_coll_job *j, const struct tp_group_opts *g, bool *spe
                                .gpu_what = gpu_what(j, what, sizeof what),
                                .gpu_need = gb ? gb->gpu_need : 0, .arg = &r,
                                .config = config, .arena_bytes = arena_bytes, .ready = ready,
-                               .run = run, .judge = judge};
+                               .run = run, .judge = judge, .report = report};
     int rc = tp_group_main(g, &job, speak, err);
     json_decref(r.options);
     return rc;

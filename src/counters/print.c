@@ -2,6 +2,7 @@
  * command's table (include/tp/counters.h): what was read, each cause with
  * its evidence, and what reset or went. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tp/counters.h"
@@ -62,5 +63,20 @@ void tp_ctr_print(FILE *f, const char *what, const json_t *c)
         json_array_foreach(l, i, e)
             fprintf(f, " %s", json_string_value(e));
         fprintf(f, "\n");
+    }
+}
+
+void tp_ctr_print_results(FILE *f, const json_t *results)
+{
+    tp_ctr_print(f, NULL, json_object_get(results, "counters"));
+    tp_ctr_print(f, "server's counters", json_object_get(results, "peer_counters"));
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(results, "nodes_counters"), i, e) {
+        char what[320];
+        snprintf(what, sizeof what, "counters on %s (rank %" JSON_INTEGER_FORMAT ")",
+                 json_string_value(json_object_get(e, "host")),
+                 json_integer_value(json_object_get(e, "rank")));
+        tp_ctr_print(f, what, json_object_get(e, "counters"));
     }
 }

@@ -206,5 +206,5 @@ int tp_io_run(const struct tp_io_opts *o, json_t *results, tp_error *err)
 void tp_io_print(FILE *f, const struct tp_io_opts *o, const json_t *results)
 {
     o->w->print(f, o, results);
-    tp_ctr_print(f, NULL, json_object_get(results, "counters"));
+    tp_ctr_print_results(f, results);
 }

@@ -138,6 +138,5 @@ void tp_net_print(FILE *f, const json_t *doc)
                 json_integer_value(json_object_get(c, "total_retrans")),
                 json_integer_value(json_object_get(c, "rtt_us")),
                 json_integer_value(json_object_get(c, "rttvar_us")));
-    tp_ctr_print(f, NULL, json_object_get(res, "counters"));
-    tp_ctr_print(f, "server's counters", json_object_get(res, "peer_counters"));
+    tp_ctr_print_results(f, res);
 }

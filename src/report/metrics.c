@@ -537,16 +537,14 @@ static void fleet(struct rows *r, const json_t *doc)
 /* The counters beside a run's figures (docs/counters.md) as one row a
  * cause, present with 0 when nothing moved, so that a gate can say a clean
  * window has none: counters.CAUSE, the sum of its evidence's deltas (for
- * downtrained and link_changed: the links); counters.tcp_retrans, the
- * test's own connections' retransmits. */
-static void counters(struct rows *r, const json_t *res, const char *const *labels)
+ * downtrained and link_changed: the links) over every node of the run;
+ * counters.tcp_retrans, the test's own connections' retransmits. */
+static const char *const causes[] = {"throttled", "pausing", "congestion",  "loss",
+                                     "errors",    "flap",    "downtrained", "link_changed"};
+
+/* Add the evidence of counters object c to sum (per cause of causes[]). */
+static void cause_sums(struct rows *r, const json_t *c, double *sum)
 {
-    static const char *const causes[] = {"throttled", "pausing",     "congestion",  "loss",
-                                         "errors",    "flap",        "downtrained", "link_changed"};
-    const json_t *c = json_object_get(res, "counters");
-    if (!json_is_object(c) || json_object_get(c, "error"))
-        return;
-    double sum[sizeof causes / sizeof *causes] = {0};
     size_t i, j;
     const json_t *e, *x;
     json_array_foreach(arr(r, c, "causes", "counters"), i, e) {
@@ -559,6 +557,26 @@ static void counters(struct rows *r, const json_t *res, const char *const *label
                 sum[k] += json_is_number(d) ? json_number_value(d) : 1;
             }
         }
+    }
+}
+
+static void counters(struct rows *r, const json_t *res, const char *const *labels)
+{
+    const json_t *c = json_object_get(res, "counters");
+    if (!json_is_object(c) || json_object_get(c, "error"))
+        return;
+    double sum[sizeof causes / sizeof *causes] = {0};
+    cause_sums(r, c, sum);
+    /* every node of the run: net's server, coll's and step's other hosts */
+    const json_t *peer = json_object_get(res, "peer_counters");
+    if (json_is_object(peer) && !json_object_get(peer, "error"))
+        cause_sums(r, peer, sum);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(res, "nodes_counters"), i, e) {
+        const json_t *nc = json_object_get(e, "counters");
+        if (json_is_object(nc) && !json_object_get(nc, "error"))
+            cause_sums(r, nc, sum);
     }
     for (size_t k = 0; k < sizeof causes / sizeof *causes; k++) {
         char m[64];

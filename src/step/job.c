@@ -47,12 +47,7 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     r->g->o.gpu = g->gpu;
     if (g->rank == 0 && r->g->table)
         tp_step_print_header(r->g->table, r->g, g->size);
-    /* rank 0's node's counters around the steps (docs/counters.md) */
-    struct tp_ctr_probe *probe = g->rank == 0 ? tp_ctr_probe_start(NULL, 0) : NULL;
-    int rc = tp_step_run(g->comm, g->boot, &r->g->o, results, err);
-    if (g->rank == 0)
-        json_object_set_new(results, "counters", tp_ctr_probe_end(probe));
-    return rc;
+    return tp_step_run(g->comm, g->boot, &r->g->o, results, err);
 }
 
 static void report(void *arg, json_t *results)
@@ -61,7 +56,7 @@ static void report(void *arg, json_t *results)
     if (r->g->table && json_object_get(results, "runs"))
         tp_step_print_summary(r->g->table, &r->g->o, results);
     if (r->g->table)
-        tp_ctr_print(r->g->table, NULL, json_object_get(results, "counters"));
+        tp_ctr_print_results(r->g->table, results);
 }
 
 int tp_step_main(struct tp_step_given *g, const struct tp_group_opts *go, bool *speak,

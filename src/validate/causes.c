@@ -8,31 +8,42 @@
 #include "tp/validate.h"
 #include "validate_int.h"
 
+/* The causes of one counters object into out, each line prefixed. */
+static void causes_of(json_t *out, const json_t *counters, const char *prefix)
+{
+    size_t i, j;
+    const json_t *c, *e;
+    json_array_foreach(json_object_get(counters, "causes"), i, c) {
+        char line[256];
+        int n = snprintf(line, sizeof line, "%s%s:", prefix,
+                         json_string_value(json_object_get(c, "cause")));
+        json_array_foreach(json_object_get(c, "evidence"), j, e) {
+            const json_t *d = json_object_get(e, "delta");
+            if (n < 0 || (size_t)n >= sizeof line || j == 3)
+                break;
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %s", j ? "," : "",
+                          json_string_value(json_object_get(e, "dev")),
+                          json_string_value(json_object_get(e, "name")));
+            if (d && n >= 0 && (size_t)n < sizeof line)
+                n += snprintf(line + n, sizeof line - (size_t)n, " +%" JSON_INTEGER_FORMAT,
+                              json_integer_value(d));
+        }
+        json_array_append_new(out, json_string(line));
+    }
+}
+
 json_t *tp__validate_counter_causes(const json_t *doc)
 {
-    static const char *const sides[][2] = {{"counters", ""}, {"peer_counters", "server's "}};
     json_t *out = json_array();
     const json_t *res = json_object_get(doc, "results");
-    for (size_t s = 0; s < 2; s++) {
-        size_t i, j;
-        const json_t *c, *e;
-        json_array_foreach(json_object_get(json_object_get(res, sides[s][0]), "causes"), i, c) {
-            char line[256];
-            int n = snprintf(line, sizeof line, "%s%s:", sides[s][1],
-                             json_string_value(json_object_get(c, "cause")));
-            json_array_foreach(json_object_get(c, "evidence"), j, e) {
-                const json_t *d = json_object_get(e, "delta");
-                if (n < 0 || (size_t)n >= sizeof line || j == 3)
-                    break;
-                n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %s", j ? "," : "",
-                              json_string_value(json_object_get(e, "dev")),
-                              json_string_value(json_object_get(e, "name")));
-                if (d && n >= 0 && (size_t)n < sizeof line)
-                    n += snprintf(line + n, sizeof line - (size_t)n, " +%" JSON_INTEGER_FORMAT,
-                                  json_integer_value(d));
-            }
-            json_array_append_new(out, json_string(line));
-        }
+    causes_of(out, json_object_get(res, "counters"), "");
+    causes_of(out, json_object_get(res, "peer_counters"), "server's ");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(res, "nodes_counters"), i, e) {
+        char prefix[300];
+        snprintf(prefix, sizeof prefix, "%s's ", json_string_value(json_object_get(e, "host")));
+        causes_of(out, json_object_get(e, "counters"), prefix);
     }
     return out;
 }

@@ -111,7 +111,8 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, c
 
 /* The causes a test document's counters name (docs/counters.md), one
  * string each, "loss: Tcp RetransSegs +24, ..." (the server's node's
- * prefixed "server's "): a new array, empty when none. */
+ * prefixed "server's ", another host's of a coll or step run "HOST's "):
+ * a new array, empty when none. */
 json_t *tp__validate_counter_causes(const json_t *doc);
 
 
