@@ -116,6 +116,13 @@ static void items(struct svg_buf *b, const json_t *list)
     }
 }
 
+/* a cause's name, "?" when it has none */
+static const char *cause_name(const json_t *e)
+{
+    const char *c = tp_json_str(e, "cause");
+    return c ? c : "?";
+}
+
 /* ---- the block's parts ---- */
 
 static void causes(struct svg_buf *b, const json_t *c)
@@ -124,7 +131,7 @@ static void causes(struct svg_buf *b, const json_t *c)
     const json_t *e;
     json_array_foreach(get(c, "causes"), i, e) {
         tp__svg_emit(b, "<div class=\"cause\"><span class=\"st WARN\">");
-        tp__svg_esc(b, tp_json_str(e, "cause") ?: "?");
+        tp__svg_esc(b, cause_name(e));
         tp__svg_emit(b, "</span> ");
         tp__svg_esc(b, tp_json_str(e, "text"));
         tp__svg_emit(b, "<div class=\"small\">evidence: ");
@@ -348,10 +355,10 @@ void tp__html_cause_flag(struct svg_buf *b, const struct html_doc *x, size_t k, 
     tp__svg_printf(b, "<%s class=\"flag\"><a href=\"#counters-%zu\">counters: ", tag, k + 1);
     size_t i, shown = 0;
     json_array_foreach(list, i, e) {
-        const char *name = tp_json_str(e, "cause") ?: "?";
+        const char *name = cause_name(e);
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++) {
-            const char *o = tp_json_str(json_array_get(list, j), "cause") ?: "?";
+            const char *o = cause_name(json_array_get(list, j));
             seen = strcmp(o, name) == 0;
         }
         if (seen)
