@@ -27,9 +27,38 @@ cleanup() {
         pid=${f##*/}; pid=${pid%%:*}
         kill -0 "$pid" 2>/dev/null || rm -f "$f"
     done
+    for f in "$PORTS"/*; do
+        [ "$(cat "$f/owner" 2>/dev/null)" = "$$" ] && rm -rf "$f"
+    done
     [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+# free_port: prints a TCP port for a rendezvous (MASTER_PORT) that no socket
+# uses and no other test has claimed. It lies below the kernel's ephemeral
+# range, so no outgoing connection of a test running beside this one can take
+# it before rank 0 listens; the claim (a folder under $PORTS owned by this
+# test's shell) ends when this test exits or its owner is gone.
+PORTS=/tmp/tp-it-ports
+free_port() {
+    local lo p owner
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+    [ "$lo" -gt 12000 ] 2>/dev/null || lo=32768
+    mkdir -p "$PORTS"
+    for _ in $(seq 200); do
+        p=$((10000 + RANDOM % (lo - 10000)))
+        if ! mkdir "$PORTS/$p" 2>/dev/null; then
+            owner=$(cat "$PORTS/$p/owner" 2>/dev/null)
+            [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null && continue
+            rm -rf "$PORTS/$p"; mkdir "$PORTS/$p" 2>/dev/null || continue
+        fi
+        echo "$$" >"$PORTS/$p/owner"
+        if [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]; then
+            echo "$p"; return 0
+        fi
+    done
+    echo "free_port: no free port found below $lo" >&2; return 1
+}
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }

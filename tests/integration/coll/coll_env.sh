@@ -5,7 +5,7 @@
 # all exit 2 naming the option.
 . "$(dirname "$0")/../lib.sh"
 
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 launch() { # launch NAME WORLD ARGS...: start WORLD ranks, wait for all, set RCS
     local name=$1 world=$2; shift 2
     local pids=()
@@ -16,7 +16,7 @@ launch() { # launch NAME WORLD ARGS...: start WORLD ranks, wait for all, set RCS
     done
     RCS=""
     for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
-    port=$((port + 1))
+    port=$(free_port)
 }
 
 # the full matrix (test_coll auto takes the ranks from the environment)
@@ -26,7 +26,7 @@ for r in 0 1 2; do
     pids+=($!)
 done
 RCS=""; for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
-port=$((port + 1))
+port=$(free_port)
 check "env launch, 3 ranks: every collective x algorithm x dtype x redop (and exact) correct" test "$RCS" = 000 -a "$(grep -c '^ok' "$WORK/tc.0.out")" -gt 300
 
 launch env3 3 --sizes 8,64K,1M --iters 5 --json "$WORK/env3.json"
@@ -43,7 +43,7 @@ if [ "$(id -u)" -eq 0 ] && unshare -u true 2>/dev/null; then
         pids+=($!)
     done
     RCS=""; for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
-    port=$((port + 1))
+    port=$(free_port)
     check "two hosts: both exit 0, the document valid" eval 'test "$RCS" = 00 && valid_doc "$WORK/hosts2.json"'
     check "... rank 0's host's counters in results.counters, the other's in nodes_counters" \
         test "$(json_get "$WORK/hosts2.json" "r['counters']['counters_read'] > 0,
@@ -67,7 +67,7 @@ for r in 0 1; do
     pids+=($!)
 done
 RCS=""; for p in "${pids[@]}"; do wait "$p"; RCS="$RCS$?"; done
-port=$((port + 1))
+port=$(free_port)
 check "a rank whose clock is 5 s off: the run works" test "$RCS" = 00
 check "... and its arrival skew is corrected by the clock offset (p50 < 1 ms)" test "$(json_get "$WORK/skew.0.json" "max(x['arrival_skew']['p50'] for x in r['sizes']) < 1e6")" = True
 

@@ -20,7 +20,7 @@ ip netns add $B && NETNS+=($B)
 ADDR_A=10.231.9.1 ADDR_B=10.231.9.2
 TIMEOUT_S=3
 head -c 32 /dev/urandom | base64 >"$WORK/key"
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 
 link_up() {
     ip -n $A addr add $ADDR_A/24 dev $VA 2>/dev/null
@@ -52,7 +52,7 @@ start_pair() {
     O0=$WORK/$1.0.out O1=$WORK/$1.1.out J=$WORK/$1.json
     rank $A node-a 0 $ADDR_A "$O0" "$J"; P0=$RPID
     rank $B node-b 1 $ADDR_B "$O1" "$WORK/$1.1.json"; P1=$RPID
-    port=$((port + 1))
+    port=$(free_port)
 }
 # end_pair: wait for both (bounded); RC0, RC1 their exit codes, DT0, DT1
 # the ms from T0 to their ends

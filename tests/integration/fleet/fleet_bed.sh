@@ -186,11 +186,11 @@ else
     not_ok "mpirun missing (openmpi-bin is in scripts/install-deps.sh)"
 fi
 head -c 32 /dev/urandom | base64 >"$WORK/key" && chmod 600 "$WORK/key"
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 # env_start NAME: the validation on every node by the env launcher (pids in
 # epid, outputs NAME0.out ...); env_wait: their exit codes into rcs
 env_start() {
-    port=$((port + 1))
+    port=$(free_port)
     for k in $(seq 0 $((N - 1))); do
         "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
             "$TP" $V --key-file "$WORK/key" --out "$WORK/$1" >"$WORK/$1$k.out" 2>&1 &

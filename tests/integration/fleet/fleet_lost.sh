@@ -16,12 +16,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 N=3
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 # run_stalled STAGE: every rank, rank 2 stalling in STAGE; rank 0's exit
 # into rc0, the others' into rcs
 run_stalled() {
     local stage=$1 k
-    port=$((port + 1))
+    port=$(free_port)
     for k in $(seq 0 $((N - 1))); do
         env TP_FAULT_STALL=$stage:2 RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
@@ -67,7 +67,7 @@ print([(n['status'], n['arrived']) for n in r['nodes']], r['triage']['counts']['
         "valid_doc --lines validate_node_line '$WORK/$stage/nodes.jsonl' && valid_doc '$WORK/$stage/fleet.json'"
 done
 # a node that never joins: rank 2 is never started
-port=$((port + 1))
+port=$(free_port)
 for k in 0 1; do
     env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
         --only net --tier screen --seed 1 --min-effect 900 --node-timeout 5s --out "$WORK/join" \
@@ -94,7 +94,7 @@ check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK
 # every rank sent SIGTERM mid-run (as Slurm does at a job's time limit):
 # rank 0 still writes the fleet document and the verdict lines, each node
 # not validated to the end saying where the run stopped
-port=$((port + 1))
+port=$(free_port)
 for k in 0 1 2; do
     env RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$TP" validate \
         --only net --tier screen --seed 1 --min-effect 900 --out "$WORK/term" >"$WORK/term$k.out" 2>&1 &

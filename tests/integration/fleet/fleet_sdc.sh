@@ -16,14 +16,14 @@
 . "$(dirname "$0")/../lib.sh"
 
 N=3
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 SOAK=(--only sdc --sdc-minutes 0.005)
 # env_run NAME [VAR=VALUE...]: every rank of an env-launched validate, rank
 # 0's exit in rc0, all of them in rcs
 env_run() {
     local name=$1 k
     shift
-    port=$((port + 1))
+    port=$(free_port)
     for k in $(seq 0 $((N - 1))); do
         env "$@" RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             timeout 120 "$TP" validate "${SOAK[@]}" --out "$WORK/$name" >"$WORK/$name$k.out" 2>&1 &

@@ -104,7 +104,7 @@ check "validate --on-fail reboot: exit 2" run_rc 2 "$WORK/out" "$TP" validate --
 check "... naming the actions" grep -q -- "--on-fail reboot: none or drain" "$WORK/out"
 # a budget below the prolog tier's estimate: known once the group is
 # formed (its size), refused by every rank alike, with the minimum
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 for r in 0 1; do
     env RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 60 "$TP" validate \
         --budget 2s --out "$WORK/b2" >"$WORK/budget.$r" 2>&1 &

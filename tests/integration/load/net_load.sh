@@ -354,7 +354,7 @@ check "... its log is plain text" plain "$WORK/open.log"
 # strangers (wrong key, garbage, silent, half a frame) connect to MASTER_PORT
 # first; the real ranks join while they hang on. Rank 0 handshakes each
 # connection on its own, so the job starts and the strangers are turned away.
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 rendezvous() { # rendezvous NAME WORLD KEYFILE-OF-RANK-1 [GENERATOR ARGS...]
     local name=$1 world=$2 key1=$3; shift 3
     local genpid="" pids=() r key
@@ -383,7 +383,7 @@ rendezvous() { # rendezvous NAME WORLD KEYFILE-OF-RANK-1 [GENERATOR ARGS...]
         echo "# load '$name':"; cat "$WORK/$name.txt"
     fi
     unset MASTER_ADDR MASTER_PORT WORLD_SIZE
-    port=$((port + 1))
+    port=$(free_port)
 }
 
 rendezvous boot 3 "$WORK/good.key" \
