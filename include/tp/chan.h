@@ -53,6 +53,9 @@ struct tp_chan_op {
     size_t off;              /* bytes moved so far */
     struct tp_chan_op *next; /* the channel's queue */
     bool reduce;             /* receive: dst = combine(src or dst, incoming) */
+    bool stream;             /* receive: write dst past this core's cache
+                                (non-temporal stores) where the kind writes
+                                it itself (shm); a hint, ignored elsewhere */
     bool done;               /* set once the transfer has finished */
 };
 
@@ -69,6 +72,10 @@ struct tp_chan_ops {
     int (*alive)(struct tp_chan *ch, tp_error *err);
     void (*abort)(struct tp_chan *ch);
     void (*close)(struct tp_chan *ch);
+    /* a send is read by the peer's core straight out of this rank's memory
+     * (shm): a receive whose destination such a send forwards next is
+     * worth a stream (tp_chan_op.stream) */
+    bool peer_reads;
 };
 
 /* The part of every channel the caller may read. */
@@ -118,6 +125,12 @@ static inline int tp_chan_progress(struct tp_chan *ch, const struct tp_chan_comb
 static inline int tp_chan_pollfd(struct tp_chan *ch, short *events)
 {
     return ch->ops->pollfd(ch, events);
+}
+
+/* Does the peer read this channel's sends out of this rank's memory? */
+static inline bool tp_chan_peer_reads(const struct tp_chan *ch)
+{
+    return ch->ops->peer_reads;
 }
 
 /* Is the peer still there? For the caller to ask now and then while it

@@ -61,6 +61,15 @@ static inline void tp__chan_dequeue(struct tp_chan_op **head, struct tp_chan_op 
         *tail = NULL;
 }
 
+/* stream.c: writes that bypass this core's cache (tp_chan_op.stream).
+ * stream_copy is memcpy, stream_combine is cb->fn (dst may be a), both
+ * with non-temporal stores; their stores are ordered before a later store
+ * (the one that tells the peer) only after stream_fence. */
+void tp__fabric_stream_copy(void *dst, const void *src, size_t n);
+void tp__fabric_stream_combine(const struct tp_chan_combine *cb, void *dst, const void *a,
+                               const void *b, size_t n);
+void tp__fabric_stream_fence(void);
+
 /* Is the process pid (on this machine) dead, or a zombie not yet reaped? */
 bool tp__fabric_pid_gone(int pid);
 

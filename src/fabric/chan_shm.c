@@ -7,8 +7,10 @@
  * tail. A small send (up to INLINE bytes) travels inside the slot and
  * completes at once, and each slot carries its own sequence number, so the
  * receiver polls one cache line and the small-message critical path is one
- * line transfer. The arenas are unlinked once mapped, so nothing is left in
- * /dev/shm after a crash. A peer that fails sets its header's abort flag;
+ * line transfer. A receive marked stream (its destination is what a later
+ * send hands to a peer) writes with non-temporal stores (stream.c). The
+ * arenas are unlinked once mapped, so nothing is left in /dev/shm after a
+ * crash. A peer that fails sets its header's abort flag;
  * one that dies is seen in /proc (a zombie counts as dead). */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,10 +143,18 @@ static int progress(struct tp_chan *ch, const struct tp_chan_combine *cb, int *d
                                 "(ranks disagree on the schedule)",
                                 ch->peer, (unsigned long long)len, t->len);
         const uint8_t *src = off == UINT64_MAX ? sl->data : s->peer_base + off;
-        if (t->reduce)
-            cb->fn(cb->arg, t->dst, t->src ? t->src : t->dst, src, len);
-        else
+        const void *a = t->src ? t->src : t->dst;
+        if (t->stream) { /* the peer's core reads dst next: past our cache */
+            if (t->reduce)
+                tp__fabric_stream_combine(cb, t->dst, a, src, len);
+            else
+                tp__fabric_stream_copy(t->dst, src, len);
+            tp__fabric_stream_fence(); /* before the tail, and any send of dst */
+        } else if (t->reduce) {
+            cb->fn(cb->arg, t->dst, a, src, len);
+        } else {
             memcpy(t->dst, src, len);
+        }
         s->tail++;
         __atomic_store_n(&s->in->tail, s->tail, __ATOMIC_RELEASE);
         t->done = true;
@@ -208,6 +218,7 @@ static const struct tp_chan_ops shm_ops = {
     .alive = alive,
     .abort = abort_chan,
     .close = close_chan,
+    .peer_reads = true,
 };
 
 /* The set's arena_free: every mapping, and the name if still there. */
