@@ -84,9 +84,23 @@ struct tp_comm_opts {
     size_t arena_bytes;    /* what tp_comm_alloc may hand out on this rank */
     uint64_t timeout_ns;   /* idle deadline of every wait */
     bool busy_poll;        /* spin instead of sleeping in poll() */
+    const char *shm_stores; /* "auto" (NULL), "cached" or "stream": which
+                               receives on shared memory write with streaming
+                               (non-temporal) stores (tp_comm_stores_check) */
 };
 
 struct tp_comm;
+
+/* --shm-stores NAME: auto (also NULL) streams a receive of 8 KiB or more
+ * whose destination the next send hands to a peer on shared memory, cached
+ * streams none, stream every receive on shared memory. Returns 0, or
+ * TP_EUSAGE with err naming the choices. */
+int tp_comm_stores_check(const char *name, tp_error *err);
+
+/* The policy a communicator runs with ("auto", "cached", "stream"), and
+ * the bytes this rank has received with streaming stores so far. */
+const char *tp_comm_stores(const struct tp_comm *c);
+uint64_t tp_comm_streamed_bytes(const struct tp_comm *c);
 
 /* Build the channels between the ranks of b (collective: every rank calls
  * it). On error no communicator exists and err names the peer at fault. */

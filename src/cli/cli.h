@@ -56,6 +56,7 @@ enum {
     CLI_OPT_BUSY,
     CLI_OPT_JSON,
     CLI_OPT_GPU,
+    CLI_OPT_STORES,
 };
 
 /* The long options of every group command (its optstring has "n:" and
@@ -67,6 +68,7 @@ enum {
         {"transport", required_argument, NULL, CLI_OPT_TRANSPORT},                                 \
         {"provider", required_argument, NULL, 'P'},                                                \
         {"intra", required_argument, NULL, CLI_OPT_INTRA},                                         \
+        {"shm-stores", required_argument, NULL, CLI_OPT_STORES},                                   \
         {"bind", required_argument, NULL, CLI_OPT_BIND},                                           \
         {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
         {"json", required_argument, NULL, CLI_OPT_JSON},                                           \
@@ -82,8 +84,8 @@ void cli_group_init(struct tp_group_opts *g);
 int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *err);
 
 /* After the command's own checks: -P implies --transport ofi unless
- * --transport says otherwise; the values of --intra, --transport,
- * --provider and --launcher; then the launcher in use (launcher_name).
+ * --transport says otherwise; the values of --intra, --shm-stores,
+ * --transport, --provider and --launcher; then the launcher in use (launcher_name).
  * TP_EUSAGE naming the option. */
 int cli_group_check(struct tp_group_opts *g, tp_error *err);
 

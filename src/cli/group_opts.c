@@ -1,5 +1,5 @@
 /* The options of a group of ranks (-n, --launcher, --key-file, --transport,
- * -P/--provider, --intra, --bind, --timeout, --busy-poll, --gpu, --json),
+ * -P/--provider, --intra, --shm-stores, --bind, --timeout, --busy-poll, --gpu, --json),
  * parsed once for every command that runs on one (coll, step) and handed
  * to the library as struct tp_group_opts. Each value is checked before any
  * rank starts. */
@@ -33,6 +33,7 @@ int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *e
     case CLI_OPT_TRANSPORT: c->transport = arg; break;
     case 'P': c->provider = arg; break;
     case CLI_OPT_INTRA: c->intra = arg; break;
+    case CLI_OPT_STORES: c->shm_stores = arg; break;
     case CLI_OPT_BIND: c->bind_addr = arg; break;
     case CLI_OPT_TIMEOUT:
         rc = tp_parse_duration(arg, "--timeout", &g->timeout_ns, err);
@@ -55,6 +56,8 @@ int cli_group_check(struct tp_group_opts *g, tp_error *err)
     struct tp_comm_opts *c = &g->comm;
     const struct tp_chan_kind *intra;
     int rc = tp_chan_intra_parse(c->intra, &intra, err);
+    if (rc == 0)
+        rc = tp_comm_stores_check(c->shm_stores, err);
     if (rc == 0 && c->provider && !c->transport) /* a provider implies the transport that takes one */
         c->transport = tp_transport_default(true)->name;
     const struct tp_transport_ops *t = rc == 0 ? tp_transport_parse(c->transport, err) : NULL;

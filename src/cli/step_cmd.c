@@ -70,7 +70,7 @@ static void usage(FILE *f)
             "      --gemm-size N      matrix side of the GPU compute (default: calibrated)\n"
             "      --gpu N            device index (default: the rank's index on its host)\n"
             "      --launcher L, --key-file F, --transport T, -P/--provider NAME, --intra M,\n"
-            "      --bind ADDR, --timeout DUR   as for trainpath coll\n"
+            "      --shm-stores S, --bind ADDR, --timeout DUR   as for trainpath coll\n"
             "      --json FILE        write the result document (atomically; - for stdout)\n"
             "  -q, --quiet            no table\n");
 }

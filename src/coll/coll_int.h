@@ -184,6 +184,19 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
 /* Scratch memory for an algorithm (from the arena: peers may read it). */
 void *tp__coll_scratch(struct tp_comm *c, size_t bytes);
 
+/* ---- stores.c: --shm-stores ---- */
+
+struct tp__coll_stores; /* a row of the policies' table */
+
+/* The row named name (NULL: "auto"), or NULL when none is. */
+const struct tp__coll_stores *tp__coll_stores_find(const char *name);
+const char *tp__coll_stores_name(const struct tp__coll_stores *s);
+
+/* Set op.stream on the receives of p that c's policy streams (the graph's
+ * tasks are fresh: no receive is marked before), and count their bytes in
+ * c->streamed. */
+void tp__coll_mark_streams(struct tp_comm *c, struct plan *p);
+
 /* Run the graph; returns 0 or an error naming the peer. */
 int tp__coll_exec(struct tp_comm *c, struct plan *p, tp_error *err);
 
@@ -198,6 +211,8 @@ struct tp_comm {
     bool shm;
     uint64_t timeout_ns;
     bool busy_poll;
+    const struct tp__coll_stores *stores; /* --shm-stores */
+    uint64_t streamed; /* bytes of receives marked stream so far */
     int spins; /* idle polls before yielding: few when ranks outnumber cores */
     bool failed;
     /* arena (the set's) */

@@ -30,6 +30,16 @@ bool tp_comm_shm(const struct tp_comm *c)
     return c->shm;
 }
 
+const char *tp_comm_stores(const struct tp_comm *c)
+{
+    return tp__coll_stores_name(c->stores);
+}
+
+uint64_t tp_comm_streamed_bytes(const struct tp_comm *c)
+{
+    return c->streamed;
+}
+
 void *tp_comm_alloc(struct tp_comm *c, size_t bytes)
 {
     size_t at = (c->arena_used + 63) & ~(size_t)63;
@@ -123,7 +133,8 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
 {
     const struct tp_transport_ops *tr = tp_transport_parse(o->transport, err);
     const struct tp_chan_kind *intra;
-    if (!tr || tp_chan_intra_parse(o->intra, &intra, err) < 0)
+    if (!tr || tp_chan_intra_parse(o->intra, &intra, err) < 0 ||
+        tp_comm_stores_check(o->shm_stores, err) < 0)
         return err->code;
     struct tp_comm *c = calloc(1, sizeof *c);
     if (!c)
@@ -133,6 +144,7 @@ int tp_comm_init(struct tp_boot *b, const struct tp_comm_opts *o, struct tp_comm
     c->size = tp_boot_size(b);
     c->timeout_ns = o->timeout_ns ? o->timeout_ns : 30000000000ull;
     c->busy_poll = o->busy_poll;
+    c->stores = tp__coll_stores_find(o->shm_stores);
     c->arena_bytes = (o->arena_bytes + 4095) & ~(size_t)4095;
     int rc = 0;
     if (!(c->qlast = malloc(4 * (size_t)c->size * sizeof *c->qlast))) {

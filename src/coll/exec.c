@@ -150,6 +150,7 @@ int tp__coll_exec(struct tp_comm *c, struct plan *p, tp_error *err)
             p->t[last[t->peer]].qnext = i;
         last[t->peer] = i;
     }
+    tp__coll_mark_streams(c, p);
     struct tp_chan_combine cb = {.fn = combine, .arg = &p->red, .esize = p->red.esize};
     uint64_t idle_since = 0, last_alive = 0;
     int spins = 0, rc = 0;

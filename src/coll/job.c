@@ -168,7 +168,7 @@ json_t *tp_coll_job_config(const struct tp_coll_job *j, const struct tp_group_op
     for (size_t i = 0; i < b->nsizes; i++)
         json_array_append_new(sizes, json_integer((json_int_t)b->sizes[i]));
     return json_pack("{s:s, s:o, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:s, s:b, s:s, s:s, "
-                     "s:s, s:s, s:I, s:I, s:s}",
+                     "s:s, s:s, s:s, s:I, s:I, s:s}",
                      "op", tp_coll_name(b->kind), "sizes", sizes, "dtype",
                      tp_dtype_name(b->dtype), "redop", tp_redop_name(b->op), "algo",
                      b->algo ? b->algo : "auto", "root", b->root, "iters", (json_int_t)b->iters,
@@ -178,7 +178,7 @@ json_t *tp_coll_job_config(const struct tp_coll_job *j, const struct tp_group_op
                      j->backends.arg ? j->backends.arg : "trainpath", "transport",
                      c->transport ? c->transport : "tcp", "provider",
                      c->provider ? c->provider : "", "intra", c->intra ? c->intra : "shm",
-                     "timeout_ns", (json_int_t)g->timeout_ns, "inject_delay_ns",
+                     "shm_stores", c->shm_stores ? c->shm_stores : "auto", "timeout_ns", (json_int_t)g->timeout_ns, "inject_delay_ns",
                      (json_int_t)b->inject_delay_ns, "mem", b->mem_cuda ? "cuda" : "host");
 }
 

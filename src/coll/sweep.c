@@ -381,6 +381,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
             return rc;
         iters = s->ctl[1];
     }
+    uint64_t streamed0 = tp_comm_streamed_bytes(s->c);
     for (uint64_t i = 0; i < iters; i++) {
         if (tp_intr_signal())
             return tp_intr_check(err);
@@ -391,6 +392,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
         s->tim[2 * i] = b0;
         s->tim[2 * i + 1] = tp_now_ns() - b0;
     }
+    uint64_t streamed = (tp_comm_streamed_bytes(s->c) - streamed0) / (iters ? iters : 1);
     /* check: poison, run once more, compare bit for bit */
     if ((rc = poison(s, 0xa5, err)) < 0)
         return rc;
@@ -491,6 +493,7 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
             "last_rank", lastr, "last_rank_share", (double)last[lastr] / (double)iters,
             "result_sha256", digs[0], 64);
         json_object_set_new(e, "mem", json_string(s->cuda ? "cuda" : "host"));
+        json_object_set_new(e, "streamed_bytes", json_integer((json_int_t)streamed));
         if (k->agree)
             json_object_set_new(e, "ranks_agree", json_boolean(agree));
         json_array_append_new(sizes, e);

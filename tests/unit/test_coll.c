@@ -1,7 +1,9 @@
 /* Every collective x algorithm x dtype x redop (and --repro exact) at a few
  * awkward sizes, checked bit for bit by the sweep itself, over N local
  * ranks. Usage: test_coll N [shm|fabric]; TP_COLL_HOST_SPLIT=k pretends
- * every k ranks share a host (two-level schedules, mixed channels). Prints
+ * every k ranks share a host (two-level schedules, mixed channels);
+ * TP_COLL_SHM_STORES=stream writes every receive on shared memory with
+ * streaming stores (--shm-stores; the sizes here are below auto's 8 KiB). Prints
  * TAP from rank 0; exits non-zero when anything failed on any rank. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,7 @@ int main(int argc, char **argv)
     int me = tp_boot_rank(b), n = tp_boot_size(b);
     struct tp_comm_opts co = {.intra = intra, .transport = transport, .provider = provider,
                               .arena_bytes = 256u << 20,
+                              .shm_stores = getenv("TP_COLL_SHM_STORES"),
                               .timeout_ns = 60000000000ull};
     struct tp_comm *c;
     if (tp_comm_init(b, &co, &c, &err) < 0) {

@@ -36,6 +36,26 @@ run_rc 0 "$WORK/hier3.out" env TP_COLL_HOST_SPLIT=2 timeout 120 "$TP" coll -n 3 
 check "uneven hosts (two ranks, one rank): every rank makes the same choice, 0 wrong" test "$(json_get "$WORK/hier3.json" "[x['algo'] for x in r['sizes']], sum(x['wrong'] for x in r['sizes'])")" = "['hier', 'hier'] 0"
 check "... shm within a host, tcp across" test "$(json_get "$WORK/hier.json" "d['provenance']['comm']['channels']")" = "{'shm': 1, 'tcp': 2, 'ofi': 0}"
 
+# --shm-stores: which receives write with streaming stores, per size on rank 0
+streamed() { # streamed NAME ARGS...: "size:streamed_bytes ..." and the wrong count
+    local name=$1; shift
+    run_rc 0 "$WORK/$name.out" timeout 120 "$TP" coll --sizes 4K,16K,1M --iters 3 "$@" --json "$WORK/$name.json" &&
+        json_get "$WORK/$name.json" "' '.join('%d:%d' % (x['size_bytes'], x['streamed_bytes']) for x in r['sizes']), sum(x['wrong'] for x in r['sizes']), d['config']['shm_stores']"
+}
+check "--shm-stores auto (default), 2 ranks: the reduced half each rank forwards, from 8 KiB" \
+    test "$(streamed st-auto -n 2)" = "4096:0 16384:8192 1048576:524288 0 auto"
+# (1 MiB: the ring; each rank forwards the outputs of its first reduce-scatter
+# step and of the last, and of its first allgather step: 3 x 1/3 MiB)
+check "... 3 ranks: every forwarded receive of 8 KiB or more" \
+    test "$(streamed st-auto3 -n 3 --algo ring)" = "4096:0 16384:0 1048576:1048576 0 auto"
+check "... reduce-scatter: nothing is forwarded, nothing streams" \
+    test "$(streamed st-rs -n 2 --op reduce-scatter)" = "4096:0 16384:0 1048576:0 0 auto"
+check "... --intra fabric: no shared memory, nothing streams" \
+    test "$(streamed st-fab -n 2 --intra fabric)" = "4096:0 16384:0 1048576:0 0 auto"
+check "--shm-stores cached: none" test "$(streamed st-cached -n 2 --shm-stores cached)" = "4096:0 16384:0 1048576:0 0 cached"
+check "--shm-stores stream, 3 ranks, bf16: every size streams, from 4 KiB; 0 wrong" test "$(streamed st-stream \
+    -n 3 --shm-stores stream --dtype bf16 | sed -E 's/[0-9]+:[1-9][0-9]*/y/g')" = "y y y 0 stream"
+
 # bad input: exit 2, named, and quick (no rank started)
 bad() { # bad DESC PATTERN ARGS...
     local desc=$1 pat=$2; shift 2
@@ -57,6 +77,7 @@ bad "-n 0" "--ranks" -n 0
 bad "--transport rdma" "--transport rdma" --transport rdma
 bad "--provider bogus" "provider 'bogus'" --provider bogus
 bad "--intra nvlink" "--intra nvlink" --intra nvlink
+bad "--shm-stores nt" "--shm-stores nt: auto, cached or stream" --shm-stores nt
 bad "--backend mpi without mpirun" "mpirun or srun" --backend mpi --sizes 8
 bad "--timeout 0" "--timeout" --timeout 0
 bad "stray argument" "unexpected argument" extra
