@@ -97,9 +97,7 @@ struct tp_comm;
  * TP_EUSAGE with err naming the choices. */
 int tp_comm_stores_check(const char *name, tp_error *err);
 
-/* The policy a communicator runs with ("auto", "cached", "stream"), and
- * the bytes this rank has received with streaming stores so far. */
-const char *tp_comm_stores(const struct tp_comm *c);
+/* The bytes this rank has received with streaming stores so far. */
 uint64_t tp_comm_streamed_bytes(const struct tp_comm *c);
 
 /* Build the channels between the ranks of b (collective: every rank calls

@@ -85,7 +85,8 @@ int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *e
 
 /* After the command's own checks: -P implies --transport ofi unless
  * --transport says otherwise; the values of --intra, --shm-stores,
- * --transport, --provider and --launcher; then the launcher in use (launcher_name).
+ * --transport, --provider and --launcher; then the launcher in use
+ * (launcher_name).
  * TP_EUSAGE naming the option. */
 int cli_group_check(struct tp_group_opts *g, tp_error *err);
 

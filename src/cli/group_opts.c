@@ -1,5 +1,6 @@
 /* The options of a group of ranks (-n, --launcher, --key-file, --transport,
- * -P/--provider, --intra, --shm-stores, --bind, --timeout, --busy-poll, --gpu, --json),
+ * -P/--provider, --intra, --shm-stores, --bind, --timeout, --busy-poll,
+ * --gpu, --json),
  * parsed once for every command that runs on one (coll, step) and handed
  * to the library as struct tp_group_opts. Each value is checked before any
  * rank starts. */

@@ -190,7 +190,6 @@ struct tp__coll_stores; /* a row of the policies' table */
 
 /* The row named name (NULL: "auto"), or NULL when none is. */
 const struct tp__coll_stores *tp__coll_stores_find(const char *name);
-const char *tp__coll_stores_name(const struct tp__coll_stores *s);
 
 /* Set op.stream on the receives of p that c's policy streams (the graph's
  * tasks are fresh: no receive is marked before), and count their bytes in

@@ -30,11 +30,6 @@ bool tp_comm_shm(const struct tp_comm *c)
     return c->shm;
 }
 
-const char *tp_comm_stores(const struct tp_comm *c)
-{
-    return tp__coll_stores_name(c->stores);
-}
-
 uint64_t tp_comm_streamed_bytes(const struct tp_comm *c)
 {
     return c->streamed;

@@ -178,7 +178,8 @@ json_t *tp_coll_job_config(const struct tp_coll_job *j, const struct tp_group_op
                      j->backends.arg ? j->backends.arg : "trainpath", "transport",
                      c->transport ? c->transport : "tcp", "provider",
                      c->provider ? c->provider : "", "intra", c->intra ? c->intra : "shm",
-                     "shm_stores", c->shm_stores ? c->shm_stores : "auto", "timeout_ns", (json_int_t)g->timeout_ns, "inject_delay_ns",
+                     "shm_stores", c->shm_stores ? c->shm_stores : "auto", "timeout_ns",
+                     (json_int_t)g->timeout_ns, "inject_delay_ns",
                      (json_int_t)b->inject_delay_ns, "mem", b->mem_cuda ? "cuda" : "host");
 }
 

@@ -15,9 +15,9 @@
 
 struct tp__coll_stores {
     const char *name;
-    bool on;        /* streams at all */
-    bool every;     /* every receive on shared memory, not only forwarded ones */
-    size_t min;     /* bytes: smaller receives stay cached */
+    bool on;    /* streams at all */
+    bool every; /* every receive on shared memory, not only forwarded ones */
+    size_t min; /* bytes: smaller receives stay cached */
 };
 
 static const struct tp__coll_stores rows[] = {
@@ -32,11 +32,6 @@ const struct tp__coll_stores *tp__coll_stores_find(const char *name)
         if (strcmp(rows[i].name, name ? name : "auto") == 0)
             return &rows[i];
     return NULL;
-}
-
-const char *tp__coll_stores_name(const struct tp__coll_stores *s)
-{
-    return s->name;
 }
 
 int tp_comm_stores_check(const char *name, tp_error *err)
@@ -78,8 +73,7 @@ void tp__coll_mark_streams(struct tp_comm *c, struct plan *p)
             if (d == NO_DEP)
                 continue;
             struct task *r = &p->t[d];
-            if (!r->op.stream && streams(c, r) && r->op.dst == t->op.src &&
-                r->op.len == t->op.len)
+            if (!r->op.stream && streams(c, r) && r->op.dst == t->op.src && r->op.len == t->op.len)
                 mark(c, r);
         }
     }

@@ -24,8 +24,8 @@ static void fill(uint8_t *p, size_t n)
 static void copy_every_alignment_and_length(void **state)
 {
     (void)state;
-    static const size_t lens[] = {0,   1,   15,  16,   17,   63,   64,   65,  79,
-                                  80,  127, 128, 129,  200,  4095, 4096, 4097, 70001};
+    static const size_t lens[] = {0,  1,   15,  16,  17,  63,   64,   65,   79,
+                                  80, 127, 128, 129, 200, 4095, 4096, 4097, 70001};
     tp_test_rng = 1;
     size_t cap = 70001 + 2 * GUARD + 64;
     uint8_t *src = malloc(cap), *dst = malloc(cap);
