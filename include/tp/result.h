@@ -36,6 +36,11 @@ int tp_result_write(const json_t *doc, const char *path, tp_error *err);
  * FILE and its folder. err may be NULL. */
 int tp_result_path_ok(const char *path, tp_error *err);
 
+/* The same check for another output file of a run, named by its option
+ * opt in the message ("--trace FILE: folder ... is not writable"); "-" is
+ * a file name here. */
+int tp_result_file_ok(const char *opt, const char *path, tp_error *err);
+
 /* Write the document of a run that has happened to path, as
  * tp_result_write does. The path was checked before the run
  * (tp_result_path_ok), so a failure now (the folder removed, the disk

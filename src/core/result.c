@@ -96,11 +96,16 @@ int tp_result_path_ok(const char *path, tp_error *err)
 {
     if (strcmp(path, "-") == 0)
         return 0;
+    return tp_result_file_ok("--json", path, err);
+}
+
+int tp_result_file_ok(const char *opt, const char *path, tp_error *err)
+{
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     struct stat st;
     if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
         (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-        return tp_error_set(err, TP_EUSAGE, "--json %s: names a folder, not a file", path);
+        return tp_error_set(err, TP_EUSAGE, "%s %s: names a folder, not a file", opt, path);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -111,8 +116,8 @@ int tp_result_path_ok(const char *path, tp_error *err)
     else
         *slash = '\0';
     if (access(dir, W_OK | X_OK) != 0)
-        return tp_error_errno(err, TP_EUSAGE, errno, "--json %s: folder %s is not writable", path,
-                              dir);
+        return tp_error_errno(err, TP_EUSAGE, errno, "%s %s: folder %s is not writable", opt,
+                              path, dir);
     return 0;
 }
 
