@@ -77,6 +77,8 @@ struct tp_step_opts {
     uint64_t seed;
     unsigned runs;        /* --verify-repro N: train N times with different timing */
     bool pin;             /* each rank on its own core */
+    const char *trace;    /* --trace FILE: rank 0 writes the first run's timeline
+                             (Chrome trace event format); NULL: none */
     /* the GPU path (tp/gpu.h) */
     bool compute_gpu;     /* compute_ms of cuBLAS matrix products, not CPU work */
     bool grad_cuda;       /* the gradient buckets live in GPU memory */

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tp/boot.h"
+#include "tp/result.h"
 #include "tp/step.h"
 #include "tp/storage.h"
 #include "tp/units.h"
@@ -60,6 +62,8 @@ static void usage(FILE *f)
             "      --no-io            generate the samples in memory instead of reading them\n"
             "      --seed N           data, model and timing seed (default 1)\n"
             "      --no-pin           leave the compute threads unpinned\n"
+            "      --trace FILE       the first run's timeline, every rank and thread, in the\n"
+            "                         Chrome trace format (ui.perfetto.dev, chrome://tracing)\n"
             "      --compute WHERE    cpu (default: calibrated CPU work) or gpu (cuBLAS bf16\n"
             "                         matrix products sized by --compute-ms; the gradient then\n"
             "                         lives on the GPU)\n"
@@ -80,6 +84,7 @@ enum {
     OPT_BUCKETS, OPT_NOOVERLAP, OPT_COMPUTE, OPT_DIM, OPT_LR, OPT_REDUCE, OPT_ALGO, OPT_VERIFY,
     OPT_DELAY, OPT_CKEVERY, OPT_CKSIZE, OPT_CKASYNC, OPT_DIR, OPT_PREFETCH, OPT_QD, OPT_ENGINE,
     OPT_DIRECT, OPT_NOIO, OPT_SEED, OPT_NOPIN, OPT_COMPUTE_WHERE, OPT_MEM, OPT_BACKEND, OPT_GEMM,
+    OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -111,6 +116,7 @@ static const struct option long_opts[] = {
     {"no-io", no_argument, NULL, OPT_NOIO},
     {"seed", required_argument, NULL, OPT_SEED},
     {"no-pin", no_argument, NULL, OPT_NOPIN},
+    {"trace", required_argument, NULL, OPT_TRACE},
     {"compute", required_argument, NULL, OPT_COMPUTE_WHERE},
     {"mem", required_argument, NULL, OPT_MEM},
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -236,6 +242,7 @@ static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
     case OPT_NOIO: s->no_io = true; break;
     case OPT_SEED: rc = tp_parse_u64(arg, "--seed", 0, INT64_MAX, &s->seed, err); break;
     case OPT_NOPIN: s->pin = false; break;
+    case OPT_TRACE: s->trace = arg; break;
     case OPT_COMPUTE_WHERE:
         if (strcmp(arg, "cpu") && strcmp(arg, "gpu"))
             rc = tp_error_set(err, TP_EUSAGE, "--compute %s: cpu or gpu", arg);
@@ -300,6 +307,8 @@ int cmd_step(int argc, char **argv)
         rc = tp_step_prepare(&p.s, &p.g, &err);
     if (rc == 0)
         rc = cli_group_json_ok(&p.g, &err);
+    if (rc == 0 && p.s.o.trace && tp_boot_will_be_rank0(p.g.launcher_name))
+        rc = tp_result_file_ok("--trace", p.s.o.trace, &err);
     if (rc < 0)
         return cli_refuse("step", cli_group_json(&p.g, argc, argv), &err);
     /* with --json - the document alone goes to stdout */

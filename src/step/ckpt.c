@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "step_int.h"
+#include "tp/clock.h"
 
 void *tp__step_ckpt_writer_main(void *arg)
 {
@@ -26,8 +27,9 @@ void *tp__step_ckpt_writer_main(void *arg)
             break;
         unsigned n = (unsigned)r->writer_req;
         pthread_mutex_unlock(&r->mu);
-        uint64_t ns;
+        uint64_t ns, w0 = tp_now_ns();
         int rc = tp_io_ckpt_write(r->ckpt, n, &ns, &r->writer_err);
+        tp__step_trace_add(r, TP__SPAN_CKPT_WRITE, n * r->o->ckpt_every - 1, n, w0, tp_now_ns());
         pthread_mutex_lock(&r->mu);
         if (rc && !r->writer_rc)
             r->writer_rc = rc;

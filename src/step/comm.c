@@ -114,12 +114,16 @@ void *tp__step_comm_main(void *arg)
         if (first) {
             uint64_t d = tp__step_delay_draw(r, &rng, TP_DELAY_COMM);
             r->comm_delay_ns = d;
-            if (d)
+            if (d) {
+                uint64_t d0 = tp_now_ns();
                 tp__step_sleep_ns(d);
+                tp__step_trace_add(r, TP__SPAN_COMM_DELAY, r->cur_step, 0, d0, tp_now_ns());
+            }
         }
         uint64_t t0 = tp_now_ns();
         int rc = allreduce_bucket(r, k, &r->comm_err);
         uint64_t t1 = tp_now_ns();
+        tp__step_trace_add(r, TP__SPAN_BUCKET, r->cur_step, (uint32_t)k, t0, t1);
         pthread_mutex_lock(&r->mu);
         r->bstart[r->done_upto] = t0;
         r->bend[r->done_upto] = t1;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "step_int.h"
+#include "tp/clock.h"
 #include "tp/model.h"
 #include "tp/pattern.h"
 #include "tp/storage.h"
@@ -188,9 +189,13 @@ void *tp__step_loader_main(void *arg)
             break;
         /* the io delay: drawn here, slept before the reads */
         uint64_t delay = tp__step_delay_draw(r, &rng, TP_DELAY_IO);
-        if (delay)
+        if (delay) {
+            uint64_t d0 = tp_now_ns();
             tp__step_sleep_ns(delay);
+            tp__step_trace_add(r, TP__SPAN_IO_DELAY, s, 0, d0, tp_now_ns());
+        }
         q = qs[s % P];
+        uint64_t l0 = tp_now_ns();
         if (o->no_io)
             for (uint64_t j = 0; j < m; j++)
                 tp_model_record_fill(sl->buf + j * o->sample_bytes, o->sample_bytes, o->seed,
@@ -198,6 +203,7 @@ void *tp__step_loader_main(void *arg)
                                      o->dim);
         else
             rc = load_batch(r, q, s, &r->loader_err);
+        tp__step_trace_add(r, TP__SPAN_READ, s, 0, l0, tp_now_ns());
         pthread_mutex_lock(&r->mu);
         sl->step = s;
         sl->delay_ns = delay;

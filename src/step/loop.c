@@ -61,6 +61,7 @@ static int train(struct rank *r, tp_error *err)
             break;
         uint64_t t1 = tp_now_ns();
         f[F_WAIT] = t1 - t0;
+        tp__step_trace_add(r, TP__SPAN_WAIT, s, 0, t0, t1);
         f[F_DELAY_IO] = sl->delay_ns;
         r->cur_step = s;
         tp__step_comm_reset(r);
@@ -74,8 +75,11 @@ static int train(struct rank *r, tp_error *err)
             if (rc)
                 break;
             if (k == B - 1) {
-                if (cdelay)
+                if (cdelay) {
+                    uint64_t d0 = tp_now_ns();
                     tp__step_sleep_ns(cdelay);
+                    tp__step_trace_add(r, TP__SPAN_COMPUTE_DELAY, s, 0, d0, tp_now_ns());
+                }
                 rc = tp__step_model_step(r, sl->buf, err);
                 if (rc)
                     break;
@@ -91,6 +95,7 @@ static int train(struct rank *r, tp_error *err)
         if (rc)
             break;
         f[F_COMPUTE] = t2 - t1;
+        tp__step_trace_add(r, TP__SPAN_COMPUTE, s, 0, t1, t2);
         if (!o->overlap)
             for (int k = 0; k < B; k++)
                 tp__step_comm_post(r);
@@ -111,14 +116,19 @@ static int train(struct rank *r, tp_error *err)
             f[F_OVERLAP] += a1 > a0 ? a1 - a0 : 0;
         }
         f[F_EXPOSED] = t3 - t2;
+        tp__step_trace_add(r, TP__SPAN_EXPOSED, s, 0, t2, t3);
         tp__step_real_sum(r, gs);
         tp_model_update(r->w, o->dim, gs, o->batch, o->lr);
         float loss = gs[gl - 1] / (float)o->batch;
         memcpy(&f[F_LOSS], &loss, sizeof loss);
         uint64_t t4 = tp_now_ns();
-        if (o->ckpt_every && (s + 1) % o->ckpt_every == 0)
+        tp__step_trace_add(r, TP__SPAN_UPDATE, s, 0, t3, t4);
+        bool ckpt = o->ckpt_every && (s + 1) % o->ckpt_every == 0;
+        if (ckpt)
             rc = tp__step_ckpt_take(r, (unsigned)((s + 1) / o->ckpt_every), err);
         uint64_t t5 = tp_now_ns();
+        if (ckpt)
+            tp__step_trace_add(r, TP__SPAN_CKPT, s, (uint32_t)((s + 1) / o->ckpt_every), t4, t5);
         f[F_CKPT] = t5 - t4;
         f[F_STEP] = t5 - t0;
     }
@@ -240,6 +250,8 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
         rc = tp__step_calibrate_gpu(r, err);
     if (rc == 0)
         rc = tp__step_comm_warmup(r, err);
+    if (rc == 0 && o->trace)
+        rc = tp__step_trace_open(r, err);
     json_t *runs = json_array();
     struct tp__step_repro repro = {.distinct = 1};
     repro.w0 = calloc(tp_model_params(o->dim), sizeof *repro.w0);
@@ -253,6 +265,7 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     for (unsigned run = 0; rc == 0 && run < o->runs; run++) {
         r->run = run;
         memset(r->rec, 0, o->steps * NF * sizeof *r->rec);
+        uint64_t origin = tp_now_ns(); /* the trace's zero: before the loader starts */
         rc = start_threads(r, err);
         uint64_t t0 = tp_now_ns();
         if (rc == 0)
@@ -282,6 +295,8 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
             memcpy(all, recvrec, (size_t)r->n * o->steps * NF * 8);
             json_array_append_new(runs, tp__step_run_json(r, run, hex, t1 - t0, all));
         }
+        if (run == 0 && r->trace && (rc = tp__step_trace_write(r, origin, err)))
+            break;
     }
     if (r->me == 0 && results)
         tp__step_results(r, &repro, created, runs, results);
@@ -290,6 +305,7 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     if (rc == 0)
         rc = tp__step_repro_check(r, &repro, err);
     stop_threads(r);
+    tp__step_trace_close(r);
     tp__step_ckpt_close(r);
     tp__step_data_close(r);
     for (unsigned p = 0; r->slots && p < o->prefetch; p++)

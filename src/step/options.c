@@ -83,6 +83,8 @@ json_t *tp_step_config_json(const struct tp_step_given *g, int n)
                           "compute_ms", s->compute_ms, "dim", (json_int_t)s->dim, "lr",
                           (double)s->lr, "reduce", reduce_name(s->reduce), "algo", s->algo);
     json_object_set_new(j, "no_io", json_boolean(s->no_io));
+    if (s->trace)
+        json_object_set_new(j, "trace", json_string(s->trace));
     json_object_update_new(
         j, json_pack("{s:I, s:s, s:I, s:I, s:s, s:b, s:I, s:I, s:b, s:o, s:I, s:I, s:b}",
                      "buckets", (json_int_t)s->buckets, "dir", s->dir, "prefetch",

@@ -39,6 +39,25 @@ struct slot {
     uint64_t delay_ns; /* io delay injected while reading it */
 };
 
+/* trace.c: the tracks of --trace (a thread each) and the spans on them. */
+enum tp__step_track { TP__TRACK_TRAIN, TP__TRACK_COMM, TP__TRACK_LOADER, TP__TRACK_WRITER,
+                      TP__TRACK_COUNT };
+enum tp__step_span {
+    TP__SPAN_WAIT,           /* train: waiting for the step's batch */
+    TP__SPAN_COMPUTE,        /* train: forward and backward (the calibrated work) */
+    TP__SPAN_COMPUTE_DELAY,  /* train: an injected compute delay, inside the compute */
+    TP__SPAN_EXPOSED,        /* train: waiting for the buckets after the compute */
+    TP__SPAN_UPDATE,         /* train: the optimizer step */
+    TP__SPAN_CKPT,           /* train: taking a checkpoint (the stall when async) */
+    TP__SPAN_COMM_DELAY,     /* comm: an injected comm delay */
+    TP__SPAN_BUCKET,         /* comm: one bucket's allreduce (index: the bucket) */
+    TP__SPAN_IO_DELAY,       /* loader: an injected io delay */
+    TP__SPAN_READ,           /* loader: reading (or generating) the step's batch */
+    TP__SPAN_CKPT_WRITE,     /* writer: an async checkpoint (index: its number) */
+    TP__SPAN_COUNT
+};
+struct tp__step_trace;
+
 struct rank {
     const struct tp_step_opts *o;
     struct tp_comm *c;
@@ -109,6 +128,7 @@ struct rank {
     cpu_set_t allowed; /* the process's cores: the helper threads run on any of them */
     bool have_allowed;
     uint64_t rng;
+    struct tp__step_trace *trace; /* --trace: the first run's timeline, or NULL */
 };
 
 /* What --verify-repro found over the runs so far. */
@@ -134,6 +154,18 @@ static inline void tp__step_unpin(const struct rank *r)
     if (r->have_allowed)
         pthread_setaffinity_np(pthread_self(), sizeof r->allowed, &r->allowed);
 }
+
+/* trace.c: --trace. open makes r->trace (every rank); add records span s
+ * of step (index: the bucket or checkpoint) from t0 to t1 on this rank's
+ * clock, in the first run only, from the span's own thread (no lock);
+ * write is collective after the first run: rank 0 gathers every rank's
+ * events and writes r->o->trace atomically (origin: its start of the run,
+ * its clock). Errors name the file; TP_ESYS when it cannot be written. */
+int tp__step_trace_open(struct rank *r, tp_error *err);
+void tp__step_trace_add(struct rank *r, enum tp__step_span s, uint64_t step, uint32_t index,
+                        uint64_t t0, uint64_t t1);
+int tp__step_trace_write(struct rank *r, uint64_t origin, tp_error *err);
+void tp__step_trace_close(struct rank *r);
 
 /* delay.c: the delay to inject at where for this rank and step, drawn from
  * *rng (the rank's stream, so each run and rank sees its own timing). */

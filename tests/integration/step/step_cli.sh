@@ -100,6 +100,18 @@ check "... its shape: 2.05 MB of gradient, 2240 B samples, batch 2 x 256" \
     test "$(json_run "$WORK/preset.json" "c=d['config']; print(c['preset'], c['grad_bytes'], c['sample_bytes'], c['batch'])")" = "resnet50 2048000 2240 512"
 
 # bad input: exit 2, naming it
+# --trace: the first run's timeline, checked against the run's own document
+T=$WORK/trace.json
+check "--trace: 3 ranks, 4 buckets, async checkpoints, injected delays, two runs: exit 0" \
+    run_rc 0 "$WORK/out" "$TP" step -n 3 --steps 6 --batch 48 --sample-size 1K --grad-size 1M \
+    --compute-ms 2 --dir "$D" --buckets 4 --ckpt-every 3 --ckpt-async --verify-repro 2 \
+    --inject-delay comm:const:1ms --inject-delay io:const:2ms@1 --trace "$T" --json "$WORK/tr.json"
+check "... the Chrome trace: every rank, thread and step of the first run, the same durations as the document, the buckets aligned across ranks" \
+    /usr/bin/python3 "$SRC/tests/integration/step/trace_check.py" "$T" "$WORK/tr.json" 4 3
+check "... the injected io delay on rank 1's loader only, one per step" test "$(json_run "$T" \
+    "import collections; print(sorted(collections.Counter((e['pid'], e['tid']) for e in d['traceEvents'] if e['name'] == 'injected io delay').items()))" 2>&1)" = "[((1, 2), 6)]"
+check "... the document names the trace" test "$(json_get "$WORK/tr.json" "d['config']['trace'] == '$T'")" = True
+
 bad() { local pat=$1; shift
     if run_rc 2 "$WORK/out" "$TP" step "$@" && grep -q -- "$pat" "$WORK/out"; then ok "bad input: $*"
     else echo "# wanted /$pat/"; sed 's/^/#   /' "$WORK/out" | head -3; not_ok "bad input: $*"; fi; }
@@ -115,4 +127,6 @@ bad "a record of 64 features needs at least" --sample-size 64 --dim 64 --dir "$D
 bad "the run needs about .* available" --grad-size 200G --dir "$D"
 bad "\-\-dir /proc/nope" --dir /proc/nope
 bad "\-\-algo bogus" --algo bogus --dir "$D"
+bad "\-\-trace /proc/nope/t.json: folder /proc/nope is not writable" --trace /proc/nope/t.json --dir "$D"
+bad "\-\-trace $WORK: names a folder, not a file" --trace "$WORK" --dir "$D"
 finish
