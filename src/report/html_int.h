@@ -104,6 +104,11 @@ const json_t *tp__html_coll_peak(const struct html_doc *x, const char *backend);
 /* html_step.c: the slowest rank's step breakdown per step document. */
 void tp__html_step(struct svg_buf *b, const struct html_doc *docs, size_t n);
 
+/* html_timeline.c: a step document's results.timeline (the first steps of
+ * every rank's threads) as bars on a time axis; nothing when it has no
+ * events. */
+void tp__html_timeline(struct svg_buf *b, const json_t *timeline);
+
 /* html_plan.c: the ranked candidates, the words and the sweep per plan
  * document. */
 void tp__html_plan(struct svg_buf *b, const struct html_doc *docs, size_t n);

@@ -95,7 +95,9 @@ static void step_doc(struct svg_buf *b, const struct html_doc *x)
     tp__svg_plot_stack(&p, (const double *const *)v, 4, steps, colors);
     tp__svg_plot_line(&p, xs, job, steps + 1, "#222", SVG_STEP);
     tp__svg_plot_end(&p);
-    tp__svg_emit(b, "</figure>\n<table>\n");
+    tp__svg_emit(b, "</figure>\n");
+    tp__html_timeline(b, get(get(d, "results"), "timeline"));
+    tp__svg_emit(b, "<table>\n");
     tp__html_th(b, (const char *const[]){"#step p50", "#step p99", "#max", "#compute",
                                          "#exposed comm", "#data wait", "#checkpoint",
                                          "#amplification", "#goodput", NULL});

@@ -250,12 +250,13 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
         rc = tp__step_calibrate_gpu(r, err);
     if (rc == 0)
         rc = tp__step_comm_warmup(r, err);
-    if (rc == 0 && o->trace)
+    if (rc == 0)
         rc = tp__step_trace_open(r, err);
     json_t *runs = json_array();
     struct tp__step_repro repro = {.distinct = 1};
     repro.w0 = calloc(tp_model_params(o->dim), sizeof *repro.w0);
     uint64_t *all = NULL;
+    json_t *timeline = NULL; /* rank 0's results.timeline */
     if (r->me == 0)
         all = calloc((size_t)r->n * o->steps * NF, sizeof *all);
     uint64_t *sendrec = rc == 0 ? tp_comm_alloc(c, o->steps * NF * 8) : NULL;
@@ -295,13 +296,17 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
             memcpy(all, recvrec, (size_t)r->n * o->steps * NF * 8);
             json_array_append_new(runs, tp__step_run_json(r, run, hex, t1 - t0, all));
         }
-        if (run == 0 && r->trace && (rc = tp__step_trace_write(r, origin, err)))
+        if (run == 0 && (rc = tp__step_trace_write(r, origin, &timeline, err)))
             break;
     }
-    if (r->me == 0 && results)
+    if (r->me == 0 && results) {
         tp__step_results(r, &repro, created, runs, results);
-    else
+        if (timeline)
+            json_object_set_new(results, "timeline", json_incref(timeline));
+    } else {
         json_decref(runs);
+    }
+    json_decref(timeline);
     if (rc == 0)
         rc = tp__step_repro_check(r, &repro, err);
     stop_threads(r);

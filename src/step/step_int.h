@@ -155,16 +155,18 @@ static inline void tp__step_unpin(const struct rank *r)
         pthread_setaffinity_np(pthread_self(), sizeof r->allowed, &r->allowed);
 }
 
-/* trace.c: --trace. open makes r->trace (every rank); add records span s
- * of step (index: the bucket or checkpoint) from t0 to t1 on this rank's
- * clock, in the first run only, from the span's own thread (no lock);
- * write is collective after the first run: rank 0 gathers every rank's
- * events and writes r->o->trace atomically (origin: its start of the run,
- * its clock). Errors name the file; TP_ESYS when it cannot be written. */
+/* trace.c: the timeline. open makes r->trace (every rank: the first steps
+ * for the document, every step with --trace); add records span s of step
+ * (index: the bucket or checkpoint) from t0 to t1 on this rank's clock, in
+ * the first run only, from the span's own thread (no lock); write is
+ * collective after the first run: rank 0 gathers every rank's events,
+ * writes r->o->trace atomically when set (origin: its start of the run, its
+ * clock) and returns results.timeline in *timeline (NULL elsewhere). Errors
+ * name the file; TP_ESYS when it cannot be written. */
 int tp__step_trace_open(struct rank *r, tp_error *err);
 void tp__step_trace_add(struct rank *r, enum tp__step_span s, uint64_t step, uint32_t index,
                         uint64_t t0, uint64_t t1);
-int tp__step_trace_write(struct rank *r, uint64_t origin, tp_error *err);
+int tp__step_trace_write(struct rank *r, uint64_t origin, json_t **timeline, tp_error *err);
 void tp__step_trace_close(struct rank *r);
 
 /* delay.c: the delay to inject at where for this rank and step, drawn from

@@ -1,12 +1,15 @@
-/* The step timeline (--trace FILE): in the first run every rank records
- * what each of its threads did, step by step, as intervals of its own
- * clock moved onto rank 0's (the boot's measured offset, whose uncertainty
- * is half the round trip it was measured over); rank 0 gathers the ranks'
- * records one rank at a time and writes them, atomically, in the Chrome
- * trace event format that Perfetto (ui.perfetto.dev) and chrome://tracing
- * read: one process per rank, one thread per track (the training loop, the
- * comm thread's buckets, the loader, the checkpoint writer), complete
- * events ("ph": "X") in microseconds from rank 0's start of the run.
+/* The step timeline: in the first run every rank records what each of its
+ * threads did, step by step, as intervals of its own clock moved onto rank
+ * 0's (the boot's measured offset, whose uncertainty is half the round trip
+ * it was measured over); rank 0 gathers the ranks' records one rank at a
+ * time. It keeps the first TIMELINE_STEPS steps of the first
+ * TIMELINE_RANKS ranks for the result document (results.timeline, which the
+ * HTML report draws), and with --trace FILE writes every step of every
+ * rank, atomically, in the Chrome trace event format that Perfetto
+ * (ui.perfetto.dev) and chrome://tracing read: one process per rank, one
+ * thread per track (the training loop, the comm thread's buckets, the
+ * loader, the checkpoint writer), complete events ("ph": "X") in
+ * microseconds from rank 0's start of the run.
  *
  * The spans are rows of a table; each thread appends to its own buffer, so
  * recording takes no lock; a buffer that fills stops recording and the
@@ -20,6 +23,8 @@
 #include "tp/atomicfile.h"
 
 #define TRACE_MAX_EVENTS (1u << 18) /* per rank, over all its tracks */
+#define TIMELINE_STEPS 4            /* in the result document: the first steps */
+#define TIMELINE_RANKS 16           /* ... of the first ranks */
 
 struct span_row {
     const char *name;
@@ -57,6 +62,7 @@ struct tp__step_trace {
     struct ev *ev[TP__TRACK_COUNT];
     uint32_t n[TP__TRACK_COUNT], cap[TP__TRACK_COUNT];
     uint64_t dropped[TP__TRACK_COUNT];
+    uint64_t steps; /* the steps recorded: all with --trace, else the document's */
     int64_t offset; /* this rank's clock minus rank 0's */
 };
 
@@ -65,19 +71,20 @@ int tp__step_trace_open(struct rank *r, tp_error *err)
     const struct tp_step_opts *o = r->o;
     struct tp__step_trace *t = calloc(1, sizeof *t);
     if (!t)
-        return tp_error_set(err, TP_ENOMEM, "--trace: out of memory");
+        return tp_error_set(err, TP_ENOMEM, "step timeline: out of memory");
+    t->steps = o->trace || o->steps < TIMELINE_STEPS ? o->steps : TIMELINE_STEPS;
     /* what a step adds to each track, bounded over the rank */
     uint64_t per[TP__TRACK_COUNT] = {
         [TP__TRACK_TRAIN] = 6, [TP__TRACK_COMM] = (uint64_t)o->buckets + 1,
         [TP__TRACK_LOADER] = 2, [TP__TRACK_WRITER] = 1};
     uint64_t room = TRACE_MAX_EVENTS / TP__TRACK_COUNT;
     for (int k = 0; k < TP__TRACK_COUNT; k++) {
-        uint64_t want = o->steps * per[k] + 4;
+        uint64_t want = t->steps * per[k] + 4;
         t->cap[k] = (uint32_t)(want < room ? want : room);
         if (!(t->ev[k] = malloc(t->cap[k] * sizeof *t->ev[k]))) {
             r->trace = t;
             tp__step_trace_close(r);
-            return tp_error_set(err, TP_ENOMEM, "--trace: out of memory");
+            return tp_error_set(err, TP_ENOMEM, "step timeline: out of memory");
         }
     }
     t->offset = tp_boot_clock_offset_ns(r->b, r->me);
@@ -100,7 +107,7 @@ void tp__step_trace_add(struct rank *r, enum tp__step_span s, uint64_t step, uin
                         uint64_t t0, uint64_t t1)
 {
     struct tp__step_trace *t = r->trace;
-    if (!t || r->run != 0)
+    if (!t || r->run != 0 || step >= t->steps)
         return;
     int k = spans[s].track;
     if (t->n[k] == t->cap[k]) {
@@ -141,10 +148,11 @@ static char *serialise(const struct rank *r)
 }
 
 struct writer {
-    FILE *f;
+    FILE *f;          /* the --trace file, or NULL */
     const struct rank *r;
-    uint64_t origin; /* rank 0's start of the run, its clock */
-    json_t *ranks;   /* the offsets, for otherData */
+    uint64_t origin;  /* rank 0's start of the run, its clock */
+    json_t *ranks;    /* the offsets, for otherData */
+    json_t *timeline; /* results.timeline's ranks */
     uint64_t dropped;
     bool first;
 };
@@ -174,27 +182,60 @@ static double us(int64_t ns)
     return (double)ns / 1000.0;
 }
 
+static void put_span(struct writer *w, int rank, int k, unsigned span, unsigned index,
+                     uint64_t step, int64_t start, int64_t dur, json_t *doc_events)
+{
+    const struct span_row *row = &spans[span];
+    char name[80], more[48] = "", ev[400];
+    if (row->index) {
+        snprintf(name, sizeof name, "%s %u", row->name, index);
+        snprintf(more, sizeof more, ",\"%s\":%u", row->index, index);
+    } else {
+        snprintf(name, sizeof name, "%s", row->name);
+    }
+    if (doc_events && step < TIMELINE_STEPS)
+        json_array_append_new(doc_events, json_pack("[i, s, I, I, I]", k, name, (json_int_t)step,
+                                                     (json_int_t)start, (json_int_t)dur));
+    if (!w->f)
+        return;
+    snprintf(ev, sizeof ev,
+             "{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+             "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%" PRIu64 "%s}}",
+             name, rank, k, us(start), us(dur), step, more);
+    put_event(w, ev);
+}
+
 static int one_rank(void *ctx, int rank, const char *data, tp_error *err)
 {
     struct writer *w = ctx;
-    if (!data || !w->f) /* a rank left out; the file could not be opened */
+    if (!data) /* a rank left out */
         return 0;
     int64_t offset;
     uint64_t rtt, dropped;
     int used = 0;
     if (sscanf(data, "%" SCNd64 " %" SCNu64 " %" SCNu64 "%n", &offset, &rtt, &dropped, &used) != 3)
-        return tp_error_set(err, TP_EPROTO, "--trace: rank %d sent no header", rank);
+        return tp_error_set(err, TP_EPROTO, "step timeline: rank %d sent no header", rank);
     w->dropped += dropped;
     const char *host = tp_boot_host(w->r->b, rank);
-    char pname[300];
-    snprintf(pname, sizeof pname, "rank %d (%s)", rank, host ? host : "?");
-    put_meta(w, rank, -1, "process_name", pname);
-    for (int k = 0; k < TP__TRACK_COUNT; k++)
-        put_meta(w, rank, k, "thread_name", track_names[k]);
-    json_array_append_new(w->ranks,
-                          json_pack("{s:i, s:s, s:I, s:I}", "rank", rank, "host", host ? host : "?",
-                                    "offset_ns", (json_int_t)offset, "uncertainty_ns",
-                                    (json_int_t)(rtt / 2)));
+    json_t *doc_events = NULL;
+    if (rank < TIMELINE_RANKS) {
+        doc_events = json_array();
+        json_array_append_new(w->timeline,
+                              json_pack("{s:i, s:s, s:I, s:o}", "rank", rank, "host",
+                                        host ? host : "?", "uncertainty_ns",
+                                        (json_int_t)(rtt / 2), "events", doc_events));
+    }
+    if (w->f) {
+        char pname[300];
+        snprintf(pname, sizeof pname, "rank %d (%s)", rank, host ? host : "?");
+        put_meta(w, rank, -1, "process_name", pname);
+        for (int k = 0; k < TP__TRACK_COUNT; k++)
+            put_meta(w, rank, k, "thread_name", track_names[k]);
+        json_array_append_new(w->ranks, json_pack("{s:i, s:s, s:I, s:I}", "rank", rank, "host",
+                                                  host ? host : "?", "offset_ns",
+                                                  (json_int_t)offset, "uncertainty_ns",
+                                                  (json_int_t)(rtt / 2)));
+    }
     const char *p = data + used;
     int k, n;
     unsigned span, index;
@@ -203,39 +244,43 @@ static int one_rank(void *ctx, int rank, const char *data, tp_error *err)
                   &t0, &t1, &n) == 6) {
         p += n;
         if (k < 0 || k >= TP__TRACK_COUNT || span >= TP__SPAN_COUNT)
-            return tp_error_set(err, TP_EPROTO, "--trace: rank %d sent an unknown span", rank);
-        const struct span_row *row = &spans[span];
-        char name[80], more[48] = "", ev[400];
-        if (row->index) {
-            snprintf(name, sizeof name, "%s %u", row->name, index);
-            snprintf(more, sizeof more, ",\"%s\":%u", row->index, index);
-        } else {
-            snprintf(name, sizeof name, "%s", row->name);
-        }
-        snprintf(ev, sizeof ev,
-                 "{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                 "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%" PRIu64 "%s}}",
-                 name, rank, k, us((int64_t)(t0 - w->origin)),
-                 us(t1 >= t0 ? (int64_t)(t1 - t0) : 0), step, more);
-        put_event(w, ev);
+            return tp_error_set(err, TP_EPROTO, "step timeline: rank %d sent an unknown span",
+                                rank);
+        put_span(w, rank, k, span, index, step, (int64_t)(t0 - w->origin),
+                 t1 >= t0 ? (int64_t)(t1 - t0) : 0, doc_events);
     }
     return 0;
 }
 
-int tp__step_trace_write(struct rank *r, uint64_t origin, tp_error *err)
+static json_t *timeline_doc(const struct writer *w, uint64_t steps)
 {
+    json_t *tracks = json_array();
+    for (int k = 0; k < TP__TRACK_COUNT; k++)
+        json_array_append_new(tracks, json_string(track_names[k]));
+    return json_pack("{s:I, s:i, s:o, s:s, s:O}", "steps",
+                     (json_int_t)(steps < TIMELINE_STEPS ? steps : TIMELINE_STEPS), "ranks_total",
+                     w->r->n, "tracks", tracks, "clock",
+                     "rank 0's, ns from its start of the first run; events: [track, name, step, "
+                     "start_ns, duration_ns]",
+                     "ranks", w->timeline);
+}
+
+int tp__step_trace_write(struct rank *r, uint64_t origin, json_t **timeline, tp_error *err)
+{
+    *timeline = NULL;
     char *mine = serialise(r);
     if (!mine)
-        return tp_error_set(err, TP_ENOMEM, "--trace: out of memory");
+        return tp_error_set(err, TP_ENOMEM, "step timeline: out of memory");
     struct writer w = {.r = r, .origin = origin - (uint64_t)r->trace->offset, .first = true};
     struct tp_atomic *a = NULL;
     int rc = 0;
     if (r->me == 0) {
         w.ranks = json_array();
+        w.timeline = json_array();
         /* the path was checked before the run: a failure now is the run's */
-        if ((rc = tp_atomic_begin(r->o->trace, &a, &w.f, err)) == TP_EUSAGE)
+        if (r->o->trace && (rc = tp_atomic_begin(r->o->trace, &a, &w.f, err)) == TP_EUSAGE)
             rc = err->code = TP_ESYS;
-        if (rc == 0)
+        if (w.f)
             fputs("{\"traceEvents\":[", w.f);
     }
     /* every rank takes part even when rank 0 could not open the file */
@@ -248,14 +293,13 @@ int tp__step_trace_write(struct rank *r, uint64_t origin, tp_error *err)
         rc = grc;
         *err = gerr;
     }
-    if (rc == 0) {
+    if (rc == 0 && w.f) {
         json_t *other = json_pack(
-            "{s:s, s:s, s:s, s:o, s:I}", "tool", "trainpath step", "clock",
+            "{s:s, s:s, s:s, s:O, s:I}", "tool", "trainpath step", "clock",
             "rank 0's, ns from its start of the first run; each rank's offset measured at start-up, "
             "uncertain by half the round trip it was measured over",
             "events", "the first run; spans in docs/step.md", "ranks", w.ranks, "dropped_events",
             (json_int_t)w.dropped);
-        w.ranks = NULL;
         char *s = json_dumps(other, JSON_COMPACT);
         fprintf(w.f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":%s}\n", s ? s : "{}");
         free(s);
@@ -264,6 +308,9 @@ int tp__step_trace_write(struct rank *r, uint64_t origin, tp_error *err)
     } else if (a) {
         tp_atomic_discard(a);
     }
+    if (rc == 0)
+        *timeline = timeline_doc(&w, r->o->steps);
     json_decref(w.ranks);
+    json_decref(w.timeline);
     return rc;
 }

@@ -37,7 +37,8 @@ class Page(HTMLParser):
             self.in_check = a.get("id") == "check"
         if tag == "svg":
             self.plot = {"kind": a.get("data-kind"), "class": cls, "axis_titles": [],
-                         "texts": [], "circles": 0, "series": 0, "bars": [], "rects": 0}
+                         "texts": [], "circles": 0, "series": 0, "bars": [], "rects": 0,
+                         "spans": 0}
         elif self.plot is not None:
             if tag == "circle":
                 self.plot["circles"] += 1
@@ -47,6 +48,7 @@ class Page(HTMLParser):
                 self.plot["bars"].append((a.get("d") or "").count("M"))
             elif tag == "rect":
                 self.plot["rects"] += 1
+                self.plot["spans"] += "span" in cls
         if tag == "table":
             self.tables.append({"section": self.sections[-1] if self.sections else None,
                                 "rows": []})

@@ -66,9 +66,9 @@ pg() { json_get "$WORK/page.json" "$1"; }
 check "sections in order: verdicts latency busbw step plan check counters (documents)" \
     test "$(pg "d['sections']")" = \
     "['verdicts', 'latency', 'busbw', 'step', 'plan', 'check', 'counters', 'documents']"
-check "plots: cdf+hist for net lat and io commit, busbw, step, plan x2 (step time, cost)" \
+check "plots: cdf+hist for net lat and io commit, busbw, step and its timeline, plan x2 (step time, cost)" \
     test "$(pg "sorted(p['kind'] for p in d['plots'] if 'plot' in p['class'])")" = \
-    "['busbw', 'cdf', 'cdf', 'hist', 'hist', 'plan', 'plan', 'step']"
+    "['busbw', 'cdf', 'cdf', 'hist', 'hist', 'plan', 'plan', 'step', 'timeline']"
 check "every plot has two axis titles, each with its unit in parentheses" \
     test "$(json_run "$WORK/page.json" "import re
 print(all(len(p['axis_titles']) == 2 and all(re.search(r'\(.+\)', t) for t in p['axis_titles']) for p in d['plots']))")" = True
@@ -87,6 +87,11 @@ check "busbw: one point per message size of the document" \
     "$(json_get "$D/coll.json" "len([x for x in r['sizes'] if x['size_bytes'] > 0])")"
 check "step: four stacked layers, one compute bar per step (10)" \
     test "$(pg "[p['bars'] for p in d['plots'] if p['kind'] == 'step'][0][:1], len([p['bars'] for p in d['plots'] if p['kind'] == 'step'][0])")" = "[10] 4"
+check "step timeline: a bar for each event of the document's first 4 steps, both ranks" \
+    test "$(pg "[p['spans'] for p in d['plots'] if p['kind'] == 'timeline']")" = \
+    "[$(json_get "$D/step.json" "sum(len(x['events']) for x in r['timeline']['ranks'])")]"
+check "... and each rank's training loop has its 4 computes" test "$(json_get "$D/step.json" \
+    "sorted(set(sum(1 for e in x['events'] if e[1] == 'compute') for x in r['timeline']['ranks']))")" = "[4]"
 # figures on the page equal the documents' (three significant digits)
 tofloat='def v(s):
     n, u = s.split()
