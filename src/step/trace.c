@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "step_int.h"
-#include "tp/atomicfile.h"
+#include "tp/trace.h"
 
 #define TRACE_MAX_EVENTS (1u << 18) /* per rank, over all its tracks */
 #define TIMELINE_STEPS 4            /* in the result document: the first steps */
@@ -148,61 +148,31 @@ static char *serialise(const struct rank *r)
 }
 
 struct writer {
-    FILE *f;          /* the --trace file, or NULL */
+    struct tp_trace *f; /* the --trace file, or NULL */
     const struct rank *r;
     uint64_t origin;  /* rank 0's start of the run, its clock */
     json_t *ranks;    /* the offsets, for otherData */
     json_t *timeline; /* results.timeline's ranks */
     uint64_t dropped;
-    bool first;
 };
-
-static void put_event(struct writer *w, const char *json)
-{
-    fputs(w->first ? "\n" : ",\n", w->f);
-    fputs(json, w->f);
-    w->first = false;
-}
-
-static void put_meta(struct writer *w, int pid, int tid, const char *what, const char *name)
-{
-    json_t *e = json_pack("{s:s, s:s, s:i, s:{s:s}}", "name", what, "ph", "M", "pid", pid, "args",
-                          "name", name);
-    if (tid >= 0)
-        json_object_set_new(e, "tid", json_integer(tid));
-    char *s = json_dumps(e, JSON_COMPACT);
-    if (s)
-        put_event(w, s);
-    free(s);
-    json_decref(e);
-}
-
-static double us(int64_t ns)
-{
-    return (double)ns / 1000.0;
-}
 
 static void put_span(struct writer *w, int rank, int k, unsigned span, unsigned index,
                      uint64_t step, int64_t start, int64_t dur, json_t *doc_events)
 {
     const struct span_row *row = &spans[span];
-    char name[80], more[48] = "", ev[400];
+    char name[80], args[96];
+    int at = snprintf(args, sizeof args, "\"step\":%" PRIu64, step);
     if (row->index) {
         snprintf(name, sizeof name, "%s %u", row->name, index);
-        snprintf(more, sizeof more, ",\"%s\":%u", row->index, index);
+        snprintf(args + at, sizeof args - (size_t)at, ",\"%s\":%u", row->index, index);
     } else {
         snprintf(name, sizeof name, "%s", row->name);
     }
     if (doc_events && step < TIMELINE_STEPS)
         json_array_append_new(doc_events, json_pack("[i, s, I, I, I]", k, name, (json_int_t)step,
                                                      (json_int_t)start, (json_int_t)dur));
-    if (!w->f)
-        return;
-    snprintf(ev, sizeof ev,
-             "{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-             "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%" PRIu64 "%s}}",
-             name, rank, k, us(start), us(dur), step, more);
-    put_event(w, ev);
+    if (w->f)
+        tp_trace_span(w->f, rank, k, name, "step", start, dur, args);
 }
 
 static int one_rank(void *ctx, int rank, const char *data, tp_error *err)
@@ -228,9 +198,9 @@ static int one_rank(void *ctx, int rank, const char *data, tp_error *err)
     if (w->f) {
         char pname[300];
         snprintf(pname, sizeof pname, "rank %d (%s)", rank, host ? host : "?");
-        put_meta(w, rank, -1, "process_name", pname);
+        tp_trace_process(w->f, rank, pname);
         for (int k = 0; k < TP__TRACK_COUNT; k++)
-            put_meta(w, rank, k, "thread_name", track_names[k]);
+            tp_trace_thread(w->f, rank, k, track_names[k]);
         json_array_append_new(w->ranks, json_pack("{s:i, s:s, s:I, s:I}", "rank", rank, "host",
                                                   host ? host : "?", "offset_ns",
                                                   (json_int_t)offset, "uncertainty_ns",
@@ -271,17 +241,13 @@ int tp__step_trace_write(struct rank *r, uint64_t origin, json_t **timeline, tp_
     char *mine = serialise(r);
     if (!mine)
         return tp_error_set(err, TP_ENOMEM, "step timeline: out of memory");
-    struct writer w = {.r = r, .origin = origin - (uint64_t)r->trace->offset, .first = true};
-    struct tp_atomic *a = NULL;
+    struct writer w = {.r = r, .origin = origin - (uint64_t)r->trace->offset};
     int rc = 0;
     if (r->me == 0) {
         w.ranks = json_array();
         w.timeline = json_array();
-        /* the path was checked before the run: a failure now is the run's */
-        if (r->o->trace && (rc = tp_atomic_begin(r->o->trace, &a, &w.f, err)) == TP_EUSAGE)
-            rc = err->code = TP_ESYS;
-        if (w.f)
-            fputs("{\"traceEvents\":[", w.f);
+        if (r->o->trace)
+            rc = tp_trace_begin(r->o->trace, &w.f, err);
     }
     /* every rank takes part even when rank 0 could not open the file */
     tp_error gerr = {0};
@@ -294,19 +260,16 @@ int tp__step_trace_write(struct rank *r, uint64_t origin, json_t **timeline, tp_
         *err = gerr;
     }
     if (rc == 0 && w.f) {
-        json_t *other = json_pack(
-            "{s:s, s:s, s:s, s:O, s:I}", "tool", "trainpath step", "clock",
-            "rank 0's, ns from its start of the first run; each rank's offset measured at start-up, "
-            "uncertain by half the round trip it was measured over",
-            "events", "the first run; spans in docs/step.md", "ranks", w.ranks, "dropped_events",
-            (json_int_t)w.dropped);
-        char *s = json_dumps(other, JSON_COMPACT);
-        fprintf(w.f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":%s}\n", s ? s : "{}");
-        free(s);
-        json_decref(other);
-        rc = tp_atomic_commit(a, err);
-    } else if (a) {
-        tp_atomic_discard(a);
+        rc = tp_trace_end(
+            w.f,
+            json_pack("{s:s, s:s, s:s, s:O, s:I}", "tool", "trainpath step", "clock",
+                      "rank 0's, ns from its start of the first run; each rank's offset measured "
+                      "at start-up, uncertain by half the round trip it was measured over",
+                      "events", "the first run; spans in docs/step.md", "ranks", w.ranks,
+                      "dropped_events", (json_int_t)w.dropped),
+            err);
+    } else {
+        tp_trace_discard(w.f);
     }
     if (rc == 0)
         *timeline = timeline_doc(&w, r->o->steps);
