@@ -243,6 +243,12 @@ struct tp_coll_bench_opts {
     struct tp_gpu *gpu;  /* this rank's GPU, opened by the caller (mem_cuda, nccl) */
     void (*progress)(void *arg, size_t i, size_t n); /* rank 0, after each size */
     void *progress_arg;
+    /* rank 0: every timed iteration of every rank as a span of thread
+     * trace_tid (tp/trace.h), from trace_origin_ns of rank 0's clock; NULL:
+     * none */
+    struct tp_trace *trace;
+    int trace_tid;
+    uint64_t trace_origin_ns;
 };
 
 /* The size S of a sweep entry is nccl-tests' size: the buffer of one rank
@@ -282,6 +288,8 @@ struct tp_coll_job {
                                         (per backend), gpu and progress */
     struct tp_coll_backends backends; /* each runs the whole sweep, in this order */
     FILE *table; /* where rank 0 prints its table; NULL: none (-q) */
+    const char *trace; /* --trace FILE: rank 0 writes every iteration's span
+                          of every rank and backend; NULL: none */
     bool redop_given, root_given; /* --redop, --root were on the command line */
 };
 

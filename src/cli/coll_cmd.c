@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tp/boot.h"
 #include "tp/coll.h"
+#include "tp/result.h"
 #include "tp/units.h"
 
 static void usage(FILE *f)
@@ -69,6 +71,8 @@ static void usage(FILE *f)
             "      --inject-delay DUR  every rank sleeps up to DUR (random) before each\n"
             "                        iteration: jitter and arrival-order tests\n"
             "      --json FILE       write the result document (atomically; - for stdout)\n"
+            "      --trace FILE      every timed iteration of every rank, on rank 0's clock,\n"
+            "                        in the Chrome trace format (ui.perfetto.dev)\n"
             "  -q, --quiet           no table\n");
 }
 
@@ -81,6 +85,7 @@ enum {
     OPT_BACKEND,
     OPT_DELAY,
     OPT_MEM,
+    OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -99,6 +104,7 @@ static const struct option long_opts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"inject-delay", required_argument, NULL, OPT_DELAY},
     {"mem", required_argument, NULL, OPT_MEM},
+    {"trace", required_argument, NULL, OPT_TRACE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     CLI_GROUP_LONG_OPTS,
@@ -184,6 +190,7 @@ static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
         b->mem_cuda = strcmp(arg, "cuda") == 0;
         break;
     case OPT_DELAY: rc = tp_parse_duration(arg, "--inject-delay", &b->inject_delay_ns, err); break;
+    case OPT_TRACE: p->job.trace = arg; break;
     case 'q': p->quiet = true; break;
     default: return 1;
     }
@@ -234,6 +241,8 @@ int cmd_coll(int argc, char **argv)
         rc = tp_coll_job_check_group(&p.job, &p.g, &err);
     if (rc == 0)
         rc = cli_group_json_ok(&p.g, &err);
+    if (rc == 0 && p.job.trace && tp_boot_will_be_rank0(p.g.launcher_name))
+        rc = tp_result_file_ok("--trace", p.job.trace, &err);
     if (rc < 0) {
         free(p.sizes);
         return cli_refuse("coll", cli_group_json(&p.g, argc, argv), &err);

@@ -9,7 +9,9 @@
 #include "kind_int.h"
 #include "tp/counters.h"
 #include "tp/group.h"
+#include "tp/clock.h"
 #include "tp/log.h"
+#include "tp/trace.h"
 #include "tp/units.h"
 
 /* The first backend of l that needs a GPU, or NULL. */
@@ -168,7 +170,7 @@ json_t *tp_coll_job_config(const struct tp_coll_job *j, const struct tp_group_op
     for (size_t i = 0; i < b->nsizes; i++)
         json_array_append_new(sizes, json_integer((json_int_t)b->sizes[i]));
     return json_pack("{s:s, s:o, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:s, s:b, s:s, s:s, "
-                     "s:s, s:s, s:s, s:I, s:I, s:s}",
+                     "s:s, s:s, s:s, s:I, s:I, s:s, s:s*}",
                      "op", tp_coll_name(b->kind), "sizes", sizes, "dtype",
                      tp_dtype_name(b->dtype), "redop", tp_redop_name(b->op), "algo",
                      b->algo ? b->algo : "auto", "root", b->root, "iters", (json_int_t)b->iters,
@@ -180,7 +182,8 @@ json_t *tp_coll_job_config(const struct tp_coll_job *j, const struct tp_group_op
                      c->provider ? c->provider : "", "intra", c->intra ? c->intra : "shm",
                      "shm_stores", c->shm_stores ? c->shm_stores : "auto", "timeout_ns",
                      (json_int_t)g->timeout_ns, "inject_delay_ns",
-                     (json_int_t)b->inject_delay_ns, "mem", b->mem_cuda ? "cuda" : "host");
+                     (json_int_t)b->inject_delay_ns, "mem", b->mem_cuda ? "cuda" : "host", "trace",
+                     j->trace);
 }
 
 /* The job's state, the arg of every callback. */
@@ -225,6 +228,51 @@ static void print_row(void *arg, size_t i, size_t n)
         tp_coll_print_row(r->j->table, json_array_get(json_object_get(r->results, "sizes"), i));
 }
 
+/* --trace: rank 0 opens the timeline, a process per rank and a thread per
+ * backend; the sweep adds the spans (tp_coll_bench_opts.trace). */
+static int trace_begin(struct tp_coll_job *j, const struct tp_group *g, tp_error *err)
+{
+    struct tp_coll_bench_opts *b = &j->bench;
+    int rc = tp_trace_begin(j->trace, &b->trace, err);
+    for (int r = 0; rc == 0 && r < g->size; r++) {
+        char name[300];
+        snprintf(name, sizeof name, "rank %d (%s)", r, tp_boot_host(g->boot, r));
+        tp_trace_process(b->trace, r, name);
+        for (int k = 0; k < j->backends.n; k++)
+            tp_trace_thread(b->trace, r, k, j->backends.row[k]->name);
+    }
+    b->trace_origin_ns = tp_now_ns();
+    return rc;
+}
+
+/* Close the timeline: written when the run went well (rc 0), else dropped. */
+static int trace_end(const struct tp_group *g, struct tp_coll_bench_opts *b, int rc,
+                     tp_error *err)
+{
+    if (rc) {
+        tp_trace_discard(b->trace);
+        b->trace = NULL;
+        return rc;
+    }
+    json_t *ranks = json_array();
+    for (int r = 0; r < g->size; r++)
+        json_array_append_new(
+            ranks, json_pack("{s:i, s:s, s:I, s:I}", "rank", r, "host", tp_boot_host(g->boot, r),
+                             "offset_ns", (json_int_t)tp_boot_clock_offset_ns(g->boot, r),
+                             "uncertainty_ns", (json_int_t)(tp_boot_clock_rtt_ns(g->boot, r) / 2)));
+    rc = tp_trace_end(b->trace,
+                      json_pack("{s:s, s:s, s:s, s:o}", "tool", "trainpath coll", "clock",
+                                "rank 0's, ns from its start of the sweep; each rank's offset "
+                                "measured at start-up, uncertain by half the round trip it was "
+                                "measured over",
+                                "events", "every timed iteration (warm-up and the check run "
+                                "left out); a thread per backend",
+                                "ranks", ranks),
+                      err);
+    b->trace = NULL;
+    return rc;
+}
+
 static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *err)
 {
     struct run *r = arg;
@@ -240,9 +288,12 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     b->progress_arg = r;
     bool mem_cuda = b->mem_cuda;
     int rc = 0;
+    if (g->rank == 0 && j->trace)
+        rc = trace_begin(j, g, err);
     for (int k = 0; rc == 0 && k < l->n; k++) {
         uint64_t w = 0;
         b->backend = l->row[k];
+        b->trace_tid = k;
         /* a device_memory backend works on GPU memory; the others where --mem says */
         b->mem_cuda = mem_cuda && !l->row[k]->device_memory;
         if (table && l->n > 1)
@@ -254,6 +305,8 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     b->mem_cuda = mem_cuda;
     if (rc == 0 && table && l->n > 1)
         tp_coll_print_comparison(table, results, l);
+    if (b->trace)
+        rc = trace_end(g, b, rc, err);
     return rc;
 }
 

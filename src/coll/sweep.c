@@ -12,6 +12,7 @@
  * exact that sum is exact at every stage, so the output's SHA-256 must not
  * depend on the rank count, algorithm, chunking or timing; plain mode shows
  * why the mode exists. */
+#include <inttypes.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@
 #include "tp/pattern.h"
 #include "tp/result.h"
 #include "tp/stats.h"
+#include "tp/trace.h"
+#include "tp/units.h"
 
 #define MAX_ITERS 20000
 #define SHARES 840
@@ -453,6 +456,9 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
             return tp_error_set(err, TP_ENOMEM, "statistics");
         }
         size_t stride = 2 * iters;
+        char span[96], args[160], sz[32];
+        snprintf(span, sizeof span, "%s %s", tp_coll_name(o->kind),
+                 tp_fmt_size(bytes, sz, sizeof sz));
         for (uint64_t i = 0; i < iters; i++) {
             uint64_t mx = 0;
             int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -461,6 +467,14 @@ static int one_size(struct sweep *s, uint64_t size, json_t *sizes, struct fitpt 
                 const uint64_t *t = s->all + (size_t)r * stride;
                 mx = t[2 * i + 1] > mx ? t[2 * i + 1] : mx;
                 int64_t st = (int64_t)t[2 * i] - tp_boot_clock_offset_ns(s->c->boot, r);
+                if (o->trace) {
+                    snprintf(args, sizeof args,
+                             "\"size_bytes\":%" PRIu64 ",\"iteration\":%" PRIu64
+                             ",\"algo\":\"%s\"",
+                             (uint64_t)bytes, i, algo ? algo : "?");
+                    tp_trace_span(o->trace, r, o->trace_tid, span, "coll",
+                                  st - (int64_t)o->trace_origin_ns, (int64_t)t[2 * i + 1], args);
+                }
                 if (st < lo)
                     lo = st;
                 if (st > hi) {

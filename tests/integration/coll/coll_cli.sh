@@ -56,6 +56,38 @@ check "--shm-stores cached: none" test "$(streamed st-cached -n 2 --shm-stores c
 check "--shm-stores stream, 3 ranks, bf16: every size streams, from 4 KiB; 0 wrong" test "$(streamed st-stream \
     -n 3 --shm-stores stream --dtype bf16 | sed -E 's/[0-9]+:[1-9][0-9]*/y/g')" = "y y y 0 stream"
 
+# --trace: every timed iteration of every rank, on rank 0's clock
+T=$WORK/coll.trace.json
+check "--trace: coll -n 3 --sizes 8,64K,1M --iters 5 writes the timeline" run_rc 0 "$WORK/tr.out" \
+    timeout 120 "$TP" coll -n 3 --sizes 8,64K,1M --iters 5 --trace "$T" --json "$WORK/tr.json"
+check "... a process per rank, the backend's thread; 5 spans per rank and size" test "$(json_run "$T" "
+import collections
+X = [e for e in d['traceEvents'] if e['ph'] == 'X']
+names = sorted({(e['pid'], e['args']['name']) for e in d['traceEvents'] if e['name'] == 'thread_name'})
+print(names, sorted(set(collections.Counter((e['pid'], e['args']['size_bytes']) for e in X).values())))")" = \
+    "[(0, 'trainpath'), (1, 'trainpath'), (2, 'trainpath')] [5]"
+check "... per size, the mean over iterations of the slowest rank's span is the document's time.mean" \
+    test "$(json_run "$T" "
+doc = json.load(open('$WORK/tr.json'))['results']['sizes']
+X = [e for e in d['traceEvents'] if e['ph'] == 'X']
+ok = []
+for s in doc:
+    it = {}
+    for e in X:
+        if e['args']['size_bytes'] == s['size_bytes']:
+            i = e['args']['iteration']
+            it[i] = max(it.get(i, 0), e['dur'] * 1000)
+    ok.append(abs(sum(it.values()) / len(it) - s['time']['mean']) <= 2)
+print(ok)")" = "[True, True, True]"
+check "... each iteration's spans overlap on every rank within the clocks' uncertainty" test "$(json_run "$T" "
+unc = max(x['uncertainty_ns'] for x in d['otherData']['ranks']) / 1000
+X = [e for e in d['traceEvents'] if e['ph'] == 'X']
+by = {}
+for e in X:
+    by.setdefault((e['args']['size_bytes'], e['args']['iteration']), []).append(e)
+print(all(len(v) == 3 and max(e['ts'] for e in v) <= min(e['ts'] + e['dur'] for e in v) + 2 * unc + 1 for v in by.values()))")" = True
+check "... the document names it" test "$(json_get "$WORK/tr.json" "d['config']['trace'] == '$T'")" = True
+
 # bad input: exit 2, named, and quick (no rank started)
 bad() { # bad DESC PATTERN ARGS...
     local desc=$1 pat=$2; shift 2
@@ -78,6 +110,8 @@ bad "--transport rdma" "--transport rdma" --transport rdma
 bad "--provider bogus" "provider 'bogus'" --provider bogus
 bad "--intra nvlink" "--intra nvlink" --intra nvlink
 bad "--shm-stores nt" "--shm-stores nt: auto, cached or stream" --shm-stores nt
+bad "--trace in a folder that is not there" "--trace /proc/nope/t.json: folder /proc/nope is not writable" \
+    --trace /proc/nope/t.json
 bad "--backend mpi without mpirun" "mpirun or srun" --backend mpi --sizes 8
 bad "--timeout 0" "--timeout" --timeout 0
 bad "stray argument" "unexpected argument" extra
