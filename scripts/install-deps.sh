@@ -22,6 +22,9 @@ pkgs+=(slurmd slurmctld slurm-client munge)
 pkgs+=(libcmocka-dev python3 python3-jsonschema iproute2 nftables procps util-linux e2fsprogs strace)
 # tests: the HTML report rendered headless (screenshot, DOM) by report_html.sh
 pkgs+=(chromium)
+# tests: a real PyTorch DDP job (CPU, gloo) recorded by contrib/pytorch and
+# replayed by step --workload (step_workload.sh)
+pkgs+=(python3-torch)
 # hardening: libFuzzer harnesses (clang and its runtime), a FUSE filesystem
 # that fails on demand (checkpoint faults)
 pkgs+=(clang libclang-rt-14-dev libfuse3-dev fuse3)

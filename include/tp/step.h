@@ -46,6 +46,37 @@ struct tp_delay {
 
 #define TP_STEP_MAX_DELAYS 8
 
+/* A recorded training job (--workload FILE, docs/workload.md): DDP's
+ * buckets in the order its reducer fired them (0 first), and per recorded
+ * step the forward, each bucket's readiness (from the forward's end) and
+ * the optimizer step, in ns. */
+struct tp_step_workload {
+    char path[1024];
+    char sha256[65];     /* of the file, for the config every rank compares */
+    char source[32];     /* "pytorch-ddp", ... */
+    unsigned nbuckets;
+    uint64_t *bucket_bytes; /* nbuckets */
+    size_t nsteps;
+    uint64_t *forward_ns, *backward_ns, *optimizer_ns; /* nsteps each */
+    uint64_t *step_ns;      /* the whole step as recorded, or NULL */
+    uint64_t *ready_ns;     /* nsteps x nbuckets: step s, bucket i at [s * nbuckets + i] */
+    uint64_t samples_per_rank, sample_bytes, ckpt_bytes;
+};
+
+/* Read and check the workload file at path. TP_EUSAGE naming the file and
+ * the key at fault ("--workload F: buckets[2].bytes: must be a whole
+ * number"). */
+int tp_step_workload_load(const char *path, struct tp_step_workload **out, tp_error *err);
+void tp_step_workload_free(struct tp_step_workload *w);
+
+/* The median over the recorded steps of forward + backward, ns. */
+uint64_t tp_step_workload_compute_ns(const struct tp_step_workload *w);
+
+/* The compute before bucket k (DDP's order) becomes ready in the recorded
+ * step step % nsteps: the forward and bucket 0's readiness for k 0, else
+ * the time since bucket k - 1 was ready (0 when it was not later). */
+uint64_t tp_step_workload_slice_ns(const struct tp_step_workload *w, uint64_t step, unsigned k);
+
 struct tp_step_opts {
     const char *preset;   /* for the record ("custom" when none) */
     uint64_t steps;
@@ -77,6 +108,8 @@ struct tp_step_opts {
     uint64_t seed;
     unsigned runs;        /* --verify-repro N: train N times with different timing */
     bool pin;             /* each rank on its own core */
+    const struct tp_step_workload *workload; /* --workload: its buckets, compute and
+                                                optimizer times replayed; NULL: none */
     const char *trace;    /* --trace FILE: rank 0 writes the first run's timeline
                              (Chrome trace event format); NULL: none */
     /* the GPU path (tp/gpu.h) */
@@ -133,6 +166,8 @@ struct tp_step_given {
     struct tp_step_opts o; /* as given; tp_step_derive and tp_step_prepare fill in
                               the rest (see there) */
     const char *preset;    /* --preset, or NULL */
+    const char *workload;  /* --workload FILE, or NULL (tp_step_prepare loads it
+                              into o.workload; the caller frees it) */
     double scale;          /* --scale of the preset */
     /* flags that override the preset's figures (have_*) */
     uint64_t grad_bytes, sample_bytes, ckpt_bytes;

@@ -28,6 +28,8 @@ static void usage(FILE *f)
             "\n"
             "  -n, --ranks N          local ranks (default 2; mpirun/srun/env as for coll)\n"
             "      --preset NAME      resnet50, llm-1.3b, unet3d (shapes from public figures)\n"
+            "      --workload FILE    a recorded model (contrib/pytorch/trainpath_record.py):\n"
+            "                         its buckets, compute and optimizer times replayed\n"
             "      --scale S          shrink the preset: gradient and sample bytes, compute\n"
             "                         time, checkpoint size (default 0.1)\n"
             "      --steps N          (default 50)\n"
@@ -84,7 +86,7 @@ enum {
     OPT_BUCKETS, OPT_NOOVERLAP, OPT_COMPUTE, OPT_DIM, OPT_LR, OPT_REDUCE, OPT_ALGO, OPT_VERIFY,
     OPT_DELAY, OPT_CKEVERY, OPT_CKSIZE, OPT_CKASYNC, OPT_DIR, OPT_PREFETCH, OPT_QD, OPT_ENGINE,
     OPT_DIRECT, OPT_NOIO, OPT_SEED, OPT_NOPIN, OPT_COMPUTE_WHERE, OPT_MEM, OPT_BACKEND, OPT_GEMM,
-    OPT_TRACE,
+    OPT_TRACE, OPT_WORKLOAD,
 };
 
 static const struct option long_opts[] = {
@@ -117,6 +119,7 @@ static const struct option long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"no-pin", no_argument, NULL, OPT_NOPIN},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"workload", required_argument, NULL, OPT_WORKLOAD},
     {"compute", required_argument, NULL, OPT_COMPUTE_WHERE},
     {"mem", required_argument, NULL, OPT_MEM},
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -243,6 +246,7 @@ static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
     case OPT_SEED: rc = tp_parse_u64(arg, "--seed", 0, INT64_MAX, &s->seed, err); break;
     case OPT_NOPIN: s->pin = false; break;
     case OPT_TRACE: s->trace = arg; break;
+    case OPT_WORKLOAD: g->workload = arg; break;
     case OPT_COMPUTE_WHERE:
         if (strcmp(arg, "cpu") && strcmp(arg, "gpu"))
             rc = tp_error_set(err, TP_EUSAGE, "--compute %s: cpu or gpu", arg);
@@ -315,5 +319,6 @@ int cmd_step(int argc, char **argv)
     p.s.table = p.quiet ? NULL : cli_table_out(p.g.json);
     bool speak;
     rc = tp_step_main(&p.s, &p.g, &speak, &err);
+    tp_step_workload_free((struct tp_step_workload *)p.s.o.workload);
     return cli_group_exit(rc, speak, &err);
 }

@@ -69,8 +69,7 @@ static int allreduce_bucket_gpu(struct rank *r, int k, size_t lo, size_t hi, tp_
 
 static int allreduce_bucket(struct rank *r, int k, tp_error *err)
 {
-    size_t lo = (size_t)k * r->bucket_elems;
-    size_t hi = lo + r->bucket_elems < r->count ? lo + r->bucket_elems : r->count;
+    size_t lo = r->bofs[k], hi = r->bofs[k + 1];
     if (k == 0) {
         int rc = reduce_real(r, err);
         if (rc)
@@ -84,6 +83,26 @@ static int allreduce_bucket(struct rank *r, int k, tp_error *err)
                              .sendbuf = r->grad + lo, .recvbuf = r->gsum + lo, .count = hi - lo,
                              .algo = r->o->algo, .exact = r->o->reduce == TP_STEP_EXACT};
     return tp_coll_run(r->c, &a, err);
+}
+
+void tp__step_bucket_layout(struct rank *r)
+{
+    const struct tp_step_opts *o = r->o;
+    unsigned B = o->buckets;
+    const struct tp_step_workload *w = o->workload;
+    size_t at = 0;
+    for (unsigned k = 0; k < B; k++) {
+        r->bofs[k] = at;
+        if (w && w->nbuckets == B) /* trainpath's bucket k is the (B-1-k)-th DDP fired */
+            at += (size_t)(w->bucket_bytes[B - 1 - k] / 4);
+        else
+            at += r->bucket_elems;
+        if (k == 0 && at < tp_model_grad_len(o->dim))
+            at = tp_model_grad_len(o->dim);
+        if (at > r->count || k == B - 1)
+            at = r->count;
+    }
+    r->bofs[B] = at;
 }
 
 int tp__step_comm_warmup(struct rank *r, tp_error *err)

@@ -75,9 +75,23 @@ int tp__step_compute_slice(struct rank *r, int k, tp_error *err)
         uint64_t reps = r->gemm_reps;
         return tp_gpu_gemm(o->gpu, reps / B + (k == 0 ? reps % B : 0), err);
     }
+    if (o->workload) { /* the recorded step's slice before DDP's bucket k */
+        uint64_t ns = tp_step_workload_slice_ns(o->workload, r->cur_step, (unsigned)k);
+        r->sink = work((uint64_t)((double)ns / r->work_ns_per_iter), r->sink);
+        return 0;
+    }
     uint64_t iters = (uint64_t)(o->compute_ms * 1e6 / r->work_ns_per_iter);
     r->sink = work(iters / B + (k == 0 ? iters % B : 0), r->sink);
     return 0;
+}
+
+void tp__step_optimizer(struct rank *r)
+{
+    const struct tp_step_workload *w = r->o->workload;
+    if (w)
+        r->sink = work((uint64_t)((double)w->optimizer_ns[r->cur_step % w->nsteps] /
+                                  r->work_ns_per_iter),
+                       r->sink);
 }
 
 /* The model's forward and backward on this rank's share of the batch:

@@ -119,6 +119,7 @@ static int train(struct rank *r, tp_error *err)
         tp__step_trace_add(r, TP__SPAN_EXPOSED, s, 0, t2, t3);
         tp__step_real_sum(r, gs);
         tp_model_update(r->w, o->dim, gs, o->batch, o->lr);
+        tp__step_optimizer(r);
         float loss = gs[gl - 1] / (float)o->batch;
         memcpy(&f[F_LOSS], &loss, sizeof loss);
         uint64_t t4 = tp_now_ns();
@@ -193,6 +194,7 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     r->bucket_elems = (r->count + o->buckets - 1) / o->buckets;
     if (r->bucket_elems < gl)
         r->bucket_elems = gl < r->count ? gl : r->count;
+    tp__step_bucket_layout(r);
     r->local_max = o->batch / (uint64_t)r->n + 1;
     int rc = 0;
     r->grad = tp_comm_alloc(c, r->count * 4);

@@ -20,6 +20,18 @@ int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
 {
     struct tp_step_opts *s = &g->o;
     uint64_t per_rank = 32;
+    const struct tp_step_workload *w = s->workload;
+    if (w) { /* the recorded job's shape, as a preset's */
+        s->preset = "workload";
+        per_rank = w->samples_per_rank;
+        s->grad_bytes = 0;
+        for (unsigned i = 0; i < w->nbuckets; i++)
+            s->grad_bytes += w->bucket_bytes[i] / 4 * 4; /* replayed as f32 elements */
+        s->sample_bytes = w->sample_bytes;
+        s->compute_ms = (double)tp_step_workload_compute_ns(w) / 1e6;
+        s->ckpt_bytes = w->ckpt_bytes ? w->ckpt_bytes : 64u << 20;
+        s->buckets = w->nbuckets;
+    }
     if (g->preset) {
         struct tp_step_opts ps = {0};
         int rc = tp_step_preset(g->preset, g->scale, &ps, err);
@@ -32,13 +44,14 @@ int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
         s->compute_ms = ps.compute_ms;
         s->ckpt_bytes = ps.ckpt_bytes;
     }
-    if (g->have_grad || !g->preset)
+    bool shaped = g->preset || w;
+    if (g->have_grad || !shaped)
         s->grad_bytes = g->have_grad ? g->grad_bytes : 4u << 20;
-    if (g->have_sample || !g->preset)
+    if (g->have_sample || !shaped)
         s->sample_bytes = g->have_sample ? g->sample_bytes : 4096;
-    if (g->have_compute || !g->preset)
+    if (g->have_compute || !shaped)
         s->compute_ms = g->have_compute ? g->compute_ms : 10;
-    if (g->have_ckpt || !g->preset)
+    if (g->have_ckpt || !shaped)
         s->ckpt_bytes = g->have_ckpt ? g->ckpt_bytes : 64u << 20;
     s->sample_bytes = s->sample_bytes / 4 * 4; /* records hold floats */
     if (!g->have_batch)
@@ -50,7 +63,15 @@ int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
                          ? (s->sample_bytes - tp_model_record_min(0)) / 4 : 0;
         s->dim = (unsigned)(fit < 64 ? (fit ? fit : 1) : 64);
     }
-    if (!g->have_buckets) {
+    if (w && !g->have_grad) {
+        /* replayed, the last bucket DDP fires is trainpath's bucket 0, which
+         * also carries the model's own gradient: at least that large */
+        uint64_t last = w->bucket_bytes[w->nbuckets - 1] / 4 * 4,
+                 need = (uint64_t)tp_model_grad_len(s->dim) * 4;
+        if (last < need)
+            s->grad_bytes += need - last;
+    }
+    if (!g->have_buckets && !w) {
         uint64_t b = (s->grad_bytes + (25u << 20) - 1) / (25u << 20);
         s->buckets = (unsigned)(b < 1 ? 1 : b > 16 ? 16 : b);
     }
@@ -75,7 +96,7 @@ json_t *tp_step_config_json(const struct tp_step_given *g, int n)
                                                 (json_int_t)s->delays[i].ns, "p", s->delays[i].p,
                                                 "rank", s->delays[i].rank));
     json_t *j = json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:s, s:s?}",
-                          "preset", g->preset ? g->preset : "custom", "scale",
+                          "preset", g->preset ? g->preset : s->workload ? "workload" : "custom", "scale",
                           g->preset ? g->scale : 1.0, "ranks", (json_int_t)n, "steps",
                           (json_int_t)s->steps, "batch", (json_int_t)s->batch, "sample_bytes",
                           (json_int_t)s->sample_bytes, "samples", (json_int_t)s->samples,
@@ -83,6 +104,11 @@ json_t *tp_step_config_json(const struct tp_step_given *g, int n)
                           "compute_ms", s->compute_ms, "dim", (json_int_t)s->dim, "lr",
                           (double)s->lr, "reduce", reduce_name(s->reduce), "algo", s->algo);
     json_object_set_new(j, "no_io", json_boolean(s->no_io));
+    if (s->workload)
+        json_object_set_new(j, "workload",
+                            json_pack("{s:s, s:s, s:s, s:I}", "path", s->workload->path, "sha256",
+                                      s->workload->sha256, "source", s->workload->source,
+                                      "recorded_steps", (json_int_t)s->workload->nsteps));
     if (s->trace)
         json_object_set_new(j, "trace", json_string(s->trace));
     json_object_update_new(
@@ -128,6 +154,23 @@ static int check_given(struct tp_step_given *g, const struct tp_group_opts *go, 
                             "--ckpt-size: needs --ckpt-every (without it no checkpoint is taken)");
     if (g->have_scale && !g->preset)
         return tp_error_set(err, TP_EUSAGE, "--scale: needs --preset (it shrinks a preset)");
+    if (g->workload) {
+        /* the recorded model's buckets and times are the shape: nothing may
+         * reshape them */
+        const char *clash = g->preset ? "--preset" : g->have_grad ? "--grad-size"
+                            : g->have_buckets ? "--buckets" : g->have_compute ? "--compute-ms"
+                            : s->compute_gpu ? "--compute gpu" : NULL;
+        if (clash)
+            return tp_error_set(err, TP_EUSAGE, "%s with --workload: the workload's model sets it",
+                                clash);
+        if (!s->workload) {
+            struct tp_step_workload *w;
+            int rc = tp_step_workload_load(g->workload, &w, err);
+            if (rc)
+                return rc;
+            s->workload = w;
+        }
+    }
     s->grad_cuda = g->mem_cuda >= 0 ? g->mem_cuda == 1 : s->compute_gpu || s->nccl;
     if (s->nccl && go->comm.transport)
         return tp_error_set(err, TP_EUSAGE, "--transport with --backend nccl: NCCL picks its "

@@ -87,6 +87,7 @@ struct rank {
     bool comm_quit;
     uint64_t comm_busy_ns, comm_delay_ns;
     uint64_t bstart[1024], bend[1024]; /* this step's buckets, in the order run */
+    size_t bofs[1025]; /* bucket k holds gradient elements [bofs[k], bofs[k + 1]) */
     int comm_rc;
     tp_error comm_err;
     uint64_t cur_step;
@@ -205,6 +206,14 @@ int tp__step_calibrate_gpu(struct rank *r, tp_error *err);
 /* Slice k of the step's compute_ms (CPU work or GPU products; slice 0 takes
  * the remainder). Errors are the GPU's. */
 int tp__step_compute_slice(struct rank *r, int k, tp_error *err);
+/* workload.c: results.workload: the recorded medians (compute = forward +
+ * backward, optimizer, step) beside the replay's (run0: the first run's
+ * document) and their ratios, and the buckets' bytes as replayed (DDP's
+ * order). */
+json_t *tp__step_workload_compare(const struct rank *r, const json_t *run0);
+/* --workload: the recorded optimizer step of this step (calibrated work);
+ * nothing without a workload. */
+void tp__step_optimizer(struct rank *r);
 /* The model's forward and backward on this rank's share of the batch (buf):
  * the gradient into r->grad, or r->cols when exact. TP_ECHECK naming the
  * sample when a record is not the one written. */
@@ -222,6 +231,10 @@ int tp__step_exact_sum(struct rank *r, float *out, tp_error *err);
  * in order, until r->comm_quit; its error goes to r->comm_rc and
  * r->comm_err. */
 void *tp__step_comm_main(void *arg);
+/* Set r->bofs: equal buckets (the last one short), or the workload's
+ * bucket sizes with the last DDP fired as bucket 0; bucket 0 holds at
+ * least the model's own gradient, and the last bucket ends at r->count. */
+void tp__step_bucket_layout(struct rank *r);
 /* Start a step: no bucket posted or done, no comm time yet. */
 void tp__step_comm_reset(struct rank *r);
 /* Post the next bucket (from B-1 down to 0) to the comm thread. */

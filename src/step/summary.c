@@ -176,6 +176,9 @@ void tp__step_results(const struct rank *r, const struct tp__step_repro *p, bool
                         json_pack("{s:b, s:s, s:s, s:s}", "emulated", emu, "compute", where,
                                   "gradients", o->grad_cuda ? "cuda" : "host", "sync", sync));
     json_object_set_new(results, "runs", runs);
+    if (o->workload)
+        json_object_set_new(results, "workload",
+                            tp__step_workload_compare(r, json_array_get(runs, 0)));
     const char *mode = o->reduce == TP_STEP_EXACT     ? "exact"
                        : o->reduce == TP_STEP_ARRIVAL ? "arrival"
                                                       : "plain";

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The user's own model: a real PyTorch DDP job (Debian's torch, CPU, gloo,
+# two processes) recorded by contrib/pytorch/trainpath_record.py, the file
+# checked against the model it came from, then replayed by trainpath step
+# --workload over real ranks: DDP's buckets byte for byte, the recorded
+# times beside the replayed ones; a bad workload file exits 2 naming it.
+. "$(dirname "$0")/../lib.sh"
+
+/usr/bin/python3 -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null ||
+    skip_all "python3-torch with gloo is not installed (scripts/install-deps.sh installs it)"
+D=$WORK/data; mkdir -p "$D"
+W=$WORK/workload.json
+check "a real DDP job (2 processes, gloo, 12 steps) records its workload" run_rc 0 "$WORK/ddp.out" \
+    timeout 300 /usr/bin/python3 "$SRC/tests/integration/step/ddp_record.py" "$W" "$(free_port)" 12
+check "... 11 steps recorded (the first skipped: DDP rebuilds its buckets after it), 2 ranks, gloo" \
+    test "$(json_get "$W" "d['recorded']['steps'], d['recorded']['skipped_steps'], d['recorded']['world_size'], d['recorded']['backend'], [len(v) for v in d['steps'].values()]")" = \
+    "11 1 2 gloo [11, 11, 11, 11]"
+check "... DDP's buckets hold every parameter once, their bytes the parameters' (3 buckets)" \
+    test "$(json_run "$W" "
+ps = {p['name']: p['bytes'] for p in d['model']['parameters']}
+names = [n for b in d['buckets'] for n in b['parameters']]
+print(len(d['buckets']), sorted(names) == sorted(ps), all(b['bytes'] == sum(ps[n] for n in b['parameters']) for b in d['buckets']))")" = \
+    "3 True True"
+check "... the last layer's bucket fires first; each bucket's readiness within the backward" \
+    test "$(json_run "$W" "
+b = d['buckets']; bw = d['steps']['backward_ns']
+print('6.weight' in b[0]['parameters'], '0.weight' in b[-1]['parameters'], all(0 < x['ready_ns'][s] <= bw[s] for x in b for s in range(len(bw))))")" = \
+    "True True True"
+check "... the batch and the checkpoint (Adam: the weights and two moments, at least 3x the parameters)" \
+    test "$(json_run "$W" "print(d['batch'], d['checkpoint']['bytes'] >= 3 * d['model']['parameter_bytes'])")" = \
+    "{'samples_per_rank': 32, 'sample_bytes': 264} True"
+
+J=$WORK/replay.json
+check "step -n 2 --workload replays it (6 steps)" run_rc 0 "$WORK/replay.out" \
+    "$TP" step -n 2 --workload "$W" --steps 6 --dir "$D" --json "$J"
+check "... a valid document" valid_doc "$J"
+check "... DDP's buckets, byte for byte, last fired first; the gradient their sum" \
+    test "$(json_get "$J" "r['workload']['replayed']['bucket_bytes'] == [b['bytes'] for b in json.load(open('$W'))['buckets']], d['config']['buckets'], d['config']['grad_bytes'] == sum(b['bytes'] for b in json.load(open('$W'))['buckets'])")" = \
+    "True 3 True"
+check "... the recorded batch, sample size and checkpoint; the file named with its hash" \
+    test "$(json_get "$J" "d['config']['batch'], d['config']['sample_bytes'], d['config']['ckpt_bytes'] == json.load(open('$W'))['checkpoint']['bytes'], d['config']['workload']['source'], len(d['config']['workload']['sha256'])")" = \
+    "64 264 True pytorch-ddp 64"
+check "... recorded and replayed medians side by side, with their ratios" \
+    test "$(json_run "$J" "w = r['workload']; print(all(w[k][m]['value'] > 0 for k, m in (('recorded', 'compute_p50'), ('recorded', 'step_p50'), ('replayed', 'compute_p50'), ('replayed', 'step_p50'))), all(v > 0 for v in w['replayed_over_recorded'].values()))")" = \
+    "True True"
+check "... the compute is the recorded one (each step replays a recorded step): within 0.5x-3x of it" \
+    test "$(json_get "$J" "0.5 < r['workload']['replayed_over_recorded']['compute'] < 3")" = True
+
+bad() { local pat=$1; shift
+    if run_rc 2 "$WORK/out" "$TP" step -n 2 --dir "$D" "$@" && grep -q -- "$pat" "$WORK/out"; then ok "bad input: $*"
+    else echo "# wanted /$pat/"; sed 's/^/#   /' "$WORK/out" | head -3; not_ok "bad input: $*"; fi; }
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['buckets'][1]['bytes']='1M'; json.dump(d, open(sys.argv[2], 'w'))" "$W" "$WORK/b1.json"
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['trainpath_workload']=2; json.dump(d, open(sys.argv[2], 'w'))" "$W" "$WORK/v2.json"
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['buckets'][0]['ready_ns'].pop(); json.dump(d, open(sys.argv[2], 'w'))" "$W" "$WORK/short.json"
+bad "\-\-workload $WORK/none.json: .*No such file" --workload "$WORK/none.json"
+bad "\-\-workload $WORK/b1.json: buckets\[1\].bytes: must be a whole number" --workload "$WORK/b1.json"
+bad "\-\-workload $WORK/v2.json: trainpath_workload: must be 1" --workload "$WORK/v2.json"
+bad "buckets\[0\].ready_ns: must have one duration per recorded step" --workload "$WORK/short.json"
+bad "\-\-preset with \-\-workload: the workload's model sets it" --workload "$W" --preset resnet50
+bad "\-\-buckets with \-\-workload" --workload "$W" --buckets 4
+finish
