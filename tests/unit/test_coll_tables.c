@@ -337,12 +337,20 @@ static void job_config(void **state)
                     "\"algo\":\"auto\",\"root\":0,\"iters\":0,\"time_ns\":0,\"warmup\":0,"
                     "\"chunk_bytes\":0,\"repro\":\"plain\",\"repro_check\":false,\"backend\":"
                     "\"trainpath\",\"transport\":\"tcp\",\"provider\":\"\",\"intra\":\"shm\","
-                    "\"timeout_ns\":1000000000,\"inject_delay_ns\":0,\"mem\":\"host\"}");
+                    "\"shm_stores\":\"auto\",\"timeout_ns\":1000000000,\"inject_delay_ns\":0,"
+                    "\"mem\":\"host\"}");
     free(text);
     json_decref(c);
     job(&j, &g, "trainpath,nccl");
     c = tp_coll_job_config(&j, &g);
     TP_EQ_STR(json_string_value(json_object_get(c, "backend")), "trainpath,nccl");
+    json_decref(c);
+    /* what changes the data path or writes a file is on record */
+    g.comm.shm_stores = "cached";
+    j.trace = "/tmp/t.json";
+    c = tp_coll_job_config(&j, &g);
+    TP_EQ_STR(json_string_value(json_object_get(c, "shm_stores")), "cached");
+    TP_EQ_STR(json_string_value(json_object_get(c, "trace")), "/tmp/t.json");
     json_decref(c);
 }
 
