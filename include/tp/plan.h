@@ -130,6 +130,8 @@ struct tp_plan_spread {
 };
 
 struct tp_plan_workload {
+    char from[1024];               /* workload.from: a recorded workload file
+                                      (docs/workload.md), as given; "" none */
     char name[TP_PLAN_NAME];
     char unit[16];                 /* "samples" (default) or "tokens": a label */
     double params;                 /* model parameters */

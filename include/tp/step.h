@@ -61,6 +61,7 @@ struct tp_step_workload {
     uint64_t *step_ns;      /* the whole step as recorded, or NULL */
     uint64_t *ready_ns;     /* nsteps x nbuckets: step s, bucket i at [s * nbuckets + i] */
     uint64_t samples_per_rank, sample_bytes, ckpt_bytes;
+    uint64_t params; /* the model's parameters (elements), 0 when the file lists none */
 };
 
 /* Read and check the workload file at path. TP_EUSAGE naming the file and

@@ -39,7 +39,7 @@ json_t *tp__plan_spec_json(const struct tp_plan_spec *s, double gpus)
     json_t *sweep = json_array();
     for (int i = 0; i < s->nsweep; i++)
         json_array_append_new(sweep, json_real(s->sweep_gpus[i]));
-    return json_pack(
+    json_t *cfg = json_pack(
         "{s:s, s:f, s:{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f},"
         " s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:o, s:o, s:i, s:I, s:o}",
         "plan_file", s->file, "gpus", gpus,
@@ -56,6 +56,11 @@ json_t *tp__plan_spec_json(const struct tp_plan_spec *s, double gpus)
         "checkpoints_kept", s->p.checkpoints_kept,
         "candidates", cands, "sweep_gpus", sweep, "simulate_steps", (int)s->sim_steps, "seed",
         (json_int_t)s->seed, "inputs", inputs);
+    if (cfg && s->w.from[0]) /* the recording the workload came from */
+        json_object_set_new(json_object_get(cfg, "workload"), "from",
+                            json_pack("{s:s, s:b}", "file", s->w.from, "compute_distribution",
+                                      s->w.compute_samples != NULL));
+    return cfg;
 }
 
 /* A figure, or NULL (the key left out: "o*") when it is not finite: JSON

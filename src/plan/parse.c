@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "plan_int.h"
+#include "tp/step.h"
 #include "tp/yaml.h"
 
 typedef struct tp_yaml_node node;
@@ -110,14 +111,15 @@ static const table spike_tbl = {spike_keys, TP_YAML_NKEYS(spike_keys), NULL, NUL
 static const key workload_keys[] = {
     {.name = "name", .kind = TP_YAML_STR, STR(W, name), .sdef = "workload", .eg = "llm-7b"},
     {.name = "unit", .kind = TP_YAML_STR, STR(W, unit), .sdef = "samples", .choices = unit_names},
+    /* the three below: required unless `from` gives them (workload_check) */
     {.name = "parameters", .kind = TP_YAML_COUNT, .off = offsetof(W, params),
-     .range = &params_range, .flags = REQ},
+     .range = &params_range},
     {.name = "gradient_bytes_per_parameter", .kind = TP_YAML_NUM,
      .off = offsetof(W, grad_bytes_per_param), .range = &grad_range, .def = 2},
     {.name = "samples_per_gpu", .kind = TP_YAML_COUNT, .off = offsetof(W, samples_per_gpu),
-     .range = &samples_range, .flags = REQ},
+     .range = &samples_range},
     {.name = "compute_time", .kind = TP_YAML_DUR, .off = offsetof(W, compute_s),
-     .range = &compute_range, .flags = REQ | MEAS, .tag = TP_FIG_COMPUTE},
+     .range = &compute_range, .flags = MEAS, .tag = TP_FIG_COMPUTE},
     {.name = "compute_cv", .kind = TP_YAML_FRAC, .off = offsetof(W, compute_cv),
      .range = &cv_range, .def = 0.02},
     {.name = "dataset_bytes_per_sample", .kind = TP_YAML_SIZE,
@@ -129,6 +131,8 @@ static const key workload_keys[] = {
      .range = &train_range, .flags = REQ},
     {.name = "overlap", .kind = TP_YAML_FRAC, .off = offsetof(W, overlap), .range = &tp_yaml_unit},
     {.name = "spike", .kind = TP_YAML_MAP, .sub = &spike_tbl},
+    /* a recorded workload file (docs/workload.md) for the keys not given */
+    {.name = "from", .kind = TP_YAML_STR, STR(W, from), .eg = "workload.json"},
 };
 static const table workload_tbl = {workload_keys, TP_YAML_NKEYS(workload_keys), workload_check,
                                    NULL};
@@ -249,12 +253,79 @@ static const char measurable[] = "compute_time, intra_node.latency, intra_node.b
 
 /* ---- checks across keys ---- */
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* workload.from: what the recording gives for the keys not written */
+static int from_file(struct tp_yaml *y, const node *map, const char *path, W *w, uint64_t seen)
+{
+    const struct ctx *x = y->user;
+    const node *fn = tp_yaml_lookup(map, "from", false);
+    char p[TP_YAML_PATH_LEN], file[sizeof x->dir + sizeof w->from];
+    tp_yaml_join(p, path, "from");
+    snprintf(file, sizeof file, "%s%s", w->from[0] == '/' ? "" : x->dir, w->from);
+    struct tp_step_workload *r;
+    tp_error e = {0};
+    if (tp_step_workload_load(file, &r, &e))
+        return tp_yaml_fail(y, fn, p, "%s", e.msg);
+    if (!tp_yaml_seen(&workload_tbl, seen, "parameters") && r->params)
+        w->params = (double)r->params;
+    uint64_t grad = 0;
+    for (unsigned i = 0; i < r->nbuckets; i++)
+        grad += r->bucket_bytes[i];
+    if (!tp_yaml_seen(&workload_tbl, seen, "gradient_bytes_per_parameter") && r->params)
+        w->grad_bytes_per_param = (double)grad / (double)r->params;
+    if (!tp_yaml_seen(&workload_tbl, seen, "samples_per_gpu"))
+        w->samples_per_gpu = (double)r->samples_per_rank;
+    if (!tp_yaml_seen(&workload_tbl, seen, "dataset_bytes_per_sample"))
+        w->dataset_bytes_per_sample = (double)r->sample_bytes;
+    if (!tp_yaml_seen(&workload_tbl, seen, "checkpoint_bytes") && r->ckpt_bytes)
+        w->checkpoint_bytes = (double)r->ckpt_bytes;
+    int rc = 0;
+    if (!tp_yaml_seen(&workload_tbl, seen, "compute_time")) {
+        /* a step's compute: forward, backward and optimizer, as recorded */
+        double *v = malloc(r->nsteps * sizeof *v), sum = 0;
+        if (!v) {
+            rc = tp_error_set(y->err, TP_ENOMEM, "%s: out of memory", y->file);
+        } else {
+            for (size_t s = 0; s < r->nsteps; s++)
+                sum += v[s] = (double)(r->forward_ns[s] + r->backward_ns[s] + r->optimizer_ns[s]) / 1e9;
+            qsort(v, r->nsteps, sizeof *v, cmp_double);
+            w->compute_s = sum / (double)r->nsteps;
+            free(w->compute_samples);
+            w->compute_samples = v;
+            w->ncompute = r->nsteps;
+        }
+    }
+    tp_step_workload_free(r);
+    return rc;
+}
+
 static int workload_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                           void *base, uint64_t seen)
 {
-    (void)y, (void)map, (void)at, (void)path;
     W *w = base;
-    if (!tp_yaml_seen(&workload_tbl, seen, "checkpoint_bytes"))
+    bool from = tp_yaml_seen(&workload_tbl, seen, "from");
+    if (from) {
+        int rc = from_file(y, map, path, w, seen);
+        if (rc)
+            return rc;
+    }
+    static const char *const need[] = {"parameters", "samples_per_gpu", "compute_time"};
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
+        bool got = tp_yaml_seen(&workload_tbl, seen, need[i]) ||
+                   (from && (i != 0 || w->params > 0));
+        if (!got) {
+            char p[TP_YAML_PATH_LEN];
+            tp_yaml_join(p, path, need[i]);
+            return tp_yaml_fail(y, at, p, "%s", from ? "required (the workload file lists no "
+                                                       "parameters)" : "required");
+        }
+    }
+    if (!tp_yaml_seen(&workload_tbl, seen, "checkpoint_bytes") && !(from && w->checkpoint_bytes > 0))
         w->checkpoint_bytes = 14 * w->params; /* bf16 weights + fp32 master and Adam moments */
     return 0;
 }

@@ -158,6 +158,23 @@ int tp_step_workload_load(const char *path, struct tp_step_workload **out, tp_er
         rc = whole(ba, "sample_bytes", 4, 64u << 20, &w->sample_bytes, path, "batch.", err);
     if (rc == 0 && ck)
         rc = whole(ck, "bytes", 0, UINT64_C(1) << 44, &w->ckpt_bytes, path, "checkpoint.", err);
+    /* the parameter count, from the shapes (optional: plan wants it) */
+    const json_t *ps = json_object_get(json_object_get(d, "model"), "parameters");
+    for (size_t i = 0; rc == 0 && i < json_array_size(ps); i++) {
+        const json_t *shape = json_object_get(json_array_get(ps, i), "shape");
+        uint64_t n = 1;
+        for (size_t j = 0; j < json_array_size(shape); j++) {
+            json_int_t e = json_integer_value(json_array_get(shape, j));
+            if (!json_is_integer(json_array_get(shape, j)) || e < 0 || e > (json_int_t)1 << 40) {
+                char k[64];
+                snprintf(k, sizeof k, "model.parameters[%zu].shape", i);
+                rc = bad(err, path, k, "must be a list of whole numbers");
+                break;
+            }
+            n *= (uint64_t)e;
+        }
+        w->params += n;
+    }
     const char *src = tp_json_str(d, "source");
     if (rc == 0) {
         snprintf(w->source, sizeof w->source, "%s", src ? src : "unknown");

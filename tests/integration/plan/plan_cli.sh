@@ -43,6 +43,34 @@ check "... 1000 simulated steps per candidate, their mean near the model's" \
 check "--gpus 64 evaluates there" run_rc 0 "$WORK/out" "$TP" plan "$EX" --gpus 64 -q --json "$WORK/g.json"
 check "... 64 GPUs, 8 nodes" test "$(json_get "$WORK/g.json" "r['gpus'], r['nodes']")" = "64.0 8.0"
 
+# workload.from: the user's own model, recorded from a real PyTorch DDP job
+# (tests/fixtures/workload/ddp-mlp.json, written by step/ddp_record.py)
+FX=$SRC/tests/fixtures/workload/ddp-mlp.json
+{ printf 'workload:\n  from: %s\n  train_samples: 10M\n' "$FX"; sed -n '/^cluster:/,$p' "$EX"; } >"$WORK/from.yaml"
+check "a plan whose workload comes from a recorded workload file" run_rc 0 "$WORK/from.out" \
+    "$TP" plan "$WORK/from.yaml" --json "$WORK/from.json"
+check "... a valid result document" valid_doc "$WORK/from.json"
+check "... the recorded model: its parameters, gradient bytes per parameter, batch, sample and checkpoint" \
+    test "$(json_run "$WORK/from.json" "
+import math
+w = d['config']['workload']; f = json.load(open('$FX'))
+params = sum(math.prod(p['shape']) for p in f['model']['parameters'])
+print(w['parameters'] == params, abs(w['gradient_bytes_per_parameter'] * params - sum(b['bytes'] for b in f['buckets'])) < 1,
+      w['samples_per_gpu'] == f['batch']['samples_per_rank'], w['dataset_bytes_per_sample'] == f['batch']['sample_bytes'],
+      w['checkpoint_bytes'] == f['checkpoint']['bytes'], w['from']['compute_distribution'])")" = "True True True True True True"
+check "... the compute the mean of the recorded steps' forward + backward + optimizer" test "$(json_run "$WORK/from.json" "
+f = json.load(open('$FX'))['steps']
+m = sum(a + b + c for a, b, c in zip(f['forward_ns'], f['backward_ns'], f['optimizer_ns'])) / len(f['forward_ns']) / 1e9
+print(abs(d['config']['workload']['compute_s'] - m) < 1e-9 * m)")" = True
+{ printf 'workload:\n  from: %s\n  train_samples: 10M\n  samples_per_gpu: 64\n' "$FX"; sed -n '/^cluster:/,$p' "$EX"; } >"$WORK/from2.yaml"
+check "... a key written in the plan wins over the recording" run_rc 0 "$WORK/from2.out" \
+    "$TP" plan "$WORK/from2.yaml" --json "$WORK/from2.json"
+check "... (samples_per_gpu 64)" test "$(json_get "$WORK/from2.json" "d['config']['workload']['samples_per_gpu']")" = 64.0
+{ printf 'workload:\n  from: nowhere.json\n  train_samples: 10M\n'; sed -n '/^cluster:/,$p' "$EX"; } >"$WORK/from3.yaml"
+check "... a workload file that is not there: exit 2, line:column, key and file named" run_rc 2 "$WORK/from3.out" \
+    "$TP" plan "$WORK/from3.yaml"
+check "... (the message)" grep_q "from3.yaml:2:3: workload.from: --workload $WORK/nowhere.json: cannot read" "$WORK/from3.out"
+
 # bad plans: exit 2, the file:line:column and key path named, a failed document
 bad() { # bad NAME SED-EXPR WANT-REGEX
     sed -e "$2" "$EX" >"$WORK/$1.yaml"
