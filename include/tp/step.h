@@ -60,6 +60,8 @@ struct tp_step_workload {
     uint64_t *forward_ns, *backward_ns, *optimizer_ns; /* nsteps each */
     uint64_t *step_ns;      /* the whole step as recorded, or NULL */
     uint64_t *ready_ns;     /* nsteps x nbuckets: step s, bucket i at [s * nbuckets + i] */
+    uint64_t *allreduce_ns; /* the same layout, each bucket's allreduce as recorded; or
+                               NULL when the file has none */
     uint64_t samples_per_rank, sample_bytes, ckpt_bytes;
     uint64_t params; /* the model's parameters (elements), 0 when the file lists none */
 };
@@ -72,6 +74,11 @@ void tp_step_workload_free(struct tp_step_workload *w);
 
 /* The median over the recorded steps of forward + backward, ns. */
 uint64_t tp_step_workload_compute_ns(const struct tp_step_workload *w);
+
+/* The share of the recorded allreduce time that ran before the backward
+ * ended (each bucket's allreduce, up to the backward's end after it was
+ * ready), over all steps; NAN when the file has no allreduce_ns. */
+double tp_step_workload_overlap(const struct tp_step_workload *w);
 
 /* The compute before bucket k (DDP's order) becomes ready in the recorded
  * step step % nsteps: the forward and bucket 0's readiness for k 0, else

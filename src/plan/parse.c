@@ -284,6 +284,9 @@ static int from_file(struct tp_yaml *y, const node *map, const char *path, W *w,
         w->dataset_bytes_per_sample = (double)r->sample_bytes;
     if (!tp_yaml_seen(&workload_tbl, seen, "checkpoint_bytes") && r->ckpt_bytes)
         w->checkpoint_bytes = (double)r->ckpt_bytes;
+    double ov = tp_step_workload_overlap(r);
+    if (!tp_yaml_seen(&workload_tbl, seen, "overlap") && isfinite(ov))
+        w->overlap = ov;
     int rc = 0;
     if (!tp_yaml_seen(&workload_tbl, seen, "compute_time")) {
         /* a step's compute: forward, backward and optimizer, as recorded */

@@ -72,6 +72,7 @@ void tp_step_workload_free(struct tp_step_workload *w)
         return;
     free(w->bucket_bytes);
     free(w->ready_ns);
+    free(w->allreduce_ns);
     free(w->forward_ns);
     free(w->backward_ns);
     free(w->optimizer_ns);
@@ -151,6 +152,20 @@ int tp_step_workload_load(const char *path, struct tp_step_workload **out, tp_er
         for (size_t s = 0; rc == 0 && s < n; s++)
             w->ready_ns[s * w->nbuckets + i] = ready[s];
         free(ready);
+        /* optional, but in every bucket or in none */
+        bool has = json_object_get(b, "allreduce_ns") != NULL;
+        if (rc == 0 && i > 0 && has != (w->allreduce_ns != NULL))
+            rc = bad(err, path, where, "allreduce_ns: in every bucket or in none");
+        if (rc == 0 && has && !w->allreduce_ns &&
+            !(w->allreduce_ns = calloc((size_t)w->nbuckets * w->nsteps, sizeof *w->allreduce_ns)))
+            rc = tp_error_set(err, TP_ENOMEM, "--workload %s: out of memory", path);
+        uint64_t *ar = NULL;
+        n = w->nsteps;
+        if (rc == 0 && has)
+            rc = series(b, "allreduce_ns", &n, &ar, path, where, err);
+        for (size_t s = 0; rc == 0 && ar && s < n; s++)
+            w->allreduce_ns[s * w->nbuckets + i] = ar[s];
+        free(ar);
     }
     if (rc == 0)
         rc = whole(ba, "samples_per_rank", 1, 1u << 20, &w->samples_per_rank, path, "batch.", err);
@@ -251,6 +266,21 @@ json_t *tp__step_workload_compare(const struct rank *r, const json_t *run0)
     return json_pack("{s:s, s:I, s:o, s:o, s:o}", "source", w->source, "buckets",
                      (json_int_t)w->nbuckets, "recorded", rec, "replayed", rep,
                      "replayed_over_recorded", ratio);
+}
+
+double tp_step_workload_overlap(const struct tp_step_workload *w)
+{
+    if (!w->allreduce_ns)
+        return NAN;
+    double hid = 0, all = 0;
+    for (size_t s = 0; s < w->nsteps; s++)
+        for (unsigned i = 0; i < w->nbuckets; i++) {
+            uint64_t ar = w->allreduce_ns[s * w->nbuckets + i], rd = w->ready_ns[s * w->nbuckets + i];
+            uint64_t left = w->backward_ns[s] > rd ? w->backward_ns[s] - rd : 0;
+            hid += (double)(ar < left ? ar : left);
+            all += (double)ar;
+        }
+    return all > 0 ? hid / all : NAN;
 }
 
 uint64_t tp_step_workload_slice_ns(const struct tp_step_workload *w, uint64_t step, unsigned k)

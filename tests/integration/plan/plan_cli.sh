@@ -62,6 +62,12 @@ check "... the compute the mean of the recorded steps' forward + backward + opti
 f = json.load(open('$FX'))['steps']
 m = sum(a + b + c for a, b, c in zip(f['forward_ns'], f['backward_ns'], f['optimizer_ns'])) / len(f['forward_ns']) / 1e9
 print(abs(d['config']['workload']['compute_s'] - m) < 1e-9 * m)")" = True
+check "... the overlap: the share of each bucket's allreduce that ran before the backward ended" \
+    test "$(json_run "$WORK/from.json" "
+f = json.load(open('$FX')); bw = f['steps']['backward_ns']
+hid = sum(min(b['allreduce_ns'][s], max(bw[s] - b['ready_ns'][s], 0)) for b in f['buckets'] for s in range(len(bw)))
+tot = sum(sum(b['allreduce_ns']) for b in f['buckets'])
+print(abs(d['config']['workload']['overlap'] - hid / tot) < 1e-9, 0 < hid / tot < 1)")" = "True True"
 { printf 'workload:\n  from: %s\n  train_samples: 10M\n  samples_per_gpu: 64\n' "$FX"; sed -n '/^cluster:/,$p' "$EX"; } >"$WORK/from2.yaml"
 check "... a key written in the plan wins over the recording" run_rc 0 "$WORK/from2.out" \
     "$TP" plan "$WORK/from2.yaml" --json "$WORK/from2.json"
