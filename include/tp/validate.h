@@ -35,6 +35,7 @@ struct tp_validate_test {
     bool nagios;                            /* exit codes 0..2 are verdicts, not failures (check) */
     bool directional;                       /* between nodes: measured both ways (bandwidth) */
     bool across; /* a collective across a group of nodes (the tiers' gang and groups) */
+    bool traced; /* the command writes a timeline with --trace (coll, step) */
     /* filled when it runs (zero in a fresh list) */
     int rc;
     double took_s;
@@ -93,6 +94,8 @@ struct tp_validate_opts {
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     double sdc_minutes;   /* > 0: the sdc test a soak of about this long */
     bool quiet;           /* no progress line, no summary */
+    bool trace;           /* each coll and step test also writes its timeline
+                             (NAME.trace.json beside NAME.json) */
 };
 
 /* Validate: check the options (--policy and --key-file readable, the

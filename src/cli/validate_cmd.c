@@ -77,6 +77,8 @@ static void usage(FILE *f)
            "  --sdc-minutes M  the SDC screen (sdc) runs about M minutes (a decimal) on\n"
            "                every node instead of the profile's steps: a longer soak; on\n"
            "                an allocation rank 0 names the node whose hashes differ\n"
+           "  --trace       each coll and step test also writes its timeline (Chrome\n"
+           "                trace format) beside its document: NAME.trace.json\n"
            "  -q, --quiet   no progress line, no summary\n"
            "\n"
            "Fleet triage in the simulator: the same tiers, judgement and isolation, run\n"
@@ -121,6 +123,7 @@ int cmd_validate(int argc, char **argv)
         OPT_JSON,
         OPT_ON_FAIL,
         OPT_SDC_MINUTES,
+        OPT_TRACE,
     };
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'},
@@ -143,6 +146,7 @@ int cmd_validate(int argc, char **argv)
         {"json", required_argument, NULL, OPT_JSON},
         {"on-fail", required_argument, NULL, OPT_ON_FAIL},
         {"sdc-minutes", required_argument, NULL, OPT_SDC_MINUTES},
+        {"trace", no_argument, NULL, OPT_TRACE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -204,6 +208,7 @@ int cmd_validate(int argc, char **argv)
             rc = parse_minutes(optarg, &o.sdc_minutes, &err);
             real_only = "--sdc-minutes";
             break;
+        case OPT_TRACE: o.trace = true, real_only = "--trace"; break;
         case 'q': o.quiet = sim.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;

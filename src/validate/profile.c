@@ -38,6 +38,7 @@ struct row {
     bool nagios;      /* exit codes 0..2 are the audit's verdicts */
     bool directional; /* between nodes: measured both ways */
     bool across;      /* a collective across nodes: only the tiers run it */
+    bool traced;      /* the command writes a timeline with --trace (coll, step) */
     struct cell in[NPROFILES];
 };
 
@@ -71,23 +72,23 @@ static const struct row rows[] = {
      * is latency-bound, and where groups share cores (the test bed) a rank
      * waiting out its peer's time slice made it 0.6 or 5-9 ms at random;
      * 4 MiB, three groups at once, stayed within 2 % in the runs measured. */
-    {"coll-across", "net", "allreduce across nodes", ALWAYS, .across = true,
+    {"coll-across", "net", "allreduce across nodes", ALWAYS, .across = true, .traced = true,
      .in = {{2, "coll --launcher env --intra fabric --sizes 64K,1M,4M --iters 20 --warmup 3 KEY BIND -q"},
             {6, "coll --launcher env --intra fabric --sizes 64K,1M,16M --time 500ms KEY BIND -q"},
             {20, "coll --launcher env --intra fabric --sizes 64K,1M,16M,64M --time 2s KEY BIND -q"}}},
-    {"coll-allreduce", "coll", "coll allreduce, 2 local ranks", ALWAYS,
+    {"coll-allreduce", "coll", "coll allreduce, 2 local ranks", ALWAYS, .traced = true,
      .in = {{3, "coll -n 2 --launcher local --sizes 8-4M --time 20ms -q"},
             {25, "coll -n 2 --launcher local --sizes 8-64M --time 1s -q"},
             {90, "coll -n 2 --launcher local --sizes 8-64M --time 5s -q"}}},
-    {"coll-allgather", "coll", "coll allgather, 2 local ranks", ALWAYS,
+    {"coll-allgather", "coll", "coll allgather, 2 local ranks", ALWAYS, .traced = true,
      .in = {{0, NULL},
             {10, "coll -n 2 --launcher local --op allgather --sizes 8-64M --time 300ms -q"},
             {40, "coll -n 2 --launcher local --op allgather --sizes 8-64M --time 2s -q"}}},
-    {"coll-reduce-scatter", "coll", "coll reduce-scatter, 2 local ranks", ALWAYS,
+    {"coll-reduce-scatter", "coll", "coll reduce-scatter, 2 local ranks", ALWAYS, .traced = true,
      .in = {{0, NULL},
             {10, "coll -n 2 --launcher local --op reduce-scatter --sizes 8-64M --time 300ms -q"},
             {40, "coll -n 2 --launcher local --op reduce-scatter --sizes 8-64M --time 2s -q"}}},
-    {"coll-nccl", "coll", "coll allreduce through NCCL, one rank per GPU", WITH_GPUS,
+    {"coll-nccl", "coll", "coll allreduce through NCCL, one rank per GPU", WITH_GPUS, .traced = true,
      .in = {{3, "coll -n NGPU --launcher local --backend nccl --sizes 8-64M --time 20ms -q"},
             {25, "coll -n NGPU --launcher local --backend nccl --sizes 8-1G --time 300ms -q"},
             {90, "coll -n NGPU --launcher local --backend nccl --sizes 8-1G --time 2s -q"}}},
@@ -99,14 +100,14 @@ static const struct row rows[] = {
      .in = {{3, "io checkpoint DIR --size 64M --shards 2 --jobs 2 --repeat 3 -q"},
             {25, "io checkpoint DIR --size 1G --shards 2 --jobs 2 --repeat 5 -q"},
             {90, "io checkpoint DIR --size 4G --shards 2 --jobs 2 --repeat 5 -q"}}},
-    {"step", "step", "step resnet50, 2 local ranks", ALWAYS,
+    {"step", "step", "step resnet50, 2 local ranks", ALWAYS, .traced = true,
      .in = {{5, "step -n 2 --launcher local --preset resnet50 --scale 0.05 --steps 30 "
                 "--ckpt-every 10 --dir DIR -q"},
             {30, "step -n 2 --launcher local --preset resnet50 --scale 0.1 --steps 1000 "
                  "--ckpt-every 100 --dir DIR -q"},
             {120, "step -n 2 --launcher local --preset resnet50 --scale 0.1 --steps 5000 "
                   "--ckpt-every 100 --dir DIR -q"}}},
-    {"step-gpu", "step", "step, GPU compute and NCCL, one rank per GPU", WITH_GPUS,
+    {"step-gpu", "step", "step, GPU compute and NCCL, one rank per GPU", WITH_GPUS, .traced = true,
      .in = {{5, "step -n NGPU --launcher local --compute gpu --backend nccl --preset llm-1.3b "
                 "--scale 0.05 --steps 30 --no-io --verify-repro 2 --dir DIR -q"},
             {30, "step -n NGPU --launcher local --compute gpu --backend nccl --preset llm-1.3b "
@@ -235,7 +236,8 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
                                            .expect_s = in->expect_s,
                                            .nagios = r->nagios,
                                            .directional = r->directional,
-                                           .across = r->across};
+                                           .across = r->across,
+                                           .traced = r->traced};
         if (!t || split(out, &used, t, in->args, policy, scratch) < 0) {
             out->n = 0;
             return tp_error_set(err, TP_ENOMEM,

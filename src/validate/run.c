@@ -186,7 +186,7 @@ const char *tp__validate_status(const struct tp_validate_test *t)
 const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate_test *t,
                                   const char *docdir, const char *peer, const char *port)
 {
-    const char *args[TP_VALIDATE_MAX_ARGS + 8];
+    const char *args[TP_VALIDATE_MAX_ARGS + 12];
     int k = 0;
     t->why[0] = 0;
     args[k++] = "trainpath";
@@ -209,9 +209,14 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
         } else
             args[k++] = w;
     }
-    char json[4400], log[4400];
+    char json[4400], log[4400], trace[4400];
     snprintf(json, sizeof json, "%s/%s.json", docdir, t->name);
     snprintf(log, sizeof log, "%s/%s.log", docdir, t->name);
+    snprintf(trace, sizeof trace, "%s/%s.trace.json", docdir, t->name);
+    if (c->trace && t->traced) {
+        args[k++] = "--trace";
+        args[k++] = trace;
+    }
     args[k++] = "--json";
     args[k++] = json;
     args[k] = NULL;

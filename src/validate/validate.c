@@ -119,6 +119,7 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .launcher = tp_boot_detect(o->launcher),
                                    .key_file = o->key_file,
                                    .quiet = o->quiet,
+                                   .trace = o->trace,
                                    .pairs_at_once = o->pairs_at_once,
                                    .tier = o->tier,
                                    .budget_s = o->budget_s,

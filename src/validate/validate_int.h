@@ -19,6 +19,7 @@
 struct tp__validate_ctx {
     const char *profile, *out, *db, *policy, *prom, *only, *iface, *launcher, *key_file;
     bool quiet, tty;
+    bool trace; /* --trace: the traced tests write NAME.trace.json */
     int pairs_at_once;  /* allocation: pairs measured at once (0: a whole round) */
     /* allocation: the tier (picked by budget_s when that is > 0), its
      * matchings and seed (0: drawn by rank 0), what to do with a node

@@ -41,6 +41,12 @@ check "a second run into the same history: the step time has two points" test "$
 "$TP" validate --only io,step --out "$WORK/only" >"$WORK/only.out" 2>&1
 check "--only io,step: exit 0, three tests" test $? -eq 0 -a "$(grep -cE '^ok ' "$WORK/only.out")" -eq 3
 check "... and only their documents" test "$(cd "$WORK/only" && ls *.json | tr '\n' ' ')" = "io-checkpoint.json io-commit.json step.json "
+"$TP" validate --only coll --trace --out "$WORK/tr" >"$WORK/tr.out" 2>&1
+check "--only coll --trace: exit 0; the collective's timeline beside its document (quick: allreduce)" test $? -eq 0 -a \
+    "$(cd "$WORK/tr" && ls *.trace.json | tr '\n' ' ')" = "coll-allreduce.trace.json "
+check "... each a Chrome trace with both ranks' iterations" test "$(/usr/bin/python3 -c "
+import json, sys
+print(all(sorted({e['pid'] for e in json.load(open(f))['traceEvents'] if e['ph'] == 'X'}) == [0, 1] for f in sys.argv[1:]))" "$WORK"/tr/*.trace.json)" = True
 check "--only plan without net, coll and io: exit 2" run_rc 2 "$WORK/out" "$TP" validate --only plan,io --out "$WORK/v4"
 check "... saying what plan needs" grep -q "plan is fed by the net, coll and io results" "$WORK/out"
 check "--only disk: exit 2, naming it" eval 'run_rc 2 "$WORK/out" "$TP" validate --only io,disk --out "$WORK/v5" && grep -q "'"'"'disk'"'"' is not a group" "$WORK/out"'
