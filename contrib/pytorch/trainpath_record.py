@@ -24,8 +24,9 @@ step and their size; the state-dict bytes of the model and the optimizer
 or sample leaves the process.
 
 The first step is not recorded: DDP rebuilds its buckets after it, in the
-order the gradients became ready. Works with torch 1.13 (Debian 12's
-python3-torch) and later; a communication hook replaces the default
+order the gradients became ready. Run with torch 1.13 (Debian 12's
+python3-torch); later releases keep the hooks it uses but were not tried.
+A communication hook replaces the default
 allreduce with the same one (averaging, as DDP does), so the job trains
 the same. Timings are rank 0's.
 """

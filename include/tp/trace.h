@@ -17,7 +17,7 @@ struct tp_trace;
 
 /* Start the timeline that will replace path. The path was checked before
  * the run (tp_result_file_ok), so a failure now is the run's: TP_ESYS
- * naming path, never TP_EUSAGE. */
+ * naming path (TP_ENOMEM out of memory), never TP_EUSAGE. */
 int tp_trace_begin(const char *path, struct tp_trace **out, tp_error *err);
 
 /* Name process pid, or thread tid of process pid. */

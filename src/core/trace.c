@@ -17,7 +17,7 @@ int tp_trace_begin(const char *path, struct tp_trace **out, tp_error *err)
     *out = NULL;
     struct tp_trace *t = calloc(1, sizeof *t);
     if (!t)
-        return tp_error_set(err, TP_ESYS, "%s: out of memory", path);
+        return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
     int rc = tp_atomic_begin(path, &t->a, &t->f, err);
     if (rc) {
         free(t);
