@@ -165,6 +165,15 @@ extern const size_t tp_check_nrules;
  * is unseen in facts.missing. */
 json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p);
 
+/* Whether only is a list of rule ids separated by commas, each a row of
+ * tp_check_rules. 0, or TP_EUSAGE with err naming the first word that is
+ * no rule (or an empty list). */
+int tp_check_only_ok(const char *only, tp_error *err);
+
+/* Whether the rule id is in only (tp_check_only_ok's list); every rule is
+ * when only is NULL. */
+bool tp_check_only_has(const char *only, const char *id);
+
 /* The Nagios exit code of findings, worst first as check_multi and Icinga
  * rank them (CRITICAL > UNKNOWN > WARNING > OK): 2 (critical) when a
  * critical rule FAILs, else 3 (unknown) when a rule is UNKNOWN, findings is
@@ -195,6 +204,9 @@ struct tp_check_opts {
     int nresults;
     const char *const *fleet;   /* tp_check_fleet: the hosts' facts files */
     int nfleet;
+    const char *only;           /* rule ids separated by commas: only these rules are
+                                 * reported and decide the verdict (tp_check_only_ok);
+                                 * NULL: every rule */
 };
 
 /* The facts in the file at path: a facts object (trainpath check facts

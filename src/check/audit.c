@@ -49,9 +49,10 @@ int tp_check_load_facts(const char *path, json_t **out, tp_error *err)
 json_t *tp_check_config_json(const struct tp_check_opts *o)
 {
     if (!o->fleet)
-        return json_pack("{s:s?, s:s?, s:s?}", "policy", o->policy, "root", o->root, "facts",
-                         o->facts);
-    json_t *cfg = json_pack("{s:s?}", "policy", o->policy), *files = json_array();
+        return json_pack("{s:s?, s:s?, s:s?, s:s?}", "policy", o->policy, "root", o->root,
+                         "facts", o->facts, "only", o->only);
+    json_t *cfg = json_pack("{s:s?, s:s?}", "policy", o->policy, "only", o->only),
+           *files = json_array();
     for (int i = 0; i < o->nfleet; i++)
         json_array_append_new(files, json_string(o->fleet[i]));
     json_object_set_new(cfg, "fleet", files);
@@ -79,6 +80,8 @@ static json_t *nagios_json(int code)
  * scanned on this host, so not with facts collected elsewhere. */
 static int check_inputs(const struct tp_check_opts *o, tp_error *err)
 {
+    if (o->only && tp_check_only_ok(o->only, err))
+        return TP_EUSAGE;
     if (o->facts && o->nresults > 0)
         return tp_error_set(err, TP_EUSAGE,
                             "--results %s: scans this host's folders, not with --facts %s",
@@ -121,6 +124,20 @@ static int audit_facts(const struct tp_check_opts *o, const struct tp_policy *p,
     return rc;
 }
 
+/* findings without the rules o->only leaves out (all kept without it):
+ * what is left is what the summary counts and the verdict is made of */
+static json_t *picked(json_t *findings, const struct tp_check_opts *o)
+{
+    for (size_t i = 0; findings && o->only && i < json_array_size(findings);) {
+        const char *id = json_string_value(json_object_get(json_array_get(findings, i), "id"));
+        if (id && !tp_check_only_has(o->only, id))
+            json_array_remove(findings, i);
+        else
+            i++;
+    }
+    return findings;
+}
+
 int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *doc, tp_error *err)
 {
     json_t *results = new_results(doc, err), *facts = NULL;
@@ -132,7 +149,7 @@ int tp_check_audit(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
     const struct tp_policy *pol = o->policy ? p : NULL; /* none: the node rules only */
     if (rc == 0)
         rc = audit_facts(o, pol, &facts, err);
-    json_t *findings = rc == 0 ? tp_check_evaluate(facts, pol) : NULL;
+    json_t *findings = rc == 0 ? picked(tp_check_evaluate(facts, pol), o) : NULL;
     json_t *sum = findings ? tp_check_summary(findings) : NULL;
     if (rc == 0 && !sum)
         rc = tp_error_set(err, TP_ENOMEM, "check: out of memory");
@@ -196,20 +213,24 @@ int tp_check_fleet(const struct tp_check_opts *o, struct tp_policy *p, json_t *d
     json_t *results = new_results(doc, err);
     if (!results)
         return TP_ENOMEM;
-    int rc = o->policy ? tp_policy_parse(o->policy, p, err)
-                       : tp_error_set(err, TP_EUSAGE, "check fleet: no policy given");
+    int rc = o->policy ? 0 : tp_error_set(err, TP_EUSAGE, "check fleet: no policy given");
+    if (rc == 0 && o->only)
+        rc = tp_check_only_ok(o->only, err);
+    if (rc == 0)
+        rc = tp_policy_parse(o->policy, p, err);
     json_t *hosts = json_array(), *by_rule = json_array();
     json_object_set_new(results, "hosts", hosts);
     json_object_set_new(results, "by_rule", by_rule);
     for (size_t r = 0; rc == 0 && r < tp_check_nrules; r++)
-        json_array_append_new(by_rule, rule_group(tp_check_rules[r]));
+        if (tp_check_only_has(o->only, tp_check_rules[r]->id))
+            json_array_append_new(by_rule, rule_group(tp_check_rules[r]));
     int worst = 0;
     for (int i = 0; rc == 0 && i < o->nfleet; i++) {
         json_t *facts = NULL;
         rc = tp_check_load_facts(o->fleet[i], &facts, err);
         if (rc)
             break;
-        json_t *findings = tp_check_evaluate(facts, p);
+        json_t *findings = picked(tp_check_evaluate(facts, p), o);
         json_t *sum = findings ? tp_check_summary(findings) : NULL;
         if (!sum) {
             json_decref(findings);

@@ -110,6 +110,48 @@ json_t *tp_check_evaluate(const json_t *facts, const struct tp_policy *p)
     return out;
 }
 
+static bool is_rule(const char *w, size_t n)
+{
+    for (size_t i = 0; i < tp_check_nrules; i++)
+        if (strlen(tp_check_rules[i]->id) == n && strncmp(tp_check_rules[i]->id, w, n) == 0)
+            return true;
+    return false;
+}
+
+int tp_check_only_ok(const char *only, tp_error *err)
+{
+    if (!only || !*only)
+        return tp_error_set(err, TP_EUSAGE, "--only: empty (give rule ids; trainpath check rules "
+                                            "lists them)");
+    for (const char *w = only;; w++) {
+        size_t n = strcspn(w, ",");
+        if (!is_rule(w, n))
+            return tp_error_set(err, TP_EUSAGE,
+                                "--only: '%.*s' is no rule (trainpath check rules lists them)",
+                                (int)n, w);
+        w += n;
+        if (!*w)
+            break;
+    }
+    return 0;
+}
+
+bool tp_check_only_has(const char *only, const char *id)
+{
+    if (!only)
+        return true;
+    size_t len = strlen(id);
+    for (const char *w = only;; w++) {
+        size_t n = strcspn(w, ",");
+        if (n == len && strncmp(w, id, n) == 0)
+            return true;
+        w += n;
+        if (!*w)
+            break;
+    }
+    return false;
+}
+
 int tp_check_nagios(const json_t *findings)
 {
     if (!json_is_array(findings))

@@ -34,7 +34,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trainpath check facts [--root DIR] [--json FILE]\n"
             "       trainpath check [--policy FILE] [--root DIR | --facts FILE] [--results DIR]...\n"
-            "                       [--json FILE] [-q]\n"
+            "                       [--only RULES] [--json FILE] [-q]\n"
             "       trainpath check --policy FILE --fleet FACTS.json...\n"
             "       trainpath check rules\n"
             "\n"
@@ -46,7 +46,11 @@ static void usage(FILE *f)
             "                  one, the node rules only (the plane rules skip)\n"
             "  --root DIR      read /proc, /sys and configfs under DIR (a snapshot)\n"
             "  --facts FILE    audit facts collected elsewhere (trainpath check facts --json)\n"
-            "  --results DIR   also look for secrets in DIR (besides the policy's results)\n"
+            "  --results DIR   also look for secrets in DIR (besides the policy's results), and\n"
+            "                  read the counters of the result documents there (CTR-ERRORS,\n"
+            "                  LINK-FLAP)\n"
+            "  --only RULES    report only these rules (ids separated by commas, from\n"
+            "                  `trainpath check rules`); the verdict is theirs\n"
             "  --fleet FILE... audit many hosts' facts, findings grouped by rule\n"
             "  --json FILE     write the result document (atomically; - for stdout)\n"
             "  -q, --quiet     no table\n"
@@ -58,7 +62,7 @@ static void usage(FILE *f)
 }
 
 struct opts {
-    const char *policy, *root, *facts, *json;
+    const char *policy, *root, *facts, *json, *only;
     const char *results[MAX_RESULTS];
     int nresults;
     char **fleet;
@@ -71,6 +75,7 @@ static const struct option long_opts[] = {
     {"facts", required_argument, NULL, 'f'},  {"results", required_argument, NULL, 'R'},
     {"fleet", no_argument, NULL, 'F'},        {"json", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+    {"only", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0},
 };
 
@@ -93,6 +98,7 @@ static int parse(int argc, char **argv, struct opts *o, tp_error *err)
             break;
         case 'F': fleet = true; break;
         case 'j': o->json = optarg; break;
+        case 'o': o->only = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); return 1;
         case ':': return tp_error_set(err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]);
@@ -113,6 +119,8 @@ static int parse(int argc, char **argv, struct opts *o, tp_error *err)
     }
     if (o->root && o->facts)
         return tp_error_set(err, TP_EUSAGE, "give --root or --facts, not both");
+    if (o->only)
+        return tp_check_only_ok(o->only, err);
     return 0;
 }
 
@@ -139,7 +147,7 @@ static int facts_cmd(int argc, char **argv)
     int rc = parse(argc, argv, &o, &err);
     if (rc == 1)
         return 0;
-    if (rc == 0 && (o.policy || o.facts || o.fleet || o.nresults))
+    if (rc == 0 && (o.policy || o.facts || o.fleet || o.nresults || o.only))
         rc = tp_error_set(&err, TP_EUSAGE, "check facts takes --root and --json only");
     if (rc == 0 && o.json)
         rc = tp_result_path_ok(o.json, &err);
@@ -244,7 +252,7 @@ static int audit(const struct opts *o, struct tp_policy *p)
     const struct tp_check_opts co = {
         .policy = o->policy, .root = o->root, .facts = o->facts,
         .results = o->results, .nresults = o->nresults,
-        .fleet = (const char *const *)o->fleet, .nfleet = o->nfleet,
+        .fleet = (const char *const *)o->fleet, .nfleet = o->nfleet, .only = o->only,
     };
     tp_error err = {0};
     json_t *doc = tp_result_new(o->fleet ? "check fleet" : "check", tp_check_config_json(&co));

@@ -125,6 +125,19 @@ print(st['CTR-ERRORS'], st['LINK-FLAP'])")" = "PASS PASS"
 check "... without --results both skip" test "$(json_run "$WORK/nopolicy.json" "
 st = {x['id']: x['status'] for x in r['findings']}
 print(st['CTR-ERRORS'], st['LINK-FLAP'])")" = "SKIP SKIP"
+# --only: validate's last test, the counters rules alone; the verdict is theirs
+run_rc 2 "$WORK/out" "$TP" check --only CTR-ERRORS,LINK-FLAP --results "$WORK/res" --json "$WORK/only.json"
+check "--only CTR-ERRORS,LINK-FLAP over the error: exit 2 (critical), the two rules alone" \
+    test "$(json_run "$WORK/only.json" "
+print([(x['id'], x['status']) for x in r['findings']], r['summary']['fail'] + r['summary']['warn'] + r['summary']['pass'], d['config']['only'])")" = \
+    "[('CTR-ERRORS', 'FAIL'), ('LINK-FLAP', 'WARN')] 2 CTR-ERRORS,LINK-FLAP"
+check "--only LINK-FLAP: the warning alone decides (exit 1)" run_rc 1 "$WORK/out" \
+    "$TP" check --only LINK-FLAP --results "$WORK/res" -q
+check "--only CTR-ERRORS on the clean window: exit 0" run_rc 0 "$WORK/out" \
+    "$TP" check --only CTR-ERRORS --results "$WORK/clean" -q
+check "--only NO-SUCH: exit 3 (bad input to an audit), the word named" eval \
+    'run_rc 3 "$WORK/out" "$TP" check --only CTR-ERRORS,NO-SUCH -q && grep -q "'"'"'NO-SUCH'"'"' is no rule" "$WORK/out"'
+check "--only with a trailing comma: exit 3" run_rc 3 "$WORK/out" "$TP" check --only CTR-ERRORS, -q
 check "--fleet without --policy: exit 3" run_rc 3 "$WORK/out" "$TP" check --fleet "$WORK/rdma-facts.json"
 echo '{"schema": "trainpath.result/1"}' >"$WORK/notfacts.json"
 check "--facts with a file that holds no facts: exit 3, named" run_rc 3 "$WORK/out" \
