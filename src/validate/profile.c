@@ -3,7 +3,8 @@
  * and its arguments, or none where the profile leaves it out. The same
  * tests grow longer and larger with the profile; standard and extended add
  * the loaded latency, both directions at once and two more collectives.
- * Every profile ends with the SDC screen (its group sdc) before the plan.
+ * Every profile ends with the SDC screen (its group sdc) before the plan,
+ * and the counters of the tests judged by check last.
  * Where the GPU path is built and the driver shows GPUs, NCCL's allreduce
  * and a GPU-compute step (one rank per GPU) join the coll and step groups.
  * Building a profile is one loop over the rows; --only keeps the groups it
@@ -21,8 +22,9 @@ static const char *const profiles[NPROFILES] = {"quick", "standard", "extended"}
 
 /* A row's test in one profile: args are words split at spaces (NULL: not
  * in this profile). Besides the placeholders filled when a test runs (PEER,
- * PORT, KEY, BIND, PLAN), three are filled here: DIR (the scratch folder), NGPU
- * (the GPUs here) and POLICY (the --policy file). */
+ * PORT, KEY, BIND, PLAN, DOCS: the folder of this node's documents), three
+ * are filled here: DIR (the scratch folder), NGPU (the GPUs here) and
+ * POLICY (the --policy file). */
 struct cell {
     double expect_s;
     const char *args;
@@ -129,6 +131,15 @@ static const struct row rows[] = {
             {60, "sdc --gpu --threads 1 --time 1m -q"}}},
     {"plan", "plan", "plan of this machine", ALWAYS,
      .in = {{1, "plan PLAN"}, {1, "plan PLAN"}, {1, "plan PLAN"}}},
+    /* last, the counters the tests above recorded (results.counters of the
+     * documents in this node's folder) under check's counter rules: an
+     * error counter that moved during a test is critical, a carrier that
+     * changed a warning (docs/counters.md) */
+    {"counters", "check", "counters during the tests (CTR-ERRORS, LINK-FLAP)", ALWAYS,
+     .nagios = true,
+     .in = {{0.3, "check --only CTR-ERRORS,LINK-FLAP --results DOCS -q"},
+            {0.3, "check --only CTR-ERRORS,LINK-FLAP --results DOCS -q"},
+            {0.3, "check --only CTR-ERRORS,LINK-FLAP --results DOCS -q"}}},
 };
 
 static const char *const groups[] = {"check", "net", "coll", "io", "step", "sdc", "plan"};

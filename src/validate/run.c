@@ -194,6 +194,8 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
         const char *w = t->argv[a];
         if (strcmp(w, "PLAN") == 0)
             args[k++] = c->plan;
+        else if (strcmp(w, "DOCS") == 0)
+            args[k++] = docdir;
         else if (strcmp(w, "PEER") == 0)
             args[k++] = peer ? peer : "127.0.0.1";
         else if (strcmp(w, "PORT") == 0)

@@ -78,11 +78,13 @@ static void profiles(void **state)
         const char *profile, *tests;
     } want[] = {
         {"quick", "check net-lat net-bw coll-across coll-allreduce io-commit io-checkpoint step "
-                  "sdc plan"},
+                  "sdc plan counters"},
         {"standard", "check net-lat net-bw net-bibw net-loaded coll-across coll-allreduce "
-                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step sdc plan"},
+                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step sdc plan "
+                     "counters"},
         {"extended", "check net-lat net-bw net-bibw net-loaded coll-across coll-allreduce "
-                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step sdc plan"},
+                     "coll-allgather coll-reduce-scatter io-commit io-checkpoint step sdc plan "
+                     "counters"},
     };
     char buf[512];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -160,14 +162,17 @@ static void placeholders(void **state)
     TP_EQ_STR(line(find("net-lat"), buf, sizeof buf),
               "net lat PEER -p PORT KEY --sizes 8,4K,64K --time 0.3");
     TP_EQ_STR(line(find("plan"), buf, sizeof buf), "plan PLAN");
+    TP_EQ_STR(line(find("counters"), buf, sizeof buf),
+              "check --only CTR-ERRORS,LINK-FLAP --results DOCS -q");
     TP_EQ_STR(line(find("io-commit"), buf, sizeof buf), "io commit /scratch --count 200 -q");
     TP_EQ_STR(arg("step", "--dir"), "/scratch");
     TP_EQ_STR(line(find("coll-across"), buf, sizeof buf),
               "coll --launcher env --intra fabric --sizes 64K,1M,4M --iters 20 --warmup 3 KEY BIND -q");
-    /* only the audit's exit codes are verdicts, only bandwidth goes both ways */
+    /* only the audits' exit codes are verdicts (the node's, and the
+     * counters' of the tests), only bandwidth goes both ways */
     for (int i = 0; i < list.n; i++) {
         const struct tp_validate_test *t = &list.t[i];
-        TP_EQ_INT(t->nagios, strcmp(t->name, "check") == 0);
+        TP_EQ_INT(t->nagios, strcmp(t->name, "check") == 0 || strcmp(t->name, "counters") == 0);
         TP_EQ_INT(t->directional, strcmp(t->name, "net-bw") == 0);
         /* the collective across nodes: an allocation's tiers run it, over
          * the network also between ranks of one host */
@@ -184,7 +189,7 @@ static void only_keeps_the_profiles_order(void **state)
     build("quick", "io,step", NULL, 0);
     TP_EQ_STR(names(buf, sizeof buf), "io-commit io-checkpoint step");
     build("standard", "step,check", NULL, 0);
-    TP_EQ_STR(names(buf, sizeof buf), "check step");
+    TP_EQ_STR(names(buf, sizeof buf), "check step counters");
     build("standard", "plan,io,coll,net", NULL, 0);
     TP_EQ_STR(names(buf, sizeof buf),
               "net-lat net-bw net-bibw net-loaded coll-across coll-allreduce coll-allgather "
@@ -240,7 +245,7 @@ static void gpu_rows_only_with_gpus(void **state)
     TP_EQ_INT(strstr(names(buf, sizeof buf), "nccl") || strstr(buf, "gpu"), 0);
     build("quick", NULL, NULL, 4);
     TP_EQ_STR(names(buf, sizeof buf), "check net-lat net-bw coll-across coll-allreduce coll-nccl "
-                                      "io-commit io-checkpoint step step-gpu sdc sdc-gpu plan");
+                                      "io-commit io-checkpoint step step-gpu sdc sdc-gpu plan counters");
     TP_EQ_STR(arg("sdc-gpu", "--time"), "300ms");
     TP_EQ_INT(tp_validate_sdc_soak(&list, NULL, 0.5, &(tp_error){0}), 0);
     TP_EQ_STR(arg("sdc", "--time"), "30s"); /* --sdc-minutes: both screens */
@@ -270,11 +275,12 @@ static void check_row_and_policy(void **state)
     (void)state;
     char buf[512];
     build("quick", "check", NULL, 0);
-    TP_EQ_INT(list.n, 1);
+    TP_EQ_INT(list.n, 2); /* the node's audit, and last the tests' counters */
     TP_EQ_STR(list.t[0].what, "node audit (node rules)");
     TP_EQ_STR(line(&list.t[0], buf, sizeof buf), "check -q");
+    TP_EQ_STR(list.t[1].name, "counters");
     build("extended", "check", "/etc/trainpath/plane.yaml", 0);
-    TP_EQ_INT(list.n, 1);
+    TP_EQ_INT(list.n, 2);
     TP_EQ_STR(list.t[0].name, "check");
     TP_EQ_STR(list.t[0].what, "node audit");
     TP_EQ_STR(line(&list.t[0], buf, sizeof buf), "check --policy /etc/trainpath/plane.yaml -q");

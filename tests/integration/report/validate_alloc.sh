@@ -47,10 +47,10 @@ print(len(bw), len({(p['a'], p['b']) for p in bw}), all(p['status'] == 'PASS' fo
     check "... every pair's documents in pairs/A--B/pairs-rROUND/" test "$(ls "$D"/pairs/*/pairs-r*/net-bw.json | wc -l)" -eq 12
     check "... a verdict line per node, each valid" eval \
         '[ "$(wc -l <"$D/nodes.jsonl")" -eq 4 ] && valid_doc --lines validate_node_line "$D/nodes.jsonl"'
-    check "... fleet.jsonl: one line per node and test (12), and pair lines" test "$(/usr/bin/python3 -c "
+    check "... fleet.jsonl: one line per node and test (16: check, io-commit, io-checkpoint, counters), and pair lines" test "$(/usr/bin/python3 -c "
 import json, sys
 lines = [json.loads(l) for l in open('$D/fleet.jsonl')]
-print(sum('doc' in l for l in lines), sum('a' in l for l in lines) > 0)")" = "12 True"
+print(sum('doc' in l for l in lines), sum('a' in l for l in lines) > 0)")" = "16 True"
     check "... and no temporary file left beside it" test -z "$(ls -A "$D" | grep '\.tmp\.')"
     "$TP" report fleet "$D/fleet.jsonl" >"$WORK/fleet.out" 2>&1
     check "... report fleet reads it (exit 0 or 1)" test $? -le 1

@@ -14,10 +14,27 @@ rc=$?
 echo "# validate --profile quick: exit $rc in $(( $(date +%s) - t0 )) s"
 sed 's/^/# /' "$WORK/v1.out"
 check "validate ran (exit 0 or 1, not 2)" test "$rc" -le 1
-check "... every test but the audit passed" test "$(grep -cE '^ok ' "$WORK/v1.out")" -eq 8
-check "... the exit code is 1 exactly when the audit found a critical finding" test "$(json_run "$V1/check.json" "
-print(int(r['nagios']['code'] == 2))")" = "$rc"
-for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step sdc plan; do
+# the two audits: the node's (check) and, last, the counters of the tests
+# (counters: CTR-ERRORS and LINK-FLAP over this run's documents)
+audits=$(/usr/bin/python3 -c "
+import json, sys
+print(sum(json.load(open(f))['results']['nagios']['code'] >= 1 for f in sys.argv[1:]))" "$V1/check.json" "$V1/counters.json")
+check "... every test but the audits passed, and those that found nothing ($audits found something)" \
+    test "$(grep -cE '^ok ' "$WORK/v1.out")" -eq $((10 - audits))
+check "... the exit code is 1 exactly when an audit found a critical finding" test "$(/usr/bin/python3 -c "
+import json, sys
+print(int(any(json.load(open(f))['results']['nagios']['code'] == 2 for f in sys.argv[1:])))" "$V1/check.json" "$V1/counters.json")" = "$rc"
+check "... counters ran last, over this run's documents, the two rules alone" test "$(json_run "$V1/counters.json" "
+print(d['config']['only'], [x['id'] for x in r['findings']], r['facts']['counter_causes'] is not None)")" = \
+    "CTR-ERRORS,LINK-FLAP ['CTR-ERRORS', 'LINK-FLAP'] True"
+check "... its CTR-ERRORS fails exactly when a test's counters name the cause errors" test "$(/usr/bin/python3 -c "
+import json, sys
+docs = [json.load(open(f)) for f in sys.argv[2:]]
+errs = any(x['cause'] == 'errors' for d in docs for k in ('counters', 'peer_counters')
+           for x in d['results'].get(k, {}).get('causes', []))
+st = {x['id']: x['status'] for x in json.load(open(sys.argv[1]))['results']['findings']}
+print((st['CTR-ERRORS'] == 'FAIL') == errs)" "$V1/counters.json" "$V1"/net-*.json "$V1"/coll-*.json "$V1"/io-*.json "$V1/step.json")" = True
+for d in check net-lat net-bw coll-allreduce io-commit io-checkpoint step sdc plan counters; do
     check "... $d.json: a valid result document" valid_doc "$V1/$d.json"
 done
 # each test's line names the causes its document's counters name, and
@@ -31,7 +48,7 @@ print(' (counters: ' + ', '.join(c) + ')' if c else '')")
     check "... $d's line names its counters' causes ('${want:- none}')" \
         test "${line%%"$want"}" != "$line" -o -z "$want" -a "${line#*(counters:}" = "$line"
 done
-check "... the history holds the nine runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 9
+check "... the history holds the ten runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 10
 check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
 check "... --prometheus: a textfile with the step time and the busbw" eval 'grep -q "^trainpath_step_time_mean_seconds{" "$WORK/tp.prom" && grep -q "^trainpath_coll_busbw_bytes_per_second{" "$WORK/tp.prom"'
 check "... no scratch folder left behind" test "$(scratch)" = "$before"
