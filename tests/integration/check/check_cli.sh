@@ -17,10 +17,10 @@ check "check facts --root on a file: exit 2" run_rc 2 "$WORK/out" "$TP" check fa
 check "... naming it" grep -q "node-rdma.json" "$WORK/out"
 
 check "check rules: at least 30, unique ids" test "$("$TP" check rules | awk '{print $1}' | sort -u | wc -l)" -ge 30
-# the README's example summary counts every rule: it follows the table
+# the tour's example summary counts every rule: it follows the table
 nrules=$("$TP" check rules | wc -l)
-readme=$(sed -n 's/^# \([0-9]*\) pass, \([0-9]*\) warn, \([0-9]*\) fail, \([0-9]*\) skip, \([0-9]*\) unknown: .*/\1+\2+\3+\4+\5/p' "$SRC/README.md")
-check "README's check summary counts the $nrules rules (${readme:-no summary line})" \
+readme=$(sed -n 's/^# \([0-9]*\) pass, \([0-9]*\) warn, \([0-9]*\) fail, \([0-9]*\) skip, \([0-9]*\) unknown: .*/\1+\2+\3+\4+\5/p' "$SRC/docs/tour.md")
+check "docs/tour.md's check summary counts the $nrules rules (${readme:-no summary line})" \
     test -n "$readme" -a "$(( ${readme:-0} ))" -eq "$nrules"
 
 # the open nvmet target: any host admitted, a host without a controller key,
