@@ -291,6 +291,7 @@ struct tp_coll_job {
     const char *trace; /* --trace FILE: rank 0 writes every iteration's span
                           of every rank and backend; NULL: none */
     bool redop_given, root_given; /* --redop, --root were on the command line */
+    bool progress_line;           /* rank 0 shows the sweep's progress on stderr (tp/progress.h) */
 };
 
 /* Check j before any rank starts, with the group's options as given

@@ -41,6 +41,7 @@ struct tp_io_common {
     uint64_t timeout_ns; /* no completion for this long fails (io_uring) */
     const char *sysfs_root;
     bool progress;       /* one log line per repeat or epoch */
+    bool progress_line;  /* the progress line on stderr (tp/progress.h) */
 };
 
 struct tp_ckpt_opts {

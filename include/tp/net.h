@@ -57,6 +57,7 @@ struct tp_net_client_opts {
     uint64_t timeout_ns;
     bool mem_cuda; /* both ends' buffers in GPU memory (perftest's --use_cuda) */
     int gpu;       /* the client's device index (-1: 0) */
+    bool progress_line; /* sizes done and time left on stderr (tp/progress.h) */
 };
 
 /* The effective configuration as the result document's "config". */

@@ -163,6 +163,7 @@ struct tp_sdc_opts {
     bool gpu;         /* also one chain per GPU of the host, its products by cuBLAS */
     const char *json; /* the result document ("-": stdout), or NULL */
     bool quiet;       /* no table */
+    bool progress_line; /* the progress line on stderr (tp/progress.h) */
 };
 
 /* The screen of this node: check the options (TP_EUSAGE naming the

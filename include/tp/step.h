@@ -120,6 +120,7 @@ struct tp_step_opts {
                                                 optimizer times replayed; NULL: none */
     const char *trace;    /* --trace FILE: rank 0 writes the first run's timeline
                              (Chrome trace event format); NULL: none */
+    bool progress_line;   /* rank 0 shows the steps done on stderr (tp/progress.h) */
     /* the GPU path (tp/gpu.h) */
     bool compute_gpu;     /* compute_ms of cuBLAS matrix products, not CPU work */
     bool grad_cuda;       /* the gradient buckets live in GPU memory */

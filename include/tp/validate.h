@@ -94,6 +94,8 @@ struct tp_validate_opts {
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     double sdc_minutes;   /* > 0: the sdc test a soak of about this long */
     bool quiet;           /* no progress line, no summary */
+    bool progress_line;   /* the progress line on stderr (tp/progress.h; the CLI: a terminal
+                             and not quiet) */
     bool trace;           /* each coll and step test also writes its timeline
                              (NAME.trace.json beside NAME.json) */
 };

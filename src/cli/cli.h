@@ -42,6 +42,11 @@ int cli_refuse(const char *command, const char *json, const tp_error *err);
  * stdout. */
 FILE *cli_table_out(const char *json);
 
+/* Whether the command shows its progress line (tp/progress.h): stderr is
+ * a terminal (tp_progress_terminal), not quiet, and the document does not
+ * go to stdout (json is not "-"). The one rule of every command. */
+bool cli_progress(bool quiet, const char *json);
+
 
 /* ---- the group options of coll and step (src/cli/group_opts.c) ---- */
 

@@ -73,7 +73,9 @@ static void usage(FILE *f)
             "      --json FILE       write the result document (atomically; - for stdout)\n"
             "      --trace FILE      every timed iteration of every rank, on rank 0's clock,\n"
             "                        in the Chrome trace format (ui.perfetto.dev)\n"
-            "  -q, --quiet           no table\n");
+            "  -q, --quiet           no table\n"
+            "Progress (sizes done, time left) is shown on stderr when it is a terminal;\n"
+            "-q or --json - hide it.\n");
 }
 
 enum {
@@ -249,6 +251,7 @@ int cmd_coll(int argc, char **argv)
     }
     /* with --json - the document alone goes to stdout */
     p.job.table = p.quiet ? NULL : cli_table_out(p.g.json);
+    p.job.progress_line = cli_progress(p.quiet, p.g.json);
     bool speak;
     rc = tp_coll_main(&p.job, &p.g, &speak, &err);
     free(p.sizes);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "tp/intr.h"
 #include "tp/log.h"
+#include "tp/progress.h"
 #include "tp/result.h"
 #include "tp/text.h"
 
@@ -57,4 +58,9 @@ int cli_refuse(const char *command, const char *json, const tp_error *err)
 FILE *cli_table_out(const char *json)
 {
     return json && strcmp(json, "-") == 0 ? stderr : stdout;
+}
+
+bool cli_progress(bool quiet, const char *json)
+{
+    return !quiet && !(json && strcmp(json, "-") == 0) && tp_progress_terminal();
 }

@@ -70,7 +70,9 @@ static void usage(FILE *f)
             "      --timeout DUR      fail when no I/O completes for DUR (default 10m)\n"
             "      --sysfs-root DIR   read /sys from a snapshot (tests, offline audits)\n"
             "      --json FILE        write the result document (atomically; - for stdout)\n"
-            "  -q, --quiet            no table\n");
+            "  -q, --quiet            no table\n"
+            "Progress (checkpoints, epochs or commits done, time left) is shown on stderr\n"
+            "when it is a terminal; -q or --json - hide it.\n");
 }
 
 enum {
@@ -264,6 +266,7 @@ int cmd_io(int argc, char **argv)
     if (rc < 0)
         return cli_refuse(cmd, p.json ? p.json : cli_json_arg(argc, argv), &err);
     p.o.c.progress = !p.quiet;
+    p.o.c.progress_line = cli_progress(p.quiet, p.json);
     json_t *doc = tp_result_new(cmd, tp_io_config_json(&p.o));
     json_t *results = json_object();
     json_object_set_new(doc, "results", results);

@@ -74,6 +74,8 @@ static void usage(FILE *f)
             "                        memory itself, else each message is staged through host\n"
             "                        memory inside the timing (the result's mem_path says which)\n"
             "      --gpu N           the client's device index (default 0; the server uses 0)\n"
+            "Progress (sizes done, time left) is shown on stderr when it is a terminal and\n"
+            "--json is not -.\n"
             "\n"
             "server options:\n"
             "      --bind ADDR       listen address (default 0.0.0.0)\n"
@@ -360,6 +362,7 @@ int cmd_net(int argc, char **argv)
         json_t *cfg = tp_net_config_json(&p.c);
         json_object_set_new(cfg, "cpu", p.cpu ? json_string(p.cpu) : json_null());
         doc = tp_result_new(command, cfg);
+        p.c.progress_line = cli_progress(false, p.json);
         rc = tp_net_run(&p.c, doc, &err);
     } else if (p.json && (rc == TP_EUSAGE && tp_result_path_ok(p.json, NULL) == 0)) {
         /* bad input: still leave a document that says why */

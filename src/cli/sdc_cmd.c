@@ -33,6 +33,8 @@ static void usage(FILE *f)
                "  --seed S      the data's seed (default 1; every node must use the same)\n"
                "  --json FILE   write the result document (atomically; - for stdout)\n"
                "  -q, --quiet   no table\n"
+               "Progress (steps or time, time left) is shown on stderr when it is a terminal;\n"
+               "-q or --json - hide it.\n"
                "Exit: 0 every thread computed the same, 1 a thread (or GPU) diverged or they\n"
                "have no majority, 2 bad input (--gpu where no GPU or no GPU path is).\n");
 }
@@ -83,6 +85,7 @@ int cmd_sdc(int argc, char **argv)
     }
     if (rc == 0 && optind < argc)
         rc = tp_error_set(&err, TP_EUSAGE, "%s: unexpected argument", argv[optind]);
+    o.progress_line = cli_progress(o.quiet, o.json);
     if (rc == 0)
         rc = tp_sdc_run(&o, &err);
     if (rc == TP_EUSAGE)

@@ -78,7 +78,9 @@ static void usage(FILE *f)
             "      --launcher L, --key-file F, --transport T, -P/--provider NAME, --intra M,\n"
             "      --shm-stores S, --bind ADDR, --timeout DUR   as for trainpath coll\n"
             "      --json FILE        write the result document (atomically; - for stdout)\n"
-            "  -q, --quiet            no table\n");
+            "  -q, --quiet            no table\n"
+            "Progress (steps done, time left) is shown on stderr when it is a terminal;\n"
+            "-q or --json - hide it.\n");
 }
 
 enum {
@@ -317,6 +319,7 @@ int cmd_step(int argc, char **argv)
         return cli_refuse("step", cli_group_json(&p.g, argc, argv), &err);
     /* with --json - the document alone goes to stdout */
     p.s.table = p.quiet ? NULL : cli_table_out(p.g.json);
+    p.s.o.progress_line = cli_progress(p.quiet, p.g.json);
     bool speak;
     rc = tp_step_main(&p.s, &p.g, &speak, &err);
     tp_step_workload_free((struct tp_step_workload *)p.s.o.workload);

@@ -79,7 +79,8 @@ static void usage(FILE *f)
            "                an allocation rank 0 names the node whose hashes differ\n"
            "  --trace       each coll and step test also writes its timeline (Chrome\n"
            "                trace format) beside its document: NAME.trace.json\n"
-           "  -q, --quiet   no progress line, no summary\n"
+           "  -q, --quiet   no progress line, no summary (the progress line, tests done\n"
+           "                and time left, is shown on stderr only when it is a terminal)\n"
            "\n"
            "Fleet triage in the simulator: the same tiers, judgement and isolation, run\n"
            "against a model fleet (its size, noise and planted faults) instead of an\n"
@@ -239,6 +240,7 @@ int cmd_validate(int argc, char **argv)
         rc = tp_validate_simulate(&sim, &err);
         return rc < 0 ? cli_refuse("validate simulate", sim.json, &err) : rc;
     }
+    o.progress_line = cli_progress(o.quiet, NULL);
     rc = tp_validate_run(&o, &err);
     return rc < 0 ? cli_fail(&err) : rc;
 }

@@ -11,6 +11,7 @@
 #include "tp/group.h"
 #include "tp/clock.h"
 #include "tp/log.h"
+#include "tp/progress.h"
 #include "tp/trace.h"
 #include "tp/units.h"
 
@@ -224,6 +225,7 @@ static void print_row(void *arg, size_t i, size_t n)
 {
     (void)n;
     struct run *r = arg;
+    tp_progress_hide(); /* the row starts at the margin; the line comes back below it */
     if (r->j->table)
         tp_coll_print_row(r->j->table, json_array_get(json_object_get(r->results, "sizes"), i));
 }
@@ -290,19 +292,25 @@ static int run(void *arg, const struct tp_group *g, json_t *results, tp_error *e
     int rc = 0;
     if (g->rank == 0 && j->trace)
         rc = trace_begin(j, g, err);
+    /* rank 0 alone (the others are forked with the same job) */
+    tp_progress_begin(g->rank == 0 && j->progress_line, "coll", (double)(b->nsizes * (size_t)l->n),
+                      "sizes", 0);
     for (int k = 0; rc == 0 && k < l->n; k++) {
         uint64_t w = 0;
         b->backend = l->row[k];
         b->trace_tid = k;
         /* a device_memory backend works on GPU memory; the others where --mem says */
         b->mem_cuda = mem_cuda && !l->row[k]->device_memory;
-        if (table && l->n > 1)
+        if (table && l->n > 1) {
+            tp_progress_hide();
             fprintf(table, "# --backend %s%s\n", l->row[k]->name,
                     l->row[k]->device_memory || b->mem_cuda ? " (GPU memory)" : "");
+        }
         rc = tp_coll_bench(g->comm, b, results, &w, err);
         r->wrong += w;
     }
     b->mem_cuda = mem_cuda;
+    tp_progress_end();
     if (rc == 0 && table && l->n > 1)
         tp_coll_print_comparison(table, results, l);
     if (b->trace)

@@ -26,6 +26,7 @@
 #include "tp/exact.h"
 #include "tp/fixed.h"
 #include "tp/pattern.h"
+#include "tp/progress.h"
 #include "tp/result.h"
 #include "tp/stats.h"
 #include "tp/trace.h"
@@ -623,7 +624,14 @@ int tp_coll_bench(struct tp_comm *c, const struct tp_coll_bench_opts *o, json_t 
     *wrong_total = 0;
     for (size_t i = 0; rc == 0 && i < o->nsizes; i++) {
         size_t row = sizes ? json_array_size(sizes) : 0; /* a skipped size adds none */
+        char sz[32];
+        /* the progress line (rank 0's, when its job began one): between
+         * sizes, outside the timed iterations */
+        tp_progress_what("coll %s %s (%s)", tp_coll_name(o->kind),
+                         tp_fmt_size(o->sizes[i], sz, sizeof sz), s.be->name);
+        tp_progress_add(0);
         rc = one_size(&s, o->sizes[i], sizes, pt, &npt, wrong_total, err);
+        tp_progress_add(1);
         if (rc == 0 && o->progress && results && json_array_size(sizes) > row)
             o->progress(o->progress_arg, row, o->nsizes);
     }

@@ -1,8 +1,11 @@
 /* Log lines to stderr. Each line is formatted whole in memory and handed to
  * one write(2), so lines from concurrent threads or forked ranks never
  * interleave mid-line. The level comes from TP_LOG on first use unless
- * tp_log_set_level() chose one before. */
+ * tp_log_set_level() chose one before. While a progress line is up
+ * (tp/progress.h) the same write erases it first, so the log line starts
+ * at the left margin instead of after the progress line. */
 #include "tp/log.h"
+#include "tp/progress.h"
 #include "tp/text.h"
 
 #include <errno.h>
@@ -75,7 +78,8 @@ void tp_log(enum tp_log_level lvl, const char *fmt, ...)
     char stack[1024];
     char *buf = stack;
     size_t cap = sizeof stack;
-    int pre = snprintf(buf, cap, "trainpath: %s: ", level_names[lvl]);
+    const char *erase = tp_progress_erase(); /* "" without a progress line */
+    int pre = snprintf(buf, cap, "%strainpath: %s: ", erase, level_names[lvl]);
     va_list ap;
     va_start(ap, fmt);
     int body = vsnprintf(buf + pre, cap - (size_t)pre, fmt, ap);
@@ -88,7 +92,7 @@ void tp_log(enum tp_log_level lvl, const char *fmt, ...)
         if (big) {
             buf = big;
             cap = need;
-            snprintf(buf, cap, "trainpath: %s: ", level_names[lvl]);
+            snprintf(buf, cap, "%strainpath: %s: ", erase, level_names[lvl]);
             va_start(ap, fmt);
             vsnprintf(buf + pre, cap - (size_t)pre, fmt, ap);
             va_end(ap);

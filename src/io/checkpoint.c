@@ -28,6 +28,7 @@
 #include "tp/intr.h"
 #include "tp/json.h"
 #include "tp/log.h"
+#include "tp/progress.h"
 #include "tp/units.h"
 
 #define CKPT_DIR "trainpath-ckpt"
@@ -708,10 +709,14 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
     tp_hist *hc = tp_hist_new(), *hw = tp_hist_new(), *hs = tp_hist_new(), *hm = tp_hist_new();
     tp_hist *lat = tp_hist_new();
     double bytes_total = 0, ns_total = 0;
+    /* the jobs' threads do the I/O while this one waits: the line's own
+     * thread redraws it */
+    tp_progress_begin(o->c.progress_line, "", o->repeat, "checkpoints", TP_PROGRESS_TICK);
     for (unsigned r = 0; rc == 0 && r < o->repeat; r++) {
         struct tp__io_ckpt_phases ph;
         if ((rc = tp_intr_check(err)))
             break;
+        tp_progress_what("io checkpoint: write");
         for (unsigned j = 0; j < x->J; j++)
             tp_hist_reset(x->jobs[j].lat);
         rc = tp__io_ckpt_write(x, r, &ph, err);
@@ -735,6 +740,7 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
         json_object_set_new(e, "committed", json_true());
         json_array_append_new(list, e);
         if (o->verify) {
+            tp_progress_what("io checkpoint: verify");
             corrupt_hook(x);
             json_t *v = json_object();
             json_object_set_new(e, "verify", v);
@@ -755,7 +761,9 @@ int tp_io_checkpoint(const struct tp_ckpt_opts *o, json_t *results, tp_error *er
             tp__io_rmdir(&t, prev);
             json_object_set_new(e, "retire", tp_metric((double)(tp_now_ns() - t0), "ns"));
         }
+        tp_progress_set(r + 1);
     }
+    tp_progress_end();
     if (x->jobs[0].engine)
         json_object_set(results, "engine", x->jobs[0].engine);
     json_object_set_new(results, "commit", tp__io_lat_json(hc));

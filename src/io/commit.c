@@ -22,6 +22,7 @@
 #include "tp/clock.h"
 #include "tp/intr.h"
 #include "tp/log.h"
+#include "tp/progress.h"
 #include "tp/units.h"
 
 #define COMMIT_DIR "trainpath-commit"
@@ -180,6 +181,8 @@ static void *cm_main(void *arg)
             break;
         jb->commits++;
         jb->t1 = tp_now_ns();
+        if (jb->j == 0) /* one store: the line's own thread draws it */
+            tp_progress_set((double)jb->commits);
     }
     tp_ioq_close(q);
     return NULL;
@@ -254,8 +257,14 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
         if (rc == 0 && o->overwrite)
             rc = layout(jb, err);
     }
-    if (rc == 0)
+    if (rc == 0) { /* by time, or job 0's commits of count */
+        tp_progress_begin(o->c.progress_line, "io commit",
+                          o->time_ns ? (double)o->time_ns / 1e9 : (double)o->count,
+                          o->time_ns ? "s" : "commits",
+                          TP_PROGRESS_TICK | (o->time_ns ? TP_PROGRESS_TIMED : 0));
         rc = tp__io_run_jobs(o->c.jobs, cm_main, jobs, sizeof *jobs, err);
+        tp_progress_end();
+    }
     tp_hist *total = tp_hist_new(), *wr = tp_hist_new(), *sy = tp_hist_new();
     uint64_t commits = 0, t0 = UINT64_MAX, t1 = 0;
     for (unsigned j = 0; jobs && j < o->c.jobs; j++) {

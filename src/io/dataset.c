@@ -26,6 +26,7 @@
 #include "tp/intr.h"
 #include "tp/log.h"
 #include "tp/pattern.h"
+#include "tp/progress.h"
 #include "tp/stats.h"
 #include "tp/sysinfo.h"
 #include "tp/units.h"
@@ -412,6 +413,10 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     json_object_set_new(results, "files", json_integer((json_int_t)x.d.files));
     json_object_set_new(results, "dataset_bytes", json_integer((json_int_t)data_bytes));
 
+    /* the readers' threads do the I/O while this one waits: the line's own
+     * thread redraws it */
+    tp_progress_begin(o->c.progress_line, "io dataset: the records", o->epochs + o->during_ckpt,
+                      o->during_ckpt ? "phases" : "epochs", TP_PROGRESS_TICK);
     /* create or reuse: a folder keeps a manifest; a device's regions are
      * written every time */
     bool created = true;
@@ -467,6 +472,8 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     for (unsigned e = 0; rc == 0 && e < o->epochs; e++) {
         if ((rc = tp_intr_check(err)))
             break;
+        tp_progress_what("io dataset: epoch %u of %u", e + 1, o->epochs);
+        tp_progress_set(e);
         if (o->c.drop_cache)
             tp__io_drop_cache(x.files, x.d.files);
         double cached = tp__io_cached_fraction(x.files, x.d.files);
@@ -517,8 +524,12 @@ int tp_io_dataset(const struct tp_dataset_opts *o, json_t *results, tp_error *er
     if (rc == 0 && wrong)
         rc = tp_error_set(err, TP_ECHECK, "%" PRIu64 " records read back wrong; first: %s", wrong,
                           wrong_msg);
-    if (rc == 0 && o->during_ckpt)
+    if (rc == 0 && o->during_ckpt) {
+        tp_progress_what("io dataset: during a checkpoint");
+        tp_progress_set(o->epochs);
         rc = during_checkpoint(&x, all, results, err);
+    }
+    tp_progress_end();
     tp_hist_free(all);
     ds_free(&x);
     tp_target_close(&t);

@@ -16,9 +16,11 @@
 #include "tp/hist.h"
 #include "tp/log.h"
 #include "tp/net.h"
+#include "tp/progress.h"
 #include "tp/result.h"
 #include "tp/stats.h"
 #include "tp/transport.h"
+#include "tp/units.h"
 #include "tp/wire.h"
 
 static const char *test_names[] = {"lat", "bw", "bibw", "loaded"};
@@ -40,6 +42,8 @@ struct client {
     bool dev;             /* the endpoints' buffers are GPU memory (FI_HMEM) */
     void *dbuf[NET_MAX_FLOWS], *hbuf[NET_MAX_FLOWS];
     json_t *prov; /* borrowed: doc["provenance"] */
+    char what[48]; /* the progress line: the test (and the loaded test's part) */
+    double pdone;  /* the progress line: sizes measured before this one */
 };
 
 json_t *tp_net_config_json(const struct tp_net_client_opts *o)
@@ -403,6 +407,22 @@ static json_t *cpu_json(const struct cpu_sum *c, double bytes, double msgs)
                      cpu_end(c->su, c->ss, bytes / 1e9, msgs));
 }
 
+/* ---- the progress line (tp/progress.h): between chunks, never in one ---- */
+
+static void progress_size(struct client *cl, uint64_t size)
+{
+    char a[32];
+    tp_progress_what("%s %s", cl->what, tp_fmt_size(size, a, sizeof a));
+    tp_progress_set(cl->pdone);
+}
+
+/* elapsed_ns of the size measured: its share of a run bound by --time */
+static void progress_part(const struct client *cl, uint64_t elapsed_ns)
+{
+    double f = cl->o->iters ? 0 : (double)elapsed_ns / (double)cl->o->duration_ns;
+    tp_progress_set(cl->pdone + (f < 1 ? f : 1));
+}
+
 /* ---- tests ---- */
 
 /* Ping-pong at one size on flow f: warm-up, then the measured chunks, all
@@ -436,6 +456,7 @@ static int pingpong(struct client *cl, size_t f, uint64_t size, tp_hist *rtt, js
         }
         free_phase(cl, p);
         chunks++;
+        progress_part(cl, elapsed);
     } while (!rc && chunks_left(o, elapsed, per, chunks));
     phase_free(cl, p);
     if (rc)
@@ -461,7 +482,9 @@ static int test_lat(struct client *cl, json_t *list, tp_error *err)
     int rc = 0;
     for (size_t i = 0; i < cl->o->nsizes && !rc; i++) {
         json_t *e = NULL;
+        progress_size(cl, cl->o->sizes[i]);
         rc = pingpong(cl, 0, cl->o->sizes[i], h, &e, err);
+        cl->pdone++;
         if (!rc)
             json_array_append_new(list, e);
     }
@@ -527,8 +550,9 @@ static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
 {
     const struct tp_net_client_opts *o = cl->o;
     int rc = 0;
-    for (size_t i = 0; i < o->nsizes && !rc; i++) {
+    for (size_t i = 0; i < o->nsizes && !rc; i++, cl->pdone++) {
         uint64_t size = o->sizes[i];
+        progress_size(cl, size);
         struct phase *p = phase_new(bidir ? 2 : 1, 0, size);
         if (!p)
             return tp_error_set(err, TP_ENOMEM, "phase");
@@ -552,6 +576,7 @@ static int test_bw(struct client *cl, bool bidir, json_t *list, tp_error *err)
             }
             free_phase(cl, p);
             chunks++;
+            progress_part(cl, b.span_ns);
         } while (!rc && chunks_left(o, b.span_ns, per, chunks));
         phase_free(cl, p);
         if (rc)
@@ -596,6 +621,7 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     json_t *iso = json_array(), *lod = json_array();
     json_object_set_new(res, "isolated", iso);
     json_object_set_new(res, "loaded", lod);
+    snprintf(cl->what, sizeof cl->what, "net loaded (alone)");
     int rc = test_lat(cl, iso, err);
     if (rc)
         return rc;
@@ -618,9 +644,13 @@ static int test_loaded(struct client *cl, json_t *res, tp_error *err)
     if (!rc)
         usleep(200000); /* let the streams reach steady state */
     tp_hist *h = tp_hist_new();
+    snprintf(cl->what, sizeof cl->what, "net loaded (%u stream%s)", o->streams,
+             o->streams == 1 ? "" : "s");
     for (size_t i = 0; i < o->nsizes && !rc; i++) {
         json_t *e = NULL;
+        progress_size(cl, o->sizes[i]);
         rc = pingpong(cl, 0, o->sizes[i], h, &e, err);
+        cl->pdone++;
         if (!rc)
             json_array_append_new(lod, e);
     }
@@ -762,12 +792,16 @@ int tp_net_run(const struct tp_net_client_opts *o, json_t *doc, tp_error *err)
         json_object_set_new(cl->results, "sizes", list);
     else
         json_decref(list);
+    snprintf(cl->what, sizeof cl->what, "net %s", test_names[o->test]);
+    tp_progress_begin(o->progress_line, cl->what,
+                      (double)o->nsizes * (o->test == TP_NET_LOADED ? 2 : 1), "sizes", 0);
     switch (o->test) {
     case TP_NET_LAT: rc = test_lat(cl, list, err); break;
     case TP_NET_BW: rc = test_bw(cl, false, list, err); break;
     case TP_NET_BIBW: rc = test_bw(cl, true, list, err); break;
     case TP_NET_LOADED: rc = test_loaded(cl, cl->results, err); break;
     }
+    tp_progress_end();
     json_object_set_new(cl->results, "counters", tp_ctr_probe_end(probe));
     if (!cl->abandoned)
         json_object_set_new(cl->results, "connections", connections_json(cl));

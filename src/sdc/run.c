@@ -23,6 +23,7 @@
 #include "tp/blockfx.h"
 #include "tp/clock.h"
 #include "tp/intr.h"
+#include "tp/progress.h"
 #include "tp/result.h"
 #include "tp/units.h"
 
@@ -93,6 +94,8 @@ static void *work(void *arg)
             continue;
         if (w->rc == 0)
             w->rc = tp__sdc_keep(&w->chain, s, st.h, &w->err);
+        if (w->t == 0) /* by steps: one store; the line's thread draws it */
+            tp_progress_set((double)s);
         if (sh->steps) {
             if (last || w->rc || tp_intr_signal())
                 break;
@@ -329,6 +332,12 @@ int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
     pthread_cond_init(&sh.cv, NULL);
     pthread_barrier_init(&sh.meet, NULL, (unsigned)all);
     int started = 0;
+    /* the threads are busy on every CPU: the line's own thread draws it */
+    char what[48];
+    snprintf(what, sizeof what, "sdc, %d chain%s", all, all == 1 ? "" : "s");
+    tp_progress_begin(o->progress_line, what, sh.steps ? (double)sh.steps : o->seconds,
+                      sh.steps ? "steps" : "s",
+                      TP_PROGRESS_TICK | (sh.steps ? 0 : TP_PROGRESS_TIMED));
     for (int t = 0; t < all; t++) {
         /* the GPUs' chains after the CPUs' (not pinned: they wait on the device) */
         w[t] = t < n ? (struct worker){.sh = &sh, .t = t, .cpu = ncpu > 0 ? cpus[t % ncpu] : -1}
@@ -347,6 +356,7 @@ int tp_sdc_run(const struct tp_sdc_opts *o, tp_error *err)
     pthread_mutex_unlock(&sh.mu);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
+    tp_progress_end();
     pthread_barrier_destroy(&sh.meet);
     pthread_cond_destroy(&sh.cv);
     pthread_mutex_destroy(&sh.mu);

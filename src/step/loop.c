@@ -34,6 +34,7 @@
 #include "tp/fixed.h"
 #include "tp/model.h"
 #include "tp/pattern.h"
+#include "tp/progress.h"
 
 /* ---- one training run ---- */
 
@@ -132,6 +133,8 @@ static int train(struct rank *r, tp_error *err)
             tp__step_trace_add(r, TP__SPAN_CKPT, s, (uint32_t)((s + 1) / o->ckpt_every), t4, t5);
         f[F_CKPT] = t5 - t4;
         f[F_STEP] = t5 - t0;
+        /* rank 0's progress line, between steps (drawn 4 times a second at most) */
+        tp_progress_set((double)(r->run * o->steps + s + 1));
     }
     free(gs);
     return rc;
@@ -265,8 +268,14 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     uint64_t *recvrec = rc == 0 ? tp_comm_alloc(c, (size_t)r->n * o->steps * NF * 8) : NULL;
     if (rc == 0 && (!sendrec || !recvrec || !repro.w0 || (r->me == 0 && !all)))
         rc = tp_error_set(err, TP_ENOMEM, "step: out of memory for the records");
+    tp_progress_begin(r->me == 0 && o->progress_line, "", (double)o->steps * o->runs, "steps", 0);
     for (unsigned run = 0; rc == 0 && run < o->runs; run++) {
         r->run = run;
+        const char *preset = o->preset ? o->preset : "custom";
+        if (o->runs > 1)
+            tp_progress_what("step %s, run %u of %u", preset, run + 1, o->runs);
+        else
+            tp_progress_what("step %s", preset);
         memset(r->rec, 0, o->steps * NF * sizeof *r->rec);
         uint64_t origin = tp_now_ns(); /* the trace's zero: before the loader starts */
         rc = start_threads(r, err);
@@ -301,6 +310,7 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
         if (run == 0 && (rc = tp__step_trace_write(r, origin, &timeline, err)))
             break;
     }
+    tp_progress_end();
     if (r->me == 0 && results) {
         tp__step_results(r, &repro, created, runs, results);
         if (timeline)

@@ -21,6 +21,7 @@
 #include "tp/clock.h"
 #include "tp/intr.h"
 #include "tp/log.h"
+#include "tp/progress.h"
 #include "tp/report.h"
 #include "validate_int.h"
 
@@ -47,20 +48,26 @@ double tp__validate_deadline_s(const struct tp_validate_test *t)
     return 60 + 10 * t->expect_s;
 }
 
+/* The line is tp/progress.h's, redrawn by its own thread while this one
+ * waits on a test; the time left counts down from the profile's expected
+ * seconds of the tests still to run. */
 void tp__validate_progress(const struct tp__validate_ctx *c, int i, int n, const char *what,
                            double left_s)
 {
     if (c->quiet || !c->tty)
         return;
-    fprintf(stderr, "\r\033[K[%d/%d] %s: %.0f s elapsed, about %.0f s left", i + 1, n, what,
-            tp__validate_now_s() - c->t0, left_s);
-    fflush(stderr);
+    if (!tp_progress_on())
+        tp_progress_begin(true, "validate", n, "tests", TP_PROGRESS_TICK);
+    tp_progress_total(n);
+    tp_progress_what("validate: %s", what);
+    tp_progress_set(i);
+    tp_progress_left(left_s);
 }
 
 void tp__validate_progress_clear(const struct tp__validate_ctx *c)
 {
-    if (!c->quiet && c->tty)
-        fprintf(stderr, "\r\033[K");
+    (void)c;
+    tp_progress_end();
 }
 
 /* The environment of the children: without the variables by which a

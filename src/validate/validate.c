@@ -216,7 +216,7 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         rc = tp_validate_sdc_soak(&c->tests, c->only, c->sdc_minutes, err);
     int status = rc;
     if (rc == 0) {
-        c->tty = isatty(2);
+        c->tty = o->progress_line; /* the CLI's rule (tp/progress.h) */
         status = b && tp_boot_size(b) > 1 ? tp__validate_alloc(c, b) : tp__validate_host(c);
     }
     if (c->dir[0])
