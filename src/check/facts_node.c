@@ -315,7 +315,7 @@ static void pcie_links(struct fx *c)
     if (tp_ctr_snapshot_links(c->live ? NULL : c->root, &s, &err) != 0) {
         tp_ctr_snap_free(&s);
         tp__check_fx_set(c, c->facts, "pcie_links", json_null());
-        tp__check_fx_unseen(c, "pcie_links", err.msg);
+        tp__check_fx_unseen(c, "pcie_links", "%s", err.msg);
         return;
     }
     static const char *const levels[] = {"current_link_speed", "max_link_speed",

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "tp/gpu.h"
 #include "tp/intr.h"
+#include "tp/version.h"
 
 /* stops: the command's long loops ask tp_intr at their safe points, so
  * SIGINT/SIGTERM become a failed document and exit 130/143 (tp/intr.h);
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("trainpath %s\n%s\n", TP_VERSION, tp_gpu_build_line());
+        printf("trainpath %s\n%s\n", tp_version(), tp_gpu_build_line());
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -15,6 +15,7 @@
 #include "tp/clock.h"
 #include "tp/intr.h"
 #include "tp/sysinfo.h"
+#include "tp/version.h"
 
 json_t *tp_result_new(const char *command, json_t *config)
 {
@@ -32,7 +33,7 @@ json_t *tp_result_new(const char *command, json_t *config)
     json_t *doc =
         json_pack("{s:s, s:{s:s, s:s}, s:s, s:{s:b, s:s, s:i, s:s}, s:s, s:n, s:o, "
                   "s:o, s:o}",
-                  "schema", TP_RESULT_SCHEMA, "tool", "name", "trainpath", "version", TP_VERSION,
+                  "schema", TP_RESULT_SCHEMA, "tool", "name", "trainpath", "version", tp_version(),
                   "command", command, "status", "ok", 0, "code", "running", "exit_code", 1,
                   "message", "", "started_utc", now, "finished_utc", "provenance", prov, "config",
                   config ? config : json_object(), "results", json_object());

@@ -14,6 +14,7 @@
 
 #include "tp/file.h"
 #include "tp/log.h"
+#include "tp/version.h"
 #include "tp/wire.h"
 
 #define NONCE 32
@@ -117,8 +118,8 @@ int tp_auth_server(struct tp_conn *c, const struct tp_key *key, tp_error *err)
     char hex[2 * MAC + 1];
     randombytes_buf(sn, sizeof sn);
     hexenc(hex, sn, NONCE);
-    json_t *hello = json_pack("{s:i, s:s, s:s, s:s}", "proto", TP_WIRE_PROTO, "version", TP_VERSION,
-                              "auth", key->set ? "hmac-sha256" : "none", "nonce", hex);
+    json_t *hello = json_pack("{s:i, s:s, s:s, s:s}", "proto", TP_WIRE_PROTO, "version",
+                              tp_version(), "auth", key->set ? "hmac-sha256" : "none", "nonce", hex);
     int rc = tp_wire_send(c, TP_F_HELLO, hello, err);
     json_decref(hello);
     if (rc)
