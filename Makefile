@@ -6,7 +6,7 @@ BUILD ?= build
 ASAN ?= build-asan
 FUZZ ?= build-fuzz
 
-.PHONY: all deps build demo check bench clean
+.PHONY: all deps build demo check bench deb clean
 
 all: build
 
@@ -34,5 +34,10 @@ bench: deps
 	@bench/plan-speed.sh $(BUILD)
 	@$(BUILD)/exact_sum
 
+# the Debian package into dist/ (scripts/make-deb.sh, docs/install.md): no
+# root needed; the packages it needs come from scripts/install-deps.sh
+deb:
+	@scripts/make-deb.sh dist build-deb
+
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ) build-deb
