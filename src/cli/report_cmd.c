@@ -45,10 +45,10 @@ static void usage(FILE *f)
             "  every subcommand: --json FILE (its outcome as JSON), -q (no text)\n"
             "\n"
             "Reads result documents only (docs/report.md lists the metrics). The history is\n"
-            "SQLite (default results/history.sqlite). gate exits with Nagios codes (0 ok, 1\n"
-            "warning, 2 critical, 3 unknown); diff exits 1 when a change is a significant\n"
-            "regression; fleet exits 1 when a host or link is an outlier; 2 on bad input\n"
-            "(gate: 3).\n");
+            "SQLite (default results/history.sqlite).\n"
+            "Exit: gate exits with Nagios codes (0 ok, 1 warning, 2 critical, 3 unknown);\n"
+            "diff exits 1 when a change is a significant regression; fleet exits 1 when a\n"
+            "host or link is an outlier; 2 on bad input (gate: 3).\n");
 }
 
 struct opts {
