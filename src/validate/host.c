@@ -68,7 +68,9 @@ int tp__validate_host(struct tp__validate_ctx *c)
                        lerr.msg);
             continue;
         }
-        json_t *r = tp_report_metrics(docs[nd], &lerr);
+        /* each row with its host (the document's), as report prometheus
+         * and the history name it */
+        json_t *r = tp_report_rows(&docs[nd], 1, NULL, &lerr);
         if (r)
             json_array_extend(rows, r);
         json_decref(r);

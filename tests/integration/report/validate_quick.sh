@@ -51,6 +51,11 @@ done
 check "... the history holds the ten runs" test "$("$TP" report history run.ok --db "$V1/history.sqlite" --json - -q | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 10
 check "... report.html with the verdicts and the plots" eval 'grep -q "id=\"verdicts\"" "$V1/report.html" && grep -q "data-kind=\"busbw\"" "$V1/report.html" && grep -q "data-kind=\"step\"" "$V1/report.html"'
 check "... --prometheus: a textfile with the step time and the busbw" eval 'grep -q "^trainpath_step_time_mean_seconds{" "$WORK/tp.prom" && grep -q "^trainpath_coll_busbw_bytes_per_second{" "$WORK/tp.prom"'
+check "... every sample labelled with this host, as report prometheus labels it" test "$(/usr/bin/python3 -c "
+import json, sys
+host = json.load(open(sys.argv[2]))['provenance']['host']
+s = [l for l in open(sys.argv[1]) if l.strip() and not l.startswith('#')]
+print(len(s) > 0 and all('host=\"%s\"' % host in l for l in s))" "$WORK/tp.prom" "$V1/step.json")" = True
 check "... no scratch folder left behind" test "$(scratch)" = "$before"
 
 "$TP" validate --profile quick --out "$WORK/v2" --db "$V1/history.sqlite" -q
