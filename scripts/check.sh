@@ -2,7 +2,8 @@
 # make check: build twice (optimised, with the GPU path where CUDA is
 # installed, and with AddressSanitizer + UndefinedBehaviorSanitizer, without
 # it), run every unit and integration test under the sanitizers, and in the
-# optimised build the 'slow' suite (timing and accuracy, only there) and the
+# optimised build the 'slow' suite (timing and accuracy, and what runs once:
+# the Debian package, the man pages, completion, contrib/) and the
 # 'both' suite (the GPU path's unit test, the
 # layer check on the GPU path's objects and the whole main job, again in the
 # GPU-path build: tests/meson.build, tests/integration/meson.build); then build the libFuzzer harnesses

@@ -28,6 +28,19 @@ pkgs+=(python3-torch)
 # hardening: libFuzzer harnesses (clang and its runtime), a FUSE filesystem
 # that fails on demand (checkpoint faults)
 pkgs+=(clang libclang-rt-14-dev libfuse3-dev fuse3)
+# the Debian package (make deb, tests/integration/package/deb.sh)
+pkgs+=(dpkg-dev debhelper lintian)
+# tests: contrib/'s manifests read as YAML, the alert rules checked and
+# unit-tested by promtool (Debian ships it in prometheus), the textfiles
+# read by the real node_exporter (tests/integration/contrib/). On a host
+# with systemd, apt starts both services (ports 9090, 9100); the tests
+# start their own: `systemctl disable --now prometheus
+# prometheus-node-exporter` where they are not wanted
+pkgs+=(python3-yaml prometheus prometheus-node-exporter)
+# the man pages, made from --help by help2man (docs/man/); tests: they
+# render (man-db, groff), and the shell completion in a real bash and zsh
+# on a terminal (tmux) with bash-completion's helpers (tests/integration/doc/)
+pkgs+=(help2man man-db groff-base bash-completion tmux zsh)
 # benchmarks: the peer tools trainpath is compared against
 pkgs+=(sockperf qperf iperf3 fio)
 
