@@ -101,13 +101,51 @@ export OMPI_MCA_pml=ob1 OMPI_MCA_mtl=^psm,psm2,ofi
 # fleet's median with nothing wrong (CI), so the bed names only what is
 # 2.5x past it (--min-effect 150) and its faults are 200 Mbit/s, over 10x.
 V="validate --only net --tier screen --seed 1 --min-effect 150"
+# A rank of an srun step has crashed at start-up in this bed, about one run
+# in ten to seventeen (signal 11 at PC=0 on its main thread, printed by
+# libinfinipath's handler, which libfabric's psm provider loads into every
+# process; seen in CI and reproduced, not yet explained: docs/reliability.md,
+# "Open"). Its peers then wait in MPI until the step's timeout. So a step
+# whose output shows that crash is stopped at once and run again, once,
+# saying so; a second crash, or any other failure, fails the test.
+CRASH="terminated with signal 11 at PC=0 "
+# srun_bg NAME ARGS...: the validation as a Slurm job step on every node, in
+# the background (SPID), its output in $WORK/NAME.out
+srun_bg() {
+    local name=$1; shift
+    # (the script, not the function: SPID is then timeout's own pid, and a
+    # SIGTERM to it ends srun's step)
+    "$WORK/in_head" timeout 400 srun -N $N --immediate=20 --mpi=pmix "$TP" "$@" --out "$WORK/$name" \
+        >"$WORK/$name.out" 2>&1 &
+    SPID=$!
+}
+# crashed NAME: step NAME's output shows the start-up crash; it is stopped,
+# shown, and the cluster waited for
+crashed() {
+    grep -q "$CRASH" "$WORK/$1.out" || return 1
+    kill "$SPID" 2>/dev/null
+    wait "$SPID"
+    echo "# $1: a rank crashed at start-up (the bed's known crash); the step again, once:"
+    grep -B1 -A2 "$CRASH" "$WORK/$1.out" | sed 's/^/#   /' | head -6
+    mv "$WORK/$1.out" "$WORK/$1.crashed.out"
+    rm -rf "${WORK:?}/$1"
+    for _ in $(seq 150); do [ "$(idle)" -eq $N ] && break; sleep 0.2; done
+    return 0
+}
 # srun_validate NAME ARGS...: the validation as a Slurm job step on every node
 srun_validate() {
     local name=$1; shift
-    local t0=$(date +%s%N)
-    # (--immediate: a node left drained fails the step at once, not in 400 s)
-    in_head timeout 400 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
-    RC=$?
+    local t0 try
+    for try in 1 2; do
+        t0=$(date +%s%N)
+        # (--immediate: a node left drained fails the step at once, not in 400 s)
+        srun_bg "$name" $V "$@"
+        while kill -0 "$SPID" 2>/dev/null && ! grep -q "$CRASH" "$WORK/$name.out"; do sleep 0.3; done
+        [ "$try" -eq 1 ] && crashed "$name" && continue
+        wait "$SPID"
+        RC=$?
+        break
+    done
     WALL=$(awk "BEGIN { printf \"%.0f\", ($(date +%s%N) - $t0) / 1e9 }")
     sed 's/^/# /' "$WORK/$name.out" | grep -v "srun: error: node.: task" | head -20
 }
@@ -233,14 +271,16 @@ validate_of() {
     done
     echo $out
 }
-in_head timeout 300 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/lost" \
-    >"$WORK/lost.out" 2>&1 &
-spid=$!
-for _ in $(seq 300); do grep -q "^plan: a node silent" "$WORK/lost.out" && break; sleep 0.1; done
-sleep 4 # in the tier's rounds
-victim=$(validate_of lost node3)
+for try in 1 2; do
+    srun_bg lost $V
+    for _ in $(seq 300); do grep -q "^plan: a node silent" "$WORK/lost.out" && break; sleep 0.1; done
+    sleep 4 # in the tier's rounds
+    victim=$(validate_of lost node3)
+    [ -z "$victim" ] && [ "$try" -eq 1 ] && crashed lost && continue
+    break
+done
 kill -9 $victim
-wait $spid
+wait $SPID
 RC=$?
 sed 's/^/# /' "$WORK/lost.out" | grep -v "srun: error: node.: task\|^# *$\|MPI_ABORT\|errorcode\|NOTE: invoking\|may or may not\|exactly when\|^# ---" | head -14
 check "srun, node3's validate killed mid-run ('$victim'): srun exits 1" test "$RC" = 1
@@ -269,15 +309,17 @@ for _ in $(seq 150); do [ "$(idle)" -eq $N ] && break; sleep 0.2; done
 # tests/integration/fleet/fleet_lost.sh.)
 V0=$V
 V="$V0 --node-timeout 15s"
-in_head timeout 300 srun -N $N --immediate=20 --mpi=pmix "$TP" $V --out "$WORK/hungmpi" \
-    >"$WORK/hungmpi.out" 2>&1 &
-spid=$!
-for _ in $(seq 300); do grep -q "^plan: a node silent" "$WORK/hungmpi.out" && break; sleep 0.1; done
-sleep 4
-frozen=$(validate_of hungmpi node2) # (its children run net or coll)
+for try in 1 2; do
+    srun_bg hungmpi $V
+    for _ in $(seq 300); do grep -q "^plan: a node silent" "$WORK/hungmpi.out" && break; sleep 0.1; done
+    sleep 4
+    frozen=$(validate_of hungmpi node2) # (its children run net or coll)
+    [ -z "$frozen" ] && [ "$try" -eq 1 ] && crashed hungmpi && continue
+    break
+done
 kill -STOP $frozen
 t0=$(date +%s)
-wait $spid
+wait $SPID
 hung_s=$(( $(date +%s) - t0 ))
 kill -9 $frozen 2>/dev/null; kill -CONT $frozen 2>/dev/null
 V=$V0
