@@ -362,7 +362,31 @@ AVX512 static size_t pair(const float *a, const float *b, size_t n, int shift, f
         return 0;
     const __m512i expo = _mm512_set1_epi32(0x7f800000);
     const __m512 zero = _mm512_setzero_ps(), half = _mm512_set1_ps(0.5f);
-    for (size_t i = 0; i < n; i += 16) {
+    size_t i = 0;
+    /* four vectors a step and one test of their exponents, so the next
+     * loads go out while this step is checked (a vector a step with its
+     * own test measured twice the plain sum's time inside a shared-memory
+     * allreduce). The or of four exponents is all ones wherever one of
+     * them is, and may be where none is: the vectors one at a time below
+     * decide then. */
+    for (; n - i >= 64; i += 64) {
+        __m512 s[4];
+        __m512i e = _mm512_setzero_si512();
+        for (int v = 0; v < 4; v++) {
+            s[v] = _mm512_add_round_ps(_mm512_loadu_ps(a + i + 16 * v),
+                                       _mm512_loadu_ps(b + i + 16 * v), RNE);
+            e = _mm512_or_si512(e, _mm512_and_si512(_mm512_castps_si512(s[v]), expo));
+        }
+        if (_mm512_cmpeq_epi32_mask(e, expo))
+            break;
+        for (int v = 0; v < 4; v++) {
+            s[v] = _mm512_add_round_ps(s[v], zero, RNE);
+            if (shift)
+                s[v] = _mm512_mul_round_ps(s[v], half, RNE);
+            _mm512_storeu_ps(out + i + 16 * v, s[v]);
+        }
+    }
+    for (; i < n; i += 16) {
         __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1);
         __m512 s = _mm512_add_round_ps(vld_f32x16(a + i, live), vld_f32x16(b + i, live), RNE);
         __m512i e = _mm512_and_si512(_mm512_castps_si512(s), expo);

@@ -437,17 +437,28 @@ static void a_pair_by_one_addition(void **state)
     float *a = malloc(n * 4), *b = malloc(n * 4), *got = malloc(n * 4), *want = malloc(n * 4);
     assert_true(a && b && got && want);
     unsigned csr = _mm_getcsr();
-    for (size_t e = 0; e < ne; e++)
-        for (int where = 0; where < 2; where++) {
+    /* the edge in the first four vectors (the AVX-512 pair's first step
+     * of four), in the last of them, in a later step, in the tail */
+    const size_t ats[] = {37, 60, 64 * 5 + 17, n - 3};
+    for (size_t e = 0; e < ne + 1; e++)
+        for (size_t where = 0; where < sizeof ats / sizeof ats[0]; where++) {
             tp_test_rng = 900 + e;
             for (size_t i = 0; i < n; i++) {
                 put(y, a, i, element(y, GRADIENT, 0, i, 0));
                 put(y, b, i, element(y, GRADIENT, 1, i, 0));
             }
-            /* the edge at element 37 (the third vector) or in the tail */
-            size_t at = where ? n - 3 : 37;
-            put(y, a, at, edge[e][0]);
-            put(y, b, at, edge[e][1]);
+            size_t at = ats[where];
+            if (e < ne) {
+                put(y, a, at, edge[e][0]);
+                put(y, b, at, edge[e][1]);
+            } else if (at + 16 < n) {
+                /* no edge, but two sums in one lane of a step's vectors
+                 * whose exponent fields or to all ones (0xfe | 0x01) */
+                put(y, a, at, 0x7f000000u);
+                put(y, b, at, 0x3f800000u);
+                put(y, a, at + 16, 0x00800000u);
+                put(y, b, at + 16, 0x00000001u);
+            }
             void *data[2] = {a, b};
             for (int avg = 0; avg < 2; avg++) {
                 for (size_t i = 0; i < n; i++)
