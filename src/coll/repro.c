@@ -10,10 +10,12 @@
  *   2. the owner of a slice sums them exactly and rounds each element once
  *      (tp_bfx_sum: block fixed-point, one int64 a value at a unit from the
  *      block's own span, the wide words for a block that needs them: a NaN
- *      or an infinity, values too far apart); with two ranks this is the
- *      receive's own reduction, straight out of the peer's buffer on
- *      shared memory;
+ *      or an infinity, values too far apart);
  *   3. the algorithm's allgather spreads the rounded slices.
+ * Two ranks run ring's or rabenseifner's own graph, as plain does: each
+ * element is reduced once, from exactly the two ranks' values, and that
+ * receive's reduction is their exact sum rounded once (red.exact2), so
+ * the chunks pipeline and the forwarded receives stream as plain's do.
  * Recursive doubling on two ranks is one exchange of the whole message,
  * each receive summing the peer's values with its own (as with the direct
  * exchange's two ranks), where send and receive buffers are apart.
@@ -98,9 +100,7 @@ static size_t slice_len(size_t m, int n, int r)
 /* The direct exchange (not user-selectable, so not in the algorithms'
  * table): every rank sends each other rank that rank's slice of its send
  * buffer as it is, all at once. Each receives its own slice of every other
- * rank's into recv's slot of that rank (slot r at r * per elements); or,
- * with red.exact2 (two ranks), reduces the peer's slice with its own
- * straight into recv: the correctly rounded sum, no copy. */
+ * rank's into recv's slot of that rank (slot r at r * per elements). */
 static int build_exchange(struct plan *p, const struct grp *g, const struct bargs *b)
 {
     int n = g->n, me = g->me;
@@ -115,10 +115,7 @@ static int build_exchange(struct plan *p, const struct grp *g, const struct barg
         if (len)
             end = t_join(p, end, t_send(p, g->rank[to], send + (size_t)to * per * es, len * es,
                                         b->dep, NO_DEP));
-        if (mine && p->red.exact2)
-            end = t_join(p, end, t_recv3(p, g->rank[from], recv, send + (size_t)me * per * es,
-                                         mine * es, b->dep, NO_DEP));
-        else if (mine)
+        if (mine)
             end = t_join(p, end, t_recv(p, g->rank[from], recv + (size_t)from * per * es,
                                         mine * es, b->dep, NO_DEP));
     }
@@ -158,24 +155,23 @@ static int direct_segment(struct tp_comm *c, int k, const struct tp_coll_args *a
     size_t per = (m + (size_t)n - 1) / (size_t)n, mine = slice_len(m, n, me);
     const uint8_t *send = (const uint8_t *)a->sendbuf + off * es;
     uint8_t *recv = (uint8_t *)a->recvbuf + off * es;
-    bool two = n == 2;
-    uint8_t *stage = two ? NULL : tp_comm_alloc(c, (size_t)n * per * es);
+    uint8_t *stage = tp_comm_alloc(c, (size_t)n * per * es);
     uint8_t *gathered = per * (size_t)n != m ? tp_comm_alloc(c, per * (size_t)n * es) : NULL;
     const void **in = tp_comm_alloc(c, (size_t)n * sizeof *in);
     /* the rounded slice lands where the allgather leaves it (in place) */
     uint8_t *slice = (gathered ? gathered : recv) + (size_t)me * per * es;
-    if ((!two && !stage) || !in || (per * (size_t)n != m && !gathered)) {
+    if (!stage || !in || (per * (size_t)n != m && !gathered)) {
         c->arena_used = mark;
         return tp_error_set(err, TP_ENOMEM, "--repro exact: arena too small for %zu elements", m);
     }
     struct redfn raw = {.dtype = a->dtype, .op = a->op, .esize = es, .nranks = n,
-                        .exact2 = two, .ahead = past_cache(c, a)};
+                        .ahead = past_cache(c, a)};
     struct tp_coll_args xa = {.kind = TP_ALLTOALL, .dtype = a->dtype, .count = m,
                               .chunk_bytes = a->chunk_bytes};
-    int rc = tp__coll_run_plan(c, &exchange, &xa, send, two ? slice : stage, m, &raw, false, err);
-    for (int r = 0; r < n && !two; r++)
+    int rc = tp__coll_run_plan(c, &exchange, &xa, send, stage, m, &raw, false, err);
+    for (int r = 0; r < n; r++)
         in[r] = r == me ? send + (size_t)me * per * es : stage + (size_t)r * per * es;
-    if (rc == 0 && mine && !two)
+    if (rc == 0 && mine)
         tp_bfx_sum(a->dtype, in, n, mine, a->op == TP_AVG ? (uint32_t)n : 1, raw.ahead, slice);
     struct tp_coll_args ga = {.kind = TP_ALLGATHER, .dtype = a->dtype, .count = per,
                               .chunk_bytes = a->chunk_bytes};
@@ -331,6 +327,15 @@ int tp__coll_repro(struct tp_comm *c, const struct algo *al, const struct tp_col
         (all <= GATHER_BYTES ||
          (al == &tp__coll_algo_rd_allreduce && all <= TP__COLL_EXACT_SEG_BYTES)))
         return gathered(c, a, err);
+    /* two ranks, ring or rabenseifner: the algorithm's own schedule, its
+     * one reduction of each element a receive's exact sum of the two
+     * ranks' values (red.exact2), so exact mode is plain's graph: chunks
+     * pipelined, forwarded receives streamed (stores.c) */
+    if (k >= 0 && c->size == 2) {
+        struct redfn two = {.dtype = a->dtype, .op = a->op, .esize = es, .nranks = 2,
+                            .exact2 = true, .ahead = past_cache(c, a)};
+        return tp__coll_run_plan(c, al, a, a->sendbuf, a->recvbuf, a->count, &two, false, err);
+    }
     size_t seg = k >= 0 ? DIRECT_SEG : FAST_SEG;
     for (size_t off = 0; rc == 0 && off < a->count; off += seg) {
         size_t m = a->count - off < seg ? a->count - off : seg;
