@@ -31,8 +31,11 @@ ninja -C "$ASAN" || fail_setup "sanitizer build failed"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 
-meson test -C "$BUILD" --print-errorlogs --num-processes 1 --suite slow --suite both
-meson test -C "$ASAN" --print-errorlogs --num-processes 1 --suite unit --suite integration --no-suite slow
+# Two tests at a time: those marked is_parallel (tests/meson.build,
+# tests/integration/meson.build: it_shared) share the machine with one
+# other; every other test runs alone.
+meson test -C "$BUILD" --print-errorlogs --num-processes 2 --suite slow --suite both
+meson test -C "$ASAN" --print-errorlogs --num-processes 2 --suite unit --suite integration --no-suite slow
 
 # The fuzz suite: only the library and the harnesses are built (target
 # fuzzers), so the tests are run without meson's rebuild of everything. A
@@ -49,7 +52,7 @@ elif ! meson compile -C "$FUZZ" fuzzers; then
     echo "check: fuzz build failed" >&2
     fuzz_ok=0
 else
-    meson test -C "$FUZZ" --print-errorlogs --num-processes 1 --no-rebuild --suite fuzz
+    meson test -C "$FUZZ" --print-errorlogs --num-processes 2 --no-rebuild --suite fuzz
 fi
 # a fuzz part that could not run counts as one failure
 [ "$fuzz_ok" -eq 1 ] || rm -f "$FUZZ/meson-logs/testlog.json"
