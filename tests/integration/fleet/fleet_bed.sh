@@ -9,8 +9,9 @@
 #      drained with the reason in `sinfo -R`, both ends of the link named
 #      as a link (for service, not drained), every other node idle;
 #   3. the same fleet under mpirun (a hostfile of the namespaces'
-#      addresses; its ssh is nsenter into the node's namespaces) and the
-#      env launcher (--tier full: every pair): the same verdicts;
+#      addresses; its ssh is nsenter into the node's namespaces) by
+#      --tier full (every pair): the same verdicts (the env launcher across
+#      namespaces is contrib_k8s's, its pods on network namespaces);
 #   (the faults removed for the rest)
 #   4. a node whose trainpath is killed mid-run (srun): named lost with its
 #      stage, left out, and the others validated to the end;
@@ -202,7 +203,7 @@ print(len(a), a[0]['node'], a[0]['action'], a[0]['rc'])")" = "1 node4 drain 0"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/faults/nodes.jsonl"
 resume_all
 
-# ---- 3. the same fleet under mpirun and the env launcher ----
+# ---- 3. the same fleet under mpirun, every pair (--tier full) ----
 # mpirun starts its daemons through "ssh HOST CMD": here, into the node's
 # namespaces (the hostfile names the nodes' addresses)
 cat >"$WORK/agent" <<AGENT
@@ -215,42 +216,19 @@ chmod +x "$WORK/agent"
 for k in $(seq 0 $((N - 1))); do echo "$NET.$((k + 1)) slots=1"; done >"$WORK/hostfile"
 if command -v mpirun >/dev/null; then
     in_head timeout 400 mpirun --allow-run-as-root --mca plm_rsh_agent "$WORK/agent" \
-        --hostfile "$WORK/hostfile" -n $N "$TP" $V --out "$WORK/mpi" >"$WORK/mpi.out" 2>&1
+        --hostfile "$WORK/hostfile" -n $N "$TP" ${V/--tier screen/--tier full} --out "$WORK/mpi" \
+        >"$WORK/mpi.out" 2>&1
     rc=$?
     sed 's/^/# /' "$WORK/mpi.out" | head -12
-    check "mpirun across the $N namespaces: exit 1" test "$rc" -eq 1
+    check "mpirun across the $N namespaces, --tier full: exit 1" test "$rc" -eq 1
+    check "... every pair measured in its pairs stage: 5 rounds, 15 pairs" test "$(json_run "$WORK/mpi/fleet.json" "
+lat = [p for p in r['pairs'] if p['test'] == 'net-lat' and p['stage'] == 'pairs']
+print(r['triage']['rounds']['pairs'], len({tuple(sorted((p['a'], p['b']))) for p in lat}))")" = "5 15"
     check "... node4 slow, node1 and node2 a link, the others passed" test \
         "$(for k in 0 1 2 3 4 5; do status_of mpi node$k; done | tr '\n' ' ')" = "pass link link pass slow pass "
 else
     not_ok "mpirun missing (openmpi-bin is in scripts/install-deps.sh)"
 fi
-head -c 32 /dev/urandom | base64 >"$WORK/key" && chmod 600 "$WORK/key"
-port=$(free_port)
-# env_start NAME: the validation on every node by the env launcher (pids in
-# epid, outputs NAME0.out ...); env_wait: their exit codes into rcs
-env_start() {
-    port=$(free_port)
-    for k in $(seq 0 $((N - 1))); do
-        "$WORK/in_node" $k env RANK=$k WORLD_SIZE=$N MASTER_ADDR=$NET.1 MASTER_PORT=$port timeout 400 \
-            "$TP" $V --key-file "$WORK/key" --out "$WORK/$1" >"$WORK/$1$k.out" 2>&1 &
-        PIDS+=($!)
-        epid[$k]=$!
-    done
-}
-env_wait() { rcs=""; for k in $(seq 0 $((N - 1))); do wait "${epid[$k]}"; rcs="$rcs$?"; done; }
-# (the env launcher runs the full tier: every pair, then the isolation)
-V0=$V
-V=${V/--tier screen/--tier full}
-env_start env
-env_wait
-V=$V0
-sed 's/^/# /' "$WORK/env0.out" | head -12
-check "the env launcher across the $N namespaces, --tier full: every node exits 1 ($rcs)" test "$rcs" = 111111
-check "... every pair measured in its pairs stage: 5 rounds, 15 pairs" test "$(json_run "$WORK/env/fleet.json" "
-lat = [p for p in r['pairs'] if p['test'] == 'net-lat' and p['stage'] == 'pairs']
-print(r['triage']['rounds']['pairs'], len({tuple(sorted((p['a'], p['b']))) for p in lat}))")" = "5 15"
-check "... node4 slow, node1 and node2 a link, the others passed" test \
-    "$(for k in 0 1 2 3 4 5; do status_of env node$k; done | tr '\n' ' ')" = "pass link link pass slow pass "
 
 # the faults off: the rest runs on a clean cluster (its verdicts plain,
 # no isolation rounds to wait for)
