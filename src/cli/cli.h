@@ -20,6 +20,7 @@ int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_sdc(int argc, char **argv);
+int cmd_workload(int argc, char **argv);
 
 /* Print "trainpath: error: MSG" once, as one line of safe text
  * (tp/text.h: a peer's or a file's escape sequences and newlines made

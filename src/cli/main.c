@@ -31,6 +31,8 @@ static const struct {
     {"report", cmd_report, false, "history, baselines, threshold gates, diffs, fleet outliers, HTML"},
     {"sdc", cmd_sdc, true,
      "silent-data-corruption screen: the same seeded chain on every core, hashes compared"},
+    {"workload", cmd_workload, false,
+     "import a torch.profiler trace or an NCCL log as a workload file for step"},
     {"validate", cmd_validate, true,
      "the main job: check, net, coll, io, step, sdc and plan, one results folder"},
 };
