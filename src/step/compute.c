@@ -3,7 +3,9 @@
  *
  * compute_ms is spent as calibrated work (a dependent multiply-add chain
  * timed once per rank), or as cuBLAS matrix products of a calibrated side,
- * cut into one slice per bucket so that the comm can overlap it. The model's
+ * cut into one slice per bucket so that the comm can overlap it; a
+ * recorded workload's slices and optimizer step as they were measured,
+ * either way. The model's
  * forward and backward is real (tp/model.h): per-sample gradients summed in
  * sample order, or exactly, so the weights' hash tells reproducibility. */
 #include <inttypes.h>
@@ -67,31 +69,41 @@ int tp__step_calibrate_gpu(struct rank *r, tp_error *err)
     return 0;
 }
 
+/* ns of recorded compute as calibrated work on the CPU, or with --compute
+ * gpu as whole matrix products, the fraction of a product left over
+ * carried to the next call (so a step's products add up to its time
+ * however finely its slices cut it) */
+static int recorded(struct rank *r, uint64_t ns, tp_error *err)
+{
+    if (!r->o->compute_gpu) {
+        r->sink = work((uint64_t)((double)ns / r->work_ns_per_iter), r->sink);
+        return 0;
+    }
+    double want = (double)ns / r->gemm_ns + r->gemm_carry;
+    uint64_t reps = (uint64_t)want;
+    r->gemm_carry = want - (double)reps;
+    return reps ? tp_gpu_gemm(r->o->gpu, reps, err) : 0;
+}
+
 int tp__step_compute_slice(struct rank *r, int k, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
     uint64_t B = o->buckets;
+    if (o->workload) /* the recorded step's slice before DDP's bucket k */
+        return recorded(r, tp_step_workload_slice_ns(o->workload, r->cur_step, (unsigned)k), err);
     if (o->compute_gpu) {
         uint64_t reps = r->gemm_reps;
         return tp_gpu_gemm(o->gpu, reps / B + (k == 0 ? reps % B : 0), err);
-    }
-    if (o->workload) { /* the recorded step's slice before DDP's bucket k */
-        uint64_t ns = tp_step_workload_slice_ns(o->workload, r->cur_step, (unsigned)k);
-        r->sink = work((uint64_t)((double)ns / r->work_ns_per_iter), r->sink);
-        return 0;
     }
     uint64_t iters = (uint64_t)(o->compute_ms * 1e6 / r->work_ns_per_iter);
     r->sink = work(iters / B + (k == 0 ? iters % B : 0), r->sink);
     return 0;
 }
 
-void tp__step_optimizer(struct rank *r)
+int tp__step_optimizer(struct rank *r, tp_error *err)
 {
     const struct tp_step_workload *w = r->o->workload;
-    if (w)
-        r->sink = work((uint64_t)((double)w->optimizer_ns[r->cur_step % w->nsteps] /
-                                  r->work_ns_per_iter),
-                       r->sink);
+    return w ? recorded(r, w->optimizer_ns[r->cur_step % w->nsteps], err) : 0;
 }
 
 /* The model's forward and backward on this rank's share of the batch:

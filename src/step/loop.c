@@ -120,7 +120,9 @@ static int train(struct rank *r, tp_error *err)
         tp__step_trace_add(r, TP__SPAN_EXPOSED, s, 0, t2, t3);
         tp__step_real_sum(r, gs);
         tp_model_update(r->w, o->dim, gs, o->batch, o->lr);
-        tp__step_optimizer(r);
+        rc = tp__step_optimizer(r, err);
+        if (rc)
+            break;
         float loss = gs[gl - 1] / (float)o->batch;
         memcpy(&f[F_LOSS], &loss, sizeof loss);
         uint64_t t4 = tp_now_ns();

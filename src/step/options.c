@@ -159,7 +159,7 @@ static int check_given(struct tp_step_given *g, const struct tp_group_opts *go, 
          * reshape them */
         const char *clash = g->preset ? "--preset" : g->have_grad ? "--grad-size"
                             : g->have_buckets ? "--buckets" : g->have_compute ? "--compute-ms"
-                            : s->compute_gpu ? "--compute gpu" : NULL;
+                            : NULL;
         if (clash)
             return tp_error_set(err, TP_EUSAGE, "%s with --workload: the workload's model sets it",
                                 clash);

@@ -115,6 +115,8 @@ struct rank {
     unsigned gemm_n;      /* compute_gpu: the matrix side, */
     double gemm_ns;       /* one product's time, */
     uint64_t gemm_reps;   /* and the products in compute_ms */
+    double gemm_carry;    /* --workload on the GPU: the fraction of a product
+                             a slice's time left over, for the next slice */
     /* checkpoints */
     struct tp_io_ckpt *ckpt;
     pthread_t writer;
@@ -211,9 +213,10 @@ int tp__step_compute_slice(struct rank *r, int k, tp_error *err);
  * document) and their ratios, and the buckets' bytes as replayed (DDP's
  * order). */
 json_t *tp__step_workload_compare(const struct rank *r, const json_t *run0);
-/* --workload: the recorded optimizer step of this step (calibrated work);
- * nothing without a workload. */
-void tp__step_optimizer(struct rank *r);
+/* --workload: the recorded optimizer step of this step (calibrated work,
+ * or matrix products with --compute gpu); nothing without a workload.
+ * The GPU's error where its products fail. */
+int tp__step_optimizer(struct rank *r, tp_error *err);
 /* The model's forward and backward on this rank's share of the batch (buf):
  * the gradient into r->grad, or r->cols when exact. TP_ECHECK naming the
  * sample when a record is not the one written. */

@@ -101,6 +101,12 @@ if [ "$HAVE_GPU" = 0 ]; then
             --json "$WORK/st-gpu.json"
         check "... products counted, gradient on the device, staged sync" \
             [ "$(json_get "$WORK/st-gpu.json" "r['calibration']['gpu']['products_per_step'] >= 1, r['calibration']['gpu']['gemm_side'], r['data_path']['gradients'], r['reproducibility']['identical']")" = "True 32 cuda True" ]
+        WL=$SRC/tests/fixtures/workload/ddp-mlp.json
+        check "emulated step --workload --compute gpu (a recorded DDP job): exit 0" run_rc 0 "$WORK/sw" \
+            "${EMU[@]}" "$TP" step -n 2 --workload "$WL" --compute gpu --gemm-size 64 --no-io --steps 4 \
+            -q --json "$WORK/st-wl.json"
+        check "... its recorded compute as matrix products: within 0.5x-3x of the recording" \
+            [ "$(json_get "$WORK/st-wl.json" "0.5 < r['workload']['replayed_over_recorded']['compute'] < 3, r['calibration']['gpu']['gemm_side'], d['config']['workload']['source']")" = "True 64 pytorch-ddp" ]
         check "emulated step --mem cuda (CPU compute): exit 0" run_rc 0 "$WORK/s2" \
             "${EMU[@]}" "$TP" step -n 2 --mem cuda "${STEPA[@]}" --json "$WORK/st-mem.json"
         check "the weights are the same bits whether the gradient went through the GPU or not" \
