@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The user's own model: a real PyTorch DDP job (Debian's torch, CPU, gloo,
-# two processes) recorded by contrib/pytorch/trainpath_record.py, the file
-# checked against the model it came from, then replayed by trainpath step
+# The user's own model: real PyTorch DDP jobs (Debian's torch, CPU, gloo,
+# two processes; a small MLP and a small convolutional net) recorded by
+# contrib/pytorch/trainpath_record.py, each file checked against the model
+# it came from and against what DDP itself reports of its rebuilt buckets
+# (_get_ddp_logging_data), then replayed by trainpath step
 # --workload over real ranks: DDP's buckets byte for byte, the recorded
 # times beside the replayed ones; a bad workload file exits 2 naming it.
 . "$(dirname "$0")/../lib.sh"
@@ -26,9 +28,32 @@ check "... the last layer's bucket fires first; each bucket's readiness within t
 b = d['buckets']; bw = d['steps']['backward_ns']
 print('6.weight' in b[0]['parameters'], '0.weight' in b[-1]['parameters'], all(0 < x['ready_ns'][s] <= bw[s] for x in b for s in range(len(bw))))")" = \
     "True True True"
+check "... its buckets are DDP's own (the rebuilt bucket sizes DDP reports, in order), its parameters the model's" \
+    test "$(json_run "$W" "
+k = json.load(open('${W%.json}.ddp.json'))
+ps = d['model']['parameters']
+print(k['has_rebuilt_buckets'], [b['bytes'] for b in d['buckets']] == k['bucket_sizes'], len(ps) == k['num_parameter_tensors'],
+      d['model']['parameter_bytes'] == k['total_parameter_size_bytes'], sum(__import__('math').prod(p['shape']) for p in ps) == k['parameters'])")" = \
+    "1 True True True True"
 check "... the batch and the checkpoint (Adam: the weights and two moments, at least 3x the parameters)" \
     test "$(json_run "$W" "print(d['batch'], d['checkpoint']['bytes'] >= 3 * d['model']['parameter_bytes'])")" = \
     "{'samples_per_rank': 32, 'sample_bytes': 264} True"
+
+C=$WORK/conv.json
+check "a real DDP job of a small convolutional net (2 processes, gloo, 6 steps) records its workload" \
+    run_rc 0 "$WORK/conv.out" timeout 300 /usr/bin/python3 "$SRC/tests/integration/step/ddp_record.py" "$C" "$(free_port)" 6 conv
+check "... its buckets are DDP's own, every parameter once, its parameters the model's (several buckets)" \
+    test "$(json_run "$C" "
+k = json.load(open('${C%.json}.ddp.json'))
+ps = d['model']['parameters']
+names = [n for b in d['buckets'] for n in b['parameters']]
+print(k['has_rebuilt_buckets'], len(d['buckets']) > 1, [b['bytes'] for b in d['buckets']] == k['bucket_sizes'],
+      sorted(names) == sorted(p['name'] for p in ps), sum(__import__('math').prod(p['shape']) for p in ps) == k['parameters'],
+      [len(p['shape']) for p in ps][:2])")" = \
+    "1 True True True True [4, 1]"
+check "... step -n 2 replays it, DDP's buckets byte for byte" \
+    test "$(run_rc 0 "$WORK/conv-replay.out" "$TP" step -n 2 --workload "$C" --steps 3 --no-io -q --json "$WORK/conv-replay.json" &&
+        json_get "$WORK/conv-replay.json" "r['workload']['replayed']['bucket_bytes'] == [b['bytes'] for b in json.load(open('$C'))['buckets']]")" = True
 
 J=$WORK/replay.json
 check "step -n 2 --workload replays it (6 steps)" run_rc 0 "$WORK/replay.out" \
