@@ -28,7 +28,7 @@
 #define TP_BFX_NONFINITE 0x7fffffff /* a span's hi when the block holds a NaN or an infinity */
 #define TP_BFX_NL 4096        /* a span's nl is TP_BFX_NL - the lowest set bit's position */
 
-/* The kernels that do the work, by name ("avx512", "scalar"), best first,
+/* The kernels that do the work, by name ("avx512", "avx2", "scalar"), best first,
  * NULL-terminated; the first this CPU can run is used. */
 const char *const *tp_bfx_kernels(void);
 

@@ -1,6 +1,7 @@
 /* Internal to src/coll: the kernels of block fixed-point (blockfx.c), one
- * row each in its own file: bfx_scalar.c (portable C, every CPU) and
- * bfx_avx512.c (AVX-512 F, CD, DQ, BW and VL). Each does exactly what
+ * row each in its own file, best first: bfx_avx512.c (AVX-512 F, CD, DQ,
+ * BW and VL), bfx_avx2.c (AVX2: Zen 2 and 3) and bfx_scalar.c (portable
+ * C, every CPU). Each does exactly what
  * include/tp/blockfx.h says of tp_bfx_scan, tp_bfx_load and tp_bfx_store
  * (load_add: tp_bfx_load added into out, sum and pair: tp_bfx_sum's
  * shortcuts),
@@ -38,7 +39,7 @@ struct tp__bfx_kernel {
     size_t (*pair)(const float *a, const float *b, size_t n, int shift, float *out);
 };
 
-extern const struct tp__bfx_kernel tp__bfx_scalar, tp__bfx_avx512;
+extern const struct tp__bfx_kernel tp__bfx_scalar, tp__bfx_avx2, tp__bfx_avx512;
 
 /* A block's span (tp_bfx_scan) from its elements' largest magnitude
  * encoding big (the sign bit cleared) and its smallest nonzero one small

@@ -9,7 +9,8 @@
 
 #define WIDE_PIECE 128 /* elements a pass of a wide block (its words on the stack) */
 
-static const struct tp__bfx_kernel *const kernels[] = {&tp__bfx_avx512, &tp__bfx_scalar, NULL};
+static const struct tp__bfx_kernel *const kernels[] = {&tp__bfx_avx512, &tp__bfx_avx2,
+                                                       &tp__bfx_scalar, NULL};
 
 static const struct tp__bfx_kernel *in_use;
 
