@@ -145,6 +145,19 @@ static int check(const struct ty *y, enum kind k, int ranks, size_t n)
         tp_bfx_scan(y->t, data[r], n, mine);
         for (size_t j = 0; j < 2 * nb; j++)
             span[j] = mine[j] > span[j] ? mine[j] : span[j];
+        /* every row's spans are the scalar row's: a wider span still sums
+         * right, only at a coarser unit, so the sums alone would not tell */
+        const char *row = tp_bfx_kernel();
+        int32_t *ref = calloc(2 * nb, sizeof *ref);
+        assert_non_null(ref);
+        assert_true(tp_bfx_use("scalar"));
+        tp_bfx_scan(y->t, data[r], n, ref);
+        assert_true(tp_bfx_use(row));
+        for (size_t j = 0; j < 2 * nb; j++)
+            if (ref[j] != mine[j])
+                fail_msg("%s %s, kind %d, rank %d, block %zu: span[%zu] %d, the scalar row's %d",
+                         row, y->name, (int)k, r, j / 2, j % 2, mine[j], ref[j]);
+        free(ref);
     }
     int fast = 0;
     for (size_t b = 0; b < nb; b++) {
