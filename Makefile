@@ -31,6 +31,7 @@ bench: deps
 	@bench/coll-vs-mpi.sh $(BUILD)
 	@bench/io-vs-fio.sh $(BUILD)
 	@bench/step-overhead.sh $(BUILD)
+	@bench/step-vs-pytorch.sh $(BUILD)
 	@bench/plan-speed.sh $(BUILD)
 	@$(BUILD)/exact_sum
 
