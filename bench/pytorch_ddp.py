@@ -5,7 +5,7 @@ trainpath step's ranks compute on one core each).
 
   pytorch_ddp.py step OUT.json PORT STEPS
       A real DistributedDataParallel job (an MLP of four 1024-wide layers,
-      about 4.5 M parameters, Adam, batch 64, bucket_cap_mb 1: one bucket a
+      about 3.4 M parameters, Adam, batch 64, bucket_cap_mb 1: one bucket a
       layer or so), recorded by contrib/pytorch/trainpath_record.py, which
       writes OUT.json (rank 0's times). The first step is DDP's bucket
       rebuild and is not recorded.

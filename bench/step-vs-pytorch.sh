@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # trainpath against PyTorch itself, side by side in one run (not a test):
 #   1. a real DistributedDataParallel job (bench/pytorch_ddp.py: an MLP of
-#      about 4.5 M parameters, Adam, batch 64, gloo, 2 processes on this
+#      about 3.4 M parameters, Adam, batch 64, gloo, 2 processes on this
 #      host, one thread each) recorded by contrib/pytorch/trainpath_record.py,
 #      then trainpath step --workload replaying that recording over 2 ranks
 #      on TCP (--intra fabric, as gloo's loopback): the step time, the
