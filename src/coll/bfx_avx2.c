@@ -159,7 +159,7 @@ INLINE void load8(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *p
 
 /* out[i] = (or, add: out[i] +=) in[i] as an int64 at lsb; the last partial
  * step through zeroed copies (a zero loads as 0). */
-INLINE void load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n,
+INLINE void load_steps(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n,
                      int lsb, bool add, int64_t *out)
 {
     const size_t es = t == TP_F32 ? 4 : 2;
@@ -178,24 +178,24 @@ INLINE void load_all(enum tp_dtype t, unsigned mbits, unsigned ebits, const void
     }
 }
 
-INLINE void load_any(enum tp_dtype t, const void *in, size_t n, int lsb, bool add, int64_t *out)
+INLINE void load_type(enum tp_dtype t, const void *in, size_t n, int lsb, bool add, int64_t *out)
 {
     if (t == TP_F32)
-        load_all(TP_F32, 23, 8, in, n, lsb, add, out);
+        load_steps(TP_F32, 23, 8, in, n, lsb, add, out);
     else if (t == TP_BF16)
-        load_all(TP_BF16, 7, 8, in, n, lsb, add, out);
+        load_steps(TP_BF16, 7, 8, in, n, lsb, add, out);
     else
-        load_all(TP_F16, 10, 5, in, n, lsb, add, out);
+        load_steps(TP_F16, 10, 5, in, n, lsb, add, out);
 }
 
 AVX2 static void load(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
 {
-    load_any(t, in, n, lsb, false, out);
+    load_type(t, in, n, lsb, false, out);
 }
 
 AVX2 static void load_add(enum tp_dtype t, const void *in, size_t n, int lsb, int64_t *out)
 {
-    load_any(t, in, n, lsb, true, out);
+    load_type(t, in, n, lsb, true, out);
 }
 
 /* ---- store ---- */
