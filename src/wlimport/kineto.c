@@ -18,7 +18,8 @@
  *   type" (record_shapes=True); torch 1.13's CPU profiler records none.
  *
  * Steps whose allreduce count differs from the last step's (DDP rebuilds
- * its buckets after step 1) are left out. */
+ * its buckets after step 1) are left out, and so are the last steps whose
+ * allreduces have no work span: the profile ended before the work did. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,21 +270,40 @@ static int read_trace(const char *path, const char *text, size_t len, struct tp_
                           "allreduces than the last step's %zu (DDP rebuilds its buckets after "
                           "the first step)",
                           ns - kept, ns, nb);
-    if (rc == 0)
-        rc = tp__wlimport_alloc(p, kept, (unsigned)nb, true, false, wrow >= 0, path, err);
-    /* the work, matched to the calls in order from the first kept step */
-    size_t nw = 0, ncall = 0;
-    if (rc == 0 && wrow >= 0) {
-        nw = pick(e, ne, K_WORK, wrow, steps[firstkept].t0, INT64_MAX, work);
-        ncall = pick(e, ne, ck, crow, steps[firstkept].t0, INT64_MAX, sel);
-        if (nw < ncall) {
+    /* the work, matched to the calls in order from the first kept step. A
+     * profile can end before the last allreduces' work does: gloo completes
+     * the future DDP waits on before it ends its span, so the step, and the
+     * profile, can end first and the span is lost. The steps of the calls
+     * without work are then left out, when others remain; else the
+     * durations are */
+    bool timed = wrow >= 0;
+    if (rc == 0 && timed) {
+        size_t nw = pick(e, ne, K_WORK, wrow, steps[firstkept].t0, INT64_MAX, work);
+        size_t ncall = 0, cut = 0;
+        for (size_t s = firstkept; s < ns; s++) {
+            ncall += count[s];
+            cut += ncall > nw && usable[s];
+        }
+        if (ncall > nw && cut < kept) {
+            tp__wlimport_warn(warnings, path, 0,
+                              "the last %zu of %zu allreduce calls have no %s span (the profile "
+                              "ended before their work did): the last %zu step%s left out",
+                              ncall - nw, ncall, names[wrow].name, cut, cut == 1 ? "" : "s");
+            ncall = 0;
+            for (size_t s = firstkept; s < ns; s++) {
+                ncall += count[s];
+                usable[s] = usable[s] && ncall <= nw;
+            }
+            kept -= cut;
+        } else if (ncall > nw) {
             tp__wlimport_warn(warnings, path, 0,
                               "%zu %s spans for %zu allreduce calls: no allreduce durations", nw,
                               names[wrow].name, ncall);
-            free(p->allreduce_ns);
-            p->allreduce_ns = NULL;
+            timed = false;
         }
     }
+    if (rc == 0)
+        rc = tp__wlimport_alloc(p, kept, (unsigned)nb, true, false, timed, path, err);
     /* bytes: from the sizes events, the work's args or the calls' shapes */
     uint64_t *bytes = calloc(nb ? nb : 1, sizeof *bytes);
     int *dt = calloc(nb ? nb : 1, sizeof *dt);

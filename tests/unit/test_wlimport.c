@@ -6,7 +6,8 @@
  * cut short (nccl_v2.21_bf16_fp8.log); malformed lines that must be named
  * by line (malformed.log); nothing usable (nothing.log). Then the period
  * finding, the NCCL datatypes, small torch.profiler traces written here
- * (Kineto's with sizes, the legacy list without), and the whole import:
+ * (Kineto's with sizes, the legacy list without, one whose profile ended
+ * before its last allreduces' work did), and the whole import:
  * what it fills, what it assumes, and what it refuses. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -346,6 +347,79 @@ static void legacy_without_sizes(void **state)
     tp_wlimport_part_free(p);
 }
 
+/* a legacy gloo trace of `steps` steps of two allreduces each, whose
+ * profile ended before the last `lost` works did: their gloo:all_reduce
+ * spans are missing (gloo completes the future DDP waits on before it
+ * ends its span) */
+static void cut_trace(char *out, size_t cap, int steps, int lost)
+{
+    char ev[8192] = "";
+    size_t k = 0;
+    for (int s = 0; s < steps; s++) {
+        long t0 = 100 + s * 2000;
+        k += (size_t)snprintf(
+            ev + k, sizeof ev - k,
+            "{\"name\":\"ProfilerStep#%d\",\"ph\":\"X\",\"ts\":%ld,\"dur\":1900,\"tid\":1},"
+            "{\"name\":\"aten::addmm\",\"ph\":\"X\",\"ts\":%ld,\"dur\":100,\"tid\":1},"
+            "{\"name\":\"autograd::engine::evaluate_function: AddmmBackward0\",\"ph\":\"X\","
+            "\"ts\":%ld,\"dur\":900,\"tid\":1},",
+            s + 1, t0, t0 + 10, t0 + 200);
+        for (int b = 0; b < 2; b++) {
+            long c = t0 + 400 + b * 300;
+            k += (size_t)snprintf(ev + k, sizeof ev - k,
+                                  "{\"name\":\"c10d::allreduce_\",\"ph\":\"X\",\"ts\":%ld,"
+                                  "\"dur\":30,\"tid\":1},",
+                                  c);
+            if (s * 2 + b < steps * 2 - lost)
+                k += (size_t)snprintf(ev + k, sizeof ev - k,
+                                      "{\"name\":\"gloo:all_reduce\",\"ph\":\"X\",\"ts\":%ld,"
+                                      "\"dur\":%d,\"tid\":3},",
+                                      c + 50, 200 + s * 10 + b);
+        }
+    }
+    ev[k - 1] = 0;
+    char text[9000];
+    snprintf(text, sizeof text, "[%s]", ev);
+    tp_test_write(dir, "cut.json", text, out, cap);
+}
+
+static void profile_ended_before_the_work(void **state)
+{
+    (void)state;
+    char path[256];
+    json_t *w = json_array();
+    /* 3 steps, the last work lost: the last step left out, the others timed */
+    cut_trace(path, sizeof path, 3, 1);
+    struct tp_wlimport_part *p = read_ok(path, w);
+    TP_EQ_INT(p->nsteps, 2);
+    TP_EQ_INT(p->skipped, 1);
+    assert_true(warned(w, "the last 1 of 6 allreduce calls have no gloo:all_reduce span",
+                       "the last 1 step left out", NULL));
+    assert_non_null(p->allreduce_ns);
+    TP_EQ_INT(p->allreduce_ns[0], 200000);
+    TP_EQ_INT(p->allreduce_ns[3], 211000); /* step 2, bucket 1 */
+    TP_EQ_INT(p->ready_ns[2], 200000);
+    tp_wlimport_part_free(p);
+    /* 3 works lost: both buckets of step 3 and the last of step 2 */
+    json_array_clear(w);
+    cut_trace(path, sizeof path, 3, 3);
+    p = read_ok(path, w);
+    TP_EQ_INT(p->nsteps, 1);
+    assert_true(warned(w, "the last 3 of 6", "the last 2 steps left out", NULL));
+    TP_EQ_INT(p->allreduce_ns[1], 201000);
+    tp_wlimport_part_free(p);
+    /* one step, its last work lost: kept, without durations */
+    json_array_clear(w);
+    cut_trace(path, sizeof path, 1, 1);
+    p = read_ok(path, w);
+    TP_EQ_INT(p->nsteps, 1);
+    assert_null(p->allreduce_ns);
+    assert_true(
+        warned(w, "1 gloo:all_reduce spans for 2 allreduce calls: no allreduce durations", NULL));
+    tp_wlimport_part_free(p);
+    json_decref(w);
+}
+
 /* ---- the whole import ---- */
 
 static void import_log_with_compute(void **state)
@@ -489,6 +563,7 @@ int main(void)
         cmocka_unit_test(nccl_datatypes),
         cmocka_unit_test(kineto_with_sizes),
         cmocka_unit_test(legacy_without_sizes),
+        cmocka_unit_test(profile_ended_before_the_work),
         cmocka_unit_test(import_log_with_compute),
         cmocka_unit_test(import_refusals),
         cmocka_unit_test(import_trace_and_log_merge),

@@ -27,6 +27,12 @@ names = {e['name'] for e in ev}
 print(sum(n.startswith('ProfilerStep#') for n in names), 'c10d::allreduce_' in names, 'gloo:all_reduce' in names,
       any('In msg nelems' in e.get('args', {}) or 'Input Dims' in e.get('args', {}) for e in ev))" "$T")" = "4 True True False"
 
+/usr/bin/python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d['traceEvents'] if isinstance(d, dict) else d
+n = lambda k: sum(e['name'] == k and e.get('ph') == 'X' and 'dur' in e for e in ev)
+print('# trace:', n('c10d::allreduce_'), 'c10d::allreduce_ and', n('gloo:all_reduce'), 'gloo:all_reduce complete spans')" "$T"
 bad() { local pat=$1; shift
     if run_rc 2 "$WORK/out" "$TP" workload import "$@" && grep -q -- "$pat" "$WORK/out"; then ok "refused: $*"
     else echo "# wanted /$pat/"; sed 's/^/#   /' "$WORK/out" | head -3; not_ok "refused: $*"; fi; }
@@ -35,9 +41,14 @@ check "... and nothing written" test ! -e "$W"
 
 check "the trace merged with an NCCL log of the model imports" run_rc 0 "$WORK/import.out" \
     "$TP" workload import --out "$W" --samples 32 --sample-bytes 264 "$T" "$FX/ddp_2rank_v2.18.log"
-check "... kineto+nccl-log: 4 steps, gloo, 2 ranks; the first step of the log left out (warned)" \
+sed 's/^/# import: /' "$WORK/import.out"
+# gloo completes the future DDP waits on before it ends its span, so the
+# profile can end before the last step's work spans do: that step is then
+# left out, warned (tests/unit/test_wlimport.c makes it happen)
+cut=$(sed -n 's/.*ended before their work did): the last \([0-9]*\) step.*/\1/p' "$WORK/import.out")
+check "... kineto+nccl-log: 4 steps (less any the profile cut off: ${cut:-0}), gloo, 2 ranks; the first step of the log left out (warned)" \
     test "$(json_get "$W" "d['source'], d['recorded']['steps'], d['recorded']['backend'], d['recorded']['world_size']") $(grep -c "first step's 2 allreduces left out" "$WORK/import.out")" = \
-    "kineto+nccl-log 4 gloo 2 1"
+    "kineto+nccl-log $((4 - ${cut:-0})) gloo 2 1"
 check "... the log's bucket bytes are the recorder's (DDP's own), in firing order" \
     test "$(json_get "$W" "[b['bytes'] for b in d['buckets']] == [b['bytes'] for b in json.load(open('$R'))['buckets']], len(d['buckets'])")" = \
     "True 3"
