@@ -41,15 +41,6 @@ for dt in f32 bf16 i64; do
         check "--backend mpi allreduce $dt $redop: 0 wrong, backend recorded" test $? -eq 0 -a "$(sumwrong "$J") $(json_get "$J" "e['backend']")" = "0 mpi"
     done
 done
-# --repro exact end to end through MPI's own allreduce (--backend mpi:
-# block fixed-point over MPI_Allreduce, its wide blocks by the wide
-# words), f32, bf16, f16, sum and avg, equal on every rank to the
-# correctly rounded sum (tests/unit/test_repro.c; the algorithms are
-# checked on local ranks)
-TR=${TEST_REPRO:?}
-run_rc 0 "$WORK/tr.out" mpi -np 3 "$TR" auto
-check "mpirun -np 3: exact allreduce by MPI, wide blocks mixed in, correctly rounded" \
-    test $? -eq 0 -a "$(grep -c '^ok .* backend mpi' "$WORK/tr.out")" = 12 -a "$(grep -c '^not ok' "$WORK/tr.out")" = 0
 for op in reduce-scatter allgather broadcast reduce alltoall sendrecv; do
     J=$WORK/mpiop-$op.json
     run_rc 0 "$WORK/m.out" mpi -np 2 "$TP" coll --backend mpi --op $op --sizes 8-16K --iters 3 -q --json "$J"
