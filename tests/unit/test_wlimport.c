@@ -386,38 +386,41 @@ static void cut_trace(char *out, size_t cap, int steps, int lost)
 static void profile_ended_before_the_work(void **state)
 {
     (void)state;
-    char path[256];
-    json_t *w = json_array();
-    /* 3 steps, the last work lost: the last step left out, the others timed */
-    cut_trace(path, sizeof path, 3, 1);
-    struct tp_wlimport_part *p = read_ok(path, w);
-    TP_EQ_INT(p->nsteps, 2);
-    TP_EQ_INT(p->skipped, 1);
-    assert_true(warned(w, "the last 1 of 6 allreduce calls have no gloo:all_reduce span",
-                       "the last 1 step left out", NULL));
-    assert_non_null(p->allreduce_ns);
-    TP_EQ_INT(p->allreduce_ns[0], 200000);
-    TP_EQ_INT(p->allreduce_ns[3], 211000); /* step 2, bucket 1 */
-    TP_EQ_INT(p->ready_ns[2], 200000);
-    tp_wlimport_part_free(p);
-    /* 3 works lost: both buckets of step 3 and the last of step 2 */
-    json_array_clear(w);
-    cut_trace(path, sizeof path, 3, 3);
-    p = read_ok(path, w);
-    TP_EQ_INT(p->nsteps, 1);
-    assert_true(warned(w, "the last 3 of 6", "the last 2 steps left out", NULL));
-    TP_EQ_INT(p->allreduce_ns[1], 201000);
-    tp_wlimport_part_free(p);
-    /* one step, its last work lost: kept, without durations */
-    json_array_clear(w);
-    cut_trace(path, sizeof path, 1, 1);
-    p = read_ok(path, w);
-    TP_EQ_INT(p->nsteps, 1);
-    assert_null(p->allreduce_ns);
-    assert_true(
-        warned(w, "1 gloo:all_reduce spans for 2 allreduce calls: no allreduce durations", NULL));
-    tp_wlimport_part_free(p);
-    json_decref(w);
+    /* steps and works lost; what is kept, the warning's two parts, and a
+     * duration (bucket index into allreduce_ns, nanoseconds; -1: none kept) */
+    static const struct {
+        int steps, lost, nsteps;
+        const char *warn1, *warn2;
+        int at;
+        long ns;
+    } cases[] = {
+        /* the last work lost: the last step left out, the others timed */
+        {3, 1, 2, "the last 1 of 6 allreduce calls have no gloo:all_reduce span",
+         "the last 1 step left out", 3, 211000 /* step 2, bucket 1 */},
+        /* both buckets of step 3 and the last of step 2 */
+        {3, 3, 1, "the last 3 of 6", "the last 2 steps left out", 1, 201000},
+        /* one step, its last work lost: kept, without durations */
+        {1, 1, 1, "1 gloo:all_reduce spans for 2 allreduce calls: no allreduce durations", "", -1,
+         0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        json_t *w = json_array();
+        cut_trace(path, sizeof path, cases[i].steps, cases[i].lost);
+        struct tp_wlimport_part *p = read_ok(path, w);
+        TP_EQ_INT(p->nsteps, cases[i].nsteps);
+        TP_EQ_INT(p->skipped, cases[i].steps - cases[i].nsteps);
+        assert_true(warned(w, cases[i].warn1, cases[i].warn2, NULL));
+        TP_EQ_INT(p->ready_ns[0], 200000); /* the first call, 200 us into the backward */
+        if (cases[i].at < 0) {
+            assert_null(p->allreduce_ns);
+        } else {
+            TP_EQ_INT(p->allreduce_ns[0], 200000);
+            TP_EQ_INT(p->allreduce_ns[cases[i].at], cases[i].ns);
+        }
+        tp_wlimport_part_free(p);
+        json_decref(w);
+    }
 }
 
 /* ---- the whole import ---- */
