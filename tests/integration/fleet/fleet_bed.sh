@@ -2,18 +2,19 @@
 # A real multi-node test bed on one machine: N nodes, each a network and a
 # UTS namespace (its own address on a bridge, its own hostname), each
 # running its own slurmd, one slurmctld and munged: a real Slurm cluster.
-# On it `trainpath validate --tier screen --on-fail drain`:
-#   1. a slow node (TBF on both directions of its link) and a slow link
-#      (HTB on one direction between two others): the node named and
-#      drained with the reason in `sinfo -R`, both ends of the link named
-#      as a link (for service, not drained), every other node idle, each
-#      node under its Slurm name and address;
+# On it `trainpath validate`:
+#   1. by --tier screen --on-fail drain under srun, a slow node (TBF on
+#      both directions of its link) and a slow link (HTB on one direction
+#      between two others): the node named and drained with the reason in
+#      `sinfo -R`, both ends of the link named as a link (for service, not
+#      drained), every other node idle, each node under its Slurm name and
+#      address;
 #   (the faults removed for the rest)
 #   2. the clean fleet under mpirun (a hostfile of the namespaces'
 #      addresses; its ssh is nsenter into the node's namespaces) by
-#      --tier full (every pair) and --on-fail drain: exit 0, nothing named,
-#      nothing drained (the env launcher across namespaces is
-#      contrib_k8s's, its pods on network namespaces);
+#      --tier full (every pair): exit 0, nothing named, nothing drained
+#      (the env launcher across namespaces is contrib_k8s's, its pods on
+#      network namespaces);
 #   3. a node whose trainpath is killed mid-run (srun): named lost with its
 #      stage, left out, and the others validated to the end;
 #   4. a node frozen mid-run (SIGSTOP, --node-timeout 15s) under srun:
@@ -164,9 +165,8 @@ for l in open(sys.argv[1]):
         print(o['status'])" "$WORK/$1/nodes.jsonl" "$2"
 }
 
-# (a node left drained would fail the runs below)
+# (a node left drained would fail the runs after it)
 resume_all() { for x in $(drained); do in_head scontrol update NodeName=$x State=RESUME; done; }
-resume_all
 
 # ---- 1. a slow node and a slow link ----
 ip netns exec tpbn4.$$ tc qdisc add dev v4 root tbf rate 200mbit burst 64kb latency 400ms &&
