@@ -107,8 +107,14 @@ if [ "$HAVE_GPU" = 0 ]; then
         check "emulated step --workload --compute gpu (a recorded DDP job): exit 0" run_rc 0 "$WORK/sw" \
             "${EMU[@]}" "$TP" step -n 2 --workload "$WL" --compute gpu --gemm-size 64 --no-io --steps 4 \
             -q --json "$WORK/st-wl.json"
-        check "... its recorded compute as matrix products: within 0.5x-3x of the recording" \
-            [ "$(json_get "$WORK/st-wl.json" "0.5 < r['workload']['replayed_over_recorded']['compute'] < 3, r['calibration']['gpu']['gemm_side'], d['config']['workload']['source']")" = "True 64 pytorch-ddp" ]
+        # (an order of magnitude, not the accuracy: this test shares the
+        # machine, and the emulated device's products are the CPU's, so a
+        # busy neighbour slows them: 1.4-1.6x alone here, 2.5-3.3x beside
+        # two busy loops; the replay without its products gives 0.0003x.
+        # The accuracy on the CPU is step_workload's, which runs alone)
+        ratio=$(json_get "$WORK/st-wl.json" "round(r['workload']['replayed_over_recorded']['compute'], 3)")
+        check "... its recorded compute as matrix products: within 0.2x-10x of the recording (${ratio}x)" \
+            [ "$(json_get "$WORK/st-wl.json" "0.2 < r['workload']['replayed_over_recorded']['compute'] < 10, r['calibration']['gpu']['gemm_side'], d['config']['workload']['source']")" = "True 64 pytorch-ddp" ]
         check "emulated step --mem cuda (CPU compute): exit 0" run_rc 0 "$WORK/s2" \
             "${EMU[@]}" "$TP" step -n 2 --mem cuda "${STEPA[@]}" --json "$WORK/st-mem.json"
         check "the weights are the same bits whether the gradient went through the GPU or not" \
