@@ -160,7 +160,7 @@ INLINE void load8(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *p
 /* out[i] = (or, add: out[i] +=) in[i] as an int64 at lsb; the last partial
  * step through zeroed copies (a zero loads as 0). */
 INLINE void load_steps(enum tp_dtype t, unsigned mbits, unsigned ebits, const void *in, size_t n,
-                     int lsb, bool add, int64_t *out)
+                       int lsb, bool add, int64_t *out)
 {
     const size_t es = t == TP_F32 ? 4 : 2;
     const __m256i unit = _mm256_set1_epi32(lsb);
