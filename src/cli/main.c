@@ -31,8 +31,8 @@ static const struct {
     {"report", cmd_report, false, "history, baselines, threshold gates, diffs, fleet outliers, HTML"},
     {"sdc", cmd_sdc, true,
      "silent-data-corruption screen: the same seeded chain on every core, hashes compared"},
-    {"workload", cmd_workload, false,
-     "import a torch.profiler trace or an NCCL log as a workload file for step"},
+    {"workload", cmd_workload, true,
+     "import torch.profiler traces and NCCL logs as a workload file for step"},
     {"validate", cmd_validate, true,
      "the main job: check, net, coll, io, step, sdc and plan, one results folder"},
 };

@@ -1,5 +1,5 @@
-/* trainpath workload import: a torch.profiler trace and/or an NCCL log
- * into a workload file (docs/workload.md). Parses the options into a
+/* trainpath workload import: torch.profiler traces and/or NCCL logs into
+ * a workload file (docs/workload.md). Parses the options into a
  * tp_wlimport_opts, makes one call (tp_wlimport_run, src/wlimport/),
  * prints the readers' warnings and the summary; bad input exits 2 naming
  * the file, the line or the option. */
@@ -20,28 +20,37 @@ static void usage(FILE *f)
                "                                 --samples N --sample-bytes B [--compute-ms MS]\n"
                "                                 [--world-size N] [-q] FILE...\n"
                "\n"
-               "Turns what a PyTorch job already left behind into a workload file that\n"
-               "`trainpath step --workload` replays and a plan's workload.from reads\n"
-               "(docs/workload.md): a torch.profiler trace (export_chrome_trace) gives the\n"
-               "steps, the forward, the backward, the optimizer step and each allreduce's\n"
-               "start and duration; an NCCL log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) gives\n"
-               "the buckets' bytes from one rank's AllReduce lines, one step being the\n"
-               "shortest repeating sequence of them. Several FILEs merge, each figure from\n"
-               "the first file that has it; the output's \"imported\" says which file filled\n"
-               "which key and what was assumed.\n"
+               "Turns what a PyTorch job already left behind into a workload file (version 2)\n"
+               "that `trainpath step --workload` replays and a plan's workload.from reads\n"
+               "(docs/workload.md). A torch.profiler trace (export_chrome_trace or\n"
+               "tensorboard_trace_handler; Kineto's or the legacy profiler's; plain or .gz; of\n"
+               "any size) gives the steps, the forward, backward and optimizer, and every\n"
+               "collective (allreduce, allgather, reduce-scatter, alltoall, broadcast, reduce,\n"
+               "send, recv, barrier) with its bytes, element type, process group, the call's\n"
+               "time and its work's (the GPU kernel, or gloo's span; never the CPU's enqueue).\n"
+               "An NCCL or RCCL log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) gives the\n"
+               "collectives of one rank, a step being the shortest repeating sequence. Files\n"
+               "of one rank merge, each figure from the first file that has it; traces of\n"
+               "several ranks of one job (each saying its rank) are lined up step by step:\n"
+               "each rank's own times, the ranks' clocks aligned on the collectives' ends,\n"
+               "the arrival skew of each collective and the slowest rank of each step. The\n"
+               "output's \"imported\" says which file filled which key and what was assumed.\n"
                "\n"
                "  --from F          the files' format: auto (by content, the default), kineto\n"
                "                    or nccl-log\n"
-               "  --out FILE        the workload file to write (atomically)\n"
+               "  --out FILE        the workload file to write (atomically; not an input)\n"
                "  --samples N       samples each rank trains on a step (1 to 1048576)\n"
                "  --sample-bytes B  one sample's bytes (4 to 64Mi; 264, 3K, 150KiB)\n"
-               "  --compute-ms MS   the compute of a step, measured, for a file without times\n"
+               "  --compute-ms MS   the compute of a step, measured, for files without times\n"
                "                    (an NCCL log alone): forward a third, backward two thirds\n"
                "  --world-size N    the ranks of the job where no file says\n"
                "  -q, --quiet       no summary\n"
-               "Exit: 0 written, 2 bad input (a file that cannot be read or holds nothing\n"
-               "usable, files that disagree on the buckets, no bytes, no times and no\n"
-               "--compute-ms), naming the file, its line or the option.\n");
+               "FILE may be - for standard input (once).\n"
+               "Exit: 0 written; 2 bad input (a file that cannot be read or holds nothing\n"
+               "usable, a value that is not a count or a time, files of one rank that disagree,\n"
+               "ranks whose steps call other collectives, a collective no file sizes, no times\n"
+               "and no --compute-ms, an output that is an input), naming the file, its line or\n"
+               "event, or the option; 130/143 interrupted (nothing written).\n");
 }
 
 int cmd_workload(int argc, char **argv)

@@ -1,83 +1,29 @@
 /* A torch.profiler trace (export_chrome_trace: Kineto's object with
- * traceEvents, or the legacy profiler's bare list of events, as Debian's
- * torch 1.13 writes) as steps, times and, where the trace has them, bucket
- * sizes. Complete events ("ph": "X", ts and dur in microseconds) only:
+ * traceEvents, or the legacy profiler's bare list of events), plain or
+ * gzip, of any size, as one rank's steps and collectives. The scan
+ * (trace_scan.c) keeps what matters; the link (trace_link.c) makes the
+ * collective calls and their work; this row picks the process, the steps
+ * and their phases, and puts each call in its step:
  *
- * - steps: the ProfilerStep#N spans, else the spans between the ends of
- *   the Optimizer.step#... spans;
- * - in a step, the backward runs from the first autograd::engine::
- *   evaluate_function span to the end of the last; the forward from the
- *   step's first op to there; the optimizer is the Optimizer.step spans;
- * - the allreduces, in order: the calls (c10d::allreduce_, else
- *   record_param_comms, else the work below) give each bucket's readiness
- *   (the call's start, from the backward's start); the work (the NCCL
- *   kernels, gloo:all_reduce, nccl:all_reduce), matched to the calls in
- *   order, gives the allreduce's duration;
- * - bytes from record_param_comms' "In msg nelems" and "dtype" (torch
- *   2.x), the kernels' same args, or the call's "Input Dims" and "Input
- *   type" (record_shapes=True); torch 1.13's CPU profiler records none.
- *
- * Steps whose allreduce count differs from the last step's (DDP rebuilds
- * its buckets after step 1) are left out, and so are the last steps whose
- * allreduces have no work span: the profile ended before the work did. */
-#include <math.h>
+ * - the process: the one with the most ProfilerStep#N spans (others are
+ *   named in a warning and left out); its step thread, the one holding
+ *   them; without any, a step ends at each Optimizer.step span's end;
+ * - a step's compute starts at its first CPU op (or its first call);
+ *   the backward runs from its first autograd evaluate_function span to
+ *   the end of its last; the forward from the compute's start to there;
+ *   the optimizer is the sum of its Optimizer.step spans; GPU copies of
+ *   these (gpu_user_annotation) never count;
+ * - a call belongs to the step whose span holds its start; its readiness
+ *   and its work's start are from the step's compute start;
+ * - the last steps whose calls have no work (the profile ended before
+ *   their work did: gloo ends its span after DDP's future completes) are
+ *   left out when others remain; other calls without work keep no start
+ *   or duration (null in the file). */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp/json.h"
-#include "wlimport_int.h"
-
-enum kind { K_OTHER, K_STEP, K_OPT, K_AUTOGRAD, K_CALL, K_SIZES, K_WORK };
-
-/* event names: the first row that matches (exact, or a prefix) */
-static const struct {
-    const char *name;
-    bool prefix;
-    enum kind kind;
-    const char *backend; /* what the name says of the backend */
-} names[] = {
-    {"ProfilerStep#", true, K_STEP, NULL},
-    {"Optimizer.step#", true, K_OPT, NULL},
-    {"autograd::engine::evaluate_function", true, K_AUTOGRAD, NULL},
-    {"c10d::allreduce_", false, K_CALL, NULL},
-    {"record_param_comms", false, K_SIZES, NULL},
-    {"ncclDevKernel_AllReduce", true, K_WORK, "nccl"},
-    {"ncclKernel_AllReduce", true, K_WORK, "nccl"},
-    {"gloo:all_reduce", false, K_WORK, "gloo"},
-    {"nccl:all_reduce", false, K_WORK, "nccl"},
-};
-
-/* torch's dtype names: args' "dtype" exactly, "Input type" as a part */
-static const struct {
-    const char *torch, *name;
-    size_t size;
-} dtypes[] = {
-    {"BFloat16", "bfloat16", 2},
-    {"Half", "float16", 2},
-    {"Float8_e4m3fn", "float8e4m3", 1},
-    {"Float8_e5m2", "float8e5m2", 1},
-    {"Float", "float32", 4},
-    {"float", "float32", 4},
-    {"Double", "float64", 8},
-    {"double", "float64", 8},
-    {"Long", "int64", 8},
-    {"long", "int64", 8},
-    {"Int", "int32", 4},
-    {"int", "int32", 4},
-    {"Char", "int8", 1},
-    {"Byte", "uint8", 1},
-};
-
-struct span {
-    int64_t t0, t1;
-};
-
-struct ev {
-    int64_t ts, end; /* ns */
-    enum kind kind;
-    int row;
-    const json_t *args;
-};
+#include "trace_int.h"
 
 static bool detect(const char *text, size_t len)
 {
@@ -87,309 +33,350 @@ static bool detect(const char *text, size_t len)
            (*text == '[' && strstr(text, "\"ph\""));
 }
 
-static int dtype_of(const char *s, bool part)
+static int cmp_i64(const void *a, const void *b)
 {
-    for (size_t i = 0; s && i < sizeof dtypes / sizeof dtypes[0]; i++)
-        if (part ? strstr(s, dtypes[i].torch) != NULL : strcmp(s, dtypes[i].torch) == 0)
-            return (int)i;
-    return -1;
-}
-
-/* an allreduce's bytes from its args: "In msg nelems" and "dtype", or
- * "Input Dims" and "Input type"; 0 when they are not there */
-static uint64_t bytes_of(const json_t *args, int *dt)
-{
-    const json_t *n = json_object_get(args, "In msg nelems");
-    int t = dtype_of(tp_json_str(args, "dtype"), false);
-    if (json_is_integer(n) && json_integer_value(n) > 0 && t >= 0) {
-        *dt = t;
-        return (uint64_t)json_integer_value(n) * dtypes[t].size;
-    }
-    const json_t *dims = json_array_get(json_object_get(args, "Input Dims"), 0);
-    t = dtype_of(json_string_value(json_array_get(json_object_get(args, "Input type"), 0)), true);
-    while (json_is_array(json_array_get(dims, 0))) /* a list of tensors: the first */
-        dims = json_array_get(dims, 0);
-    if (!json_is_array(dims) || json_array_size(dims) == 0 || t < 0)
-        return 0;
-    uint64_t e = 1;
-    for (size_t i = 0; i < json_array_size(dims); i++) {
-        const json_t *d = json_array_get(dims, i);
-        if (!json_is_integer(d) || json_integer_value(d) < 0)
-            return 0;
-        e *= (uint64_t)json_integer_value(d);
-    }
-    *dt = t;
-    return e * dtypes[t].size;
-}
-
-/* record_param_comms of another collective (its "Collective name") */
-static bool other_collective(const json_t *args)
-{
-    const char *c = tp_json_str(args, "Collective name");
-    return c && strcmp(c, "allreduce") != 0 && strcmp(c, "all_reduce") != 0;
-}
-
-static int cmp_ev(const void *a, const void *b)
-{
-    const struct ev *x = a, *y = b;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int cmp_span(const void *a, const void *b)
 {
-    const struct span *x = a, *y = b;
-    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+    const struct tp__wl_span *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* the events of kind k (and row, when row >= 0) in [t0, t1) into out */
-static size_t pick(const struct ev *e, size_t n, enum kind k, int row, int64_t t0, int64_t t1,
-                   const struct ev **out)
+/* the process to read: most steps, else most calls, else most optimizer
+ * steps; *others counts the other processes that had steps or calls */
+static uint64_t pick_pid(const struct tp__wl_scan *s, size_t *others, uint64_t *other_pid)
 {
+    uint64_t best = 0;
+    size_t best_score = 0, first = SIZE_MAX;
+    *others = 0;
+    for (size_t t = 0; t < s->nthreads; t++) {
+        uint64_t pid = s->threads[t].pid;
+        bool seen = false;
+        for (size_t u = 0; u < t && !seen; u++)
+            seen = s->threads[u].pid == pid;
+        if (seen)
+            continue;
+        size_t steps = 0, calls = 0, opts = 0;
+        for (size_t i = 0; i < s->nspans; i++)
+            if (s->threads[s->spans[i].thread].pid == pid)
+                steps += s->spans[i].role == TR_STEP, opts += s->spans[i].role == TR_OPT;
+        for (size_t i = 0; i < s->ncevs; i++)
+            calls += s->cevs[i].role == TR_CALL && s->threads[s->cevs[i].thread].pid == pid;
+        size_t score = steps * 1000000 + calls * 10 + opts;
+        if (!score)
+            continue;
+        if (score > best_score) {
+            if (first != SIZE_MAX)
+                (*others)++, *other_pid = best;
+            best = pid;
+            best_score = score;
+            first = t;
+        } else {
+            (*others)++;
+            *other_pid = pid;
+        }
+    }
+    return best;
+}
+
+struct stepspan {
+    int64_t t0, t1, id;
+};
+
+/* the steps: the step thread's ProfilerStep spans, or the ends of the
+ * optimizer steps */
+static int find_steps(const struct tp__wl_scan *s, uint64_t pid, struct stepspan **out, size_t *n,
+                      uint32_t *thread, bool *by_opt)
+{
+    size_t best = 0;
+    *thread = UINT32_MAX;
+    for (size_t t = 0; t < s->nthreads; t++) {
+        if (s->threads[t].pid != pid)
+            continue;
+        size_t k = 0;
+        for (size_t i = 0; i < s->nspans; i++)
+            k += s->spans[i].thread == t && s->spans[i].role == TR_STEP;
+        if (k > best || *thread == UINT32_MAX) {
+            *thread = (uint32_t)t;
+            best = k > best ? k : best;
+        }
+    }
+    struct stepspan *v = calloc(s->nspans + 1, sizeof *v);
+    if (!v)
+        return -1;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (e[i].kind == k && (row < 0 || e[i].row == row) && e[i].ts >= t0 && e[i].ts < t1)
-            out[m++] = &e[i];
-    return m;
+    *by_opt = best == 0;
+    if (best) {
+        for (size_t i = 0; i < s->nspans; i++)
+            if (s->spans[i].thread == *thread && s->spans[i].role == TR_STEP)
+                v[m++] = (struct stepspan){s->spans[i].ts, s->spans[i].end, s->spans[i].id};
+    } else { /* from one optimizer step's end to the next's */
+        int64_t t = INT64_MAX;
+        for (size_t th = 0; th < s->nthreads; th++)
+            if (s->threads[th].pid == pid && s->threads[th].nops && s->threads[th].ops[0] < t)
+                t = s->threads[th].ops[0];
+        for (size_t i = 0; i < s->nspans; i++) /* spans sorted by start */
+            if (s->spans[i].role == TR_OPT && s->threads[s->spans[i].thread].pid == pid) {
+                v[m++] = (struct stepspan){t == INT64_MAX ? s->spans[i].ts : t, s->spans[i].end,
+                                           -1};
+                t = s->spans[i].end;
+                *thread = s->spans[i].thread;
+            }
+    }
+    for (size_t i = 1; i < m; i++) /* a few hundred steps: insertion sort */
+        for (size_t j = i; j > 0 && v[j - 1].t0 > v[j].t0; j--) {
+            struct stepspan x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    *out = v;
+    *n = m;
+    return 0;
 }
 
-static int read_trace(const char *path, const char *text, size_t len, struct tp_wlimport_part *p,
-                      json_t *warnings, tp_error *err)
+/* the first of the sorted starts a[0..n) at or after t0 and before t1 */
+static int64_t first_in(const int64_t *a, size_t n, int64_t t0, int64_t t1)
 {
-    json_error_t je;
-    json_t *d = json_loadb(text, len, 0, &je);
-    if (!d)
-        return tp_error_set(err, TP_EUSAGE, "%s:%d:%d: not JSON: %s", path, je.line, je.column,
-                            je.text);
-    const json_t *list = json_is_array(d) ? d : json_object_get(d, "traceEvents");
-    const json_t *dist = json_object_get(d, "distributedInfo");
-    size_t n = json_array_size(list), ne = 0, ns = 0;
-    struct ev *e = calloc(n ? n : 1, sizeof *e);
-    struct span *steps = calloc(n ? n : 1, sizeof *steps);
-    const struct ev **sel = calloc(n ? n : 1, sizeof *sel),
-                    **work = calloc(n ? n : 1, sizeof *work);
-    int rc = 0;
-    if (!e || !steps || !sel || !work)
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && a[lo] < t1 ? a[lo] : TP_WL_NONE;
+}
+
+static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *warnings,
+                      tp_error *err)
+{
+    const char *path = in->path;
+    struct tp__wl_scan s;
+    int rc = tp__wl_trace_scan(in, &s, warnings, err);
+    if (rc) {
+        tp__wl_trace_scan_free(&s);
+        return rc;
+    }
+    qsort(s.spans, s.nspans, sizeof *s.spans, cmp_span);
+    for (size_t t = 0; t < s.nthreads; t++)
+        qsort(s.threads[t].ops, s.threads[t].nops, sizeof(int64_t), cmp_i64);
+    size_t others = 0;
+    uint64_t other = 0;
+    uint64_t pid = pick_pid(&s, &others, &other);
+    const char *pid_text = "";
+    for (size_t t = 0; t < s.nthreads; t++)
+        if (s.threads[t].pid == pid)
+            pid_text = s.threads[t].pid_text;
+    snprintf(p->who, sizeof p->who, "pid %s", pid_text);
+    if (others) {
+        const char *o = "";
+        for (size_t t = 0; t < s.nthreads; t++)
+            if (s.threads[t].pid == other)
+                o = s.threads[t].pid_text;
+        tp__wlimport_warn(warnings, path, 0,
+                          "the trace holds %zu other process%s with steps or collectives (pid "
+                          "%.40s%s): pid %.40s read, the others left out (import each process's "
+                          "trace as a file of its own)",
+                          others, others == 1 ? "" : "es", o, others > 1 ? ", ..." : "",
+                          pid_text);
+    }
+    struct stepspan *steps = NULL;
+    size_t ns = 0;
+    uint32_t sthread = 0;
+    bool by_opt = false;
+    if (find_steps(&s, pid, &steps, &ns, &sthread, &by_opt))
         rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-    if (rc == 0 && !json_is_array(list))
-        rc = tp_error_set(err, TP_EUSAGE, "%s: no list of trace events (traceEvents)", path);
-    bool has_row[sizeof names / sizeof names[0]] = {0};
-    int64_t first = INT64_MAX;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const json_t *x = json_array_get(list, i);
-        const char *ph = tp_json_str(x, "ph"), *name = tp_json_str(x, "name");
-        const json_t *ts = json_object_get(x, "ts"), *dur = json_object_get(x, "dur");
-        if (!ph || strcmp(ph, "X") != 0 || !name || !json_is_number(ts) || !json_is_number(dur))
-            continue;
-        struct ev v = {.ts = llround(json_number_value(ts) * 1000),
-                       .kind = K_OTHER,
-                       .row = -1,
-                       .args = json_object_get(x, "args")};
-        v.end = v.ts + llround(json_number_value(dur) * 1000);
-        for (size_t r = 0; r < sizeof names / sizeof names[0]; r++)
-            if (names[r].prefix ? strncmp(name, names[r].name, strlen(names[r].name)) == 0
-                                : strcmp(name, names[r].name) == 0) {
-                v.kind = names[r].kind;
-                v.row = (int)r;
-                break;
-            }
-        if (v.kind == K_SIZES && other_collective(v.args))
-            continue;
-        if (v.row >= 0)
-            has_row[v.row] = true;
-        if (v.kind == K_STEP)
-            steps[ns++] = (struct span){v.ts, v.end};
-        else if (v.ts < first)
-            first = v.ts;
-        e[ne++] = v;
-    }
-    if (rc == 0)
-        qsort(e, ne, sizeof *e, cmp_ev);
-    /* without ProfilerStep spans: from one optimizer step's end to the next's */
     if (rc == 0 && ns == 0) {
-        int64_t t = first;
-        for (size_t i = 0; i < ne; i++)
-            if (e[i].kind == K_OPT) {
-                steps[ns++] = (struct span){t, e[i].end};
-                t = e[i].end;
-            }
-        if (ns)
-            tp__wlimport_warn(warnings, path, 0,
-                              "no ProfilerStep#N spans: the steps end at each Optimizer.step");
-    } else if (rc == 0) {
-        qsort(steps, ns, sizeof *steps, cmp_span);
-    }
-    if (rc == 0 && ns == 0)
+        size_t calls = 0;
+        for (size_t i = 0; i < s.ncevs; i++)
+            calls += s.cevs[i].role == TR_CALL || s.cevs[i].role == TR_BACKEND;
         rc = tp_error_set(err, TP_EUSAGE,
                           "%s: no step in the trace: no ProfilerStep#N span (torch.profiler's "
-                          "schedule with prof.step() writes them) and no Optimizer.step span",
-                          path);
-    /* the calls: c10d::allreduce_, else record_param_comms, else the work */
-    enum kind ck = K_CALL;
-    int wrow = -1;
-    for (size_t r = 0; r < sizeof names / sizeof names[0]; r++)
-        if (names[r].kind == K_WORK && has_row[r] && wrow < 0)
-            wrow = (int)r;
-    bool any_call = false, any_sizes = false;
-    for (size_t r = 0; r < sizeof names / sizeof names[0]; r++) {
-        any_call |= names[r].kind == K_CALL && has_row[r];
-        any_sizes |= names[r].kind == K_SIZES && has_row[r];
+                          "schedule with prof.step() writes them) and no Optimizer.step span "
+                          "(it holds %zu collective spans: an inference trace, or a training "
+                          "loop profiled without prof.step()?)",
+                          path, calls);
     }
-    if (!any_call)
-        ck = any_sizes ? K_SIZES : K_WORK;
-    int crow = ck == K_WORK ? wrow : -1;
-    /* per step: its calls and whether it has a backward */
-    size_t *count = calloc(ns ? ns : 1, sizeof *count);
-    bool *usable = calloc(ns ? ns : 1, sizeof *usable);
-    if (rc == 0 && (!count || !usable))
-        rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-    size_t nb = 0;
-    for (size_t s = 0; rc == 0 && s < ns; s++) {
-        usable[s] = pick(e, ne, K_AUTOGRAD, -1, steps[s].t0, steps[s].t1, sel) > 0;
-        count[s] = pick(e, ne, ck, crow, steps[s].t0, steps[s].t1, sel);
-        if (usable[s])
-            nb = count[s]; /* the last step's count is the job's */
-    }
-    if (rc == 0 && nb == 0)
-        rc = tp_error_set(err, TP_EUSAGE,
-                          "%s: no allreduce in the trace's steps (c10d::allreduce_, "
-                          "record_param_comms, gloo:all_reduce, nccl:all_reduce, "
-                          "ncclKernel_AllReduce*, ncclDevKernel_AllReduce*): not a DDP job?",
-                          path);
-    if (rc == 0 && nb > 1024)
-        rc = tp_error_set(err, TP_EUSAGE, "%s: %zu allreduces a step: over 1024 buckets", path, nb);
-    size_t kept = 0, firstkept = ns;
-    for (size_t s = 0; rc == 0 && s < ns; s++) {
-        usable[s] = usable[s] && count[s] == nb;
-        if (usable[s] && firstkept == ns)
-            firstkept = s;
-        kept += usable[s];
-    }
-    if (rc == 0 && kept < ns)
+    if (rc == 0 && by_opt)
         tp__wlimport_warn(warnings, path, 0,
-                          "%zu of %zu steps left out: no backward, or another count of "
-                          "allreduces than the last step's %zu (DDP rebuilds its buckets after "
-                          "the first step)",
-                          ns - kept, ns, nb);
-    /* the work, matched to the calls in order from the first kept step. A
-     * profile can end before the last allreduces' work does: gloo completes
-     * the future DDP waits on before it ends its span, so the step, and the
-     * profile, can end first and the span is lost. The steps of the calls
-     * without work are then left out, when others remain; else the
-     * durations are */
-    bool timed = wrow >= 0;
-    if (rc == 0 && timed) {
-        size_t nw = pick(e, ne, K_WORK, wrow, steps[firstkept].t0, INT64_MAX, work);
-        size_t ncall = 0, cut = 0;
-        for (size_t s = firstkept; s < ns; s++) {
-            ncall += count[s];
-            cut += ncall > nw && usable[s];
-        }
-        if (ncall > nw && cut < kept) {
-            tp__wlimport_warn(warnings, path, 0,
-                              "the last %zu of %zu allreduce calls have no %s span (the profile "
-                              "ended before their work did): the last %zu step%s left out",
-                              ncall - nw, ncall, names[wrow].name, cut, cut == 1 ? "" : "s");
-            ncall = 0;
-            for (size_t s = firstkept; s < ns; s++) {
-                ncall += count[s];
-                usable[s] = usable[s] && ncall <= nw;
-            }
-            kept -= cut;
-        } else if (ncall > nw) {
-            tp__wlimport_warn(warnings, path, 0,
-                              "%zu %s spans for %zu allreduce calls: no allreduce durations", nw,
-                              names[wrow].name, ncall);
-            timed = false;
-        }
-    }
+                          "no ProfilerStep#N spans: the steps end at each Optimizer.step");
+    struct tp__wl_call *calls = NULL;
+    size_t nc = 0;
     if (rc == 0)
-        rc = tp__wlimport_alloc(p, kept, (unsigned)nb, true, false, timed, path, err);
-    /* bytes: from the sizes events, the work's args or the calls' shapes */
-    uint64_t *bytes = calloc(nb ? nb : 1, sizeof *bytes);
-    int *dt = calloc(nb ? nb : 1, sizeof *dt);
-    bool have_bytes = bytes && dt;
-    size_t ci = 0, k = 0; /* the first kept step's first call's index among all calls */
-    for (size_t s = 0; rc == 0 && s < ns; s++) {
-        size_t m = pick(e, ne, ck, crow, steps[s].t0, steps[s].t1, sel);
-        if (s < firstkept || !usable[s]) {
-            ci += s >= firstkept ? m : 0;
-            continue;
-        }
-        int64_t bw0 = INT64_MAX, bw1 = 0, f0 = steps[s].t1;
-        for (size_t i = 0; i < ne; i++) {
-            if (e[i].ts < steps[s].t0 || e[i].ts >= steps[s].t1 || e[i].kind == K_STEP)
-                continue;
-            if (e[i].ts < f0)
-                f0 = e[i].ts;
-            if (e[i].kind == K_AUTOGRAD) {
-                bw0 = e[i].ts < bw0 ? e[i].ts : bw0;
-                bw1 = e[i].end > bw1 ? e[i].end : bw1;
-            }
-            if (e[i].kind == K_OPT)
-                p->optimizer_ns[k] += (uint64_t)(e[i].end - e[i].ts);
-        }
-        uint64_t last = 0;
-        for (unsigned b = 0; b < nb; b++, ci++) {
-            uint64_t r = sel[b]->ts > bw0 ? (uint64_t)(sel[b]->ts - bw0) : 0;
-            p->ready_ns[k * nb + b] = r;
-            last = r > last ? r : last;
-            if (p->allreduce_ns)
-                p->allreduce_ns[k * nb + b] = (uint64_t)(work[ci]->end - work[ci]->ts);
-            int t = -1;
-            uint64_t by = bytes_of(sel[b]->args, &t);
-            if (!by && any_sizes && ck != K_SIZES) { /* the record_param_comms inside the call */
-                for (size_t i = 0; i < ne && !by; i++)
-                    if (e[i].kind == K_SIZES && e[i].ts >= sel[b]->ts && e[i].ts <= sel[b]->end)
-                        by = bytes_of(e[i].args, &t);
-            }
-            if (!by && p->allreduce_ns)
-                by = bytes_of(work[ci]->args, &t);
-            if (!by)
-                have_bytes = false;
-            else if (have_bytes) {
-                bytes[b] = by;
-                dt[b] = t;
-            }
-        }
-        p->forward_ns[k] = bw0 > f0 ? (uint64_t)(bw0 - f0) : 0;
-        p->backward_ns[k] = (uint64_t)(bw1 - bw0) > last ? (uint64_t)(bw1 - bw0) : last;
-        p->step_ns[k] = (uint64_t)(steps[s].t1 - steps[s].t0);
-        k++;
-    }
-    if (rc == 0 && have_bytes) {
-        p->bytes = bytes;
-        p->dtype = calloc(nb, sizeof *p->dtype);
-        if (!p->dtype)
+        rc = tp__wl_trace_link(&s, pid, &calls, &nc, warnings, path, err);
+    /* the groups, in the scan's order (the calls' indexes) */
+    for (size_t g = 0; rc == 0 && g < s.ngroups; g++) {
+        const struct tp__wl_tgroup *G = &s.groups[g];
+        int k = tp__wl_group(p, G->name, strlen(G->name), G->desc);
+        if (k < 0)
             rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-        for (unsigned b = 0; rc == 0 && b < nb; b++)
-            p->dtype[b] = dtypes[dt[b]].name;
-        bytes = NULL;
-    }
-    if (rc == 0) {
-        p->skipped = (unsigned)(ns - kept);
-        const char *be = tp_json_str(dist, "backend");
-        snprintf(p->backend, sizeof p->backend, "%s",
-                 be                                 ? be
-                 : wrow >= 0 && names[wrow].backend ? names[wrow].backend
-                                                    : "");
-        const json_t *ws = json_object_get(dist, "world_size");
-        if (json_is_integer(ws) && json_integer_value(ws) > 0)
-            p->world_size = (unsigned)json_integer_value(ws);
-        for (size_t i = 0; i < ne && !p->world_size; i++) {
-            const json_t *g = json_object_get(e[i].args, "Group size");
-            if (e[i].kind == K_SIZES && json_is_integer(g) && json_integer_value(g) > 0)
-                p->world_size = (unsigned)json_integer_value(g);
+        else {
+            p->groups[k].size = G->size;
+            if (G->nranks && (p->groups[k].ranks = malloc(G->nranks * sizeof(unsigned)))) {
+                memcpy(p->groups[k].ranks, G->ranks, G->nranks * sizeof(unsigned));
+                p->groups[k].nranks = G->nranks;
+            }
         }
     }
-    free(bytes);
-    free(dt);
-    free(count);
-    free(usable);
-    free(e);
+    /* the phases' spans of the process, in time order */
+    const struct tp__wl_thread *T = rc == 0 ? &s.threads[sthread] : NULL;
+    size_t c = 0, a = 0, unknown = 0, outside = 0, negative = 0;
+    for (size_t k = 0; rc == 0 && k < ns; k++) {
+        int64_t t0 = steps[k].t0, t1 = steps[k].t1;
+        while (c < nc && calls[c].ts < t0)
+            c++, outside++;
+        size_t c0 = c;
+        while (c < nc && calls[c].ts < t1)
+            c++;
+        int64_t bw0 = TP_WL_NONE, bw1 = TP_WL_NONE, opt0 = TP_WL_NONE, opt1 = TP_WL_NONE;
+        int64_t opt = 0;
+        while (a < s.nspans && s.spans[a].ts < t0)
+            a++;
+        for (size_t i = a; i < s.nspans && s.spans[i].ts < t1; i++) {
+            const struct tp__wl_span *x = &s.spans[i];
+            if (s.threads[x->thread].pid != pid)
+                continue;
+            if (x->role == TR_AUTOGRAD) {
+                bw0 = bw0 == TP_WL_NONE || x->ts < bw0 ? x->ts : bw0;
+                bw1 = bw1 == TP_WL_NONE || x->end > bw1 ? x->end : bw1;
+            } else if (x->role == TR_OPT) {
+                opt += x->end - x->ts;
+                opt0 = opt0 == TP_WL_NONE ? x->ts : opt0;
+                opt1 = x->end;
+            }
+        }
+        int64_t f0 = first_in(T->ops, T->nops, t0, t1);
+        if (f0 == TP_WL_NONE)
+            f0 = t0;
+        if (c > c0 && calls[c0].ts < f0)
+            f0 = calls[c0].ts;
+        if (bw0 == TP_WL_NONE) /* no backward: the compute runs to the optimizer */
+            bw0 = bw1 = opt0 != TP_WL_NONE ? opt0 : t1;
+        if (bw0 < f0)
+            f0 = bw0;
+        struct tp_wlimport_step *st = tp__wl_add_step(p);
+        if (!st) {
+            rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        st->id = steps[k].id;
+        st->t0_ns = f0;
+        st->forward_ns = bw0 - f0;
+        st->backward_ns = bw1 - bw0;
+        st->optimizer_ns = opt;
+        st->step_ns = t1 - t0;
+        for (size_t i = c0; i < c; i++) {
+            const struct tp__wl_call *x = &calls[i];
+            if (x->kind < 0) {
+                unknown++;
+                continue;
+            }
+            struct tp_wlimport_coll *q = tp__wl_add_coll(p);
+            if (!q) {
+                rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            st = &p->steps[p->nsteps - 1];
+            st->n++;
+            q->kind = x->kind;
+            unsigned n = x->gsize;
+            if (!n && x->group >= 0)
+                n = s.groups[x->group].size;
+            if (!n && (x->group < 0 || strcmp(s.groups[x->group].name, "0") == 0))
+                n = s.world_size;
+            q->bytes = tp__wl_size(x->kind, x->in_b, x->out_b, n);
+            if (q->bytes == TP_WL_UNSIZED && x->kind == TP_WL_BARRIER)
+                q->bytes = 0;
+            q->dtype = x->dtype;
+            q->group = x->group;
+            q->ready_ns = x->ts - f0;
+            if (x->work0 != TP_WL_NONE) {
+                q->start_ns = x->work0 - f0;
+                q->dur_ns = x->work1 - x->work0;
+                if (q->start_ns < 0) {
+                    negative++;
+                    q->start_ns = 0;
+                }
+            }
+            q->phase = x->ts < bw0                                       ? TP_WL_PHASE_FORWARD
+                       : x->ts < bw1                                     ? TP_WL_PHASE_BACKWARD
+                       : opt0 != TP_WL_NONE && x->ts >= opt0 && x->ts < opt1 ? TP_WL_PHASE_OPTIMIZER
+                                                                         : TP_WL_PHASE_OTHER;
+        }
+    }
+    if (rc == 0 && unknown)
+        tp__wlimport_warn(warnings, path, 0,
+                          "%zu collective calls of a kind a workload file cannot hold (gather, "
+                          "scatter, or a call no span names) left out",
+                          unknown);
+    if (rc == 0 && negative)
+        tp__wlimport_warn(warnings, path, 0,
+                          "%zu collectives' work started before their step's compute (the GPU's "
+                          "clock against the CPU's?): taken as starting with it",
+                          negative);
+    for (; c < nc; c++)
+        outside++;
+    if (rc == 0 && outside)
+        tp__wlimport_warn(warnings, path, 0,
+                          "%zu collective calls outside the profiled steps (before the first or "
+                          "after the last) left out",
+                          outside);
+    /* the profile's end: steps at the end whose calls have no work */
+    size_t lacking = 0, with = 0;
+    for (size_t i = 0; rc == 0 && i < p->ncolls; i++)
+        p->colls[i].dur_ns == TP_WL_NONE ? lacking++ : with++;
+    if (rc == 0 && lacking && with) {
+        size_t cut = 0; /* the last steps holding every call without work */
+        size_t k = p->nsteps, seen = 0;
+        while (k > 0 && seen < lacking) {
+            k--;
+            const struct tp_wlimport_step *st = &p->steps[k];
+            for (size_t i = 0; i < st->n; i++)
+                seen += p->colls[st->first + i].dur_ns == TP_WL_NONE;
+            cut++;
+        }
+        bool tail = true; /* every call before those steps has work */
+        for (size_t i = 0; i < p->steps[k].first; i++)
+            tail = tail && p->colls[i].dur_ns != TP_WL_NONE;
+        if (tail && k > 0) {
+            tp__wlimport_warn(warnings, path, 0,
+                              "the last %zu of %zu collective calls have no work (no kernel, GPU "
+                              "annotation or gloo work span: the profile ended before their work "
+                              "did): the last %zu step%s left out",
+                              lacking, lacking + with, cut, cut == 1 ? "" : "s");
+            p->ncolls = p->steps[k].first;
+            p->nsteps = k;
+            p->skipped += (unsigned)cut;
+        } else {
+            tp__wlimport_warn(warnings, path, 0,
+                              "%zu of %zu collective calls have no work in the trace (no kernel, "
+                              "GPU annotation or gloo work span linked: GPU events not captured, "
+                              "or an empty call): their start and duration are null",
+                              lacking, lacking + with);
+        }
+    }
+    if (rc == 0 && p->ncolls == 0)
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "%s: no collective in the trace's %zu step%s (%s): a single-GPU job? A "
+                          "workload replays a distributed job's collectives",
+                          path, p->nsteps, p->nsteps == 1 ? "" : "s", p->who);
+    if (rc == 0) {
+        p->timed = true;
+        p->rank = s.rank;
+        p->world_size = s.world_size;
+        snprintf(p->backend, sizeof p->backend, "%s", s.backend[0] ? s.backend : s.seen_backend);
+        snprintf(p->version, sizeof p->version, "%s", s.version);
+        if (!p->world_size)
+            for (size_t g = 0; g < s.ngroups; g++)
+                p->world_size = s.groups[g].size > p->world_size ? s.groups[g].size : p->world_size;
+    }
+    free(calls);
     free(steps);
-    free(sel);
-    free(work);
-    json_decref(d);
+    tp__wl_trace_scan_free(&s);
     return rc;
 }
 
