@@ -401,7 +401,7 @@ static int skew(struct tp__wl_job *j, tp_error *err)
                     d[n++] = a - b;
             }
         qsort(d, n, sizeof *d, cmp_i64);
-        j->ranks[r].offset_ns = n ? d[n / 2] : 0;
+        j->ranks[r].offset_ns = n ? d[(n - 1) / 2] : 0; /* the lower median */
         j->offsets_measured = j->offsets_measured && n > 0;
     }
     size_t at = 0;

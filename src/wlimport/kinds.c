@@ -109,9 +109,9 @@ uint64_t tp__wl_size(int kind, uint64_t in_bytes, uint64_t out_bytes, unsigned n
         return n && out_bytes != U && out_bytes <= (U - 1) / n ? out_bytes * n : U;
     case TP__WL_SAME: break;
     }
-    if (in_bytes == U || out_bytes == U)
-        return in_bytes == U ? out_bytes : in_bytes;
-    return in_bytes > out_bytes ? in_bytes : out_bytes;
+    /* the input (an all-to-all's send buffer: its splits may make the
+     * output another size), else the output */
+    return in_bytes != U ? in_bytes : out_bytes;
 }
 
 /* torch's ScalarType names (c10/core/ScalarType.h) and the C names the
@@ -130,8 +130,8 @@ static const struct {
     {"int", "int32", 4},               {"Short", "int16", 2},
     {"short", "int16", 2},             {"Char", "int8", 1},
     {"signed char", "int8", 1},        {"Byte", "uint8", 1},
-    {"unsigned char", "uint8", 1},     {"Bool", "uint8", 1},
-    {"bool", "uint8", 1},              {"ComplexFloat", "complex64", 8},
+    {"unsigned char", "uint8", 1},     {"Bool", "bool", 1},
+    {"bool", "bool", 1},              {"ComplexFloat", "complex64", 8},
     {"c10::complex<float>", "complex64", 8}, {"ComplexDouble", "complex128", 16},
     {"c10::Half", "float16", 2},       {"c10::BFloat16", "bfloat16", 2},
     {"c10::Float8_e4m3fn", "float8e4m3", 1}, {"c10::Float8_e5m2", "float8e5m2", 1},

@@ -272,7 +272,7 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
         for (size_t i = c0; i < c; i++) {
             const struct tp__wl_call *x = &calls[i];
             if (x->kind < 0) {
-                unknown++;
+                unknown += x->named; /* an unnamed wait is no call at all */
                 continue;
             }
             struct tp_wlimport_coll *q = tp__wl_add_coll(p);
@@ -326,9 +326,10 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
                           "after the last) left out",
                           outside);
     /* the profile's end: steps at the end whose calls have no work */
-    size_t lacking = 0, with = 0;
+    size_t lacking = 0, with = 0; /* an empty call (0 bytes) has no work to lack */
     for (size_t i = 0; rc == 0 && i < p->ncolls; i++)
-        p->colls[i].dur_ns == TP_WL_NONE ? lacking++ : with++;
+        if (p->colls[i].bytes != 0)
+            p->colls[i].dur_ns == TP_WL_NONE ? lacking++ : with++;
     if (rc == 0 && lacking && with) {
         size_t cut = 0; /* the last steps holding every call without work */
         size_t k = p->nsteps, seen = 0;
@@ -336,12 +337,13 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
             k--;
             const struct tp_wlimport_step *st = &p->steps[k];
             for (size_t i = 0; i < st->n; i++)
-                seen += p->colls[st->first + i].dur_ns == TP_WL_NONE;
+                seen += p->colls[st->first + i].dur_ns == TP_WL_NONE &&
+                        p->colls[st->first + i].bytes != 0;
             cut++;
         }
         bool tail = true; /* every call before those steps has work */
         for (size_t i = 0; i < p->steps[k].first; i++)
-            tail = tail && p->colls[i].dur_ns != TP_WL_NONE;
+            tail = tail && (p->colls[i].dur_ns != TP_WL_NONE || p->colls[i].bytes == 0);
         if (tail && k > 0) {
             tp__wlimport_warn(warnings, path, 0,
                               "the last %zu of %zu collective calls have no work (no kernel, GPU "

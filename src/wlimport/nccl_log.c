@@ -6,7 +6,9 @@
  *       count 2621440 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x..
  *
  * (older 2.x lines lack [nranks=N]; later ones add fields: each is read by
- * its name). Every kind (tp_wlimport_kind_of: AllReduce, AllGather,
+ * its name). One rank's: the lines of the process of the lowest device, of
+ * that device (a process that drives several GPUs is a rank per GPU), on
+ * all its communicators. Every kind (tp_wlimport_kind_of: AllReduce, AllGather,
  * ReduceScatter, Broadcast, Reduce, Send, Recv, AllToAll); NCCL's count
  * is per rank for AllGather (what each sends) and ReduceScatter (what each
  * receives), so their size needs the communicator's ranks ([nranks=N], or
@@ -65,6 +67,7 @@ struct call {
 };
 
 struct comm {
+    char host[64]; /* host, pid and address: one address is reused by other processes */
     unsigned long pid;
     char id[32];
     long dev;
@@ -101,12 +104,14 @@ static bool whole(const char *v, uint64_t max, uint64_t *out)
     return true;
 }
 
-/* "host:pid:tid [dev] " before the NCCL INFO at info: the pid and device,
- * 0 and -1 where the prefix is not there */
-static void prefix(const char *line, const char *info, unsigned long *pid, long *dev)
+/* "host:pid:tid [dev] " before the NCCL INFO at info: the host, pid and
+ * device; "", 0 and -1 where the prefix is not there */
+static void prefix(const char *line, const char *info, char host[64], unsigned long *pid,
+                   long *dev)
 {
     *pid = 0;
     *dev = -1;
+    host[0] = 0;
     const char *br = NULL;
     for (const char *p = line; p < info; p++)
         if (*p == '[')
@@ -121,6 +126,12 @@ static void prefix(const char *line, const char *info, unsigned long *pid, long 
         }
     if (c1 && isdigit((unsigned char)c1[1]))
         *pid = strtoul(c1 + 1, NULL, 10);
+    if (c1) { /* the host: the token's text before its pid */
+        const char *h = c1;
+        while (h > line && h[-1] != ' ' && h[-1] != '\t' && h[-1] != ')')
+            h--;
+        snprintf(host, 64, "%.*s", (int)(c1 - h), h);
+    }
 }
 
 struct log {
@@ -137,18 +148,26 @@ struct log {
     bool rccl;
 };
 
-static int comm_of(struct log *L, unsigned long pid, const char *id, size_t len, long dev)
+static bool same_process(const struct comm *a, const struct comm *b)
+{
+    return a->pid == b->pid && strcmp(a->host, b->host) == 0;
+}
+
+static int comm_of(struct log *L, const char *host, unsigned long pid, const char *id,
+                   size_t len, long dev)
 {
     char cm[32];
     snprintf(cm, sizeof cm, "%.*s", (int)(len < sizeof cm ? len : sizeof cm - 1), id);
     for (size_t i = 0; i < L->ncomms; i++)
-        if (L->comms[i].pid == pid && strcmp(L->comms[i].id, cm) == 0)
+        if (L->comms[i].pid == pid && strcmp(L->comms[i].id, cm) == 0 &&
+            strcmp(L->comms[i].host, host) == 0)
             return (int)i;
     struct comm *b = realloc(L->comms, (L->ncomms + 1) * sizeof *b);
     if (!b)
         return -1;
     L->comms = b;
     b[L->ncomms] = (struct comm){.pid = pid, .dev = dev, .rank = -1};
+    snprintf(b[L->ncomms].host, sizeof b[L->ncomms].host, "%s", host);
     snprintf(b[L->ncomms].id, sizeof b[L->ncomms].id, "%s", cm);
     return (int)L->ncomms++;
 }
@@ -166,6 +185,7 @@ static int line(struct log *L, char *buf, unsigned long lineno)
     const char *body = info + strlen("NCCL INFO ");
     unsigned long pid;
     long dev;
+    char host[64];
     uint64_t v;
     const char *ver = strstr(body, "NCCL version ");
     if (!ver)
@@ -181,8 +201,8 @@ static int line(struct log *L, char *buf, unsigned long lineno)
         const char *id = body + 5, *nr = field(body, "nranks");
         if (!nr)
             nr = field(body, "nRanks");
-        prefix(buf, info, &pid, &dev);
-        int c = comm_of(L, pid, id, strcspn(id, " "), dev);
+        prefix(buf, info, host, &pid, &dev);
+        int c = comm_of(L, host, pid, id, strcspn(id, " "), dev);
         if (c < 0)
             return tp_error_set(L->err, TP_ENOMEM, "%s: out of memory", L->path);
         if (whole(field(body, "rank"), MAX_RANKS, &v))
@@ -228,8 +248,8 @@ static int line(struct log *L, char *buf, unsigned long lineno)
                               why);
         return 0;
     }
-    prefix(buf, info, &pid, &dev);
-    int c = comm_of(L, pid, comm, strcspn(comm, " "), dev);
+    prefix(buf, info, host, &pid, &dev);
+    int c = comm_of(L, host, pid, comm, strcspn(comm, " "), dev);
     if (c < 0)
         return tp_error_set(L->err, TP_ENOMEM, "%s: out of memory", L->path);
     if (nr)
@@ -318,10 +338,12 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
             pick = L.calls[i].comm;
     }
     unsigned long ppid = pick == SIZE_MAX ? 0 : L.comms[pick].pid;
+    const char *phost = pick == SIZE_MAX ? "" : L.comms[pick].host;
+    long pdev = pick == SIZE_MAX ? -1 : L.comms[pick].dev; /* a process may drive several */
     for (size_t i = 0; i < L.ncomms; i++) {
         bool first = true;
         for (size_t j = 0; j < i && first; j++)
-            first = L.comms[j].pid != L.comms[i].pid;
+            first = !same_process(&L.comms[j], &L.comms[i]);
         nproc += first;
     }
     uint64_t *keys = NULL;
@@ -331,8 +353,9 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
         rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; rc == 0 && i < L.ncalls; i++) {
         const struct call *c = &L.calls[i];
-        if (L.comms[c->comm].pid != ppid)
-            continue;
+        const struct comm *cm = &L.comms[c->comm];
+        if (cm->pid != ppid || strcmp(cm->host, phost) != 0 || cm->dev != pdev)
+            continue; /* another process, or another GPU of this one (one rank each) */
         size_t m = 0;
         while (m < nmap && map[m] != c->comm)
             m++;
@@ -353,9 +376,9 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
                           path);
     if (rc == 0 && nproc > 1)
         tp__wlimport_warn(warnings, path, 0,
-                          "%zu processes in the log: pid %lu taken (the lowest device), %zu "
+                          "%zu processes in the log: %s pid %lu taken (the lowest device), %zu "
                           "communicator%s",
-                          nproc, ppid, nmap, nmap == 1 ? "" : "s");
+                          nproc, phost, ppid, nmap, nmap == 1 ? "" : "s");
     size_t start = 0, period = nk, steps = 0;
     if (rc == 0 && (steps = tp_wlimport_period(keys, nk, &start, &period)) == 0) {
         tp__wlimport_warn(warnings, path, 0,
@@ -427,7 +450,7 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
                           unsized);
     if (rc == 0) {
         p->skipped = start ? 1 : 0;
-        snprintf(p->who, sizeof p->who, "pid %lu", ppid);
+        snprintf(p->who, sizeof p->who, "%s%spid %lu", phost, phost[0] ? " " : "", ppid);
         snprintf(p->backend, sizeof p->backend, "%s", L.rccl ? "rccl" : "nccl");
         snprintf(p->version, sizeof p->version, "%s", L.version);
     }

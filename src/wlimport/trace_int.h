@@ -164,6 +164,8 @@ struct tp__wl_call {
     uint32_t thread;
     int16_t kind;          /* -1: no member says */
     bool kernel;           /* a kernel was linked: the work is the kernels' */
+    bool named;            /* some member is more than an unnamed, unsized
+                              record_param_comms (torch 2.0's waits are only that) */
 };
 
 /* The calls of the process chosen (pid): clusters of nested CPU spans,

@@ -57,7 +57,9 @@ static int cmp_launch(const void *a, const void *b)
 static int cmp_call_time(const void *a, const void *b)
 {
     const struct tp__wl_call *x = a, *y = b;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
 static int cmp_cev_time(const void *a, const void *b)
@@ -93,14 +95,18 @@ static void take_size(struct tp__wl_call *c, struct fill *f, uint64_t in, uint64
     }
 }
 
-/* a member's contribution (the order of trust: 0 c10d name, 1 record_param_comms,
- * 2 backend annotation, 3 c10d Input Dims, 4 kernel) */
+/* a member's contribution, by the order of trust: the kind from the c10d
+ * op's name (0), record_param_comms' Collective name (1), the backend
+ * annotation's name (2), the kernel's (4); the sizes from record_param_comms'
+ * In/Out msg nelems (1), the kernel's same args (2), the c10d op's two
+ * tensors (3: the output and the input, so the group's size needs no
+ * guess), the backend annotation's Input Dims (4: its input alone) */
 static void member(struct tp__wl_call *c, struct fill *f, const struct tp__wl_cev *e)
 {
     switch (e->role) {
     case TR_CALL:
         take_kind(c, f, e->kind, 0);
-        if (e->out_first)
+        if (e->out_first && e->dims_b[0] != TP_WL_UNSIZED && e->dims_b[1] != TP_WL_UNSIZED)
             take_size(c, f, e->dims_b[1], e->dims_b[0], e->dtype, 3);
         break;
     case TR_SIZES:
@@ -110,12 +116,12 @@ static void member(struct tp__wl_call *c, struct fill *f, const struct tp__wl_ce
         break;
     case TR_BACKEND:
         take_kind(c, f, e->kind, 2);
-        take_size(c, f, e->dims_b[0], TP_WL_UNSIZED, e->dtype, 2);
+        take_size(c, f, e->dims_b[0], TP_WL_UNSIZED, e->dtype, 4);
         break;
     default: /* kernels and GPU annotations */
         take_kind(c, f, e->kind, 4);
         if (e->has_sizes)
-            take_size(c, f, e->in_b, e->out_b, e->dtype, 4);
+            take_size(c, f, e->in_b, e->out_b, e->dtype, 2);
         break;
     }
     if (c->group < 0 && e->group >= 0)
@@ -185,8 +191,6 @@ int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_c
             gloo[ngloo++] = e; /* gloo's work, on its own thread */
             continue;
         }
-        if (!inside && e->role == TR_SIZES && e->kind < 0 && !e->has_sizes)
-            continue; /* an unnamed record_param_comms of no call (torch 2.0's waits) */
         if (!inside) {
             open = &calls[nc++];
             *open = (struct tp__wl_call){.ts = e->ts,
@@ -203,6 +207,7 @@ int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_c
             work(open, e); /* gloo run inline in the call */
         }
         member(open, &fills[nc - 1], e);
+        open->named = open->named || !(e->role == TR_SIZES && e->unnamed && !e->has_sizes);
         if (e->ext)
             refs[nrefs++] = (struct ref){e->ext, nc - 1};
     }
@@ -222,7 +227,9 @@ int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_c
             if (l && s->threads[l->thread].pid == pid)
                 at = holding(calls, nc, l->thread, l->ts);
         }
-        if (at < 0 && e->ext) {
+        /* older Kineto gives a kernel its own correlation as External id:
+         * no CPU op's id then, so no link by it */
+        if (at < 0 && e->ext && e->ext != e->corr) {
             struct ref key = {.id = e->ext};
             const struct ref *r = bsearch(&key, refs, nrefs, sizeof *refs, cmp_ref);
             if (r)
@@ -277,6 +284,7 @@ int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_c
                                           .kind = (int16_t)k,
                                           .work0 = gloo[i]->ts,
                                           .work1 = gloo[i]->end,
+                                          .named = true,
                                           .in_b = gloo[i]->dims_b[0],
                                           .out_b = TP_WL_UNSIZED,
                                           .dtype = gloo[i]->dtype};

@@ -52,6 +52,7 @@ static const struct {
     {C_EVENT, "dur", K_DUR},
     {C_EVENT, "args", K_ARGS},
     {C_ARGS, "External id", K_EXT},
+    {C_ARGS, "external id", K_EXT}, /* torch 1.8's Kineto */
     {C_ARGS, "correlation", K_CORR},
     {C_ARGS, "Collective name", K_COLL},
     {C_ARGS, "In msg nelems", K_IN_N},

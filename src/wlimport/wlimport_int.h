@@ -70,7 +70,8 @@ void tp__wlimport_warn(json_t *warnings, const char *path, unsigned long line, c
 
 /* How a kind's input and output relate (kinds.c). */
 enum tp__wl_shape {
-    TP__WL_SAME,  /* input and output the same size (allreduce, alltoall, ...) */
+    TP__WL_SAME,  /* one buffer's size: the input's (allreduce; an all-to-all's send
+                     buffer, its output may differ by the splits) */
     TP__WL_OUT_N, /* the output is n inputs (allgather) */
     TP__WL_IN_N,  /* the input is n outputs (reduce-scatter) */
 };

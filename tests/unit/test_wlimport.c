@@ -121,7 +121,7 @@ static void ddp_two_ranks(void **state)
     TP_EQ_STR(p->groups[0].name, "0x55d0c8000000");
     TP_EQ_INT(p->groups[0].size, 2);
     assert_true(warned(w, "ddp_2rank_v2.18.log", "the first step's 3 collectives left out", NULL));
-    assert_true(warned(w, "2 processes in the log: pid 4242 taken", NULL));
+    assert_true(warned(w, "2 processes in the log: n1 pid 4242 taken", NULL));
     tp_wlimport_part_free(p);
     json_decref(w);
 }
