@@ -10,9 +10,12 @@
  * apply the update; every K steps a checkpoint, synchronous or in a
  * background writer. On the GPU path the compute is cuBLAS matrix products
  * on the rank's GPU, the buckets live in GPU memory and synchronise through
- * NCCL, or through trainpath staged via host memory. The model
- * (tp/model.h) is small and real, so the weights' hash after training
- * tells whether the run was reproducible. */
+ * NCCL, or through trainpath staged via host memory. With a recorded
+ * workload (--workload) a step replays the recording instead: each rank
+ * its recorded rank's compute, and the step's recorded collectives, each
+ * of its kind and size, posted as the recorded compute reached it. The
+ * model (tp/model.h) is small and real, so the weights' hash after
+ * training tells whether the run was reproducible. */
 #ifndef TP_STEP_H
 #define TP_STEP_H
 
@@ -46,44 +49,102 @@ struct tp_delay {
 
 #define TP_STEP_MAX_DELAYS 8
 
-/* A recorded training job (--workload FILE, docs/workload.md): DDP's
- * buckets in the order its reducer fired them (0 first), and per recorded
- * step the forward, each bucket's readiness (from the forward's end) and
- * the optimizer step, in ns. */
+/* A recorded training job (--workload FILE, docs/workload.md), as read from
+ * a workload file of version 1 (DDP's allreduce buckets) or 2 (every
+ * collective of a step, per rank): the layouts of collectives a step
+ * makes, which layout each recorded step made, and each recorded rank's
+ * own times. Version 1 is read into the same shape: one layout of
+ * allreduces (its buckets, in the order DDP fired them), one rank, and
+ * each bucket's readiness moved from the forward's end to the step's
+ * compute start (plus the forward). */
+
+/* One collective of a layout, as recorded. */
+struct tp_step_wl_coll {
+    const char *name;      /* the file's kind, coll's spelling where coll has it:
+                              "allreduce", "reduce-scatter", ..., or the workload's
+                              own "send", "recv", "barrier" (a static string) */
+    enum tp_coll_kind kind; /* the coll kind it replays as (send, recv: sendrecv;
+                               barrier: allreduce) */
+    bool mapped;            /* a kind of the workload's own (send, recv, barrier) that
+                               replays as another: kind is not the recorded one */
+    uint64_t bytes;        /* as recorded: nccl-tests' size (barrier: 0) */
+    uint64_t replay_bytes; /* the size replayed: bytes, or the kind's own (barrier: 4) */
+    const char *dtype;     /* as recorded ("float32", "bfloat16", ...; a static string),
+                              NULL when the file does not say */
+    int group;             /* into the file's groups; -1: none named */
+    const char *phase;     /* "forward", "backward", "optimizer" or "other" (static) */
+};
+
+/* The ordered collectives one step makes. */
+struct tp_step_wl_layout {
+    size_t n;
+    struct tp_step_wl_coll *coll;
+};
+
+/* One recorded rank's figures: a value per recorded step, and per
+ * collective of each step at [at[s] + i] (struct tp_step_workload's at). */
+#define TP_STEP_WL_NONE UINT64_MAX /* a start or duration the file does not have (null) */
+struct tp_step_wl_rank {
+    int rank;                                           /* its rank in the recorded job */
+    uint64_t *forward_ns, *backward_ns, *optimizer_ns; /* nsteps each */
+    uint64_t *step_ns;     /* the whole step, or NULL */
+    uint64_t *ready_ns;    /* each call, from the start of the step's compute */
+    uint64_t *start_ns;    /* each call's work: its start (same origin), or NULL; an
+                              entry TP_STEP_WL_NONE where no work was found */
+    uint64_t *duration_ns; /* ... and its duration, the same way */
+};
+
 struct tp_step_workload {
     char path[1024];
     char sha256[65];     /* of the file, for the config every rank compares */
-    char source[32];     /* "pytorch-ddp", ... */
-    unsigned nbuckets;
-    uint64_t *bucket_bytes; /* nbuckets */
+    char source[32];     /* "pytorch-ddp", "kineto", ... */
+    int version;         /* the file's: 1 or 2 */
+    size_t nlayouts;
+    struct tp_step_wl_layout *layouts;
     size_t nsteps;
-    uint64_t *forward_ns, *backward_ns, *optimizer_ns; /* nsteps each */
-    uint64_t *step_ns;      /* the whole step as recorded, or NULL */
-    uint64_t *ready_ns;     /* nsteps x nbuckets: step s, bucket i at [s * nbuckets + i] */
-    uint64_t *allreduce_ns; /* the same layout, each bucket's allreduce as recorded; or
-                               NULL when the file has none */
+    size_t *layout;      /* nsteps: the layout recorded step s made */
+    size_t *at;          /* nsteps + 1: step s's collectives are [at[s], at[s + 1]) of a
+                            rank's per-collective lists */
+    size_t nranks;       /* >= 1 */
+    struct tp_step_wl_rank *ranks;
+    size_t ngroups;      /* the file's groups (0 when it names none) */
     uint64_t samples_per_rank, sample_bytes, ckpt_bytes;
     uint64_t params; /* the model's parameters (elements), 0 when the file lists none */
 };
 
-/* Read and check the workload file at path. TP_EUSAGE naming the file and
- * the key at fault ("--workload F: buckets[2].bytes: must be a whole
- * number"). */
+/* Read and check the workload file at path (version 1 or 2). TP_EUSAGE
+ * naming the file and the key at fault ("--workload F: layouts[0][3].kind:
+ * "allgatherx" is not a collective (allreduce, ...)"); TP_ENOMEM. */
 int tp_step_workload_load(const char *path, struct tp_step_workload **out, tp_error *err);
 void tp_step_workload_free(struct tp_step_workload *w);
 
-/* The median over the recorded steps of forward + backward, ns. */
+/* The layout recorded step step % nsteps made. */
+const struct tp_step_wl_layout *tp_step_workload_layout(const struct tp_step_workload *w,
+                                                        uint64_t step);
+
+/* The median over the recorded steps and ranks of forward + backward, ns. */
 uint64_t tp_step_workload_compute_ns(const struct tp_step_workload *w);
 
-/* The share of the recorded allreduce time that ran before the backward
- * ended (each bucket's allreduce, up to the backward's end after it was
- * ready), over all steps; NAN when the file has no allreduce_ns. */
+/* The gradient a step synchronises: the largest over the layouts of the
+ * bytes of its allreduces and reduce-scatters (version 1: the buckets'
+ * sum). */
+uint64_t tp_step_workload_grad_bytes(const struct tp_step_workload *w);
+
+/* The share of the gradient's collectives' time (allreduce and
+ * reduce-scatter) that ran before the compute (forward + backward) ended,
+ * over all steps and ranks: each one's work from start_ns (or, without
+ * it, from its readiness) for duration_ns; NAN when the file has no
+ * durations of such a collective. */
 double tp_step_workload_overlap(const struct tp_step_workload *w);
 
-/* The compute before bucket k (DDP's order) becomes ready in the recorded
- * step step % nsteps: the forward and bucket 0's readiness for k 0, else
- * the time since bucket k - 1 was ready (0 when it was not later). */
-uint64_t tp_step_workload_slice_ns(const struct tp_step_workload *w, uint64_t step, unsigned k);
+/* Recorded rank ranks[rank % nranks]'s compute in recorded step step %
+ * nsteps before its collective i is called (i < the step's count): from
+ * the latest earlier readiness (0 for the first) to its own, each clamped
+ * to the compute's end (forward + backward), 0 when not later; i equal to
+ * the count: the rest of the compute after the last readiness. A step's
+ * slices add up to its forward + backward. */
+uint64_t tp_step_workload_slice_ns(const struct tp_step_workload *w, size_t rank, uint64_t step,
+                                   size_t i);
 
 struct tp_step_opts {
     const char *preset;   /* for the record ("custom" when none) */
@@ -116,7 +177,7 @@ struct tp_step_opts {
     uint64_t seed;
     unsigned runs;        /* --verify-repro N: train N times with different timing */
     bool pin;             /* each rank on its own core */
-    const struct tp_step_workload *workload; /* --workload: its buckets, compute and
+    const struct tp_step_workload *workload; /* --workload: its collectives, compute and
                                                 optimizer times replayed; NULL: none */
     const char *trace;    /* --trace FILE: rank 0 writes the first run's timeline
                              (Chrome trace event format); NULL: none */

@@ -273,9 +273,8 @@ static int from_file(struct tp_yaml *y, const node *map, const char *path, W *w,
         return tp_yaml_fail(y, fn, p, "%s", e.msg);
     if (!tp_yaml_seen(&workload_tbl, seen, "parameters") && r->params)
         w->params = (double)r->params;
-    uint64_t grad = 0;
-    for (unsigned i = 0; i < r->nbuckets; i++)
-        grad += r->bucket_bytes[i];
+    /* the gradient a step synchronises: its allreduces and reduce-scatters */
+    uint64_t grad = tp_step_workload_grad_bytes(r);
     if (!tp_yaml_seen(&workload_tbl, seen, "gradient_bytes_per_parameter") && r->params)
         w->grad_bytes_per_param = (double)grad / (double)r->params;
     if (!tp_yaml_seen(&workload_tbl, seen, "samples_per_gpu"))
@@ -289,13 +288,16 @@ static int from_file(struct tp_yaml *y, const node *map, const char *path, W *w,
         w->overlap = ov;
     int rc = 0;
     if (!tp_yaml_seen(&workload_tbl, seen, "compute_time")) {
-        /* a step's compute: forward, backward and optimizer, as recorded */
+        /* a step's compute: forward, backward and optimizer, as the first
+         * rank in the file recorded them */
+        const struct tp_step_wl_rank *q = &r->ranks[0];
         double *v = malloc(r->nsteps * sizeof *v), sum = 0;
         if (!v) {
             rc = tp_error_set(y->err, TP_ENOMEM, "%s: out of memory", y->file);
         } else {
             for (size_t s = 0; s < r->nsteps; s++)
-                sum += v[s] = (double)(r->forward_ns[s] + r->backward_ns[s] + r->optimizer_ns[s]) / 1e9;
+                sum += v[s] =
+                    (double)(q->forward_ns[s] + q->backward_ns[s] + q->optimizer_ns[s]) / 1e9;
             qsort(v, r->nsteps, sizeof *v, cmp_double);
             w->compute_s = sum / (double)r->nsteps;
             free(w->compute_samples);

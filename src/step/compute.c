@@ -4,10 +4,12 @@
  * compute_ms is spent as calibrated work (a dependent multiply-add chain
  * timed once per rank), or as cuBLAS matrix products of a calibrated side,
  * cut into one slice per bucket so that the comm can overlap it; a
- * recorded workload's slices and optimizer step as they were measured,
- * either way. The model's
- * forward and backward is real (tp/model.h): per-sample gradients summed in
- * sample order, or exactly, so the weights' hash tells reproducibility. */
+ * recorded workload's slices (between its collectives' readiness) and
+ * optimizer step as this rank's recorded rank measured them, either way
+ * (rank i replays recorded rank i mod the ranks recorded, so a recorded
+ * straggler stays one). The model's forward and backward is real
+ * (tp/model.h): per-sample gradients summed in sample order, or exactly,
+ * so the weights' hash tells reproducibility. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +87,15 @@ static int recorded(struct rank *r, uint64_t ns, tp_error *err)
     return reps ? tp_gpu_gemm(r->o->gpu, reps, err) : 0;
 }
 
-int tp__step_compute_slice(struct rank *r, int k, tp_error *err)
+int tp__step_compute_slice(struct rank *r, size_t k, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
     uint64_t B = o->buckets;
-    if (o->workload) /* the recorded step's slice before DDP's bucket k */
-        return recorded(r, tp_step_workload_slice_ns(o->workload, r->cur_step, (unsigned)k), err);
+    if (o->workload) /* this rank's recorded compute before the step's call k */
+        return recorded(r, tp_step_workload_slice_ns(o->workload, (size_t)r->me, r->cur_step, k),
+                        err);
+    if (k >= B)
+        return 0;
     if (o->compute_gpu) {
         uint64_t reps = r->gemm_reps;
         return tp_gpu_gemm(o->gpu, reps / B + (k == 0 ? reps % B : 0), err);
@@ -103,7 +108,10 @@ int tp__step_compute_slice(struct rank *r, int k, tp_error *err)
 int tp__step_optimizer(struct rank *r, tp_error *err)
 {
     const struct tp_step_workload *w = r->o->workload;
-    return w ? recorded(r, w->optimizer_ns[r->cur_step % w->nsteps], err) : 0;
+    if (!w)
+        return 0;
+    const struct tp_step_wl_rank *q = &w->ranks[(size_t)r->me % w->nranks];
+    return recorded(r, q->optimizer_ns[r->cur_step % w->nsteps], err);
 }
 
 /* The model's forward and backward on this rank's share of the batch:

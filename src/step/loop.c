@@ -4,15 +4,18 @@
  * batch through an io queue into one of `prefetch` slots, ahead of the
  * compute (data.c). The compute thread (the caller's, pinned to its own
  * core) takes a batch, runs the model's forward and backward on it and the
- * calibrated CPU work of compute_ms (compute.c), and hands gradient buckets
- * to the comm thread (comm.c): with overlap as each slice of the work
- * finishes (last bucket first, as DDP's backward produces them), else all
- * after the compute. The comm thread allreduces the buckets in order; the
- * model's real gradient lives in bucket 0 (the last one ready), the other
- * buckets carry the rest of the preset's gradient bytes. Then the update,
+ * calibrated CPU work of compute_ms (compute.c), and hands the step's
+ * calls to the comm thread (comm.c): with overlap as each slice of the
+ * work finishes (last bucket first, as DDP's backward produces them; or a
+ * recorded workload's collectives in their order, each when the recorded
+ * compute reached its readiness), else all after the compute. The comm
+ * thread runs the calls in order; the model's real gradient lives in
+ * bucket 0 (the last one ready; with a workload, an allreduce that holds
+ * it), the other buckets carry the rest of the preset's gradient bytes.
+ * The step waits for every call before the update (as DDP). Then the update,
  * and every K steps a checkpoint (written in place, or by a background
  * writer from a snapshot: ckpt.c).
- * Before the timed steps every bucket is allreduced once (comm.c's
+ * Before the timed steps every distinct call runs once (comm.c's
  * warm-up), so that step 0 times a step, not the channels' first use.
  *
  * Per step and rank it records the data wait, the compute, the comm busy
@@ -41,7 +44,6 @@
 static int train(struct rank *r, tp_error *err)
 {
     const struct tp_step_opts *o = r->o;
-    int B = (int)o->buckets;
     size_t gl = tp_model_grad_len(o->dim);
     float *gs = malloc(gl * sizeof *gs);
     if (!gs)
@@ -65,17 +67,20 @@ static int train(struct rank *r, tp_error *err)
         tp__step_trace_add(r, TP__SPAN_WAIT, s, 0, t0, t1);
         f[F_DELAY_IO] = sl->delay_ns;
         r->cur_step = s;
-        tp__step_comm_reset(r);
-        /* the compute: slices of the calibrated work; with overlap each
-         * slice releases one bucket (B-1 first); the model's own forward and
-         * backward is the last slice, which releases bucket 0 */
+        const struct tp__step_plan *p = tp__step_comm_reset(r, s);
+        /* the compute: a slice before each of the step's calls; with
+         * overlap each slice releases its call (bucket B-1 first, or the
+         * recorded collectives in their order); the model's own forward and
+         * backward ends the slice before the call it rides on (bucket 0);
+         * a recorded step's rest of the compute may follow the last call */
         uint64_t cdelay = tp__step_delay_draw(r, &r->rng, TP_DELAY_COMPUTE), t2 = 0;
         f[F_DELAY_COMPUTE] = cdelay;
-        for (int k = 0; k < B; k++) {
+        size_t slices = p->n + (p->tail ? 1 : 0);
+        for (size_t k = 0; k < slices; k++) {
             rc = tp__step_compute_slice(r, k, err);
             if (rc)
                 break;
-            if (k == B - 1) {
+            if (k < p->n && p->call[k].real) {
                 if (cdelay) {
                     uint64_t d0 = tp_now_ns();
                     tp__step_sleep_ns(cdelay);
@@ -84,12 +89,13 @@ static int train(struct rank *r, tp_error *err)
                 rc = tp__step_model_step(r, sl->buf, err);
                 if (rc)
                     break;
-                /* the compute ends here, before the last bucket is handed
-                 * over: what the comm thread does from now on is exposed */
                 r->ready_ns[0] = tp_now_ns();
-                t2 = r->ready_ns[0];
             }
-            if (o->overlap)
+            /* the compute ends with the last slice, before its call is
+             * handed over: what the comm thread does from then on is
+             * exposed */
+            t2 = tp_now_ns();
+            if (o->overlap && k < p->n)
                 tp__step_comm_post(r);
         }
         tp__step_batch_release(r, sl);
@@ -98,7 +104,7 @@ static int train(struct rank *r, tp_error *err)
         f[F_COMPUTE] = t2 - t1;
         tp__step_trace_add(r, TP__SPAN_COMPUTE, s, 0, t1, t2);
         if (!o->overlap)
-            for (int k = 0; k < B; k++)
+            for (size_t k = 0; k < p->n; k++)
                 tp__step_comm_post(r);
         uint64_t busy;
         rc = tp__step_comm_wait(r, &busy, &f[F_DELAY_COMM], err);
@@ -107,11 +113,11 @@ static int train(struct rank *r, tp_error *err)
         uint64_t t3 = tp_now_ns();
         f[F_COMM] = busy + f[F_DELAY_COMM];
         /* ready for the last synchronisation: the compute done and the comm
-         * thread past its injected delay (its first bucket started) */
+         * thread past its injected delay (its first call started) */
         uint64_t ready = r->bstart[0] > t2 ? r->bstart[0] : t2;
         f[F_READY] = (uint64_t)((int64_t)ready - tp_boot_clock_offset_ns(r->b, r->me));
-        /* the comm the compute hid: bucket time inside [t1, t2] */
-        for (int k = 0; k < B; k++) {
+        /* the comm the compute hid: the calls' time inside [t1, t2] */
+        for (size_t k = 0; k < p->n; k++) {
             uint64_t a0 = r->bstart[k] > t1 ? r->bstart[k] : t1;
             uint64_t a1 = r->bend[k] < t2 ? r->bend[k] : t2;
             f[F_OVERLAP] += a1 > a0 ? a1 - a0 : 0;
@@ -195,13 +201,8 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     size_t gl = tp_model_grad_len(o->dim), words = tp_fx_words(TP_F32);
-    r->count = o->grad_bytes / 4;
-    r->bucket_elems = (r->count + o->buckets - 1) / o->buckets;
-    if (r->bucket_elems < gl)
-        r->bucket_elems = gl < r->count ? gl : r->count;
-    tp__step_bucket_layout(r);
+    int rc = tp__step_calls_build(r, err);
     r->local_max = o->batch / (uint64_t)r->n + 1;
-    int rc = 0;
     r->grad = tp_comm_alloc(c, r->count * 4);
     r->gsum = tp_comm_alloc(c, r->count * 4);
     r->fx = tp_comm_alloc(c, gl * words * 8);
@@ -222,7 +223,7 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     r->w = calloc(tp_model_params(o->dim), sizeof *r->w);
     r->rec = calloc(o->steps * NF, sizeof *r->rec);
     r->slots = calloc(o->prefetch, sizeof *r->slots);
-    bool ok = r->grad && r->gsum && r->fx && r->fx_sum && r->gather && r->span &&
+    bool ok = rc == 0 && r->grad && r->gsum && r->fx && r->fx_sum && r->gather && r->span &&
               r->span_all && r->unit && r->ints && r->isum && r->isum_all && r->exact_sum &&
               (o->reduce != TP_STEP_EXACT || r->cols) &&
               r->ready_ns && r->ready_all && r->w && r->rec && r->slots;
@@ -232,9 +233,9 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
         else
             memset(r->slots[p].buf, 0, r->local_max * o->sample_bytes);
     }
-    if (!ok)
-        rc = tp_error_set(err, TP_ENOMEM, "step: out of memory (gradient %" PRIu64
-                          " bytes; the comm arena may be too small)", o->grad_bytes);
+    if (!ok && rc == 0)
+        rc = tp_error_set(err, TP_ENOMEM, "step: out of memory (the calls' buffers %zu"
+                          " bytes each; the comm arena may be too small)", r->count * 4);
     if (ok)
         memset(r->grad, 0, r->count * 4);
     if (rc == 0 && o->grad_cuda) {
@@ -342,6 +343,7 @@ int tp_step_run(struct tp_comm *c, struct tp_boot *b, const struct tp_step_opts 
     }
     free(repro.w0);
     free(all);
+    tp__step_calls_free(r);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);

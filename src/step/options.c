@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "step_int.h"
 #include "tp/fixed.h"
 #include "tp/group.h"
 #include "tp/model.h"
@@ -24,13 +25,14 @@ int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
     if (w) { /* the recorded job's shape, as a preset's */
         s->preset = "workload";
         per_rank = w->samples_per_rank;
-        s->grad_bytes = 0;
-        for (unsigned i = 0; i < w->nbuckets; i++)
-            s->grad_bytes += w->bucket_bytes[i] / 4 * 4; /* replayed as f32 elements */
+        s->grad_bytes = tp_step_workload_grad_bytes(w) / 4 * 4; /* replayed as f32 elements */
         s->sample_bytes = w->sample_bytes;
         s->compute_ms = (double)tp_step_workload_compute_ns(w) / 1e6;
         s->ckpt_bytes = w->ckpt_bytes ? w->ckpt_bytes : 64u << 20;
-        s->buckets = w->nbuckets;
+        s->buckets = 1; /* for a workload: the most collectives a recorded step makes */
+        for (size_t l = 0; l < w->nlayouts; l++)
+            if (w->layouts[l].n > s->buckets)
+                s->buckets = (unsigned)w->layouts[l].n;
     }
     if (g->preset) {
         struct tp_step_opts ps = {0};
@@ -64,12 +66,11 @@ int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
         s->dim = (unsigned)(fit < 64 ? (fit ? fit : 1) : 64);
     }
     if (w && !g->have_grad) {
-        /* replayed, the last bucket DDP fires is trainpath's bucket 0, which
-         * also carries the model's own gradient: at least that large */
-        uint64_t last = w->bucket_bytes[w->nbuckets - 1] / 4 * 4,
-                 need = (uint64_t)tp_model_grad_len(s->dim) * 4;
-        if (last < need)
-            s->grad_bytes += need - last;
+        /* replayed, an allreduce also carries the model's own gradient (one
+         * is added where none holds it): at least that much */
+        uint64_t need = (uint64_t)tp_model_grad_len(s->dim) * 4;
+        if (s->grad_bytes < need)
+            s->grad_bytes = need;
     }
     if (!g->have_buckets && !w) {
         uint64_t b = (s->grad_bytes + (25u << 20) - 1) / (25u << 20);
@@ -126,8 +127,9 @@ json_t *tp_step_config_json(const struct tp_step_given *g, int n)
     return j;
 }
 
-/* Besides the gradient's allreduce (the buckets, their sum and an
- * algorithm's scratch, with --reduce exact its fixed-point segments:
+/* Besides the gradient's calls (the buckets, or a workload's largest
+ * collective: input, output and an algorithm's scratch, with --reduce
+ * exact its fixed-point segments:
  * tp_coll_arena_bytes), the loop allocates from the arena
  * (src/step/loop.c): --reduce exact's buffers for the model's gradient
  * (four gradients' worth of wide words, more than its spans and int64
@@ -139,7 +141,11 @@ size_t tp_step_arena_bytes(const struct tp_step_opts *o, int n)
     size_t gl = tp_model_grad_len(o->dim), words = tp_fx_words(TP_F32);
     size_t own = (4u << 20) + 4 * gl * words * 8 + (size_t)n * gl * 4 +
                  (size_t)(n + 1) * o->steps * 10 * 8 + (size_t)n * 16;
-    return tp_coll_arena_bytes(n, (size_t)o->grad_bytes, o->reduce == TP_STEP_EXACT, own);
+    /* a workload's calls share one input and one output buffer of the
+     * largest call's size (src/step/comm.c) */
+    size_t call = o->workload ? 4 * tp__step_wl_buffer_floats(o->workload, n, gl)
+                              : (size_t)o->grad_bytes;
+    return tp_coll_arena_bytes(n, call, o->reduce == TP_STEP_EXACT, own);
 }
 
 /* The options that do not go together, whatever the rank count. */

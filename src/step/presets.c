@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "step_int.h"
 #include "tp/blockfx.h"
 #include "tp/model.h"
 #include "tp/step.h"
@@ -152,7 +153,7 @@ int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *er
                             "--grad-size %s: the model's own gradient needs %zu bytes",
                             tp_fmt_size(o->grad_bytes, a, sizeof a),
                             4 * tp_model_grad_len(o->dim));
-    if (o->buckets < 1 || o->buckets > 1024 || o->buckets > o->grad_bytes / 4)
+    if (!o->workload && (o->buckets < 1 || o->buckets > 1024 || o->buckets > o->grad_bytes / 4))
         return tp_error_set(err, TP_EUSAGE, "--buckets %u: 1..1024 and at most one per element",
                             o->buckets);
     if (!(o->compute_ms >= 0 && o->compute_ms <= 600000))
@@ -174,11 +175,12 @@ int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *er
                             tp_gpu_build_line());
     if (o->gemm_n && (o->gemm_n < 16 || o->gemm_n > 16384))
         return tp_error_set(err, TP_EUSAGE, "--gemm-size %u: 16..16384", o->gemm_n);
-    /* what one rank holds: gradient in and out, exact accumulators and
-     * columns (src/step/exact.c), the loader's batches, the async
-     * checkpoint's snapshot and its writer */
+    /* what one rank holds: gradient (or a workload's largest call) in and
+     * out, exact accumulators and columns (src/step/exact.c), the loader's
+     * batches, the async checkpoint's snapshot and its writer */
     uint64_t local_batch = o->batch, gl = tp_model_grad_len(o->dim);
-    uint64_t need = 2 * o->grad_bytes + 64 * 8 * gl +
+    uint64_t bufs = o->workload ? 4 * tp__step_wl_buffer_floats(o->workload, 1, gl) : 0;
+    uint64_t need = 2 * (bufs > o->grad_bytes ? bufs : o->grad_bytes) + 64 * 8 * gl +
                     (uint64_t)o->prefetch * local_batch * o->sample_bytes + (16u << 20);
     if (o->reduce == TP_STEP_EXACT)
         need += 4 * gl * (local_batch + TP_BFX_BLOCK);

@@ -50,13 +50,48 @@ enum tp__step_span {
     TP__SPAN_UPDATE,         /* train: the optimizer step */
     TP__SPAN_CKPT,           /* train: taking a checkpoint (the stall when async) */
     TP__SPAN_COMM_DELAY,     /* comm: an injected comm delay */
-    TP__SPAN_BUCKET,         /* comm: one bucket's allreduce (index: the bucket) */
+    TP__SPAN_BUCKET,         /* comm: one bucket's allreduce, or a recorded allreduce
+                                (index: the bucket, or its place in the step) */
+    TP__SPAN_COLL,           /* comm: a recorded collective of another kind (index: its
+                                place in the step) */
     TP__SPAN_IO_DELAY,       /* loader: an injected io delay */
     TP__SPAN_READ,           /* loader: reading (or generating) the step's batch */
     TP__SPAN_CKPT_WRITE,     /* writer: an async checkpoint (index: its number) */
     TP__SPAN_COUNT
 };
 struct tp__step_trace;
+
+/* One call the comm thread makes in a step (comm.c): a bucket's allreduce,
+ * or one collective of a recorded step, replayed with f32 elements. */
+struct tp__step_call {
+    enum tp_coll_kind kind;
+    size_t count, in_elems, out_elems; /* MPI's count; each rank's input and output */
+    size_t off;     /* its input at r->grad + off, its output at r->gsum + off */
+    uint32_t index; /* in the trace: the bucket (0: posted last), or its place in the step */
+    int from;       /* the layout's collective it replays; -1: a bucket, or the model's
+                       allreduce the replay adds */
+    bool real;      /* the model's gradient rides at its head (off is 0) */
+};
+
+/* What the comm thread ran: a call's kind and bytes (nccl-tests' size). */
+struct tp__step_ran {
+    enum tp_coll_kind kind;
+    uint64_t bytes;
+};
+
+/* The calls of one step: the buckets (presets: one plan), or one recorded
+ * layout's collectives (a plan per layout). The compute before call k is
+ * slice k; with tail, one more slice follows the last call. */
+struct tp__step_plan {
+    struct tp__step_call *call;
+    size_t n;
+    bool tail;
+    /* the first step of the first run made with it, and what the comm
+     * thread ran then (results.workload.replayed); ran_step -1: none yet */
+    int64_t ran_step;
+    struct tp__step_ran *ran;
+    size_t nran;
+};
 
 struct rank {
     const struct tp_step_opts *o;
@@ -82,17 +117,21 @@ struct rank {
     /* comm thread */
     pthread_t comm;
     bool comm_started;
-    int posted;    /* buckets posted this step (highest first) */
-    int done_upto; /* buckets allreduced this step */
+    struct tp__step_plan *plans; /* presets: one, the buckets; a workload: one per layout */
+    size_t nplans, maxcalls;     /* ... and the most calls a step makes */
+    const struct tp__step_plan *cur; /* this step's */
+    size_t posted;    /* calls posted this step */
+    size_t done_upto; /* calls done this step */
     bool comm_quit;
     uint64_t comm_busy_ns, comm_delay_ns;
-    uint64_t bstart[1024], bend[1024]; /* this step's buckets, in the order run */
+    uint64_t *bstart, *bend; /* this step's calls (maxcalls), in the order run */
     size_t bofs[1025]; /* bucket k holds gradient elements [bofs[k], bofs[k + 1]) */
     int comm_rc;
     tp_error comm_err;
     uint64_t cur_step;
     /* gradient */
-    float *grad, *gsum; /* grad_bytes each (comm arena) */
+    float *grad, *gsum; /* count floats each (comm arena): the calls' inputs and outputs */
+    float *real_sum;    /* the model's summed gradient, kept as its call completed */
     size_t count, bucket_elems;
     /* exact (exact.c): the per-sample gradients as grad_len columns of
      * col_stride floats, the spans, units and int64 sums of the fast path,
@@ -205,14 +244,23 @@ void tp__step_calibrate(struct rank *r);
 /* --compute gpu: choose the matrix side and count the products that fill
  * compute_ms (r->gemm_*). Errors are the GPU's. */
 int tp__step_calibrate_gpu(struct rank *r, tp_error *err);
-/* Slice k of the step's compute_ms (CPU work or GPU products; slice 0 takes
- * the remainder). Errors are the GPU's. */
-int tp__step_compute_slice(struct rank *r, int k, tp_error *err);
+/* Slice k of the step's compute (r->cur_step): of compute_ms (CPU work or
+ * GPU products; slice 0 takes the remainder), or with a workload this
+ * rank's recorded compute before the step's call k (k equal to the
+ * recorded collectives' count: the rest of its forward and backward).
+ * Errors are the GPU's. */
+int tp__step_compute_slice(struct rank *r, size_t k, tp_error *err);
 /* workload.c: results.workload: the recorded medians (compute = forward +
- * backward, optimizer, step) beside the replay's (run0: the first run's
- * document) and their ratios, and the buckets' bytes as replayed (DDP's
- * order). */
+ * backward, optimizer, step) of the ranks replayed beside the replay's
+ * (run0: the first run's document) and their ratios, each replayed rank's
+ * beside the recorded rank it replays, what the comm thread ran in the
+ * first step (replayed.collectives) and in the first step of each layout,
+ * and the recorded allreduces' bytes as replayed (bucket_bytes). */
 json_t *tp__step_workload_compare(const struct rank *r, const json_t *run0);
+/* The shape a recorded collective replays with over n ranks: its
+ * replay_bytes as f32 elements (tp_coll_shape_for), at least one element
+ * (a rank). */
+struct tp_coll_shape tp__step_wl_shape(const struct tp_step_wl_coll *c, int n);
 /* --workload: the recorded optimizer step of this step (calibrated work,
  * or matrix products with --compute gpu); nothing without a workload.
  * The GPU's error where its products fail. */
@@ -230,28 +278,47 @@ size_t tp__step_col_stride(uint64_t local_max);
  * every rank calls it. Errors are the collectives'. */
 int tp__step_exact_sum(struct rank *r, float *out, tp_error *err);
 
-/* comm.c: the comm thread (arg: the rank): allreduces the buckets posted,
- * in order, until r->comm_quit; its error goes to r->comm_rc and
+/* comm.c: the comm thread (arg: the rank): runs the calls posted, in
+ * order, until r->comm_quit; its error goes to r->comm_rc and
  * r->comm_err. */
 void *tp__step_comm_main(void *arg);
-/* Set r->bofs: equal buckets (the last one short), or the workload's
- * bucket sizes with the last DDP fired as bucket 0; bucket 0 holds at
- * least the model's own gradient, and the last bucket ends at r->count. */
-void tp__step_bucket_layout(struct rank *r);
-/* Start a step: no bucket posted or done, no comm time yet. */
-void tp__step_comm_reset(struct rank *r);
-/* Post the next bucket (from B-1 down to 0) to the comm thread. */
+/* The calls of a step of workload layout l over n ranks, gl the model's
+ * gradient (floats), into call (room for the layout's count + 1; NULL:
+ * count only): each recorded collective in order, its shape
+ * tp__step_wl_shape's, its input and output past the model's gradient; the
+ * model's gradient rides at the head of the last recorded allreduce that
+ * holds it, or when none does, of an allreduce of its own added after the
+ * last (then no slice follows: the rest of the compute comes before it).
+ * *ncalls their count, *tail whether a slice of compute follows the last.
+ * Returns the floats r->grad and r->gsum need for them. Never fails. */
+size_t tp__step_wl_calls(const struct tp_step_workload *w, size_t l, int n, size_t gl,
+                         struct tp__step_call *call, size_t *ncalls, bool *tail);
+/* The floats the calls' buffers need for every layout of w over n ranks:
+ * the largest tp__step_wl_calls returns. */
+size_t tp__step_wl_buffer_floats(const struct tp_step_workload *w, int n, size_t gl);
+/* Set r->plans, r->count and r->bofs: the buckets (equal, the last one
+ * short; bucket 0, the last posted, holding at least the model's own
+ * gradient), or with a workload a plan per layout (tp__step_wl_calls);
+ * r->bstart and r->bend for the most calls a step makes. TP_ENOMEM. */
+int tp__step_calls_build(struct rank *r, tp_error *err);
+/* Free what tp__step_calls_build made. */
+void tp__step_calls_free(struct rank *r);
+/* Start step s: its plan r->cur, no call posted or done, no comm time
+ * yet. Returns the plan. */
+const struct tp__step_plan *tp__step_comm_reset(struct rank *r, uint64_t s);
+/* Post the step's next call to the comm thread. */
 void tp__step_comm_post(struct rank *r);
-/* Wait until the step's buckets are all allreduced: *busy_ns the comm
- * thread's time in them, *delay_ns the comm delay it injected. Returns 0, or
- * the comm thread's error (err filled). */
+/* Wait until the step's calls are all done: *busy_ns the comm thread's
+ * time in them, *delay_ns the comm delay it injected. Returns 0, or the
+ * comm thread's error (err filled). */
 int tp__step_comm_wait(struct rank *r, uint64_t *busy_ns, uint64_t *delay_ns, tp_error *err);
-/* The summed gradient of the real model, once bucket 0 completed. */
+/* The summed gradient of the real model, once the call it rides on
+ * completed. */
 void tp__step_real_sum(struct rank *r, float *out);
 /* Before the timed steps, on the rank's own thread (no comm thread yet),
- * every rank at once: each bucket allreduced once through the path the
- * steps use, so the channels' first use and the first touch of the
- * gradient's sum buffers land here, not in step 0 (as coll's warm-up
+ * every rank at once: each distinct call (kind and count) of the plans run
+ * once through the path the steps use, so the channels' first use and the
+ * first touch of the buffers land here, not in step 0 (as coll's warm-up
  * iterations do). The sums are of zeros and the steps overwrite them.
  * Returns 0 or the comm's error. */
 int tp__step_comm_warmup(struct rank *r, tp_error *err);

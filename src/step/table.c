@@ -8,13 +8,21 @@ void tp_step_print_header(FILE *f, const struct tp_step_given *g, int n)
 {
     const struct tp_step_opts *s = &g->o;
     char a[32], b[32];
+    /* a workload's step goes by its recorded collectives, not buckets */
+    char how[64];
+    if (s->workload)
+        snprintf(how, sizeof how, "gradient, up to %u recorded collective%s a step", s->buckets,
+                 s->buckets == 1 ? "" : "s");
+    else
+        snprintf(how, sizeof how, "gradient in %u bucket%s", s->buckets,
+                 s->buckets == 1 ? "" : "s");
     fprintf(f,
             "# trainpath step: %s, %d rank%s, %llu steps, global batch %llu, %s samples, "
-            "%s gradient in %u bucket%s%s, compute %.3g ms, reduce %s\n",
-            g->preset ? g->preset : "custom", n, n == 1 ? "" : "s", (unsigned long long)s->steps,
-            (unsigned long long)s->batch, tp_fmt_size(s->sample_bytes, a, sizeof a),
-            tp_fmt_size(s->grad_bytes, b, sizeof b), s->buckets, s->buckets == 1 ? "" : "s",
-            s->overlap ? " overlapped" : "",
+            "%s %s%s, compute %.3g ms, reduce %s\n",
+            g->preset ? g->preset : s->workload ? "workload" : "custom", n, n == 1 ? "" : "s",
+            (unsigned long long)s->steps, (unsigned long long)s->batch,
+            tp_fmt_size(s->sample_bytes, a, sizeof a), tp_fmt_size(s->grad_bytes, b, sizeof b),
+            how, s->overlap ? " overlapped" : "",
             s->compute_ms,
             s->reduce == TP_STEP_EXACT     ? "exact"
             : s->reduce == TP_STEP_ARRIVAL ? "arrival"

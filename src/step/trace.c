@@ -7,7 +7,7 @@
  * HTML report draws), and with --trace FILE writes every step of every
  * rank, atomically, in the Chrome trace event format that Perfetto
  * (ui.perfetto.dev) and chrome://tracing read: one process per rank, one
- * thread per track (the training loop, the comm thread's buckets, the
+ * thread per track (the training loop, the comm thread's calls, the
  * loader, the checkpoint writer), complete events ("ph": "X") in
  * microseconds from rank 0's start of the run.
  *
@@ -43,6 +43,7 @@ static const struct span_row spans[TP__SPAN_COUNT] = {
     [TP__SPAN_CKPT] = {"checkpoint", TP__TRACK_TRAIN, "checkpoint"},
     [TP__SPAN_COMM_DELAY] = {"injected comm delay", TP__TRACK_COMM, NULL},
     [TP__SPAN_BUCKET] = {"allreduce bucket", TP__TRACK_COMM, "bucket"},
+    [TP__SPAN_COLL] = {"collective", TP__TRACK_COMM, "collective"},
     [TP__SPAN_IO_DELAY] = {"injected io delay", TP__TRACK_LOADER, NULL},
     [TP__SPAN_READ] = {"read batch", TP__TRACK_LOADER, NULL},
     [TP__SPAN_CKPT_WRITE] = {"checkpoint write", TP__TRACK_WRITER, "checkpoint"},
@@ -75,7 +76,7 @@ int tp__step_trace_open(struct rank *r, tp_error *err)
     t->steps = o->trace || o->steps < TIMELINE_STEPS ? o->steps : TIMELINE_STEPS;
     /* what a step adds to each track, bounded over the rank */
     uint64_t per[TP__TRACK_COUNT] = {
-        [TP__TRACK_TRAIN] = 6, [TP__TRACK_COMM] = (uint64_t)o->buckets + 1,
+        [TP__TRACK_TRAIN] = 6, [TP__TRACK_COMM] = (uint64_t)r->maxcalls + 1,
         [TP__TRACK_LOADER] = 2, [TP__TRACK_WRITER] = 1};
     uint64_t room = TRACE_MAX_EVENTS / TP__TRACK_COUNT;
     for (int k = 0; k < TP__TRACK_COUNT; k++) {
