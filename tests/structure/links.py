@@ -67,7 +67,7 @@ for b in bad:
 # paths named in text: a file that moved leaves its old name behind
 tracked = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True).stdout.split()
 named = re.compile(r"\b((?:docs|src|tests|bench|scripts|include|fuzz)/[A-Za-z0-9_./-]+"
-                   r"\.(?:md|c|h|sh|py|json|yaml|build))\b")
+                   r"\.(?:md|c|h|sh|py|json|yaml|build)(?:\.gz)?)\b")  # a.json.gz whole
 stale, m = [], 0
 for f in tracked:
     if f.startswith(("fuzz/corpus/", "tests/fixtures/")) or not os.path.isfile(os.path.join(root, f)):
