@@ -211,8 +211,8 @@ int tp__wl_doc(const struct tp__wl_job *j, const struct tp_wlimport_opts *o, jso
         steps_text(layout, nsteps, 1, b, sizeof b);
         tp__wlimport_warn(warnings, tpath ? tpath : bpath, 0,
                           "the steps' collectives differ (%zu layouts: steps %s call one list, "
-                          "steps %s another%s): each step keeps its own (workload format 2); "
-                          "DDP rebuilds its buckets after the first step",
+                          "steps %s another%s): each step keeps its own (workload format 2; "
+                          "DDP's first step, before it rebuilds its buckets, is one such)",
                           nl, a, b, nl > 2 ? ", ..." : "");
     }
     json_t *imp = json_pack("{s:[], s:{}, s:{}, s:[]}", "files", "filled", "assumed", "missing");
