@@ -87,9 +87,42 @@ static int group_into(struct tp_wlimport_part *m, const struct tp_wlimport_part 
     return k;
 }
 
-/* fill what m lacks from f, step by step; TP_EUSAGE when they differ */
+/* whether m's step s calls f's step fs's kinds, in order */
+static bool same_kinds(const struct tp_wlimport_part *m, size_t s, const struct tp_wlimport_part *f,
+                       size_t fs)
+{
+    const struct tp_wlimport_step *a = &m->steps[s], *b = &f->steps[fs];
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (m->colls[a->first + i].kind != f->colls[b->first + i].kind)
+            return false;
+    return true;
+}
+
+/* leave m's steps out where keep[s] is false (their collectives too) */
+static void keep_steps(struct tp_wlimport_part *m, const bool *keep)
+{
+    size_t ns = 0, nc = 0;
+    for (size_t s = 0; s < m->nsteps; s++) {
+        if (!keep[s])
+            continue;
+        struct tp_wlimport_step st = m->steps[s];
+        memmove(&m->colls[nc], &m->colls[st.first], st.n * sizeof *m->colls);
+        st.first = nc;
+        nc += st.n;
+        m->steps[ns++] = st;
+    }
+    m->skipped += (unsigned)(m->nsteps - ns);
+    m->nsteps = ns;
+    m->ncolls = nc;
+}
+
+/* fill what m lacks from f, step by step (f a log, all its steps alike:
+ * each of m's steps as f's step, m's steps that call other kinds left out,
+ * said); TP_EUSAGE when they differ */
 static int fill(struct tp_wlimport_part *m, const char *mpath, const struct tp_wlimport_part *f,
-                const char *fpath, bool *gave_bytes, tp_error *err)
+                const char *fpath, bool *gave_bytes, json_t *warnings, tp_error *err)
 {
     bool alike = all_alike(f);
     if (!alike && f->nsteps != m->nsteps)
@@ -97,6 +130,36 @@ static int fill(struct tp_wlimport_part *m, const char *mpath, const struct tp_w
                             "%s has %zu steps, %s %zu whose collectives are not all alike: not "
                             "the same job (or not the same rank)?",
                             mpath, m->nsteps, fpath, f->nsteps);
+    if (alike && f->nsteps) { /* m's steps that are not the log's step */
+        bool *keep = calloc(m->nsteps + 1, sizeof *keep);
+        if (!keep)
+            return tp_error_set(err, TP_ENOMEM, "out of memory");
+        size_t kept = 0, first_out = SIZE_MAX;
+        for (size_t s = 0; s < m->nsteps; s++) {
+            keep[s] = same_kinds(m, s, f, 0);
+            kept += keep[s];
+            if (!keep[s] && first_out == SIZE_MAX)
+                first_out = s;
+        }
+        if (kept == 0) {
+            size_t n = m->nsteps ? m->steps[0].n : 0;
+            free(keep);
+            return tp_error_set(err, TP_EUSAGE,
+                                "%s's steps call other collectives than %s's step (%zu a step "
+                                "there, %zu in %s's first): not the same job (or not the same "
+                                "rank)?",
+                                mpath, fpath, f->steps[0].n, n, mpath);
+        }
+        if (kept < m->nsteps)
+            tp__wlimport_warn(warnings, mpath, 0,
+                              "%zu of %zu steps left out (the first: step %zu, %zu collectives): "
+                              "they call other collectives than %s's step (%zu), which sizes the "
+                              "rest (DDP's first step, before it rebuilds its buckets, is one)",
+                              m->nsteps - kept, m->nsteps, first_out + 1, m->steps[first_out].n,
+                              fpath, f->steps[0].n);
+        keep_steps(m, keep);
+        free(keep);
+    }
     for (size_t s = 0; s < m->nsteps && f->nsteps; s++) {
         const struct tp_wlimport_step *ms = &m->steps[s], *fs = &f->steps[alike ? 0 : s];
         if (ms->n != fs->n)
@@ -121,7 +184,7 @@ static int fill(struct tp_wlimport_part *m, const char *mpath, const struct tp_w
                 a->dtype = b->dtype;
             if (a->group < 0)
                 a->group = group_into(m, f, b->group); /* -1 when out of memory */
-            if (a->dur_ns == TP_WL_NONE && b->dur_ns != TP_WL_NONE && ms->n == fs->n && !alike) {
+            if (a->dur_ns == TP_WL_NONE && b->dur_ns != TP_WL_NONE && !alike) {
                 a->start_ns = b->start_ns;
                 a->dur_ns = b->dur_ns;
             }
@@ -140,7 +203,7 @@ static int fill(struct tp_wlimport_part *m, const char *mpath, const struct tp_w
 
 /* one rank from the files idx[0..n) */
 static int merge(struct tp__wl_job *j, const size_t *idx, size_t n, struct tp__wl_rank *R,
-                 tp_error *err)
+                 json_t *warnings, tp_error *err)
 {
     size_t base = idx[0];
     for (size_t k = 0; k < n; k++)
@@ -156,7 +219,8 @@ static int merge(struct tp__wl_job *j, const size_t *idx, size_t n, struct tp__w
         if (idx[k] == base)
             continue;
         bool gave = false;
-        int rc = fill(R->m, j->paths[base], j->parts[idx[k]], j->paths[idx[k]], &gave, err);
+        int rc = fill(R->m, j->paths[base], j->parts[idx[k]], j->paths[idx[k]], &gave, warnings,
+                      err);
         if (rc)
             return rc;
         if (gave)
@@ -457,7 +521,7 @@ int tp__wl_join(struct tp__wl_job *j, const struct tp_wlimport_opts *o, json_t *
         for (size_t i = 0; i < j->nparts; i++)
             if (slot[i] == k)
                 idx[n++] = i;
-        rc = merge(j, idx, n, &j->ranks[k], err);
+        rc = merge(j, idx, n, &j->ranks[k], warnings, err);
         j->nranks = k + 1;
     }
     free(slot);
