@@ -40,8 +40,10 @@ static struct tp_wlimport_part *copy_part(const struct tp_wlimport_part *p)
     m->groups = calloc(p->ngroups + 1, sizeof *m->groups);
     bool ok = m->steps && m->colls && m->groups;
     if (ok) {
-        memcpy(m->steps, p->steps, p->nsteps * sizeof *m->steps);
-        memcpy(m->colls, p->colls, p->ncolls * sizeof *m->colls);
+        if (p->nsteps) /* (NULL arrays when empty: not for memcpy) */
+            memcpy(m->steps, p->steps, p->nsteps * sizeof *m->steps);
+        if (p->ncolls)
+            memcpy(m->colls, p->colls, p->ncolls * sizeof *m->colls);
         for (size_t g = 0; g < p->ngroups; g++) {
             m->groups[g] = p->groups[g];
             m->groups[g].ranks = NULL;

@@ -161,9 +161,11 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
         tp__wl_trace_scan_free(&s);
         return rc;
     }
-    qsort(s.spans, s.nspans, sizeof *s.spans, cmp_span);
+    if (s.nspans) /* (an empty array may be NULL: not for qsort) */
+        qsort(s.spans, s.nspans, sizeof *s.spans, cmp_span);
     for (size_t t = 0; t < s.nthreads; t++)
-        qsort(s.threads[t].ops, s.threads[t].nops, sizeof(int64_t), cmp_i64);
+        if (s.threads[t].nops)
+            qsort(s.threads[t].ops, s.threads[t].nops, sizeof(int64_t), cmp_i64);
     size_t others = 0;
     uint64_t other = 0;
     uint64_t pid = pick_pid(&s, &others, &other);

@@ -213,7 +213,8 @@ int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_c
     }
     /* 3: GPU work (calls are in (thread, ts) order here) */
     qsort(refs, nrefs, sizeof *refs, cmp_ref);
-    memcpy(launch, s->launches, s->nlaunches * sizeof *launch);
+    if (s->nlaunches) /* (NULL when the trace has none: not for memcpy) */
+        memcpy(launch, s->launches, s->nlaunches * sizeof *launch);
     qsort(launch, s->nlaunches, sizeof *launch, cmp_launch);
     for (size_t i = 0; i < s->ncevs; i++) {
         const struct tp__wl_cev *e = &s->cevs[i];

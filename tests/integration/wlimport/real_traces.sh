@@ -131,6 +131,23 @@ a, b = (json.load(open(p)) for p in sys.argv[1:])
 for d in a, b: d.pop('imported')
 sys.exit(a != b)\" '$WORK/plain.wl' '$WORK/hta_nccl_ddp_ws2_r0.wl'"
 
+# 4b. a file name with an escape sequence is printed as safe text; an
+# interrupt ends an import that waits on standard input: 130, nothing written
+esc="$WORK/$(printf '\033[2Jx')trace.json.gz"
+cp "$FX/hta_nccl_ddp_ws2_r0.json.gz" "$esc"
+"$TP" workload import --samples 32 --sample-bytes 1024 --out "$WORK/esc.wl" "$esc" >"$WORK/esc.out" 2>&1
+check "a file name with an escape sequence: imported, no escape byte printed" \
+    eval "[ -s '$WORK/esc.wl' ] && ! grep -q \$'\\033' '$WORK/esc.out' && grep -q 'x[a-z]*trace.json.gz' '$WORK/esc.out'"
+python3 "$SRC/tests/integration/wlimport/gen_trace.py" "$FX/hta_nccl_ddp_ws2_r0.json.gz" 3e8 2>/dev/null |
+    "$TP" workload import --samples 32 --sample-bytes 1024 --out "$WORK/int.wl" - >"$WORK/int.out" 2>&1 &
+ipid=$!
+sleep 1
+kill -INT "$ipid"
+wait "$ipid"
+irc=$?
+check "SIGINT while reading standard input: exit 130, 'interrupted by SIGINT', nothing written (exit $irc)" \
+    eval "[ $irc = 130 ] && grep -q 'interrupted by SIGINT' '$WORK/int.out' && [ ! -e '$WORK/int.wl' ]"
+
 # 5. NCCL and RCCL log lines from public issues: each log's first layout is
 # a run of the reader's calls of that rank (its host, pid and device), in
 # order, with the same kinds and bytes

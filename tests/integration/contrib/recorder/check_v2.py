@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Checks a workload file the recorder wrote, independently of the recorder:
-the version 2 rules (the working spec of issue 41) read from the file alone,
+the version 2 rules (docs/workload.md, "The file") read from the file alone,
 and the figures the recorded job's model implies, computed here from the
 model's layers, not read from the file.
 
 usage: check_v2.py rules FILE
-       check_v2.py ddp FILE STEPS RANKS DDP.json      (tests/.../ddp_job.py's MLP)
+       check_v2.py ddp FILE STEPS RANKS DDP.json      (the MLP of ddp_job.py beside it)
        check_v2.py fsdp FILE STEPS RANKS UNITS.json   (fsdp_mirror.py's model)
        check_v2.py v1 FILE STEPS DDP.json             (the same DDP job as version 1)
 
