@@ -47,24 +47,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(!f, "%s written after an error", out);
         return 0;
     }
-    const json_t *ly = json_object_get(doc, "layouts"), *sl = json_object_get(
-                                                         json_object_get(doc, "steps"), "layout");
+    const json_t *ly = json_object_get(doc, "layouts"),
+                 *sl = json_object_get(json_object_get(doc, "steps"), "layout");
     const json_t *ranks = json_object_get(doc, "ranks");
     FZ_ASSERT(fz_int(doc, "trainpath_workload") == 2, "version");
     FZ_ASSERT(json_array_size(ly) >= 1 && json_array_size(sl) >= 1 && json_array_size(ranks) >= 1,
               "empty lists");
     for (size_t r = 0; r < json_array_size(ranks); r++) {
         const json_t *rk = json_array_get(ranks, r), *rd = json_object_get(rk, "ready_ns");
-        FZ_ASSERT(json_array_size(rd) == json_array_size(sl), "rank %zu: %zu ready lists, %zu steps",
-                  r, json_array_size(rd), json_array_size(sl));
+        FZ_ASSERT(json_array_size(rd) == json_array_size(sl),
+                  "rank %zu: %zu ready lists, %zu steps", r, json_array_size(rd),
+                  json_array_size(sl));
         for (size_t s = 0; s < json_array_size(sl); s++) {
             size_t l = (size_t)json_integer_value(json_array_get(sl, s));
             FZ_ASSERT(l < json_array_size(ly), "step %zu: layout %zu", s, l);
-            FZ_ASSERT(json_array_size(json_array_get(rd, s)) ==
-                          json_array_size(json_array_get(ly, l)),
-                      "rank %zu step %zu: %zu readiness for %zu collectives", r, s,
-                      json_array_size(json_array_get(rd, s)),
-                      json_array_size(json_array_get(ly, l)));
+            FZ_ASSERT(
+                json_array_size(json_array_get(rd, s)) == json_array_size(json_array_get(ly, l)),
+                "rank %zu step %zu: %zu readiness for %zu collectives", r, s,
+                json_array_size(json_array_get(rd, s)), json_array_size(json_array_get(ly, l)));
         }
     }
     tp_wlimport_print(fz_null(), doc, out);

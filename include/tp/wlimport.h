@@ -54,14 +54,14 @@ int tp_wlimport_kind_of(const char *name);
 
 /* One collective call of a step. */
 struct tp_wlimport_coll {
-    int kind;           /* enum tp_wlimport_kind */
-    uint64_t bytes;     /* nccl-tests' size: the larger of the call's input and
-                           output; TP_WL_UNSIZED: not in the file */
-    const char *dtype;  /* static name ("float32"); NULL: not in the file */
-    int group;          /* index in the part's groups; -1: not in the file */
-    int64_t ready_ns;   /* the call, from the step's compute start; TP_WL_NONE */
-    int64_t start_ns;   /* its work's start, from the same origin; TP_WL_NONE */
-    int64_t dur_ns;     /* its work's duration; TP_WL_NONE */
+    int kind;            /* enum tp_wlimport_kind */
+    uint64_t bytes;      /* nccl-tests' size: the larger of the call's input and
+                            output; TP_WL_UNSIZED: not in the file */
+    const char *dtype;   /* static name ("float32"); NULL: not in the file */
+    int group;           /* index in the part's groups; -1: not in the file */
+    int64_t ready_ns;    /* the call, from the step's compute start; TP_WL_NONE */
+    int64_t start_ns;    /* its work's start, from the same origin; TP_WL_NONE */
+    int64_t dur_ns;      /* its work's duration; TP_WL_NONE */
     unsigned char phase; /* TP_WL_PHASE_* */
 };
 
@@ -69,31 +69,31 @@ enum { TP_WL_PHASE_FORWARD, TP_WL_PHASE_BACKWARD, TP_WL_PHASE_OPTIMIZER, TP_WL_P
 
 /* One step. Times TP_WL_NONE where the file has none (a log). */
 struct tp_wlimport_step {
-    int64_t id;      /* ProfilerStep#N's N; -1 when the file numbers no steps */
-    int64_t t0_ns;   /* the compute's start on the file's clock (the origin of
-                        the collectives' times) */
+    int64_t id;    /* ProfilerStep#N's N; -1 when the file numbers no steps */
+    int64_t t0_ns; /* the compute's start on the file's clock (the origin of
+                      the collectives' times) */
     int64_t forward_ns, backward_ns, optimizer_ns, step_ns;
     size_t first, n; /* its collectives: colls[first .. first + n) */
 };
 
 /* A process group as the file names it. */
 struct tp_wlimport_group {
-    char name[64]; /* torch's name ("0") or the communicator ("0x55d0...") */
-    char desc[64]; /* torch's description ("default_pg"), or "" */
-    unsigned size; /* ranks; 0: not in the file */
+    char name[64];           /* torch's name ("0") or the communicator ("0x55d0...") */
+    char desc[64];           /* torch's description ("default_pg"), or "" */
+    unsigned size;           /* ranks; 0: not in the file */
     unsigned nranks, *ranks; /* the global ranks, when the file lists them */
 };
 
 /* What one file gave: one rank's steps and collectives. */
 struct tp_wlimport_part {
-    const char *format; /* the row's name: "kineto", "nccl-log" */
-    char sha256[65];    /* of the file as it is on disk */
-    char who[96];       /* the process read, for messages ("pid 4515") */
-    int rank;           /* -1: not in the file */
+    const char *format;  /* the row's name: "kineto", "nccl-log" */
+    char sha256[65];     /* of the file as it is on disk */
+    char who[96];        /* the process read, for messages ("pid 4515") */
+    int rank;            /* -1: not in the file */
     unsigned world_size; /* 0: not in the file */
-    char backend[16];   /* "nccl", "gloo", ...; "" when the file does not say */
-    char version[32];   /* NCCL's version where the file says; "" */
-    bool timed;         /* the steps carry times and readiness */
+    char backend[16];    /* "nccl", "gloo", ...; "" when the file does not say */
+    char version[32];    /* NCCL's version where the file says; "" */
+    bool timed;          /* the steps carry times and readiness */
     size_t nsteps;
     struct tp_wlimport_step *steps;
     size_t ncolls;

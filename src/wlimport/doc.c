@@ -97,8 +97,8 @@ static json_t *rank_json(const struct tp__wl_job *j, size_t r)
             json_array_append_new(sd, c->dur_ns == TP_WL_NONE
                                           ? json_null()
                                           : json_integer(c->start_ns < 0 ? 0 : c->start_ns));
-            json_array_append_new(dd, c->dur_ns == TP_WL_NONE ? json_null()
-                                                               : json_integer(c->dur_ns));
+            json_array_append_new(dd,
+                                  c->dur_ns == TP_WL_NONE ? json_null() : json_integer(c->dur_ns));
         }
         json_array_append_new(ready, rd);
         json_array_append_new(start, sd);
@@ -134,13 +134,13 @@ static json_t *assumed_rank(const struct tp__wl_job *j, double compute_ms)
     for (size_t i = 0; i < st->n; i++) {
         before += m->colls[st->first + i].bytes;
         json_array_append_new(
-            rd, json_integer(from + (total ? (int64_t)((double)span * (double)before /
-                                                      (double)total)
-                                          : span)));
+            rd,
+            json_integer(
+                from + (total ? (int64_t)((double)span * (double)before / (double)total) : span)));
     }
     return json_pack("{s:i, s:[I], s:[I], s:[I], s:[o]}", "rank", j->ranks[0].rank, "forward_ns",
-                     (json_int_t)fwd, "backward_ns", (json_int_t)bwd, "optimizer_ns",
-                     (json_int_t)0, "ready_ns", rd);
+                     (json_int_t)fwd, "backward_ns", (json_int_t)bwd, "optimizer_ns", (json_int_t)0,
+                     "ready_ns", rd);
 }
 
 static json_t *groups_json(const struct tp_wlimport_part *m)
@@ -228,10 +228,10 @@ int tp__wl_doc(const struct tp__wl_job *j, const struct tp_wlimport_opts *o, jso
     if (j->timed) {
         for (size_t r = 0; r < j->nranks; r++)
             json_array_append_new(ranks, rank_json(j, r));
-        for (const char *const *k = (const char *const[]){"ranks[].forward_ns",
-                                                          "ranks[].backward_ns",
-                                                          "ranks[].optimizer_ns", "ranks[].step_ns",
-                                                          "ranks[].ready_ns", "steps.layout", NULL};
+        for (const char *const *k =
+                 (const char *const[]){"ranks[].forward_ns", "ranks[].backward_ns",
+                                       "ranks[].optimizer_ns", "ranks[].step_ns",
+                                       "ranks[].ready_ns", "steps.layout", NULL};
              *k; k++)
             filled(imp, *k, tpath);
         if (j->worked) {
@@ -330,14 +330,13 @@ int tp__wl_doc(const struct tp__wl_job *j, const struct tp_wlimport_opts *o, jso
         at += (size_t)snprintf(source + at, sizeof source - at, "%s%s", at ? "+" : "",
                                j->parts[i]->format);
     }
-    json_t *d = json_pack("{s:i, s:s, s:o, s:o, s:o, s:{s:o}, s:o, s:{s:[], s:I}, s:{s:I, s:I}, "
-                          "s:{s:I}}",
-                          "trainpath_workload", 2, "source", source, "recorded", rec, "groups",
-                          groups_json(m), "layouts", layouts, "steps", "layout", lsteps, "ranks",
-                          ranks, "model", "parameters", "parameter_bytes", (json_int_t)grad,
-                          "batch", "samples_per_rank", (json_int_t)o->samples, "sample_bytes",
-                          (json_int_t)o->sample_bytes, "checkpoint", "bytes",
-                          (json_int_t)(3 * grad));
+    json_t *d = json_pack(
+        "{s:i, s:s, s:o, s:o, s:o, s:{s:o}, s:o, s:{s:[], s:I}, s:{s:I, s:I}, "
+        "s:{s:I}}",
+        "trainpath_workload", 2, "source", source, "recorded", rec, "groups", groups_json(m),
+        "layouts", layouts, "steps", "layout", lsteps, "ranks", ranks, "model", "parameters",
+        "parameter_bytes", (json_int_t)grad, "batch", "samples_per_rank", (json_int_t)o->samples,
+        "sample_bytes", (json_int_t)o->sample_bytes, "checkpoint", "bytes", (json_int_t)(3 * grad));
     if (d && j->nranks > 1) {
         json_t *off = json_array(), *arr = json_array(), *slow = json_array();
         for (size_t r = 0; r < j->nranks; r++)
@@ -416,7 +415,8 @@ void tp_wlimport_print(FILE *f, const json_t *doc, const char *out)
             json_array_size(l0) == 1 ? "" : "s", (unsigned long long)bytes);
     fprintf(f, "  %-4s %-14s %14s %-10s %5s %-9s %12s %12s\n", "#", "kind", "bytes", "dtype",
             "group", "phase", "ready p50", "work p50");
-    const json_t *ready = json_object_get(r0, "ready_ns"), *dur = json_object_get(r0, "duration_ns");
+    const json_t *ready = json_object_get(r0, "ready_ns"),
+                 *dur = json_object_get(r0, "duration_ns");
     size_t shown = json_array_size(l0) > 40 ? 36 : json_array_size(l0);
     for (size_t i = 0; i < shown; i++) {
         const json_t *c = json_array_get(l0, i);
@@ -427,16 +427,17 @@ void tp_wlimport_print(FILE *f, const json_t *doc, const char *out)
         if (d == d)
             snprintf(dv, sizeof dv, "%.1f us", d / 1e3);
         const char *dt = tp_json_str(c, "dtype");
-        fprintf(f, "  %-4zu %-14s %14lld %-10s %5lld %-9s %12s %12s\n", i,
-                tp_json_str(c, "kind"), (long long)json_integer_value(json_object_get(c, "bytes")),
-                dt ? dt : "-", (long long)json_integer_value(json_object_get(c, "group")),
-                tp_json_str(c, "phase"), rv, dv);
+        fprintf(f, "  %-4zu %-14s %14lld %-10s %5lld %-9s %12s %12s\n", i, tp_json_str(c, "kind"),
+                (long long)json_integer_value(json_object_get(c, "bytes")), dt ? dt : "-",
+                (long long)json_integer_value(json_object_get(c, "group")), tp_json_str(c, "phase"),
+                rv, dv);
     }
     if (shown < json_array_size(l0))
         fprintf(f, "  ... %zu more\n", json_array_size(l0) - shown);
     for (size_t r = 0; r < json_array_size(rk); r++) {
         const json_t *x = json_array_get(rk, r);
-        fprintf(f, "  rank %lld: forward p50 %.3f ms, backward p50 %.3f ms, optimizer p50 %.3f ms\n",
+        fprintf(f,
+                "  rank %lld: forward p50 %.3f ms, backward p50 %.3f ms, optimizer p50 %.3f ms\n",
                 (long long)json_integer_value(json_object_get(x, "rank")),
                 median(json_object_get(x, "forward_ns"), -1) / 1e6,
                 median(json_object_get(x, "backward_ns"), -1) / 1e6,
@@ -448,7 +449,8 @@ void tp_wlimport_print(FILE *f, const json_t *doc, const char *out)
     }
     const json_t *sk = json_object_get(doc, "skew");
     if (sk) {
-        const json_t *arr = json_object_get(sk, "arrival_ns"), *slow = json_object_get(sk, "slowest_rank");
+        const json_t *arr = json_object_get(sk, "arrival_ns"),
+                     *slow = json_object_get(sk, "slowest_rank");
         int64_t mx = 0;
         size_t n = 0;
         for (size_t s = 0; s < json_array_size(arr); s++)
@@ -466,9 +468,13 @@ void tp_wlimport_print(FILE *f, const json_t *doc, const char *out)
             if (c > best_n)
                 best = r, best_n = c;
         }
-        fprintf(f, "  arrival skew over %zu collectives: max %.1f us%s; slowest rank: %ld in %zu of %zu steps\n",
+        fprintf(f,
+                "  arrival skew over %zu collectives: max %.1f us%s; slowest rank: %ld in %zu of "
+                "%zu steps\n",
                 n, (double)mx / 1e3,
-                json_is_true(json_object_get(sk, "offsets_measured")) ? " (clocks aligned on the collectives' ends)" : " (clocks as recorded)",
+                json_is_true(json_object_get(sk, "offsets_measured"))
+                    ? " (clocks aligned on the collectives' ends)"
+                    : " (clocks as recorded)",
                 best, best_n, json_array_size(slow));
     }
     const char *key;

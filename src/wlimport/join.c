@@ -221,8 +221,8 @@ static int merge(struct tp__wl_job *j, const size_t *idx, size_t n, struct tp__w
         if (idx[k] == base)
             continue;
         bool gave = false;
-        int rc = fill(R->m, j->paths[base], j->parts[idx[k]], j->paths[idx[k]], &gave, warnings,
-                      err);
+        int rc =
+            fill(R->m, j->paths[base], j->parts[idx[k]], j->paths[idx[k]], &gave, warnings, err);
         if (rc)
             return rc;
         if (gave)
@@ -332,12 +332,12 @@ static int align(struct tp__wl_job *j, json_t *warnings, tp_error *err)
     free(at);
     for (size_t r = 0; r < j->nranks && j->nranks > 1; r++)
         if (j->ranks[r].m->nsteps > j->nsteps)
-            tp__wlimport_warn(warnings, j->paths[j->ranks[r].times_file == SIZE_MAX
-                                                      ? j->ranks[r].bytes_file
-                                                      : j->ranks[r].times_file],
-                              0, "%zu of rank %d's %zu steps are not in every rank's files: left out",
-                              j->ranks[r].m->nsteps - j->nsteps, j->ranks[r].rank,
-                              j->ranks[r].m->nsteps);
+            tp__wlimport_warn(
+                warnings,
+                j->paths[j->ranks[r].times_file == SIZE_MAX ? j->ranks[r].bytes_file
+                                                            : j->ranks[r].times_file],
+                0, "%zu of rank %d's %zu steps are not in every rank's files: left out",
+                j->ranks[r].m->nsteps - j->nsteps, j->ranks[r].rank, j->ranks[r].m->nsteps);
     if (j->nsteps == 0)
         return tp_error_set(err, TP_EUSAGE,
                             "the files of ranks %d and %d share no step (ProfilerStep#N): not "
@@ -380,8 +380,8 @@ static int align(struct tp__wl_job *j, json_t *warnings, tp_error *err)
             for (size_t i = 0; i < a->n; i++) {
                 const struct tp_wlimport_coll *x = &m0->colls[a->first + i];
                 /* without groups in the files, each kind taken for a group */
-                const char *g = x->group >= 0 ? m0->groups[x->group].name
-                                              : tp_wlimport_kind_name(x->kind);
+                const char *g =
+                    x->group >= 0 ? m0->groups[x->group].name : tp_wlimport_kind_name(x->kind);
                 while (from < b->n && used[from])
                     from++;
                 size_t k = from;
@@ -491,10 +491,9 @@ static int skew(struct tp__wl_job *j, tp_error *err)
         }
         if (n == 0) /* no collective: the rank whose compute ended last */
             for (size_t r = 0; r < j->nranks; r++) {
-                const struct tp_wlimport_step *st =
-                    &j->ranks[r].m->steps[j->ranks[r].steps[s]];
-                behind[r] = (double)(st->t0_ns + st->forward_ns + st->backward_ns -
-                                     j->ranks[r].offset_ns);
+                const struct tp_wlimport_step *st = &j->ranks[r].m->steps[j->ranks[r].steps[s]];
+                behind[r] =
+                    (double)(st->t0_ns + st->forward_ns + st->backward_ns - j->ranks[r].offset_ns);
             }
         size_t worst = 0;
         for (size_t r = 1; r < j->nranks; r++)

@@ -9,15 +9,15 @@
 
 /* One rank: its files merged. */
 struct tp__wl_rank {
-    int rank;                    /* -1: no file says (a single rank) */
-    struct tp_wlimport_part *m;  /* the merged part (owned) */
-    size_t times_file;           /* the file of its times and order (SIZE_MAX: none) */
-    size_t bytes_file;           /* the file that gave its bytes */
-    size_t *steps;               /* the job's step s is m->steps[steps[s]] */
-    size_t *order;               /* the job's collective at[s] + i (the first rank's
-                                    i-th of step s) is this rank's order[at[s] + i]-th
-                                    of that step */
-    int64_t offset_ns;           /* its clock against the first rank's */
+    int rank;                   /* -1: no file says (a single rank) */
+    struct tp_wlimport_part *m; /* the merged part (owned) */
+    size_t times_file;          /* the file of its times and order (SIZE_MAX: none) */
+    size_t bytes_file;          /* the file that gave its bytes */
+    size_t *steps;              /* the job's step s is m->steps[steps[s]] */
+    size_t *order;              /* the job's collective at[s] + i (the first rank's
+                                   i-th of step s) is this rank's order[at[s] + i]-th
+                                   of that step */
+    int64_t offset_ns;          /* its clock against the first rank's */
 };
 
 struct tp__wl_job {

@@ -19,15 +19,19 @@ static const struct {
     enum tp__wl_shape shape;
     const char *aliases[12]; /* normal forms */
 } kinds[TP_WL_NKINDS] = {
-    [TP_WL_ALLREDUCE] = {"allreduce", TP__WL_SAME,
+    [TP_WL_ALLREDUCE] = {"allreduce",
+                         TP__WL_SAME,
                          {"allreduce", "allreducecoalesced", "allreducesparse"}},
-    [TP_WL_ALLGATHER] = {"allgather", TP__WL_OUT_N,
-                         {"allgather", "allgatherbase", "allgathercoalesced",
-                          "allgatherintotensor", "allgatherintotensorcoalesced"}},
-    [TP_WL_REDUCE_SCATTER] = {"reduce-scatter", TP__WL_IN_N,
+    [TP_WL_ALLGATHER] = {"allgather",
+                         TP__WL_OUT_N,
+                         {"allgather", "allgatherbase", "allgathercoalesced", "allgatherintotensor",
+                          "allgatherintotensorcoalesced"}},
+    [TP_WL_REDUCE_SCATTER] = {"reduce-scatter",
+                              TP__WL_IN_N,
                               {"reducescatter", "reducescatterbase", "reducescattertensor",
                                "reducescattertensorcoalesced"}},
-    [TP_WL_ALLTOALL] = {"alltoall", TP__WL_SAME,
+    [TP_WL_ALLTOALL] = {"alltoall",
+                        TP__WL_SAME,
                         {"alltoall", "alltoallbase", "alltoallv", "alltoallsingle"}},
     [TP_WL_BROADCAST] = {"broadcast", TP__WL_SAME, {"broadcast", "bcast"}},
     [TP_WL_REDUCE] = {"reduce", TP__WL_SAME, {"reduce"}},
@@ -68,9 +72,8 @@ static void normal(const char *s, size_t len, char *out, size_t cap)
 static int lookup(const char *norm)
 {
     for (int k = 0; k < TP_WL_NKINDS; k++)
-        for (size_t a = 0; a < sizeof kinds[k].aliases / sizeof kinds[k].aliases[0] &&
-                           kinds[k].aliases[a];
-             a++)
+        for (size_t a = 0;
+             a < sizeof kinds[k].aliases / sizeof kinds[k].aliases[0] && kinds[k].aliases[a]; a++)
             if (strcmp(norm, kinds[k].aliases[a]) == 0)
                 return k;
     return -1;
@@ -120,21 +123,36 @@ static const struct {
     const char *torch, *name;
     size_t size;
 } dtypes[] = {
-    {"BFloat16", "bfloat16", 2},       {"Half", "float16", 2},
-    {"Float8_e4m3fn", "float8e4m3", 1}, {"Float8_e4m3fnuz", "float8e4m3", 1},
-    {"Float8_e5m2", "float8e5m2", 1},  {"Float8_e5m2fnuz", "float8e5m2", 1},
-    {"Float", "float32", 4},           {"float", "float32", 4},
-    {"Double", "float64", 8},          {"double", "float64", 8},
-    {"Long", "int64", 8},              {"long", "int64", 8},
-    {"long int", "int64", 8},          {"Int", "int32", 4},
-    {"int", "int32", 4},               {"Short", "int16", 2},
-    {"short", "int16", 2},             {"Char", "int8", 1},
-    {"signed char", "int8", 1},        {"Byte", "uint8", 1},
-    {"unsigned char", "uint8", 1},     {"Bool", "bool", 1},
-    {"bool", "bool", 1},              {"ComplexFloat", "complex64", 8},
-    {"c10::complex<float>", "complex64", 8}, {"ComplexDouble", "complex128", 16},
-    {"c10::Half", "float16", 2},       {"c10::BFloat16", "bfloat16", 2},
-    {"c10::Float8_e4m3fn", "float8e4m3", 1}, {"c10::Float8_e5m2", "float8e5m2", 1},
+    {"BFloat16", "bfloat16", 2},
+    {"Half", "float16", 2},
+    {"Float8_e4m3fn", "float8e4m3", 1},
+    {"Float8_e4m3fnuz", "float8e4m3", 1},
+    {"Float8_e5m2", "float8e5m2", 1},
+    {"Float8_e5m2fnuz", "float8e5m2", 1},
+    {"Float", "float32", 4},
+    {"float", "float32", 4},
+    {"Double", "float64", 8},
+    {"double", "float64", 8},
+    {"Long", "int64", 8},
+    {"long", "int64", 8},
+    {"long int", "int64", 8},
+    {"Int", "int32", 4},
+    {"int", "int32", 4},
+    {"Short", "int16", 2},
+    {"short", "int16", 2},
+    {"Char", "int8", 1},
+    {"signed char", "int8", 1},
+    {"Byte", "uint8", 1},
+    {"unsigned char", "uint8", 1},
+    {"Bool", "bool", 1},
+    {"bool", "bool", 1},
+    {"ComplexFloat", "complex64", 8},
+    {"c10::complex<float>", "complex64", 8},
+    {"ComplexDouble", "complex128", 16},
+    {"c10::Half", "float16", 2},
+    {"c10::BFloat16", "bfloat16", 2},
+    {"c10::Float8_e4m3fn", "float8e4m3", 1},
+    {"c10::Float8_e5m2", "float8e5m2", 1},
 };
 
 size_t tp__wl_torch_dtype(const char *s, size_t len, const char **name)

@@ -120,8 +120,8 @@ static int find_steps(const struct tp__wl_scan *s, uint64_t pid, struct stepspan
                 t = s->threads[th].ops[0];
         for (size_t i = 0; i < s->nspans; i++) /* spans sorted by start */
             if (s->spans[i].role == TR_OPT && s->threads[s->spans[i].thread].pid == pid) {
-                v[m++] = (struct stepspan){t == INT64_MAX ? s->spans[i].ts : t, s->spans[i].end,
-                                           -1};
+                v[m++] =
+                    (struct stepspan){t == INT64_MAX ? s->spans[i].ts : t, s->spans[i].end, -1};
                 t = s->spans[i].end;
                 *thread = s->spans[i].thread;
             }
@@ -183,8 +183,7 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
                           "the trace holds %zu other process%s with steps or collectives (pid "
                           "%.40s%s): pid %.40s read, the others left out (import each process's "
                           "trace as a file of its own)",
-                          others, others == 1 ? "" : "es", o, others > 1 ? ", ..." : "",
-                          pid_text);
+                          others, others == 1 ? "" : "es", o, others > 1 ? ", ..." : "", pid_text);
     }
     struct stepspan *steps = NULL;
     size_t ns = 0;
@@ -304,10 +303,10 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
                     q->start_ns = 0;
                 }
             }
-            q->phase = x->ts < bw0                                       ? TP_WL_PHASE_FORWARD
-                       : x->ts < bw1                                     ? TP_WL_PHASE_BACKWARD
+            q->phase = x->ts < bw0                                           ? TP_WL_PHASE_FORWARD
+                       : x->ts < bw1                                         ? TP_WL_PHASE_BACKWARD
                        : opt0 != TP_WL_NONE && x->ts >= opt0 && x->ts < opt1 ? TP_WL_PHASE_OPTIMIZER
-                                                                         : TP_WL_PHASE_OTHER;
+                                                                             : TP_WL_PHASE_OTHER;
         }
     }
     if (rc == 0 && unknown)

@@ -106,8 +106,7 @@ static bool whole(const char *v, uint64_t max, uint64_t *out)
 
 /* "host:pid:tid [dev] " before the NCCL INFO at info: the host, pid and
  * device; "", 0 and -1 where the prefix is not there */
-static void prefix(const char *line, const char *info, char host[64], unsigned long *pid,
-                   long *dev)
+static void prefix(const char *line, const char *info, char host[64], unsigned long *pid, long *dev)
 {
     *pid = 0;
     *dev = -1;
@@ -153,8 +152,8 @@ static bool same_process(const struct comm *a, const struct comm *b)
     return a->pid == b->pid && strcmp(a->host, b->host) == 0;
 }
 
-static int comm_of(struct log *L, const char *host, unsigned long pid, const char *id,
-                   size_t len, long dev)
+static int comm_of(struct log *L, const char *host, unsigned long pid, const char *id, size_t len,
+                   long dev)
 {
     char cm[32];
     snprintf(cm, sizeof cm, "%.*s", (int)(len < sizeof cm ? len : sizeof cm - 1), id);
@@ -222,7 +221,9 @@ static int line(struct log *L, char *buf, unsigned long lineno)
         return 0;
     }
     char name[32];
-    snprintf(name, sizeof name, "%.*s", (int)((size_t)(colon - body) < sizeof name ? colon - body : (long)sizeof name - 1), body);
+    snprintf(name, sizeof name, "%.*s",
+             (int)((size_t)(colon - body) < sizeof name ? colon - body : (long)sizeof name - 1),
+             body);
     int kind = tp_wlimport_kind_of(name);
     if (kind < 0) {
         if (L->other++ == 0)
@@ -327,8 +328,7 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
                           "%zu calls of a kind a workload file cannot hold (%s ...) left out",
                           L.other, L.other_name);
     if (rc == 0 && L.ncalls == MAX_CALLS)
-        tp__wlimport_warn(warnings, path, 0, "only the first %d collective lines read",
-                          MAX_CALLS);
+        tp__wlimport_warn(warnings, path, 0, "only the first %d collective lines read", MAX_CALLS);
     /* one rank: the process of the lowest device (the first seen among equals) */
     size_t pick = SIZE_MAX, nproc = 0;
     for (size_t i = 0; i < L.ncalls; i++) {
@@ -360,8 +360,8 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
         while (m < nmap && map[m] != c->comm)
             m++;
         if (m == nmap && nmap == MAX_COMMS) {
-            rc = tp_error_set(err, TP_EUSAGE, "%s: pid %lu uses over %d communicators", path,
-                              ppid, MAX_COMMS);
+            rc = tp_error_set(err, TP_EUSAGE, "%s: pid %lu uses over %d communicators", path, ppid,
+                              MAX_COMMS);
             break;
         }
         if (m == nmap)
@@ -394,8 +394,7 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
     if (rc == 0 && steps > 100000)
         steps = 100000;
     if (rc == 0 && start + steps * period < nk)
-        tp__wlimport_warn(warnings, path, 0,
-                          "the last %zu collectives (a step cut short) left out",
+        tp__wlimport_warn(warnings, path, 0, "the last %zu collectives (a step cut short) left out",
                           nk - start - steps * period);
     if (rc == 0 && start)
         tp__wlimport_warn(warnings, path, 0,
@@ -438,8 +437,8 @@ static int read_log(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *wa
             q->bytes = q->kind == TP_WL_ALLGATHER ? tp__wl_size(q->kind, bytes, TP_WL_UNSIZED, n)
                        : q->kind == TP_WL_REDUCE_SCATTER
                            ? tp__wl_size(q->kind, TP_WL_UNSIZED, bytes, n)
-                       : q->kind == TP_WL_ALLTOALL && n  ? bytes * n
-                                                         : bytes;
+                       : q->kind == TP_WL_ALLTOALL && n ? bytes * n
+                                                        : bytes;
             unsized += s == 0 && q->bytes == TP_WL_UNSIZED;
         }
     }

@@ -25,9 +25,9 @@ enum tp__wl_role {
 
 /* A thread of the trace: (pid, tid) as written (numbers or strings). */
 struct tp__wl_thread {
-    uint64_t pid, tid;   /* the values, or a hash of the text */
-    char pid_text[40];   /* for messages */
-    int64_t *ops;        /* the starts of its CPU events (the step's first op) */
+    uint64_t pid, tid; /* the values, or a hash of the text */
+    char pid_text[40]; /* for messages */
+    int64_t *ops;      /* the starts of its CPU events (the step's first op) */
     size_t nops, cap;
 };
 
@@ -40,22 +40,22 @@ struct tp__wl_span {
 
 /* A kept communication event, its sizes and group from its args. */
 struct tp__wl_cev {
-    int64_t ts, end;     /* ns on the trace's clock */
-    uint64_t ext, corr;  /* External id, correlation (0: none) */
+    int64_t ts, end;      /* ns on the trace's clock */
+    uint64_t ext, corr;   /* External id, correlation (0: none) */
     uint64_t in_b, out_b; /* In/Out msg nelems x dtype (TP_WL_UNSIZED: not there) */
-    uint64_t dims_b[2];  /* the first two tensors of Input Dims x Input type (or
-                            TP_WL_UNSIZED) */
-    const char *dtype;   /* static name, NULL */
-    int32_t group;       /* in the scan's groups; -1 */
-    uint32_t gsize;      /* "Group size"; 0 */
+    uint64_t dims_b[2];   /* the first two tensors of Input Dims x Input type (or
+                             TP_WL_UNSIZED) */
+    const char *dtype;    /* static name, NULL */
+    int32_t group;        /* in the scan's groups; -1 */
+    uint32_t gsize;       /* "Group size"; 0 */
     uint32_t thread;
-    int16_t kind;        /* -1: not said */
+    int16_t kind; /* -1: not said */
     uint8_t role;
-    uint8_t gloo : 1,    /* a backend whose span is the work (gloo) */
-        out_first : 1,   /* a c10d op whose first tensor is the output */
-        has_sizes : 1,   /* in_b/out_b from In/Out msg nelems */
-        unnamed : 1;     /* a record_param_comms without a Collective name */
-    uint32_t seq;        /* its place in the file, for messages */
+    uint8_t gloo : 1,  /* a backend whose span is the work (gloo) */
+        out_first : 1, /* a c10d op whose first tensor is the output */
+        has_sizes : 1, /* in_b/out_b from In/Out msg nelems */
+        unnamed : 1;   /* a record_param_comms without a Collective name */
+    uint32_t seq;      /* its place in the file, for messages */
 };
 
 /* A kernel launch on the CPU: correlation, time, thread. */
@@ -89,9 +89,9 @@ struct tp__wl_scan {
     unsigned world_size;
     char backend[16], version[32];
     char seen_backend[16]; /* the first backend annotation's prefix ("nccl") */
-    uint64_t events;     /* complete events seen */
-    uint64_t skipped_neg; /* events with a negative duration, left out */
-    bool legacy;         /* the legacy profiler's bare list */
+    uint64_t events;       /* complete events seen */
+    uint64_t skipped_neg;  /* events with a negative duration, left out */
+    bool legacy;           /* the legacy profiler's bare list */
 };
 
 /* One event's fields as the scan read them (trace_scan.c), for the keep
@@ -107,8 +107,8 @@ struct tp__wl_event {
     char badv[48];
     /* args */
     uint64_t ext, corr;
-    int coll;         /* -2: no Collective name; -1: one that is no kind */
-    bool wait;        /* Collective name "wait": a Work's wait(), not a collective */
+    int coll;  /* -2: no Collective name; -1: one that is no kind */
+    bool wait; /* Collective name "wait": a Work's wait(), not a collective */
     bool has_in, has_out;
     uint64_t in_n, out_n;
     char dtype[32];
@@ -149,23 +149,22 @@ uint64_t tp__wl_hash(const char *s, size_t n);
 /* Scan the trace on in (yajl, in chunks) into s. TP_EUSAGE naming the
  * file and the byte or the event at fault (not JSON, a size that is not a
  * count, a time that overflows); TP_ENOMEM; an interrupt. */
-int tp__wl_trace_scan(struct tp__wl_in *in, struct tp__wl_scan *s, json_t *warnings,
-                      tp_error *err);
+int tp__wl_trace_scan(struct tp__wl_in *in, struct tp__wl_scan *s, json_t *warnings, tp_error *err);
 void tp__wl_trace_scan_free(struct tp__wl_scan *s);
 
 /* A collective call: the nested CPU spans of one call, and its work. */
 struct tp__wl_call {
-    int64_t ts, end;       /* the outermost span */
-    int64_t work0, work1;  /* the work's start and end; TP_WL_NONE */
-    uint64_t in_b, out_b;  /* the sizes found, by the order of trust (TP_WL_UNSIZED) */
+    int64_t ts, end;      /* the outermost span */
+    int64_t work0, work1; /* the work's start and end; TP_WL_NONE */
+    uint64_t in_b, out_b; /* the sizes found, by the order of trust (TP_WL_UNSIZED) */
     const char *dtype;
     int32_t group;
     uint32_t gsize;
     uint32_t thread;
-    int16_t kind;          /* -1: no member says */
-    bool kernel;           /* a kernel was linked: the work is the kernels' */
-    bool named;            /* some member is more than an unnamed, unsized
-                              record_param_comms (torch 2.0's waits are only that) */
+    int16_t kind; /* -1: no member says */
+    bool kernel;  /* a kernel was linked: the work is the kernels' */
+    bool named;   /* some member is more than an unnamed, unsized
+                     record_param_comms (torch 2.0's waits are only that) */
 };
 
 /* The calls of the process chosen (pid): clusters of nested CPU spans,

@@ -77,8 +77,7 @@ static int thread_of(struct tp__wl_scan *s, const char *pid, const char *tid, ui
             *out = (uint32_t)i;
             return 0;
         }
-    struct tp__wl_thread *th = push((void **)&s->threads, &s->nthreads, &s->cthreads,
-                                    sizeof *th);
+    struct tp__wl_thread *th = push((void **)&s->threads, &s->nthreads, &s->cthreads, sizeof *th);
     if (!th)
         return -1;
     memset(th, 0, sizeof *th);
@@ -191,17 +190,17 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
     s->events++;
     unsigned long long seq = (unsigned long long)s->events;
     if (c->bad)
-        return tp_error_set(err, TP_EUSAGE, "%s: event %llu (%.60s): %s %s: not %s", path, seq, c->name, c->bad,
-                    c->badv,
-                    strcmp(c->bad, "ts") == 0 || strcmp(c->bad, "dur") == 0
-                        ? "a time in µs that fits 64 bits of ns"
-                        : "a count");
+        return tp_error_set(err, TP_EUSAGE, "%s: event %llu (%.60s): %s %s: not %s", path, seq,
+                            c->name, c->bad, c->badv,
+                            strcmp(c->bad, "ts") == 0 || strcmp(c->bad, "dur") == 0
+                                ? "a time in µs that fits 64 bits of ns"
+                                : "a count");
     if (!c->has_ts || !c->has_dur)
         return 0;
-    static const char *const gpu_cats[] = {"kernel", "Kernel", "gpu_memcpy", "gpu_memset",
+    static const char *const gpu_cats[] = {"kernel", "Kernel", "gpu_memcpy",          "gpu_memset",
                                            "Memcpy", "Memset", "gpu_user_annotation", NULL};
     static const char *const rt_cats[] = {"cuda_runtime", "cuda_driver", "Runtime",
-                                          "hip_runtime", "hip_driver", NULL};
+                                          "hip_runtime",  "hip_driver",  NULL};
     static const char *const cpu_cats[] = {"cpu_op", "user_annotation", "Operator", "", NULL};
     bool gpu = is_any(c->cat, gpu_cats), rt = is_any(c->cat, rt_cats);
     bool cpu = is_any(c->cat, cpu_cats);
@@ -220,13 +219,14 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
         return 0;
     }
     if (c->ts > INT64_MAX - c->dur)
-        return tp_error_set(err, TP_EUSAGE, "%s: event %llu (%.60s): ts + dur overflows", path, seq, c->name);
+        return tp_error_set(err, TP_EUSAGE, "%s: event %llu (%.60s): ts + dur overflows", path, seq,
+                            c->name);
     int64_t end = c->ts + c->dur;
     if (rt) {
         if (!c->corr || !strstr(c->name, "Launch"))
             return 0;
-        struct tp__wl_launch *l = push((void **)&s->launches, &s->nlaunches, &s->claunches,
-                                       sizeof *l);
+        struct tp__wl_launch *l =
+            push((void **)&s->launches, &s->nlaunches, &s->claunches, sizeof *l);
         if (!l)
             return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
         *l = (struct tp__wl_launch){.corr = c->corr, .ts = c->ts, .thread = th};
@@ -254,18 +254,16 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
         }
         if (prefix(c->name, "ProfilerStep#") || prefix(c->name, "Optimizer.step#") ||
             prefix(c->name, "autograd::engine::evaluate_function")) {
-            struct tp__wl_span *sp = push((void **)&s->spans, &s->nspans, &s->cspans,
-                                          sizeof *sp);
+            struct tp__wl_span *sp = push((void **)&s->spans, &s->nspans, &s->cspans, sizeof *sp);
             if (!sp)
                 return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-            *sp = (struct tp__wl_span){
-                .ts = c->ts,
-                .end = end,
-                .thread = th,
-                .id = -1,
-                .role = prefix(c->name, "ProfilerStep#")     ? TR_STEP
-                        : prefix(c->name, "Optimizer.step#") ? TR_OPT
-                                                             : TR_AUTOGRAD};
+            *sp = (struct tp__wl_span){.ts = c->ts,
+                                       .end = end,
+                                       .thread = th,
+                                       .id = -1,
+                                       .role = prefix(c->name, "ProfilerStep#")     ? TR_STEP
+                                               : prefix(c->name, "Optimizer.step#") ? TR_OPT
+                                                                                    : TR_AUTOGRAD};
             uint64_t id;
             const char *num = c->name + strlen("ProfilerStep#");
             if (sp->role == TR_STEP && tp__wl_whole(num, strlen(num), &id) && id < INT64_MAX)
@@ -314,4 +312,3 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
     }
     return 0;
 }
-

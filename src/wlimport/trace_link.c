@@ -38,7 +38,7 @@ static int cmp_cev(const void *a, const void *b)
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     if (x->end != y->end)
-        return x->end > y->end ? -1 : 1; /* the outer first */
+        return x->end > y->end ? -1 : 1;               /* the outer first */
     return x->role < y->role ? -1 : x->role > y->role; /* a c10d op before its parts */
 }
 

@@ -21,21 +21,45 @@
 
 #include "trace_int.h"
 
-
 enum ctx { C_TOP, C_DIST, C_PGLIST, C_PG, C_EVENTS, C_EVENT, C_ARGS, C_SKIP };
 
 enum key {
     K_NONE,
     /* event */
-    K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ARGS,
+    K_PH,
+    K_CAT,
+    K_NAME,
+    K_PID,
+    K_TID,
+    K_TS,
+    K_DUR,
+    K_ARGS,
     /* args */
-    K_EXT, K_CORR, K_COLL, K_IN_N, K_OUT_N, K_DTYPE, K_GSIZE, K_PGNAME, K_PGDESC, K_PGRANKS,
-    K_DIMS, K_ITYPE,
+    K_EXT,
+    K_CORR,
+    K_COLL,
+    K_IN_N,
+    K_OUT_N,
+    K_DTYPE,
+    K_GSIZE,
+    K_PGNAME,
+    K_PGDESC,
+    K_PGRANKS,
+    K_DIMS,
+    K_ITYPE,
     /* distributedInfo and its pg_config items */
-    K_D_BACKEND, K_D_RANK, K_D_WORLD, K_D_VERSION, K_D_PGCONFIG,
+    K_D_BACKEND,
+    K_D_RANK,
+    K_D_WORLD,
+    K_D_VERSION,
+    K_D_PGCONFIG,
     /* the top object's */
-    K_T_EVENTS, K_T_DIST,
-    K_G_NAME, K_G_DESC, K_G_SIZE, K_G_RANKS,
+    K_T_EVENTS,
+    K_T_DIST,
+    K_G_NAME,
+    K_G_DESC,
+    K_G_SIZE,
+    K_G_RANKS,
 };
 
 static const struct {
@@ -400,9 +424,7 @@ static int cb_start_map(void *ctx)
             skip(t);
         }
         break;
-    case C_DIST:
-        skip(t);
-        break;
+    case C_DIST: skip(t); break;
     case C_PGLIST:
         t->ctx = C_PG;
         memset(&t->pg, 0, sizeof t->pg);
@@ -510,8 +532,8 @@ static int cb_end_array(void *ctx)
     } else if (t->ctx == C_EVENTS) {
         t->ctx = C_TOP;
     } else if (t->ctx == C_ARGS && t->arr_depth) {
-        if (t->key == K_DIMS && t->depth == t->arr_depth + 1 && c->ntensor >= 0 &&
-            c->ntensor < 2 && c->dims_state[c->ntensor] == 1)
+        if (t->key == K_DIMS && t->depth == t->arr_depth + 1 && c->ntensor >= 0 && c->ntensor < 2 &&
+            c->dims_state[c->ntensor] == 1)
             c->dims_state[c->ntensor] = 2;
         if (t->depth == t->arr_depth)
             t->arr_depth = 0;
@@ -549,8 +571,7 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-int tp__wl_trace_scan(struct tp__wl_in *in, struct tp__wl_scan *s, json_t *warnings,
-                      tp_error *err)
+int tp__wl_trace_scan(struct tp__wl_in *in, struct tp__wl_scan *s, json_t *warnings, tp_error *err)
 {
     memset(s, 0, sizeof *s);
     s->rank = -1;

@@ -24,11 +24,11 @@ struct tp__wl_in {
     int fd;
     bool gz, eof, zend;
     z_stream z;
-    unsigned char raw[1u << 18]; /* read from the file, not yet inflated */
-    size_t raw_n;                /* bytes in raw from z.next_in on */
+    unsigned char raw[1u << 18];     /* read from the file, not yet inflated */
+    size_t raw_n;                    /* bytes in raw from z.next_in on */
     unsigned char peek[TP__WL_PEEK]; /* the first bytes, read again by the row */
     size_t peek_n, peek_at;
-    uint64_t bytes; /* content bytes handed out so far */
+    uint64_t bytes;  /* content bytes handed out so far */
     EVP_MD_CTX *sha; /* SHA-256 (libcrypto: the CPU's SHA extensions where it has them) */
     bool hasher;     /* a regular file: a thread of its own hashes it (hash_fd) */
     int hash_fd;
@@ -58,8 +58,7 @@ struct tp__wlimport_format {
     bool (*detect)(const char *text, size_t len);
     /* fill p from the stream; warnings as tp_wlimport_read's; TP_EUSAGE
      * naming the path when nothing usable is there */
-    int (*read)(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *warnings,
-                tp_error *err);
+    int (*read)(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *warnings, tp_error *err);
 };
 
 extern const struct tp__wlimport_format tp__wlimport_kineto, tp__wlimport_nccl_log;

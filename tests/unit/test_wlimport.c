@@ -204,21 +204,22 @@ static void log_of_every_kind(void **state)
         t += k_;                                                                                   \
         left -= (size_t)k_;                                                                        \
     } while (0)
-    t += snprintf(t, left, "node1:7:7 [0] NCCL INFO RCCL version 2.18.3+hip6.0 HEAD:abc\n"
-                           "node1:7:8 [0] NCCL INFO comm 0xdp rank 3 nranks 8 cudaDev 0 busId "
-                           "1000 - Init COMPLETE\n");
+    t += snprintf(t, left,
+                  "node1:7:7 [0] NCCL INFO RCCL version 2.18.3+hip6.0 HEAD:abc\n"
+                  "node1:7:8 [0] NCCL INFO comm 0xdp rank 3 nranks 8 cudaDev 0 busId "
+                  "1000 - Init COMPLETE\n");
     left = sizeof text - (size_t)(t - text);
     for (int s = 0; s < 3; s++) {
-        ADD("AllGather", 1000, 9, "0xdp", NULL);     /* 8 ranks from the init line */
-        ADD("AllReduce", 4096, 9, "0xtp", "2");      /* tensor parallelism's */
+        ADD("AllGather", 1000, 9, "0xdp", NULL); /* 8 ranks from the init line */
+        ADD("AllReduce", 4096, 9, "0xtp", "2");  /* tensor parallelism's */
         ADD("ReduceScatter", 500, 7, "0xdp", "8");
         ADD("Broadcast", 10, 4, "0xdp", "8");
         ADD("Send", 256, 7, "0xpp", "2");
         ADD("Recv", 256, 7, "0xpp", "2");
         if (s == 1) {
-            ADD("AllReduce", 4096, 7, "0xtp", "-7");             /* not a count: left out */
+            ADD("AllReduce", 4096, 7, "0xtp", "-7");            /* not a count: left out */
             ADD("AllReduce", 4096, 7, "0xtp", "1000000000000"); /* past 2^24 ranks */
-            ADD("Gather", 4096, 7, "0xtp", "2");                 /* no kind of ours */
+            ADD("Gather", 4096, 7, "0xtp", "2");                /* no kind of ours */
             *t++ = '\0'; /* a NUL byte: the lines after it are read */
             left--;
         }
@@ -385,7 +386,6 @@ static void nccl_datatypes(void **state)
     TP_EQ_INT(tp_wlimport_nccl_dtype(-1, NULL), 0);
 }
 
-
 /* ---- traces ---- */
 
 /* a trace being written: events appended, then the file */
@@ -413,7 +413,7 @@ static void ev(struct tr *t, const char *fmt, ...)
 /* a complete event: ts and dur in µs as written (strings: fractions, big values) */
 #define X(t, cat, name, ts, dur, pid, tid, args)                                                   \
     ev(t,                                                                                          \
-       "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%s,\"dur\":%s,\"pid\":%s,\"tid\":%s," \
+       "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%s,\"dur\":%s,\"pid\":%s,\"tid\":%s,"  \
        "\"args\":{%s}}",                                                                           \
        cat, name, ts, dur, pid, tid, args)
 
@@ -468,8 +468,8 @@ static void gpu_job(struct tr *t, const struct job *j)
         X(t, "cpu_op", "aten::linear", num(a, t0 + 100), "10000", "11", "11", "");
         X(t, "cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", num(a, t0 + 20000),
           "40000", "11", "7", "");
-        X(t, "user_annotation", "Optimizer.step#AdamW.step", num(a, t0 + 80000), "5000", "11",
-          "11", "");
+        X(t, "user_annotation", "Optimizer.step#AdamW.step", num(a, t0 + 80000), "5000", "11", "11",
+          "");
         X(t, "gpu_user_annotation", "Optimizer.step#AdamW.step", num(a, t0 + 80500), "9000", "0",
           "20", "");
         static const struct {
@@ -519,8 +519,7 @@ static void gpu_job(struct tr *t, const struct job *j)
               num(a, w0), num(b, 3000 + 1000 * k), "0", "21", args);
             /* the GPU's annotation of the same call: not the work when a kernel is linked */
             snprintf(args, sizeof args, "\"External id\":%lld", corr * 3);
-            X(t, "gpu_user_annotation", c[k].ann, num(a, w0 - 50), "9999", "0", "21",
-              args);
+            X(t, "gpu_user_annotation", c[k].ann, num(a, w0 - 50), "9999", "0", "21", args);
         }
     }
 }
@@ -558,10 +557,10 @@ static void fsdp_on_the_gpu(void **state)
         TP_EQ_INT(ag->bytes, 2000000); /* the gathered output: 1,000,000 bf16 */
         TP_EQ_STR(ag->dtype, "bfloat16");
         TP_EQ_INT(rs->kind, TP_WL_REDUCE_SCATTER);
-        TP_EQ_INT(rs->bytes, 2000000); /* the input */
+        TP_EQ_INT(rs->bytes, 2000000);     /* the input */
         TP_EQ_INT(ag->ready_ns, 24900000); /* the call at t0+25000, from the first op */
         TP_EQ_INT(ag->start_ns, 25900000);
-        TP_EQ_INT(ag->dur_ns, 3000000);    /* the kernel, not the enqueue's 40 µs */
+        TP_EQ_INT(ag->dur_ns, 3000000); /* the kernel, not the enqueue's 40 µs */
         TP_EQ_INT(rs->dur_ns, 4000000);
         TP_EQ_INT(ag->phase, TP_WL_PHASE_BACKWARD);
         TP_EQ_INT(p->ngroups, 1);
@@ -604,8 +603,8 @@ static void ids_negative_times_unnamed(void **state)
     char a[64], args[256];
     for (int s = 0; s < 2; s++) {
         long long t0 = -9000000 + s * 100000;
-        X(&t, "user_annotation", s ? "ProfilerStep#2" : "ProfilerStep#1", num(a, t0), "90000",
-          "5", "5", "");
+        X(&t, "user_annotation", s ? "ProfilerStep#2" : "ProfilerStep#1", num(a, t0), "90000", "5",
+          "5", "");
         X(&t, "cpu_op", "aten::mm", num(a, t0 + 10), "100", "5", "5", "");
         X(&t, "cpu_op", "autograd::engine::evaluate_function: MmBackward0", num(a, t0 + 1000),
           "40000", "5", "5", "");
@@ -613,10 +612,11 @@ static void ids_negative_times_unnamed(void **state)
         X(&t, "cpu_op", "record_param_comms", num(a, t0 + 2005), "30", "5", "5",
           "\"Collective name\":\"allreduce\",\"In msg nelems\":1000,\"Out msg nelems\":1000,"
           "\"dtype\":\"Float\",\"External id\":18446744073709551615");
-        snprintf(args, sizeof args, "\"correlation\":%s", s ? "18446744073709551614" : "9223372036854775808");
+        snprintf(args, sizeof args, "\"correlation\":%s",
+                 s ? "18446744073709551614" : "9223372036854775808");
         X(&t, "cuda_runtime", "cudaLaunchKernel", num(a, t0 + 2010), "5", "5", "5", args);
-        X(&t, "kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
-          num(a, t0 + 30000), "2500.5", "0", "7", args);
+        X(&t, "kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", num(a, t0 + 30000),
+          "2500.5", "0", "7", args);
         X(&t, "cpu_op", "c10d::alltoall_base_", num(a, t0 + 3000), "50", "5", "5",
           "\"Input Dims\":[[4096], [4096], [], [], [], []],\"Input type\":[\"float\", \"float\", "
           "\"\", \"\", \"\", \"Scalar\"]");
@@ -685,8 +685,9 @@ static void bad_values_named(void **state)
     tr_write(&t, NULL, "neg.json", path, sizeof path);
     json_t *w = json_array();
     struct tp_wlimport_part *p = read_ok(path, w);
-    assert_true(warned(w, "neg.json: event 2 (autograd::engine::evaluate_function: X) has a "
-                          "negative duration (-500000 ns): left out",
+    assert_true(warned(w,
+                       "neg.json: event 2 (autograd::engine::evaluate_function: X) has a "
+                       "negative duration (-500000 ns): left out",
                        NULL));
     TP_EQ_INT(p->steps[0].backward_ns, 0);
     tp_wlimport_part_free(p);
@@ -716,8 +717,8 @@ static void two_processes(void **state)
     struct tp_wlimport_part *p = read_ok(path, w);
     steps_of(p, 3, 1); /* pid 222: the most steps */
     TP_EQ_STR(p->who, "pid 222");
-    assert_true(warned(w, "1 other process with steps or collectives (pid 111", "pid 222 read",
-                       NULL));
+    assert_true(
+        warned(w, "1 other process with steps or collectives (pid 111", "pid 222 read", NULL));
     tp_wlimport_part_free(p);
     json_decref(w);
 }
@@ -841,8 +842,8 @@ static void profile_ended_before_the_work(void **state)
         long ns; /* -1: none */
     } cases[] = {
         /* the last work lost: the last step left out, the others timed */
-        {3, 1, 2, "the last 1 of 6 collective calls have no work", "the last 1 step left out", 1,
-         1, 211000},
+        {3, 1, 2, "the last 1 of 6 collective calls have no work", "the last 1 step left out", 1, 1,
+         211000},
         /* both of step 3's and the last of step 2's */
         {3, 3, 1, "the last 3 of 6", "the last 2 steps left out", 0, 1, 201000},
         /* one step, its last work lost: kept, that duration null */
@@ -937,7 +938,8 @@ static void import_log_with_compute(void **state)
     TP_EQ_INT(I(doc, "ranks.0.forward_ns.0"), 10000000);
     TP_EQ_INT(I(doc, "ranks.0.backward_ns.0"), 20000000);
     /* all allreduces (DDP's buckets): ready in the backward as the bytes accumulate */
-    TP_EQ_INT(I(doc, "ranks.0.ready_ns.0.0"), 10000000 + (long long)(20000000.0 * 1071144 / 2254888));
+    TP_EQ_INT(I(doc, "ranks.0.ready_ns.0.0"),
+              10000000 + (long long)(20000000.0 * 1071144 / 2254888));
     TP_EQ_INT(I(doc, "ranks.0.ready_ns.0.2"), 30000000);
     assert_non_null(K(doc, "assumed", "ranks[].forward_ns"));
     assert_non_null(K(doc, "assumed", "ranks[].ready_ns"));
@@ -1039,7 +1041,8 @@ static void layouts_per_step(void **state)
             X(&t, "cpu_op", "c10d::allreduce_", num(a, t0 + 500 + b * 100), "50", "1", "1", "");
             X(&t, "cpu_op", "record_param_comms", num(a, t0 + 510 + b * 100), "30", "1", "1",
               s ? (b ? "\"Collective name\":\"allreduce\",\"In msg nelems\":50,\"dtype\":\"Float\""
-                     : "\"Collective name\":\"allreduce\",\"In msg nelems\":1000,\"dtype\":\"Float\"")
+                     : "\"Collective name\":\"allreduce\",\"In msg "
+                       "nelems\":1000,\"dtype\":\"Float\"")
                 : "\"Collective name\":\"allreduce\",\"In msg nelems\":1050,\"dtype\":\"Float\"");
         }
     }
@@ -1057,8 +1060,9 @@ static void layouts_per_step(void **state)
     TP_EQ_INT(I(doc, "steps.layout.2"), 1);
     TP_EQ_INT(json_array_size(at(doc, "ranks.0.ready_ns.0")), 1);
     TP_EQ_INT(json_array_size(at(doc, "ranks.0.ready_ns.1")), 2);
-    assert_true(warned(w, "the steps' collectives differ (2 layouts: steps 1 call one list, steps "
-                          "2-3 another)",
+    assert_true(warned(w,
+                       "the steps' collectives differ (2 layouts: steps 1 call one list, steps "
+                       "2-3 another)",
                        NULL));
     json_decref(doc);
     json_decref(w);
