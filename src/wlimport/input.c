@@ -5,8 +5,9 @@
  * one after the other are read as one stream); a UTF-8 BOM dropped; the
  * file's bytes hashed (SHA-256) as they are read, so the workload file can
  * name exactly what it came from (libcrypto's SHA-256, which uses the CPU's
- * SHA extensions: 4x libsodium's portable one on a trace of gigabytes; a
- * regular file is hashed by a thread of its own, beside the parse). The first 64 KiB of content are
+ * SHA extensions: libsodium's portable one took 38 % of an import of a
+ * 328 MB trace; a regular file is hashed by a thread of its own, beside
+ * the parse). The first 64 KiB of content are
  * read at open for detection and handed out again first. Every chunk asks whether a signal came. */
 #include <errno.h>
 #include <fcntl.h>

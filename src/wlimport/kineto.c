@@ -208,7 +208,7 @@ static int read_trace(struct tp__wl_in *in, struct tp_wlimport_part *p, json_t *
     struct tp__wl_call *calls = NULL;
     size_t nc = 0;
     if (rc == 0)
-        rc = tp__wl_trace_link(&s, pid, &calls, &nc, warnings, path, err);
+        rc = tp__wl_trace_link(&s, pid, &calls, &nc, path, err);
     /* the groups, in the scan's order (the calls' indexes) */
     for (size_t g = 0; rc == 0 && g < s.ngroups; g++) {
         const struct tp__wl_tgroup *G = &s.groups[g];

@@ -138,7 +138,7 @@ struct log {
     json_t *warnings;
     tp_error *err;
     struct call *calls;
-    size_t ncalls, cap;
+    size_t ncalls;
     struct comm *comms;
     size_t ncomms;
     size_t bad, unnamed, other;
@@ -161,14 +161,13 @@ static int comm_of(struct log *L, const char *host, unsigned long pid, const cha
         if (L->comms[i].pid == pid && strcmp(L->comms[i].id, cm) == 0 &&
             strcmp(L->comms[i].host, host) == 0)
             return (int)i;
-    struct comm *b = realloc(L->comms, (L->ncomms + 1) * sizeof *b);
+    struct comm *b = tp__wl_grow((void **)&L->comms, &L->ncomms, sizeof *b);
     if (!b)
         return -1;
-    L->comms = b;
-    b[L->ncomms] = (struct comm){.pid = pid, .dev = dev, .rank = -1};
-    snprintf(b[L->ncomms].host, sizeof b[L->ncomms].host, "%s", host);
-    snprintf(b[L->ncomms].id, sizeof b[L->ncomms].id, "%s", cm);
-    return (int)L->ncomms++;
+    *b = (struct comm){.pid = pid, .dev = dev, .rank = -1};
+    snprintf(b->host, sizeof b->host, "%s", host);
+    snprintf(b->id, sizeof b->id, "%s", cm);
+    return (int)L->ncomms - 1;
 }
 
 /* one line (NULs already spaces) */
@@ -257,15 +256,10 @@ static int line(struct log *L, char *buf, unsigned long lineno)
         L->comms[c].nranks = (unsigned)nr;
     if (L->ncalls == MAX_CALLS)
         return 0;
-    if (L->ncalls == L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 256;
-        struct call *b = realloc(L->calls, cap * sizeof *b);
-        if (!b)
-            return tp_error_set(L->err, TP_ENOMEM, "%s: out of memory", L->path);
-        L->calls = b;
-        L->cap = cap;
-    }
-    L->calls[L->ncalls++] = (struct call){count, (uint32_t)c, (uint8_t)kind, (uint8_t)dt};
+    struct call *k = tp__wl_grow((void **)&L->calls, &L->ncalls, sizeof *k);
+    if (!k)
+        return tp_error_set(L->err, TP_ENOMEM, "%s: out of memory", L->path);
+    *k = (struct call){count, (uint32_t)c, (uint8_t)kind, (uint8_t)dt};
     return 0;
 }
 

@@ -27,9 +27,7 @@ void tp__wlimport_warn(json_t *warnings, const char *path, unsigned long line, c
     json_array_append_new(warnings, tp_json_text(msg));
 }
 
-/* grow *a (of *n elements of size sz) by one zeroed element: its capacity
- * is 16, then each next power of two */
-static void *grow(void **a, size_t *n, size_t sz)
+void *tp__wl_grow(void **a, size_t *n, size_t sz)
 {
     if (*n == 0 || (*n >= 16 && (*n & (*n - 1)) == 0)) {
         size_t cap = *n ? 2 * *n : 16;
@@ -46,7 +44,7 @@ static void *grow(void **a, size_t *n, size_t sz)
 
 struct tp_wlimport_step *tp__wl_add_step(struct tp_wlimport_part *p)
 {
-    struct tp_wlimport_step *s = grow((void **)&p->steps, &p->nsteps, sizeof *s);
+    struct tp_wlimport_step *s = tp__wl_grow((void **)&p->steps, &p->nsteps, sizeof *s);
     if (s) {
         s->id = -1;
         s->forward_ns = s->backward_ns = s->optimizer_ns = s->step_ns = TP_WL_NONE;
@@ -57,7 +55,7 @@ struct tp_wlimport_step *tp__wl_add_step(struct tp_wlimport_part *p)
 
 struct tp_wlimport_coll *tp__wl_add_coll(struct tp_wlimport_part *p)
 {
-    struct tp_wlimport_coll *c = grow((void **)&p->colls, &p->ncolls, sizeof *c);
+    struct tp_wlimport_coll *c = tp__wl_grow((void **)&p->colls, &p->ncolls, sizeof *c);
     if (c) {
         c->group = -1;
         c->bytes = TP_WL_UNSIZED;
@@ -74,7 +72,7 @@ int tp__wl_group(struct tp_wlimport_part *p, const char *name, size_t len, const
     for (size_t i = 0; i < p->ngroups; i++)
         if (strcmp(p->groups[i].name, nm) == 0)
             return (int)i;
-    struct tp_wlimport_group *g = grow((void **)&p->groups, &p->ngroups, sizeof *g);
+    struct tp_wlimport_group *g = tp__wl_grow((void **)&p->groups, &p->ngroups, sizeof *g);
     if (!g)
         return -1;
     snprintf(g->name, sizeof g->name, "%s", nm);

@@ -28,7 +28,7 @@ struct tp__wl_thread {
     uint64_t pid, tid; /* the values, or a hash of the text */
     char pid_text[40]; /* for messages */
     int64_t *ops;      /* the starts of its CPU events (the step's first op) */
-    size_t nops, cap;
+    size_t nops;
 };
 
 /* A kept span (steps, optimizer, autograd): 32 bytes. */
@@ -75,13 +75,13 @@ struct tp__wl_tgroup {
 /* Everything the scan keeps. */
 struct tp__wl_scan {
     struct tp__wl_thread *threads;
-    size_t nthreads, cthreads;
+    size_t nthreads;
     struct tp__wl_span *spans;
-    size_t nspans, cspans;
+    size_t nspans;
     struct tp__wl_cev *cevs;
-    size_t ncevs, ccevs;
+    size_t ncevs;
     struct tp__wl_launch *launches;
-    size_t nlaunches, claunches;
+    size_t nlaunches;
     struct tp__wl_tgroup *groups;
     size_t ngroups;
     /* distributedInfo */
@@ -172,6 +172,6 @@ struct tp__wl_call {
  * (kernels by correlation or External id, GPU annotations, gloo's work
  * spans in order). Sorted by start. TP_ENOMEM. */
 int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_call **out,
-                      size_t *n, json_t *warnings, const char *path, tp_error *err);
+                      size_t *n, const char *path, tp_error *err);
 
 #endif

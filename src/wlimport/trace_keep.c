@@ -50,20 +50,6 @@ bool tp__wl_whole(const char *s, size_t n, uint64_t *v)
     return true;
 }
 
-/* append to a growable array of elements of size sz */
-static void *push(void **a, size_t *n, size_t *cap, size_t sz)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 256;
-        void *b = c <= SIZE_MAX / sz ? realloc(*a, c * sz) : NULL;
-        if (!b)
-            return NULL;
-        *a = b;
-        *cap = c;
-    }
-    return (char *)*a + (*n)++ * sz;
-}
-
 static int thread_of(struct tp__wl_scan *s, const char *pid, const char *tid, uint32_t *out)
 {
     uint64_t p = 0, q = 0;
@@ -77,10 +63,9 @@ static int thread_of(struct tp__wl_scan *s, const char *pid, const char *tid, ui
             *out = (uint32_t)i;
             return 0;
         }
-    struct tp__wl_thread *th = push((void **)&s->threads, &s->nthreads, &s->cthreads, sizeof *th);
+    struct tp__wl_thread *th = tp__wl_grow((void **)&s->threads, &s->nthreads, sizeof *th);
     if (!th)
         return -1;
-    memset(th, 0, sizeof *th);
     th->pid = p;
     th->tid = q;
     snprintf(th->pid_text, sizeof th->pid_text, "%s", pid);
@@ -226,7 +211,7 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
         if (!c->corr || !strstr(c->name, "Launch"))
             return 0;
         struct tp__wl_launch *l =
-            push((void **)&s->launches, &s->nlaunches, &s->claunches, sizeof *l);
+            tp__wl_grow((void **)&s->launches, &s->nlaunches, sizeof *l);
         if (!l)
             return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
         *l = (struct tp__wl_launch){.corr = c->corr, .ts = c->ts, .thread = th};
@@ -247,14 +232,14 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
     } else {
         struct tp__wl_thread *T = &s->threads[th];
         if (!prefix(c->name, "ProfilerStep#")) { /* a start on its thread */
-            int64_t *o = push((void **)&T->ops, &T->nops, &T->cap, sizeof *o);
+            int64_t *o = tp__wl_grow((void **)&T->ops, &T->nops, sizeof *o);
             if (!o)
                 return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
             *o = c->ts;
         }
         if (prefix(c->name, "ProfilerStep#") || prefix(c->name, "Optimizer.step#") ||
             prefix(c->name, "autograd::engine::evaluate_function")) {
-            struct tp__wl_span *sp = push((void **)&s->spans, &s->nspans, &s->cspans, sizeof *sp);
+            struct tp__wl_span *sp = tp__wl_grow((void **)&s->spans, &s->nspans, sizeof *sp);
             if (!sp)
                 return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
             *sp = (struct tp__wl_span){.ts = c->ts,
@@ -288,7 +273,7 @@ int tp__wl_trace_keep(struct tp__wl_scan *s, const struct tp__wl_event *c, const
               prefix(c->name, "c10d::allgather") || prefix(c->name, "c10d::reduce")))
             return 0; /* another c10d op (c10d::wait, monitored_barrier's parts, ...) */
     }
-    struct tp__wl_cev *e = push((void **)&s->cevs, &s->ncevs, &s->ccevs, sizeof *e);
+    struct tp__wl_cev *e = tp__wl_grow((void **)&s->cevs, &s->ncevs, sizeof *e);
     if (!e)
         return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
     *e = (struct tp__wl_cev){.ts = c->ts,

@@ -157,9 +157,8 @@ static ssize_t holding(const struct tp__wl_call *c, size_t n, uint32_t th, int64
 }
 
 int tp__wl_trace_link(const struct tp__wl_scan *s, uint64_t pid, struct tp__wl_call **out,
-                      size_t *n, json_t *warnings, const char *path, tp_error *err)
+                      size_t *n, const char *path, tp_error *err)
 {
-    (void)warnings;
     const struct tp__wl_cev **cpu = calloc(s->ncevs + 1, sizeof *cpu);
     const struct tp__wl_cev **gloo = calloc(s->ncevs + 1, sizeof *gloo);
     struct tp__wl_call *calls = calloc(s->ncevs + 1, sizeof *calls);

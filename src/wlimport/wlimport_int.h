@@ -87,6 +87,12 @@ uint64_t tp__wl_size(int kind, uint64_t in_bytes, uint64_t out_bytes, unsigned n
  * trainpath's name; 0 and NULL when not one. */
 size_t tp__wl_torch_dtype(const char *s, size_t len, const char **name);
 
+/* Grow the array *a of *n elements of size sz by one, zeroed, and return
+ * it; NULL (and *a, *n unchanged) when out of memory. The capacity is
+ * implied by *n: 16, then each next power of two, so an array needs no
+ * field of its own for it. */
+void *tp__wl_grow(void **a, size_t *n, size_t sz);
+
 /* A part's arrays, grown by one (a step, a collective, a group): the new
  * element zeroed (times TP_WL_NONE), or NULL when out of memory. */
 struct tp_wlimport_step *tp__wl_add_step(struct tp_wlimport_part *p);

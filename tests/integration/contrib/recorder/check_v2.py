@@ -5,7 +5,7 @@ and the figures the recorded job's model implies, computed here from the
 model's layers, not read from the file.
 
 usage: check_v2.py rules FILE
-       check_v2.py ddp FILE STEPS RANKS DDP.json      (the MLP of ddp_job.py beside it)
+       check_v2.py ddp FILE STEPS RANKS DDP.json      (ddp_record.py's MLP, tests/integration/step/)
        check_v2.py fsdp FILE STEPS RANKS UNITS.json   (fsdp_mirror.py's model)
        check_v2.py v1 FILE STEPS DDP.json             (the same DDP job as version 1)
 

@@ -39,7 +39,7 @@ echo "# import torch.distributed.fsdp: ${fsdp:-ok}"
 
 D=$WORK/ddp.json
 check "a DDP job (2 ranks, gloo, 8 steps, gather=True) records version 2, and version 1 of the same steps" \
-    run_rc 0 "$WORK/ddp.out" timeout 300 $PY "$HERE/ddp_job.py" "$D" "$(free_port)" 8 gather "v1=$WORK/ddp1.json"
+    run_rc 0 "$WORK/ddp.out" timeout 300 $PY "$SRC/tests/integration/step/ddp_record.py" "$D" "$(free_port)" 8 mlp gather "v1=$WORK/ddp1.json"
 check "... the version 2 rules hold" checked rules "$D"
 check "... DDP's buckets: allreduces, the model's gradient bytes, DDP's own sizes; both ranks; skew" \
     checked ddp "$D" 8 2 "${D%.json}.ddp.json"
@@ -48,7 +48,7 @@ check "... version 1: DDP's buckets, ready from the forward's end" \
 
 D1=$WORK/ddp-own.json
 check "a DDP job without gather records rank 0's figures alone" \
-    run_rc 0 "$WORK/ddp-own.out" timeout 300 $PY "$HERE/ddp_job.py" "$D1" "$(free_port)" 5
+    run_rc 0 "$WORK/ddp-own.out" timeout 300 $PY "$SRC/tests/integration/step/ddp_record.py" "$D1" "$(free_port)" 5
 check "... the version 2 rules hold (one rank, no skew)" checked rules "$D1"
 check "... DDP's buckets, rank 0 alone" checked ddp "$D1" 5 1 "${D1%.json}.ddp.json"
 
