@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <sched.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <linux/ethtool.h>
@@ -15,7 +16,7 @@
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <netinet/in.h>
-#include <rdma/fabric.h>
+#include <rdma/fabric.h> /* FI_MAJOR, FI_MINOR */
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -425,18 +426,34 @@ static json_t *nics_json(const char *root)
     return arr;
 }
 
+/* libfabric's version where this process loaded it (src/fabric loads it
+ * on first use): "" where it did not, which leaves it out. */
+static void libfabric_version(char *out, size_t cap)
+{
+    out[0] = '\0';
+    void *h = dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return;
+    uint32_t (*version)(void);
+    *(void **)&version = dlsym(h, "fi_version");
+    if (version) {
+        uint32_t v = version();
+        snprintf(out, cap, "%u.%u", (unsigned)FI_MAJOR(v), (unsigned)FI_MINOR(v));
+    }
+    dlclose(h);
+}
+
 static json_t *libraries_json(void)
 {
     char fab[32];
-    uint32_t v = fi_version();
-    snprintf(fab, sizeof fab, "%u.%u", (unsigned)FI_MAJOR(v), (unsigned)FI_MINOR(v));
+    libfabric_version(fab, sizeof fab);
 #if JANSSON_VERSION_HEX >= 0x020d00
     const char *jv = jansson_version_str(); /* the library actually loaded */
 #else
     const char *jv = JANSSON_VERSION;
 #endif
     json_t *lib = json_object();
-    if (lib && (json_object_set_new(lib, "libfabric", json_string(fab)) < 0 ||
+    if (lib && ((fab[0] && json_object_set_new(lib, "libfabric", json_string(fab)) < 0) ||
                 json_object_set_new(lib, "jansson", tp_json_text(jv)) < 0 ||
                 json_object_set_new(lib, "libsodium", tp_json_text(sodium_version_string())) < 0)) {
         json_decref(lib);

@@ -18,6 +18,27 @@
 
 struct tp_gpu;
 
+/* libfabric is loaded on first use, not linked (ofi_lib.c says why): the
+ * seven exported functions src/fabric calls go through these, which load
+ * it and, where it cannot be loaded, fail with -FI_ENOSYS (fi_strerror
+ * then says why it could not). The fids' operations need no such help:
+ * they are calls through tables the library filled in. */
+int tp__fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+void tp__fi_freeinfo(struct fi_info *info);
+struct fi_info *tp__fi_dupinfo(const struct fi_info *info);
+int tp__fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+uint32_t tp__fi_version(void);
+const char *tp__fi_strerror(int errnum);
+char *tp__fi_tostr(const void *data, enum fi_type datatype);
+#define fi_getinfo tp__fi_getinfo
+#define fi_freeinfo tp__fi_freeinfo
+#define fi_dupinfo tp__fi_dupinfo
+#define fi_fabric tp__fi_fabric
+#define fi_version tp__fi_version
+#define fi_strerror tp__fi_strerror
+#define fi_tostr tp__fi_tostr
+
 /* The API both ask for; FI_HMEM and fi_mr_attr's iface came with 1.10. */
 #define TP__OFI_API FI_VERSION(1, 9)
 #define TP__OFI_API_HMEM FI_VERSION(1, 10)

@@ -29,7 +29,7 @@ bool tp__ofi_takes_ip(const char *provider)
 struct fi_info *tp__ofi_hints(const char *provider, uint64_t caps, uint64_t mode,
                               uint64_t mr_mode)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = fi_dupinfo(NULL); /* fi_allocinfo, through the loader */
     if (!h)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;

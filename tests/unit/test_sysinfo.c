@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,9 +19,23 @@
 #include <unistd.h>
 
 #include "tp/atomicfile.h"
+#include "tp/transport.h"
 #include "tp/log.h"
 #include "tp/sysinfo.h"
 #include "tp_test.h"
+
+/* Whether a library whose file name holds name is mapped in this process. */
+static bool mapped(const char *name)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[1024];
+    bool yes = false;
+    while (!yes && fgets(line, sizeof line, f))
+        yes = strstr(line, name) != NULL;
+    fclose(f);
+    return yes;
+}
 
 #define FIXTURE TP_SOURCE_ROOT "/tests/fixtures/sysinfo"
 
@@ -134,12 +149,27 @@ static void live_system(void **state)
         assert_true(json_is_array(json_object_get(nic, "addresses")));
     }
     json_t *lib = json_object_get(doc, "libraries");
+    assert_true(strlen(str_at(lib, "jansson")) > 0);
+    assert_true(strlen(str_at(lib, "libsodium")) > 0);
+    /* libfabric is loaded on first use (src/fabric/ofi_lib.c): a process
+     * that used no ofi transport has neither it nor the psm libraries it
+     * links (libinfinipath's constructor and signal handler), and its
+     * document names no libfabric version */
+    assert_false(mapped("libfabric.so"));
+    assert_false(mapped("libinfinipath.so"));
+    assert_false(mapped("libpsm2.so"));
+    assert_null(json_object_get(lib, "libfabric"));
+    json_decref(doc);
+    /* once the fabric layer loaded it, its version is there */
+    assert_true(strlen(tp_ofi_version()) > 0);
+    assert_true(mapped("libfabric.so"));
+    doc = tp_sysinfo_json(NULL);
+    assert_non_null(doc);
+    lib = json_object_get(doc, "libraries");
     unsigned major, minor;
     char extra;
     assert_int_equal(sscanf(str_at(lib, "libfabric"), "%u.%u%c", &major, &minor, &extra), 2);
     assert_true(major >= 1);
-    assert_true(strlen(str_at(lib, "jansson")) > 0);
-    assert_true(strlen(str_at(lib, "libsodium")) > 0);
     json_decref(doc);
 
     json_t *empty = tp_sysinfo_json(""); /* "" means the live system too */

@@ -84,4 +84,17 @@ done
 run_rc 2 "$WORK/bad.out" timeout 20 "$TP" coll -n 2 --transport ofi --provider no-such-provider --sizes 8
 check "a bad provider name exits 2" test $? -eq 0
 check "... naming it" grep_q "provider 'no-such-provider'" "$WORK/bad.out"
+
+# libfabric is loaded on first use (src/fabric/ofi_lib.c): where it cannot
+# be (here a file of that name that is no library, found first through
+# LD_LIBRARY_PATH), an ofi run says so and exits 2, and a run of the kernel
+# transports does not notice
+mkdir -p "$WORK/nofab" && : >"$WORK/nofab/libfabric.so.1"
+run_rc 2 "$WORK/nofab.out" env LD_LIBRARY_PATH="$WORK/nofab" timeout 20 "$TP" coll -n 2 \
+    --intra fabric --transport ofi --provider "${PROVS[0]}" --sizes 8 --json "$WORK/nofab.json"
+check "libfabric that cannot be loaded: an ofi run exits 2" test $? -eq 0
+check "... saying libfabric could not be loaded, and why" grep_q "libfabric could not be loaded: .*libfabric.so.1" "$WORK/nofab.out"
+check "... with a valid document saying so" bash -c "/usr/bin/python3 '$SRC/tests/integration/validate.py' '$SCHEMA' '$WORK/nofab.json' && grep -q 'libfabric could not be loaded' '$WORK/nofab.json'"
+run_rc 0 "$WORK/nofab-tcp.out" env LD_LIBRARY_PATH="$WORK/nofab" timeout 60 "$TP" coll -n 2 --intra fabric --sizes 8
+check "... while a tcp run in the same environment works" test $? -eq 0
 finish
