@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # build
-pkgs=(gcc make pkg-config meson ninja-build)
+pkgs=(build-essential gcc make pkg-config meson ninja-build git)
 # libraries (docs/architecture.md, "Dependencies")
 pkgs+=(libfabric-dev libfabric-bin libsodium-dev libjansson-dev)
 # storage: io_uring, block-device signatures, checksums (xxHash: XXH3)
