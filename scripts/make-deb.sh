@@ -45,6 +45,20 @@ else
         --exclude=./results --exclude="./$work" -cf - . | tar -xf - -C "$src"
 fi
 echo "$tree_version" >"$src/.version"
+# The package's version is the binary's: a build of a commit after the
+# release (0.1.0+git.N.gHASH) gets a changelog entry of its own on top of
+# the export's debian/changelog, so each commit's package sorts after the
+# one before it (N grows) and after the release, and apt upgrades from one
+# build to the next. The tree's own changelog is not touched.
+if [ "$tree_version" != "$version" ]; then
+    when=$(git log -1 --format=%aD 2>/dev/null) || when=$(date -R)
+    who=$(dpkg-parsechangelog -l debian/changelog -S Maintainer)
+    { printf 'trainpath (%s) unstable; urgency=medium\n\n' "$tree_version"
+      printf '  * A build of the tree after %s: %s.\n\n' "$version" "$tree_version"
+      printf ' -- %s  %s\n\n' "$who" "$when"
+      cat debian/changelog; } >"$src/debian/changelog"
+    version=$tree_version
+fi
 echo "make-deb: building trainpath $version (binary: $tree_version) in $src, $jobs jobs"
 
 t0=$(date +%s)

@@ -16,7 +16,10 @@ done
 
 base=$(meson introspect --projectinfo "$SRC/meson.build" |
     /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
-version=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)
+release=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)
+# the package's version is the binary's (docs/install.md, "The version"):
+# each commit's package sorts after the one before and after the release
+version=$(sh "$SRC/scripts/version.sh" "$SRC" "$base")
 arch=$(dpkg --print-architecture)
 DEB=$WORK/dist/trainpath_${version}_$arch.deb
 
@@ -85,6 +88,15 @@ sed 's/^/# /' "$WORK/version.out"
 check "the extracted binary runs --version (exit $rc)" test "$rc" -eq 0
 check "... and shows meson's version $base (a release or $base+git.N.gHASH)" \
     grep -qE "^trainpath ${base//./\\.}(\+git\.[0-9]+\.g[0-9a-f]+(\.dirty)?)?$" "$WORK/version.out"
+check "... the package's Version ($(dpkg-deb -f "$DEB" Version)) is the binary's" \
+    test "trainpath $(dpkg-deb -f "$DEB" Version)" = "$(head -n 1 "$WORK/version.out")"
+if [ "$version" != "$release" ]; then
+    check "... and apt upgrades to it from the release $release" dpkg --compare-versions "$version" gt "$release"
+    # the next commit's package: N + 1 sorts after this one, whatever the hash
+    n=${version#*+git.}; n=${n%%.*}
+    check "... and from it to the next commit's (N=$((n + 1)))" \
+        dpkg --compare-versions "$base+git.$((n + 1)).g0000000" gt "$version"
+fi
 # as tests/integration/report/validate_quick.sh runs it: 0 or 1 (1 is the
 # audit's critical finding on a test machine, a verdict); 2 is a failure
 t0=$(date +%s)
