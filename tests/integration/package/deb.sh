@@ -93,9 +93,9 @@ check "... the package's Version ($(dpkg-deb -f "$DEB" Version)) is the binary's
 if [ "$version" != "$release" ]; then
     check "... and apt upgrades to it from the release $release" dpkg --compare-versions "$version" gt "$release"
     # the next commit's package: N + 1 sorts after this one, whatever the hash
-    n=${version#*+git.}; n=${n%%.*}
-    check "... and from it to the next commit's (N=$((n + 1)))" \
-        dpkg --compare-versions "$base+git.$((n + 1)).g0000000" gt "$version"
+    commits=${version#*+git.}; commits=${commits%%.*}
+    check "... and from it to the next commit's (N=$((commits + 1)))" \
+        dpkg --compare-versions "$base+git.$((commits + 1)).g0000000" gt "$version"
 fi
 # as tests/integration/report/validate_quick.sh runs it: 0 or 1 (1 is the
 # audit's critical finding on a test machine, a verdict); 2 is a failure
