@@ -26,10 +26,29 @@ static int mpi_fail(int mrc, const char *what, tp_error *err)
     return tp_error_set(err, TP_EPEER, "MPI %s failed: %.*s", what, len, text);
 }
 
+/* Open MPI 4.1's MPI_Init under srun's PMIx, with the modex's data collected
+ * by the fence (its default), can take a faster peer's first message while it
+ * still waits for that fence, before its PML registered the receive
+ * callbacks: the TCP BTL then calls a NULL callback
+ * (mca_btl_base_active_message_trigger[tag].cbfunc) and the rank dies with
+ * signal 11 at PC=0 (docs/reliability.md, "The start-up crash under srun":
+ * a core, and the steps counted with and without this). Without the data
+ * collected (the fence a plain barrier, a peer's endpoint looked up at the
+ * first message to it) it did not. A setting of the user's own, in the
+ * environment, wins. */
+static void mpi_before_init(void)
+{
+#ifdef OMPI_MAJOR_VERSION
+    setenv("OMPI_MCA_pmix_base_collect_data", "0", 0);
+#endif
+}
+
 static int mpi_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err)
 {
     int inited = 0, provided, rank, size;
     MPI_Initialized(&inited);
+    if (!inited)
+        mpi_before_init();
     if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return tp_error_set(err, TP_ESYS, "MPI_Init_thread failed (not started by mpirun/srun?)");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
