@@ -104,6 +104,30 @@ static int check_files(const struct tp__validate_ctx *c, tp_error *err)
     return 0;
 }
 
+/* tp__validate_clear on this node; in a group, every node says how it
+ * went (rc) and waits for the others, so none writes into a shared folder
+ * that another is still clearing, and one node's failure fails all. */
+static int clear_outdir(const struct tp__validate_ctx *c, struct tp_boot *b, int rc,
+                        tp_error *err)
+{
+    if (rc == 0)
+        rc = tp__validate_clear(c->outdir, err);
+    if (!b)
+        return rc;
+    char mine[600] = "", **all = NULL;
+    if (rc)
+        snprintf(mine, sizeof mine, "%.590s", err->msg[0] ? err->msg : "failed");
+    int grc = tp_boot_allgather(b, mine, &all, err);
+    if (grc)
+        return grc;
+    for (int r = 0; r < tp_boot_size(b) && !rc; r++)
+        if (all[r] && all[r][0])
+            rc = tp_error_set(err, TP_EUSAGE, "node %s (rank %d): %s", tp_boot_host(b, r), r,
+                              all[r]);
+    tp_boot_free_strings(all, tp_boot_size(b));
+    return rc;
+}
+
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
 {
     struct tp__validate_ctx *c = calloc(1, sizeof *c);
@@ -193,12 +217,17 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
             tp_boot_free_strings(all, tp_boot_size(b));
         }
     }
+    bool grouped = rc == 0 && b; /* the nodes agree on the folder from here */
     if (rc == 0)
         snprintf(c->outdir, sizeof c->outdir, "%s", c->out ? c->out : stamp);
     if (rc == 0 && tp__validate_mkdirs(c->outdir) < 0)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--out %s: cannot create the folder", c->outdir);
     if (rc == 0 && access(c->outdir, W_OK | X_OK) != 0)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--out %s: not writable", c->outdir);
+    /* a run reads only what it wrote: an earlier run's files under the
+     * names this one writes go first, on every node before any writes */
+    if (rc == 0 || grouped)
+        rc = clear_outdir(c, grouped ? b : NULL, rc, err);
     if (rc == 0) {
         snprintf(c->dir, sizeof c->dir, "/var/tmp/trainpath-validate.XXXXXX");
         if (!mkdtemp(c->dir)) {
