@@ -38,7 +38,8 @@ struct tp__validate_ctx {
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
-    char keyfile[4200]; /* allocation: the session key of the net servers */
+    char keyfile[4200]; /* allocation: the session key of the net servers (/proc/self/fd/N) */
+    int keyfd;          /* its memfd, inherited by the children; -1: none */
     char addr[64];      /* the address the net server listens on */
     char port[16];
     char plan[4200]; /* the plan file, once written */

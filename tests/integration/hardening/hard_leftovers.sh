@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Class 2 of the third hardening round (docs/reliability.md, "Hardening
-# III"): what one run leaves must not reach another. A validation reads
-# only what it wrote: an earlier run's files in the same --out (a server
-# log naming an old port, the documents of tests this run did not get to)
-# are gone before it starts, on one host and across nodes.
+# Classes 2 and 6 of the third hardening round (docs/reliability.md,
+# "Hardening III"): what one run leaves must not reach another. A
+# validation reads only what it wrote: an earlier run's files in the same
+# --out (a server log naming an old port, the documents of tests this run
+# did not get to) are gone before it starts, on one host and across nodes.
+# And a run that is killed (SIGKILL) leaves no secret behind: the session
+# key of a fleet's net servers is never on a disk, and the scratch folder
+# of a killed run is removed by the next run's start.
 . "$(dirname "$0")/../lib.sh"
 
 wait_for() { for _ in $(seq 300); do "$@" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 # stale DIR MARK: the files in DIR not newer than MARK (an earlier run's),
 # but the history (a history gathers runs) and a file of the user's
 stale() { find "$1" -type f ! -newer "$2" ! -name history.sqlite ! -name notes.txt | sort; }
+scratch() { find /var/tmp -maxdepth 1 -name 'trainpath-validate.*' 2>/dev/null | sort; }
 # fleet DIR TAG: validate --only net on 2 ranks (the env launcher) into DIR,
 # in the background; their pids in vpid[]
 fleet() {
@@ -72,4 +76,40 @@ done
 check "... nothing of the run before left" test -z "$(stale "$WORK/q" "$WORK/mark")"
 check "... its report has no sdc document's row" eval "! grep -q '<td>sdc</td>' '$WORK/q/report.html'"
 
+# --- class 6: no secret left behind ---
+
+scratch >"$WORK/scratch.before"
+fleet "$WORK/k" k
+# its net servers: children of the two validates (timeout's children)
+mine() { local v; for v in $(pgrep -P "${vpid[0]}") $(pgrep -P "${vpid[1]}"); do
+    pgrep -P "$v" -f "net serve --bind"; done | tr '\n' ' '; }
+servers=""
+for _ in $(seq 300); do
+    servers=$(mine)
+    [ "$(echo $servers | wc -w)" -ge 2 ] && break
+    sleep 0.1
+done
+check "killed fleet: both net servers started" test "$(echo $servers | wc -w)" -ge 2
+# the key as a server reads it (root may read another process's descriptors)
+key=""
+for s in $servers; do
+    kf=$(tr '\0' '\n' <"/proc/$s/cmdline" | grep -A1 -- --key-file | tail -1)
+    key=$(cat "${kf/\/proc\/self\//\/proc\/$s\/}" 2>/dev/null) && [ -n "$key" ] && break
+done
+check "... the session key read from a server" test "${#key}" -ge 32
+kill -9 "${vpid[0]}" "${vpid[1]}" $(pgrep -P "${vpid[0]}") $(pgrep -P "${vpid[1]}") 2>/dev/null
+wait "${vpid[0]}" "${vpid[1]}" 2>/dev/null
+alive() { local s; for s in $servers; do kill -0 "$s" 2>/dev/null && echo "$s"; done; }
+for _ in $(seq 50); do [ -z "$(alive)" ] && break; sleep 0.1; done
+check "... SIGKILL: its net servers end with it" test -z "$(alive)"
+scratch >"$WORK/scratch.after"
+killed=$(comm -13 "$WORK/scratch.before" "$WORK/scratch.after")
+check "... its scratch folders ($(echo $killed | wc -w)) hold no net.key" \
+    test -z "$(find $killed -name net.key 2>/dev/null)"
+check "... the key in no file it could write (scratch, /dev/shm, --out)" \
+    test -z "$(grep -rlF -- "$key" $killed /dev/shm "$WORK/k" 2>/dev/null)"
+check "the next run passes" run_rc 0 "$WORK/n.out" timeout 60 "$TP" validate --only sdc --out "$WORK/n"
+left=""
+for d in $killed; do [ -e "$d" ] && left="$left $d"; done
+check "... and removed the killed runs' scratch folders ($(echo $killed | wc -w))" test -z "$left"
 finish
