@@ -43,4 +43,26 @@ int tp_file_open(const char *path, const char *what, size_t max_bytes, unsigned 
 /* "a FIFO", "a folder", "a character device", ... for st_mode's file type. */
 const char *tp_file_type_name(unsigned mode);
 
+/* A path a command reads or writes, and what named it ("--json", "the plan
+ * file", "FILE"). A NULL path is skipped. An input that is a folder stands
+ * for its files that end in folder_ext (".json"; NULL: none), at any depth:
+ * what a reader of the folder reads. */
+struct tp_file_arg {
+    const char *what, *path;
+    const char *folder_ext;
+};
+
+/* An output must never be an input: refuse, before anything is written,
+ * an output in outs[] that is the same file as an input in ins[] or as
+ * another output, by device and inode, so through symbolic links, hard
+ * links and any spelling of the path; or that is a file an input folder
+ * stands for. "-" is standard input as an input and standard output as an
+ * output, compared when it is a regular file (`cmd --out F - <F`); a
+ * terminal, pipe or device is never the same file as another. An output
+ * that does not exist yet is nobody's input. Returns 0, or TP_EUSAGE
+ * naming both: "--json F is the plan file P: writing it would destroy what
+ * is read; write it elsewhere". */
+int tp_file_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
+                     size_t nin, tp_error *err);
+
 #endif

@@ -293,6 +293,26 @@ static int rules_cmd(int argc, char **argv)
     return 0;
 }
 
+/* --json against what the audit reads (--policy, --facts, each --results,
+ * the fleet's facts files): 0, or the clash said (cli_distinct). */
+static int distinct(const struct opts *o)
+{
+    struct tp_file_arg out = {"--json", o->json, NULL}, ins[2 + MAX_RESULTS + 64];
+    size_t n = 0;
+    ins[n++] = (struct tp_file_arg){"--policy", o->policy, NULL};
+    ins[n++] = (struct tp_file_arg){"--facts", o->facts, NULL};
+    for (int i = 0; i < o->nresults; i++)
+        ins[n++] = (struct tp_file_arg){"--results", o->results[i], ".json"};
+    int rc = cli_distinct(&out, 1, ins, n);
+    for (int i = 0; rc == 0 && i < o->nfleet; i += 64) {
+        size_t k = 0;
+        for (; k < 64 && i + (int)k < o->nfleet; k++)
+            ins[k] = (struct tp_file_arg){"the facts file", o->fleet[i + (int)k], NULL};
+        rc = cli_distinct(&out, 1, ins, k);
+    }
+    return rc;
+}
+
 int cmd_check(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "facts") == 0)
@@ -306,11 +326,13 @@ int cmd_check(int argc, char **argv)
         return 0;
     if (rc == 0 && !o.policy && o.fleet)
         rc = tp_error_set(&err, TP_EUSAGE, "--fleet needs --policy FILE");
+    if (distinct(&o)) /* before a refusal writes its document over an input */
+        return NAGIOS_UNKNOWN;
     if (rc) {
         /* bad input: UNKNOWN, and with --json a document that says why
          * (when its folder can take one) */
         cli_fail(&err);
-        if (o.json && tp_result_path_ok(o.json, NULL) == 0)
+        if (cli_refusal_path_ok(o.json))
             return finish_doc(tp_result_new(o.fleet ? "check fleet" : "check", NULL), o.json, rc,
                               &err);
         return NAGIOS_UNKNOWN;

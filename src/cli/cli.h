@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "tp/error.h"
+#include "tp/file.h"
 #include "tp/group.h"
 
 /* Each command returns the process exit status. argv[0] is the command name. */
@@ -33,10 +34,24 @@ int cli_fail(const tp_error *err);
 const char *cli_json_arg(int argc, char **argv);
 
 /* A run refused before it started: cli_fail(err), then, when json names a
- * usable --json FILE (tp_result_path_ok) and err is TP_EUSAGE, a failed
+ * usable --json FILE (cli_refusal_path_ok) and err is TP_EUSAGE, a failed
  * result document of command ("coll", "io commit") whose status says why,
  * as every command writes one. Returns cli_fail's exit code. */
 int cli_refuse(const char *command, const char *json, const tp_error *err);
+
+/* Whether a refusal may write its failed document at json: a usable path
+ * (tp_result_path_ok) that holds nothing yet, an earlier result document,
+ * or no regular file. Any other file may be an input that the refusal came
+ * before reading (`plan --bogus P --json P`), and is left as it is. */
+bool cli_refusal_path_ok(const char *json);
+
+/* An output that is an input (tp_file_distinct: the same file, through
+ * links, "-" as standard input or output), refused before anything is
+ * written: the message printed (cli_fail) and its exit code (2) returned,
+ * with no document written anywhere, since --json may be the very input.
+ * 0 when every output is distinct. */
+int cli_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
+                 size_t nin);
 
 /* Where a command's table for people goes: stderr when the document goes
  * to stdout (--json -), so that stdout carries only the document; else
@@ -95,6 +110,10 @@ int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *e
  * (launcher_name).
  * TP_EUSAGE naming the option. */
 int cli_group_check(struct tp_group_opts *g, tp_error *err);
+
+/* --json and trace (--trace, or NULL) against --key-file, workload
+ * (--workload, or NULL) and each other: cli_distinct's. */
+int cli_group_distinct(const struct tp_group_opts *g, const char *trace, const char *workload);
 
 /* On the process that will be rank 0: cli_json_path_ok for --json. */
 int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err);

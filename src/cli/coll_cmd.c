@@ -241,6 +241,10 @@ int cmd_coll(int argc, char **argv)
     p.job.bench.sizes = p.sizes;
     if (rc == 0)
         rc = tp_coll_job_check_group(&p.job, &p.g, &err);
+    if (cli_group_distinct(&p.g, p.job.trace, NULL)) { /* before any refusal's document */
+        free(p.sizes);
+        return 2;
+    }
     if (rc == 0)
         rc = cli_group_json_ok(&p.g, &err);
     if (rc == 0 && p.job.trace && tp_boot_will_be_rank0(p.g.launcher_name))

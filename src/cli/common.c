@@ -8,8 +8,10 @@
  * printed as one line of safe text (tp_text_safe), so no escape sequence,
  * carriage return or newline of theirs reaches the terminal. */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "tp/file.h"
 #include "tp/intr.h"
 #include "tp/log.h"
 #include "tp/progress.h"
@@ -39,10 +41,27 @@ const char *cli_json_arg(int argc, char **argv)
     return json;
 }
 
+bool cli_refusal_path_ok(const char *json)
+{
+    if (!json || tp_result_path_ok(json, NULL) != 0)
+        return false;
+    struct stat st;
+    if (strcmp(json, "-") == 0 || stat(json, &st) != 0 || !S_ISREG(st.st_mode))
+        return true;
+    /* an earlier document is replaced; any other file may be an input */
+    char head[256] = "";
+    FILE *f = fopen(json, "rb");
+    size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
+    if (f)
+        fclose(f);
+    head[n] = 0;
+    return n == 0 || strstr(head, "\"schema\": \"trainpath.result/") != NULL;
+}
+
 int cli_refuse(const char *command, const char *json, const tp_error *err)
 {
     int code = cli_fail(err);
-    if (!json || err->code != TP_EUSAGE || tp_result_path_ok(json, NULL) != 0)
+    if (err->code != TP_EUSAGE || !cli_refusal_path_ok(json))
         return code;
     json_t *doc = tp_result_new(command, NULL);
     if (!doc)
@@ -53,6 +72,13 @@ int cli_refuse(const char *command, const char *json, const tp_error *err)
         cli_fail(&werr);
     json_decref(doc);
     return code;
+}
+
+int cli_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
+                 size_t nin)
+{
+    tp_error err = {0};
+    return tp_file_distinct(outs, nout, ins, nin, &err) ? cli_fail(&err) : 0;
 }
 
 FILE *cli_table_out(const char *json)

@@ -86,6 +86,14 @@ int cli_group_json_ok(const struct tp_group_opts *g, tp_error *err)
     return 0;
 }
 
+int cli_group_distinct(const struct tp_group_opts *g, const char *trace, const char *workload)
+{
+    const struct tp_file_arg outs[] = {{"--json", g->json, NULL}, {"--trace", trace, NULL}};
+    const struct tp_file_arg ins[] = {{"--key-file", g->key_file, NULL},
+                                      {"--workload", workload, NULL}};
+    return cli_distinct(outs, 2, ins, 2);
+}
+
 const char *cli_group_json(const struct tp_group_opts *g, int argc, char **argv)
 {
     const char *json = g->json ? g->json : cli_json_arg(argc, argv);

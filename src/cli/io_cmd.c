@@ -259,6 +259,10 @@ int cmd_io(int argc, char **argv)
     int rc = parse(argc, argv, &p, &err);
     if (rc == 1)
         return 0;
+    const struct tp_file_arg out = {"--json", p.json, NULL},
+                             in = {"--mountinfo", p.o.mountinfo, NULL};
+    if (cli_distinct(&out, 1, &in, 1)) /* before a refusal writes over the input */
+        return 2;
     if (rc == 0 && p.json)
         rc = tp_result_path_ok(p.json, &err);
     char cmd[32];

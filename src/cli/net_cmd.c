@@ -342,6 +342,13 @@ int cmd_net(int argc, char **argv)
         free(p.sizes);
         return 0;
     }
+    /* --json never over the key (no failed document either) */
+    const struct tp_file_arg out = {"--json", p.json, NULL},
+                             in = {"--key-file", p.s.key_file, NULL};
+    if (cli_distinct(&out, 1, &in, 1)) {
+        free(p.sizes);
+        return 2;
+    }
     if (!rc)
         rc = validate(&p, argc - 1, argv + 1, &err);
     if (!p.s.bind)
@@ -364,7 +371,7 @@ int cmd_net(int argc, char **argv)
         doc = tp_result_new(command, cfg);
         p.c.progress_line = cli_progress(false, p.json);
         rc = tp_net_run(&p.c, doc, &err);
-    } else if (p.json && (rc == TP_EUSAGE && tp_result_path_ok(p.json, NULL) == 0)) {
+    } else if (rc == TP_EUSAGE && cli_refusal_path_ok(p.json)) {
         /* bad input: still leave a document that says why */
         doc = tp_result_new(command, json_pack("{s:s}", "test", tests[p.c.test]));
     }

@@ -227,6 +227,12 @@ static int plan_file(int argc, char **argv)
         rc = tp_error_set(&err, TP_EUSAGE, optind < argc ? "%s: one plan file, please"
                                                          : "a plan file is needed%s",
                           optind < argc ? argv[argc - 1] : "");
+    /* before any refusal writes its document: --json may be the plan */
+    const struct tp_file_arg out = {"--json", json ? json : cli_json_arg(argc, argv), NULL},
+                             in = {"the plan file", optind < argc ? argv[argc - 1] : NULL, NULL};
+    int drc = cli_distinct(&out, 1, &in, 1);
+    if (drc)
+        return drc;
     if (rc == 0 && json)
         rc = tp_result_path_ok(json, &err);
     if (rc)

@@ -325,6 +325,27 @@ static int sub_prom(struct opts *o)
     return emit(o, j, &err) ? cli_fail(&err) : 0;
 }
 
+/* --out, --json and (add's) --db against the documents, folders and files
+ * named and (the others') --db: an output that is an input refused, its
+ * exit code returned (0: none). */
+static int distinct(const struct opts *o, bool add)
+{
+    struct tp_file_arg outs[3] = {{"--out", o->out, NULL}, {"--json", o->json, NULL}}, *ins;
+    size_t nout = 2, nin = 0;
+    if (!(ins = calloc((size_t)o->nargs + 1, sizeof *ins)))
+        return 0; /* out of memory: the subcommand says so */
+    const struct tp_file_arg db = {"--db", db_path(o), NULL};
+    if (add)
+        outs[nout++] = db; /* written; the others read it */
+    else
+        ins[nin++] = db;
+    for (int i = 0; i < o->nargs; i++)
+        ins[nin++] = (struct tp_file_arg){"the input", o->args[i], ".json"};
+    int rc = cli_distinct(outs, nout, ins, nin);
+    free(ins);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct {
@@ -351,9 +372,12 @@ int cmd_report(int argc, char **argv)
         int rc = parse(argc - 1, argv + 1, &o, &err);
         if (rc == 1)
             return 0;
+        bool gate = strcmp(subs[i].name, "gate") == 0;
+        if (rc != 1 && distinct(&o, strcmp(subs[i].name, "add") == 0))
+            return gate ? TP_GATE_UNKNOWN : 2;
         if (rc) {
             cli_fail(&err);
-            return strcmp(subs[i].name, "gate") == 0 ? TP_GATE_UNKNOWN : tp_exit_code(rc);
+            return gate ? TP_GATE_UNKNOWN : tp_exit_code(rc);
         }
         return subs[i].run(&o);
     }

@@ -314,6 +314,10 @@ int cmd_step(int argc, char **argv)
         return 0;
     if (rc == 0)
         rc = tp_step_prepare(&p.s, &p.g, &err);
+    if (cli_group_distinct(&p.g, p.s.o.trace, p.s.workload)) { /* before any refusal's document */
+        tp_step_workload_free((struct tp_step_workload *)p.s.o.workload);
+        return 2;
+    }
     if (rc == 0)
         rc = cli_group_json_ok(&p.g, &err);
     if (rc == 0 && p.s.o.trace && tp_boot_will_be_rank0(p.g.launcher_name))

@@ -234,6 +234,15 @@ int cmd_validate(int argc, char **argv)
     if (rc == 0 && !sim.fleet && sim.json)
         rc = tp_error_set(&err, TP_EUSAGE, "--json: validate writes a results folder (--out); "
                           "--json is for --simulate");
+    { /* no output over an input, and no refusal's document over one either */
+        const struct tp_file_arg outs[] = {
+            {"--json", sim.json, NULL}, {"--db", o.db, NULL}, {"--prometheus", o.prom, NULL}};
+        const struct tp_file_arg ins[] = {{"--simulate", sim.fleet, NULL},
+                                          {"--policy", o.policy, NULL},
+                                          {"--key-file", o.key_file, NULL}};
+        if (cli_distinct(outs, 3, ins, 3))
+            return 2;
+    }
     if (rc)
         return sim.fleet ? cli_refuse("validate simulate", sim.json, &err) : cli_fail(&err);
     if (sim.fleet) {

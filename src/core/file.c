@@ -148,3 +148,76 @@ int tp_file_open(const char *path, const char *what, size_t max_bytes, unsigned 
     *out = f;
     return 0;
 }
+
+/* The file at path ("-": standard input or output, by fd); false when it
+ * does not exist or "-" is not a regular file. */
+static bool file_id(const char *path, int std_fd, struct stat *st)
+{
+    if (strcmp(path, "-") == 0)
+        return fstat(std_fd, st) == 0 && S_ISREG(st->st_mode);
+    return stat(path, st) == 0;
+}
+
+static bool same(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Is out a file whose name ends in ext inside the input folder of
+ * identity i, at any depth? */
+static bool in_folder(const char *out, const struct stat *i, const char *ext)
+{
+    size_t len = strlen(out), el = strlen(ext);
+    if (len < el || strcmp(out + len - el, ext) != 0)
+        return false;
+    char dir[4096];
+    if (!realpath(out, dir))
+        return false;
+    for (char *slash; (slash = strrchr(dir, '/'));) {
+        slash[slash == dir] = '\0';
+        struct stat d;
+        if (stat(dir, &d) == 0 && same(&d, i))
+            return true;
+        if (slash == dir)
+            break;
+    }
+    return false;
+}
+
+/* o is x (is: "is", "is also", ...): refused, naming both. x_std: what
+ * "-" is as x ("standard input", "standard output"). */
+static int clash(const struct tp_file_arg *o, const struct tp_file_arg *x, const char *is,
+                 const char *x_std, tp_error *err)
+{
+    bool o_dash = strcmp(o->path, "-") == 0, x_dash = strcmp(x->path, "-") == 0;
+    return tp_error_set(err, TP_EUSAGE,
+                        "%s %s%s %s %s %s%s%s%s: writing it would destroy what is read; write "
+                        "it elsewhere",
+                        o->what, o->path, o_dash ? " (standard output)" : "", is, x->what, x->path,
+                        x_dash ? " (" : "", x_dash ? x_std : "", x_dash ? ")" : "");
+}
+
+int tp_file_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
+                     size_t nin, tp_error *err)
+{
+    for (size_t k = 0; k < nout; k++) {
+        const struct tp_file_arg *o = &outs[k];
+        struct stat so, si;
+        if (!o->path || !file_id(o->path, STDOUT_FILENO, &so) || !S_ISREG(so.st_mode))
+            continue;
+        for (size_t i = 0; i < nin; i++) {
+            const struct tp_file_arg *x = &ins[i];
+            if (!x->path || !file_id(x->path, STDIN_FILENO, &si))
+                continue;
+            if (same(&so, &si))
+                return clash(o, x, "is", "standard input", err);
+            if (S_ISDIR(si.st_mode) && x->folder_ext && strcmp(o->path, "-") != 0 &&
+                in_folder(o->path, &si, x->folder_ext))
+                return clash(o, x, "is in", "", err);
+        }
+        for (size_t j = 0; j < k; j++)
+            if (outs[j].path && file_id(outs[j].path, STDOUT_FILENO, &si) && same(&so, &si))
+                return clash(o, &outs[j], "is also", "standard output", err);
+    }
+    return 0;
+}

@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tp/judge.h"
@@ -107,8 +109,12 @@ static int pick_addr(const char *iface, char *out, size_t cap, tp_error *err)
     return rc;
 }
 
-/* The session key of the net servers: rank 0 draws it, every node keeps it
- * in its scratch folder (0600), so no server takes a stranger. */
+/* The session key of the net servers: rank 0 draws it, so no server takes
+ * a stranger. Every node keeps it in memory alone: a memfd (0600) that its
+ * children inherit and read as /proc/self/fd/N, never a file on a disk, so
+ * that nothing of it outlives the run, even one that is killed (SIGKILL:
+ * the memory goes with the last process holding it, and the children end
+ * with validate, die_with_parent). */
 static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *err)
 {
     char hex[65] = "";
@@ -123,8 +129,14 @@ static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *er
     int rc = tp_boot_allgather(b, hex, &all, err);
     if (rc)
         return rc;
-    snprintf(c->keyfile, sizeof c->keyfile, "%s/net.key", c->dir);
-    int fd = open(c->keyfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* not close-on-exec: the servers and tests this node starts read it */
+    int fd = memfd_create("trainpath-net-key", 0);
+    if (fd >= 0 && fchmod(fd, 0600) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    c->keyfd = fd;
+    snprintf(c->keyfile, sizeof c->keyfile, "/proc/self/fd/%d", fd);
     size_t len = strlen(all[0]);
     /* the tier's draws, the same on every node: from the key unless --seed */
     if (!c->seed) {
@@ -133,10 +145,8 @@ static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *er
             h = (h ^ (unsigned char)all[0][i]) * 1099511628211ull;
         c->seed = h ? h : 1;
     }
-    if (fd < 0 || write(fd, all[0], len) != (ssize_t)len)
-        rc = tp_error_errno(err, TP_ESYS, errno, "%s", c->keyfile);
-    if (fd >= 0)
-        close(fd);
+    if (fd < 0 || pwrite(fd, all[0], len, 0) != (ssize_t)len)
+        rc = tp_error_errno(err, TP_ESYS, errno, "the session key in memory (memfd)");
     tp_boot_free_strings(all, tp_boot_size(b));
     return rc;
 }
@@ -404,6 +414,10 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     }
     if (net)
         tp__validate_control_close(c, b, ctl, end_rc);
+    if (c->keyfd >= 0) /* the session key: gone with the last child holding it */
+        close(c->keyfd);
+    c->keyfd = -1;
+    c->keyfile[0] = 0;
     tp_triage_free(tri);
     free(mine);
     json_decref(tests);

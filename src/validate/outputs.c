@@ -2,12 +2,17 @@
  * file of the machine measured (fed with its own result documents), the
  * history database (one batch per validation), the Prometheus textfile and
  * the HTML report, all in the results folder. Each is written even when
- * another failed, and each failure is said once. */
+ * another failed, and each failure is said once. Before a run starts, what
+ * an earlier run left there under the names it writes is removed: a run
+ * reads only what it wrote. */
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tp/history.h"
 #include "tp/html.h"
@@ -52,6 +57,80 @@ int tp__validate_mkdirs(const char *path)
         *p = '/';
     }
     return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Is name (a file's, without its folder) one a validation writes? The
+ * temporary file of an atomic write, ".NAME.tmp.XXXXXX", counts as NAME. */
+static bool ours(const char *name)
+{
+    static const char *const fixed[] = {"net-serve.log", "plan-this-machine.yaml", "report.html",
+                                        "fleet.json",    "fleet.jsonl",            "nodes.jsonl"};
+    static const char *const ext[] = {".trace.json", ".json", ".log"};
+    size_t len = strlen(name);
+    const char *tmp = name[0] == '.' ? strstr(name, ".tmp.") : NULL;
+    if (tmp && strlen(tmp) == sizeof ".tmp.XXXXXX" - 1) {
+        name++;
+        len = (size_t)(tmp - name);
+    }
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (strlen(fixed[i]) == len && strncmp(name, fixed[i], len) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t el = strlen(ext[i]);
+        if (len > el && strncmp(name + len - el, ext[i], el) == 0 &&
+            tp__validate_test_named(name, len - el))
+            return true;
+    }
+    return false;
+}
+
+/* nftw has no context: the clearing's first failure */
+static char clear_failed[4400];
+static int clear_errno;
+
+static int clear_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    int rc = 0;
+    if (flag == FTW_DP) /* a folder of nodes/, pairs/, groups/ it emptied */
+        rmdir(path);
+    else if (flag == FTW_F || flag == FTW_SL || flag == FTW_SLN)
+        rc = ours(path + ftw->base) ? unlink(path) : 0;
+    if (rc < 0 && errno != ENOENT && !clear_failed[0]) {
+        clear_errno = errno;
+        snprintf(clear_failed, sizeof clear_failed, "%s", path);
+    }
+    return 0;
+}
+
+int tp__validate_clear(const char *dir, tp_error *err)
+{
+    clear_failed[0] = 0;
+    char path[4400];
+    /* the top: its files alone (a folder of another name is not ours) */
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (ours(e->d_name) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) &&
+            unlink(path) < 0 && errno != ENOENT && !clear_failed[0]) {
+            clear_errno = errno;
+            snprintf(clear_failed, sizeof clear_failed, "%s", path);
+        }
+    }
+    if (d)
+        closedir(d);
+    static const char *const subs[] = {"nodes", "pairs", "groups"};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
+        nftw(path, clear_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    if (clear_failed[0])
+        return tp_error_errno(err, TP_EUSAGE, clear_errno,
+                              "--out %s: cannot remove %s, an earlier run's, which this run would "
+                              "write",
+                              dir, clear_failed);
+    return 0;
 }
 
 void tp__validate_hist_open(const struct tp__validate_ctx *c, struct tp__validate_hist *vh)

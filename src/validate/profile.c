@@ -15,6 +15,7 @@
 
 #include "tp/gpu.h"
 #include "tp/validate.h"
+#include "validate_int.h"
 
 enum { QUICK, STANDARD, EXTENDED, NPROFILES };
 
@@ -257,6 +258,14 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
         out->n++;
     }
     return 0;
+}
+
+bool tp__validate_test_named(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (strlen(rows[i].name) == len && strncmp(rows[i].name, name, len) == 0)
+            return true;
+    return false;
 }
 
 int tp_validate_sdc_soak(struct tp_validate_list *l, const char *only, double minutes,

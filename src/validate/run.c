@@ -229,6 +229,10 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
     args[k++] = "--json";
     args[k++] = json;
     args[k] = NULL;
+    /* its document is the one this run of it writes, or none: never one
+     * left at that path before (a test that is killed writes none) */
+    unlink(json);
+    unlink(trace);
     double s0 = tp__validate_now_s();
     t->rc = run(c, args, log, tp__validate_deadline_s(t), t->why, sizeof t->why);
     t->took_s = tp__validate_now_s() - s0;
@@ -260,19 +264,24 @@ int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp
         argv[k++] = c->keyfile;
     }
     argv[k] = NULL;
+    /* emptied here, before the port is looked for in it: never an earlier
+     * server's line */
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "%s", log);
     pid_t parent = getpid(), pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(fd);
         return tp_error_errno(err, TP_ESYS, errno, "fork");
+    }
     if (pid == 0) {
         die_with_parent(parent);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
+        dup2(fd, 1);
+        dup2(fd, 2);
         execve("/proc/self/exe", (char *const *)argv, c->envp ? c->envp : environ);
         _exit(127);
     }
+    close(fd);
     c->server = pid;
     for (int i = 0; i < 200; i++) {
         FILE *f = fopen(log, "r");

@@ -5,11 +5,13 @@
  * folder for io and step, and the mode: this host alone (host.c) or one
  * node of an allocation (alloc.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +45,62 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 static void rm_tree(const char *path)
 {
     nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The scratch folders are /var/tmp/trainpath-validate.XXXXXX, each with a
+ * lock file, .lock, that its run holds (flock) for as long as it runs; the
+ * kernel drops the lock however the run ends. A run that was killed
+ * (SIGKILL, the OOM killer, a job's hard limit) could remove nothing: its
+ * folder, with what io and step left in it, goes at the next run's start,
+ * as any whose lock can be taken. A folder is locked before it gets its
+ * name, so none is ever seen unlocked while its run lives; one without a
+ * lock file (an older version's, which may be running) is left alone. */
+#define SCRATCH "/var/tmp/trainpath-validate."
+#define SCRATCH_NEW "/var/tmp/.trainpath-validate."
+
+static void reap_scratch(void)
+{
+    glob_t g;
+    if (glob(SCRATCH "*", GLOB_NOSORT, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char lock[4200];
+        snprintf(lock, sizeof lock, "%s/.lock", g.gl_pathv[i]);
+        int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            rm_tree(g.gl_pathv[i]);
+        if (fd >= 0)
+            close(fd);
+    }
+    globfree(&g);
+}
+
+/* A new scratch folder into dir: made as .trainpath-validate.XXXXXX, its
+ * lock file taken, then renamed. Returns the descriptor holding the lock
+ * (close it after removing the folder), or -1 (errno) with dir empty. */
+static int make_scratch(char *dir, size_t cap)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        char tmp[64] = SCRATCH_NEW "XXXXXX", lock[80];
+        if (!mkdtemp(tmp))
+            break;
+        snprintf(lock, sizeof lock, "%s/.lock", tmp);
+        snprintf(dir, cap, SCRATCH "%s", tmp + sizeof SCRATCH_NEW - 1);
+        int fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_NOREPLACE) == 0)
+            return fd;
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        unlink(lock);
+        rmdir(tmp);
+        errno = e;
+        if (e != EEXIST)
+            break;
+    }
+    dir[0] = 0;
+    return -1;
 }
 
 /* An output file the job will write (--db, --prometheus): not a folder,
@@ -104,6 +162,30 @@ static int check_files(const struct tp__validate_ctx *c, tp_error *err)
     return 0;
 }
 
+/* tp__validate_clear on this node; in a group, every node says how it
+ * went (rc) and waits for the others, so none writes into a shared folder
+ * that another is still clearing, and one node's failure fails all. */
+static int clear_outdir(const struct tp__validate_ctx *c, struct tp_boot *b, int rc,
+                        tp_error *err)
+{
+    if (rc == 0)
+        rc = tp__validate_clear(c->outdir, err);
+    if (!b)
+        return rc;
+    char mine[600] = "", **all = NULL;
+    if (rc)
+        snprintf(mine, sizeof mine, "%.590s", err->msg[0] ? err->msg : "failed");
+    int grc = tp_boot_allgather(b, mine, &all, err);
+    if (grc)
+        return grc;
+    for (int r = 0; r < tp_boot_size(b) && !rc; r++)
+        if (all[r] && all[r][0])
+            rc = tp_error_set(err, TP_EUSAGE, "node %s (rank %d): %s", tp_boot_host(b, r), r,
+                              all[r]);
+    tp_boot_free_strings(all, tp_boot_size(b));
+    return rc;
+}
+
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
 {
     struct tp__validate_ctx *c = calloc(1, sizeof *c);
@@ -128,7 +210,8 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .min_effect = o->min_effect,
                                    .node_timeout_s = o->node_timeout_s,
                                    .on_fail = o->on_fail,
-                                   .sdc_minutes = o->sdc_minutes};
+                                   .sdc_minutes = o->sdc_minutes,
+                                   .keyfd = -1};
     int rc = check_files(c, err);
     /* the tier's name now; --budget's pick once the group's size is known */
     if (rc == 0 && c->tier && c->budget_s > 0)
@@ -193,18 +276,23 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
             tp_boot_free_strings(all, tp_boot_size(b));
         }
     }
+    bool grouped = rc == 0 && b; /* the nodes agree on the folder from here */
     if (rc == 0)
         snprintf(c->outdir, sizeof c->outdir, "%s", c->out ? c->out : stamp);
     if (rc == 0 && tp__validate_mkdirs(c->outdir) < 0)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--out %s: cannot create the folder", c->outdir);
     if (rc == 0 && access(c->outdir, W_OK | X_OK) != 0)
         rc = tp_error_errno(err, TP_EUSAGE, errno, "--out %s: not writable", c->outdir);
+    /* a run reads only what it wrote: an earlier run's files under the
+     * names this one writes go first, on every node before any writes */
+    if (rc == 0 || grouped)
+        rc = clear_outdir(c, grouped ? b : NULL, rc, err);
+    int lock = -1;
     if (rc == 0) {
-        snprintf(c->dir, sizeof c->dir, "/var/tmp/trainpath-validate.XXXXXX");
-        if (!mkdtemp(c->dir)) {
+        reap_scratch();
+        lock = make_scratch(c->dir, sizeof c->dir);
+        if (lock < 0)
             rc = tp_error_errno(err, TP_ESYS, errno, "scratch folder under /var/tmp");
-            c->dir[0] = 0;
-        }
     }
     if (rc == 0 && !(c->envp = tp__validate_child_env()))
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
@@ -221,6 +309,8 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     }
     if (c->dir[0])
         rm_tree(c->dir);
+    if (lock >= 0)
+        close(lock);
     bool lost = c->lost, done = c->done;
     free(c->envp);
     free(c);

@@ -38,7 +38,8 @@ struct tp__validate_ctx {
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
     char dir[4096];     /* the scratch folder for io and step */
     char outdir[4096];  /* the results folder */
-    char keyfile[4200]; /* allocation: the session key of the net servers */
+    char keyfile[4200]; /* allocation: the session key of the net servers (/proc/self/fd/N) */
+    int keyfd;          /* its memfd, inherited by the children; -1: none */
     char addr[64];      /* the address the net server listens on */
     char port[16];
     char plan[4200]; /* the plan file, once written */
@@ -329,7 +330,24 @@ int tp__validate_onfail_check(const char *name, tp_error *err);
 json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
                             int n, const json_t *result);
 
+/* ---- profile.c ---- */
+
+/* Is name[0..len) the name of a test of any profile (what its NAME.json,
+ * NAME.log and NAME.trace.json are named by)? */
+bool tp__validate_test_named(const char *name, size_t len);
+
 /* ---- outputs.c: the results folder ---- */
+
+/* A run reads only what it wrote: every file an earlier validation can
+ * have left in the results folder dir under a name this one writes (each
+ * test's NAME.json, NAME.log and NAME.trace.json of every profile, the net
+ * server's log, the plan, report.html, fleet.json, fleet.jsonl, nodes.jsonl,
+ * the temporary files of their atomic writes), at its top and in its
+ * nodes/, pairs/ and groups/ folders, removed, and those folders when that
+ * empties them. Files of other names, and history.sqlite (a history
+ * gathers runs), are left. Returns 0, or TP_EUSAGE naming a file that
+ * could not be removed. */
+int tp__validate_clear(const char *dir, tp_error *err);
 
 /* Create path and its parents. Returns 0 or -1 (errno). */
 int tp__validate_mkdirs(const char *path);

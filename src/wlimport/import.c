@@ -8,10 +8,10 @@
  * refused before anything is read. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "join_int.h"
 #include "tp/atomicfile.h"
+#include "tp/file.h"
 
 static const struct tp__wlimport_format *const formats[] = {
     &tp__wlimport_kineto,
@@ -86,23 +86,20 @@ int tp_wlimport_read(const char *path, const char *format, struct tp_wlimport_pa
     return 0;
 }
 
-/* whether the output is one of the inputs (the same file, by device and
- * inode): writing it would destroy what is being read */
+/* whether the output is one of the inputs (tp_file_distinct: the same
+ * file, through links, standard input included): writing it would destroy
+ * what is being read */
 static int output_is_input(const struct tp_wlimport_opts *o, tp_error *err)
 {
-    struct stat so;
-    if (stat(o->out, &so) != 0)
-        return 0;
-    for (size_t i = 0; i < o->nfiles; i++) {
-        struct stat si;
-        if (strcmp(o->files[i], "-") != 0 && stat(o->files[i], &si) == 0 &&
-            si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-            return tp_error_set(err, TP_EUSAGE,
-                                "--out %s is the input %s: the workload file would replace it; "
-                                "write it elsewhere",
-                                o->out, o->files[i]);
-    }
-    return 0;
+    struct tp_file_arg *ins = calloc(o->nfiles ? o->nfiles : 1, sizeof *ins);
+    if (!ins)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < o->nfiles; i++)
+        ins[i] = (struct tp_file_arg){"the input", o->files[i], NULL};
+    const struct tp_file_arg out = {"--out", o->out, NULL};
+    int rc = tp_file_distinct(&out, 1, ins, o->nfiles, err);
+    free(ins);
+    return rc;
 }
 
 int tp_wlimport_run(const struct tp_wlimport_opts *o, json_t **doc, json_t **warnings,

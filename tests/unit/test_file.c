@@ -156,12 +156,71 @@ static void test_intr(void **state)
     json_decref(doc);
 }
 
+/* tp_file_distinct: the same file by device and inode, whatever names it */
+static void test_distinct(void **state)
+{
+    (void)state;
+    char dir[256], a[512], b[512], sym[600], hard[600], sub[600], doc[700];
+    assert_int_equal(tp_test_mkdtemp(dir, sizeof dir, "tp_distinct"), 0);
+    tp_test_write(dir, "a.yaml", "x: 1\n", a, sizeof a);
+    tp_test_write(dir, "b.json", "{}\n", b, sizeof b);
+    snprintf(sym, sizeof sym, "%s/link.yaml", dir);
+    snprintf(hard, sizeof hard, "%s/hard.yaml", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(symlink("a.yaml", sym), 0);
+    assert_int_equal(link(a, hard), 0);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    tp_test_write(sub, "c.json", "{}\n", doc, sizeof doc);
+    tp_error err = {0};
+    struct tp_file_arg in = {"the plan file", a, NULL}, out = {"--json", a, NULL};
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), TP_EUSAGE);
+    assert_non_null(strstr(err.msg, "--json"));
+    assert_non_null(strstr(err.msg, "is the plan file"));
+    out.path = sym; /* a symbolic link to it */
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), TP_EUSAGE);
+    out.path = hard; /* a hard link */
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), TP_EUSAGE);
+    out.path = b; /* another file */
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), 0);
+    char none[700];
+    snprintf(none, sizeof none, "%s/new.json", dir); /* not there yet */
+    out.path = none;
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), 0);
+    struct tp_file_arg outs[2] = {{"--json", "/dev/null", NULL}, {"--trace", "/dev/null", NULL}};
+    assert_int_equal(tp_file_distinct(outs, 2, NULL, 0, &err), 0); /* no regular file */
+    outs[0].path = outs[1].path = b;
+    assert_int_equal(tp_file_distinct(outs, 2, NULL, 0, &err), TP_EUSAGE);
+    assert_non_null(strstr(err.msg, "is also --json"));
+    /* a folder read for its .json files */
+    struct tp_file_arg folder = {"--results", dir, ".json"};
+    out.path = doc;
+    assert_int_equal(tp_file_distinct(&out, 1, &folder, 1, &err), TP_EUSAGE);
+    out.path = a; /* not a .json: not read from the folder */
+    assert_int_equal(tp_file_distinct(&out, 1, &folder, 1, &err), 0);
+    /* "-": standard input, when it is a regular file */
+    int saved = dup(STDIN_FILENO);
+    FILE *f = fopen(a, "r");
+    assert_non_null(f);
+    dup2(fileno(f), STDIN_FILENO);
+    in.path = "-";
+    out.path = a;
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), TP_EUSAGE);
+    assert_non_null(strstr(err.msg, "- (standard input)"));
+    out.path = b;
+    assert_int_equal(tp_file_distinct(&out, 1, &in, 1, &err), 0);
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+    fclose(f);
+    tp_test_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regular),
         cmocka_unit_test(test_stream_intr),
         cmocka_unit_test(test_intr),
+        cmocka_unit_test(test_distinct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

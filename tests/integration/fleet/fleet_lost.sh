@@ -39,7 +39,7 @@ run_stalled() {
     sed 's/^/# /' "$WORK/${stage}0.out" | head -12
 }
 # validate's net servers still running (each validate starts one)
-servers() { pgrep -f "net serve --bind .* --key-file /var/tmp/trainpath-validate" | tr '\n' ' '; }
+servers() { pgrep -f "net serve --bind .* --key-file /proc/self/fd/" | tr '\n' ' '; }
 verdict() { # verdict STAGE NODE FIELD
     /usr/bin/python3 -c "
 import json, sys
