@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/intr.h"
 #include "triage_int.h"
 
 #define PAIR_FIG 10e-6 /* a pair test's figure: a 10 us median latency */
@@ -139,7 +140,7 @@ static int crossed_link(int n, const bool *joined, const bool *taken,
     if (rc == 0 && !one)
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
     uint64_t seen = 0;
-    while (rc == 0 && t->next_plan < t->nplan) {
+    while (rc == 0 && t->next_plan < t->nplan && (rc = tp_intr_check(err)) == 0) {
         const struct tp_triage_round *r = tp_triage_next(t);
         if (!r)
             break;
@@ -291,7 +292,8 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
     double wall = 0;
     int id = 0;
     const struct tp_triage_round *r;
-    while (rc == 0 && (r = tp_triage_next(t)) != NULL) {
+    /* a signal stops the run at the next round (tp/intr.h) */
+    while (rc == 0 && (rc = tp_intr_check(err)) == 0 && (r = tp_triage_next(t)) != NULL) {
         int round = tp_triage_rounds(t, TP_TRIAGE_NSTAGES) + 1;
         for (int i = 0; i < f->ndies; i++)
             if (f->dies[i].round == round)

@@ -134,8 +134,10 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
                     tp_fmt_duration_s(o->budget_s, b, sizeof b), t.tier,
                     tp_fmt_duration_s(tp_triage_estimate_s(t.tier, m, &t, true), e, sizeof e));
     }
-    if (!o->quiet) /* before the first round, as on an allocation */
+    if (!o->quiet) { /* before the first round, as on an allocation */
         print_plan(out, &f, &t);
+        fflush(out);
+    }
     json_t *res = NULL;
     rc = tp_triage_simulate(&f, &t, true, &res, err);
     if (rc == TP_EUSAGE) /* an option out of range: nothing ran */
