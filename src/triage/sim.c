@@ -63,6 +63,21 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
             rc = tp_error_set(err, TP_EUSAGE, "slow_links: severity %g: above 0, at most 100",
                               f->link[i].severity);
     }
+    for (int i = 0; rc == 0 && i < f->nslow; i++)
+        for (int j = 0; rc == 0 && j < i; j++)
+            if (f->slow[j].node == f->slow[i].node)
+                rc = tp_error_set(err, TP_EUSAGE,
+                                  "slow_nodes: node %d is planted twice (entries "
+                                  "%d and %d): a node is one fault, give it once",
+                                  f->slow[i].node, j + 1, i + 1);
+    for (int i = 0; rc == 0 && i < f->nlinks; i++)
+        for (int j = 0; rc == 0 && j < i && f->link[i].a >= 0; j++)
+            if ((f->link[j].a == f->link[i].a && f->link[j].b == f->link[i].b) ||
+                (f->link[j].a == f->link[i].b && f->link[j].b == f->link[i].a))
+                rc = tp_error_set(err, TP_EUSAGE,
+                                  "slow_links: link %d-%d is planted twice "
+                                  "(entries %d and %d): a link is one fault, give it once",
+                                  f->link[i].a, f->link[i].b, j + 1, i + 1);
     for (int i = 0; rc == 0 && i < f->nmissing; i++)
         rc = check_node(f->missing[i], f->n, "missing:", err);
     for (int i = 0; rc == 0 && i < f->ndies; i++) {
