@@ -43,4 +43,8 @@ int tp_file_open(const char *path, const char *what, size_t max_bytes, unsigned 
 /* "a FIFO", "a folder", "a character device", ... for st_mode's file type. */
 const char *tp_file_type_name(unsigned mode);
 
+/* The folder path is in, into dir (cap bytes): "." for a bare name, "/"
+ * for a file at the root. Returns dir. */
+char *tp_file_dir_of(const char *path, char *dir, size_t cap);
+
 #endif
