@@ -531,6 +531,20 @@ static void fleet(struct rows *r, const json_t *doc)
     add(r, "fleet.nodes", NULL, num(r, res, "node_count", "results", NULL), "", NONE, NULL, NULL);
 }
 
+/* validate --simulate's document: the triage's score against what was
+ * planted */
+static void simulate(struct rows *r, const json_t *doc)
+{
+    const json_t *res = obj(r, doc, "results", "document");
+    const json_t *s = obj(r, res, "simulated", "results");
+    add(r, "simulate.precision", NULL, num(r, s, "precision", "results.simulated", NULL), "",
+        HIGHER, NULL, NULL);
+    add(r, "simulate.recall", NULL, num(r, s, "recall", "results.simulated", NULL), "", HIGHER,
+        NULL, NULL);
+    add(r, "simulate.rounds", NULL, num(r, res, "rounds_total", "results", NULL), "", LOWER, NULL,
+        NULL);
+}
+
 /* The rows of each command's documents: one reader per command, NULL for a
  * command whose documents have no figures (a run.ok row only). A command
  * not here is not one trainpath runs. */
@@ -615,6 +629,7 @@ static const struct {
     {"check fleet", NULL},
     {"sdc", sdc},
     {"fleet", fleet},
+    {"validate simulate", simulate},
 };
 
 static int reader(const char *command)
