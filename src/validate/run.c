@@ -125,7 +125,7 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         return -1;
     }
     if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
         if (fd >= 0) {
             dup2(fd, 1);
             dup2(fd, 2);
@@ -260,6 +260,20 @@ int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp
         argv[k++] = c->keyfile;
     }
     argv[k] = NULL;
+    /* the log is how the server says its port: one that cannot be written
+     * (a full disk, a read-only folder) is the failure, said now, not a
+     * server that "did not start" */
+    static const char head[] = "# trainpath net serve, for validate\n";
+    errno = 0;
+    int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (lfd < 0 || write(lfd, head, sizeof head - 1) != (ssize_t)(sizeof head - 1) ||
+        fsync(lfd) != 0) {
+        int e = errno ? errno : ENOSPC; /* a short write: the disk filled */
+        if (lfd >= 0)
+            close(lfd);
+        return tp_error_errno(err, TP_ESYS, e, "net serve's log %s", log);
+    }
+    close(lfd);
     pid_t parent = getpid(), pid = fork();
     if (pid < 0)
         return tp_error_errno(err, TP_ESYS, errno, "fork");
