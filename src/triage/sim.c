@@ -11,7 +11,6 @@
 
 #define PAIR_FIG 10e-6 /* a pair test's figure: a 10 us median latency */
 #define GROUP_FIG 1e-3 /* a group's: a 1 ms allreduce, times 2(n-1)/n */
-#define SIM_MAX_ROUNDS 8192 /* the full tier at 8,192 nodes: 33.5 M pair tests */
 
 struct sim {
     const struct tp_triage_fleet *f;
@@ -85,11 +84,15 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
         if (rc == 0 && f->dies[i].round < 1)
             rc = tp_error_set(err, TP_EUSAGE, "dies: round %d: from 1", f->dies[i].round);
     }
-    int r[TP_TRIAGE_NSTAGES], planned = tp_triage_tier_rounds(o ? o->tier : NULL, f->n, o, r);
-    if (rc == 0 && planned > SIM_MAX_ROUNDS)
-        rc = tp_error_set(err, TP_EUSAGE, "--tier %s: %d rounds for %d nodes; the simulator "
-                          "runs tiers of at most %d rounds", o && o->tier ? o->tier : "screen", planned, f->n,
-                          SIM_MAX_ROUNDS);
+    /* the planner plans for the nodes that join, as tp_triage_pick counts */
+    int r[TP_TRIAGE_NSTAGES],
+        planned = tp_triage_tier_rounds(o ? o->tier : NULL, f->n - f->nmissing, o, r);
+    if (rc == 0 && planned > TP_TRIAGE_SIM_MAX_ROUNDS)
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "--tier %s: %d rounds for %d nodes; the simulator "
+                          "runs tiers of at most %d rounds",
+                          o && o->tier ? o->tier : "screen", planned, f->n,
+                          TP_TRIAGE_SIM_MAX_ROUNDS);
     return rc;
 }
 

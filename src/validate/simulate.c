@@ -138,6 +138,7 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
     if (!(t.group_s > 0))
         t.group_s = 5;
     t.round_gap_s = 0.2;
+    t.max_rounds = TP_TRIAGE_SIM_MAX_ROUNDS; /* --budget picks a tier the simulator runs */
     t.matchings = t.matchings ? t.matchings : 4;
     FILE *out = o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
     int m = f.n - f.nmissing;
