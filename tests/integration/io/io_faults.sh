@@ -43,7 +43,7 @@ bad "a file, not a folder" "not a directory" commit /etc/hostname
 # a run that fails after the options were read still writes its document
 check "--json of a refused run: exit 2" run_rc 2 "$WORK/out" \
     "$TP" io checkpoint "$D" --size 1000G --json "$WORK/refused.json"
-check "... the size needed and '--force'" grep -q "a checkpoint needs 10485760[0-9]*K, .* has .* free (--force writes anyway)" "$WORK/out"
+check "... the size needed and '--force'" grep -Eq "a checkpoint needs 1000 GiB, .* has [0-9.]+ [KMGT]iB free \(--force writes anyway\)" "$WORK/out"
 check "... the document says usage, valid" test "$(json_get "$WORK/refused.json" "d['status']['ok'], d['status']['code']")" = "False usage"
 check "... valid document" valid_doc "$WORK/refused.json"
 check "nothing written for a refused run" test -z "$(ls -A "$D")"
