@@ -43,6 +43,9 @@ check "... and its document agrees: not ok, exit_code 1, saying what was missed"
     test "$(json_get "$WORK/me.json" "d['status']['ok'], d['status']['exit_code'], d['status']['message']")" = \
     "False 1 3 of 3 planted faults missed, 0 named falsely"
 check "... said after the verdicts" grep -q "^fail: 3 of 3 planted faults missed" "$WORK/out"
+check "... report keeps its figures (a verdict's failure, measured to the end): recall 0, run.ok 0" \
+    eval "'$TP' report prometheus '$WORK/me.json' --out '$WORK/me.prom' >/dev/null &&
+        grep -q '^trainpath_simulate_recall{.*} 0$' '$WORK/me.prom' && grep -q '^trainpath_run_ok{.*} 0$' '$WORK/me.prom'"
 # a fault planted twice on one node (or link) is one fault: refused, named
 # (was "-1 named falsely", precision 2)
 check "a node planted twice: exit 2, named" expect_bad x \
