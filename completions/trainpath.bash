@@ -69,7 +69,10 @@ _trainpath_subcommands() {
 
 # Every option --help names: --long ones anywhere, -x ones standing alone.
 _trainpath_options() {
-    grep -oE -- '(^|[^A-Za-z0-9_-])--?[A-Za-z0-9][A-Za-z0-9_-]*' <<<"$_tp_text" |
+    # a command quoted in the prose (`trainpath step --workload`) is
+    # another's: its options are not this one's
+    sed -E 's/`trainpath [^`]*`//g' <<<"$_tp_text" |
+        grep -oE -- '(^|[^A-Za-z0-9_-])--?[A-Za-z0-9][A-Za-z0-9_-]*' |
         sed -E 's/^[^-]*//' | grep -E -- '^(--[a-z0-9][a-z0-9-]*|-[A-Za-z])$' | sort -u
 }
 

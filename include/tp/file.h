@@ -65,4 +65,8 @@ struct tp_file_arg {
 int tp_file_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
                      size_t nin, tp_error *err);
 
+/* The folder path is in, into dir (cap bytes): "." for a bare name, "/"
+ * for a file at the root. Returns dir. */
+char *tp_file_dir_of(const char *path, char *dir, size_t cap);
+
 #endif

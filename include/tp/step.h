@@ -151,6 +151,7 @@ struct tp_step_opts {
     uint64_t steps;
     uint64_t batch;       /* global samples per step, split over the ranks */
     uint64_t sample_bytes; /* one record of the dataset */
+    uint64_t sample_given; /* --sample-size as given, before the rounding to floats; 0: not */
     uint64_t samples;     /* records in the dataset (epochs repeat it) */
     uint64_t grad_bytes;  /* gradient bytes allreduced per step (f32) */
     unsigned buckets;

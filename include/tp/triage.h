@@ -89,6 +89,10 @@ struct tp_triage_opts {
     /* a baseline of the gang collective's figure (0: none; without one the
      * gang, having no peers, is recorded and not judged) */
     double gang_baseline;
+    /* the most rounds a tier may plan before its isolation (0: no bound;
+     * the simulator's, TP_TRIAGE_SIM_MAX_ROUNDS): tp_triage_pick passes over
+     * a deeper tier that plans more */
+    int max_rounds;
 };
 
 /* Rounds of each stage tier would plan for n nodes (all zero for an
@@ -110,7 +114,8 @@ double tp_triage_estimate_s(const char *tier, int n, const struct tp_triage_opts
                             bool with_isolation);
 
 /* The deepest tier whose estimate with isolation fits budget_s seconds for
- * n nodes. TP_EUSAGE when not even prolog fits: err says the minimum
+ * n nodes (and whose rounds o->max_rounds bounds, when set). TP_EUSAGE when not even prolog fits:
+ * err says the minimum
  * ("--budget 20s: the prolog tier needs 31 s for 64 nodes"). */
 int tp_triage_pick(int n, double budget_s, const struct tp_triage_opts *o, const char **tier,
                    tp_error *err);
@@ -190,6 +195,7 @@ json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, in
 /* ---- the simulator ---- */
 
 #define TP_TRIAGE_SIM_MAX_FAULTS 64
+#define TP_TRIAGE_SIM_MAX_ROUNDS 8192 /* the full tier at 8,192 nodes: 33.5 M pair tests */
 
 /* A model fleet: the figures a test would measure, drawn. A pair test's
  * figure is pair_time times the worst factor of its two nodes and its link

@@ -71,6 +71,10 @@ int tp_parse_cpu_list(const char *s, const char *what, void *cpu_set, tp_error *
 /* "8", "4K", "1M": the shortest exact binary form of bytes, into buf. */
 const char *tp_fmt_size(uint64_t bytes, char *buf, size_t cap);
 
+/* Bytes for a reader, with the unit: "512 B", "1 MiB", "4.01 KiB" (exact
+ * multiples whole, others to three significant digits), into buf. */
+const char *tp_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
+
 /* Latency with three significant digits and a unit chosen by magnitude
  * ("812 ns", "12.3 us", "4.51 ms", "2.00 s"). */
 const char *tp_fmt_ns(double ns, char *buf, size_t cap);

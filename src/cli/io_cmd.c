@@ -275,7 +275,9 @@ int cmd_io(int argc, char **argv)
     json_t *results = json_object();
     json_object_set_new(doc, "results", results);
     rc = tp_io_run(&p.o, results, &err);
-    if (!p.quiet) /* with --json - the document alone goes to stdout */
+    /* with --json - the document alone goes to stdout; a refusal has no
+     * table and no counters */
+    if (!p.quiet && rc != TP_EUSAGE)
         tp_io_print(cli_table_out(p.json), &p.o, results);
     tp_result_finish(doc, rc, rc ? err.msg : "");
     tp_error werr;

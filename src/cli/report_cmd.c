@@ -172,9 +172,11 @@ static int sub_add(struct opts *o)
     size_t added, nd;
     if (tp_report_add(db_path(o), args(o), (size_t)o->nargs, o->batch, &added, &nd, &err))
         return cli_fail(&err);
-    if (!o->quiet)
-        fprintf(text_out(o), "%zu of %zu documents added to %s (the rest were there already)\n",
-                added, nd, db_path(o));
+    if (!o->quiet && added == nd)
+        fprintf(text_out(o), "%zu of %zu documents added to %s\n", added, nd, db_path(o));
+    else if (!o->quiet)
+        fprintf(text_out(o), "%zu of %zu documents added to %s (%zu %s there already)\n", added, nd,
+                db_path(o), nd - added, nd - added == 1 ? "was" : "were");
     json_t *j = json_pack("{s:s, s:I, s:I}", "db", db_path(o), "added", (json_int_t)added,
                           "documents", (json_int_t)nd);
     return emit(o, j, &err) ? cli_fail(&err) : 0;

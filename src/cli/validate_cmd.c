@@ -70,7 +70,8 @@ static void usage(FILE *f)
            "  --node-timeout DUR  allocation: a node silent this long in a tier's\n"
            "                round or gather (frozen, cut off) is lost and left out, the\n"
            "                others go on (default: the round's test deadlines, about 5\n"
-           "                min quick; the gather 300 s); not joined by then: missing\n"
+           "                min quick; the gather 300 s; 1 s to 1 d); not joined by then:\n"
+           "                missing\n"
            "  --on-fail A   allocation: none (the default) or drain: under Slurm, each node\n"
            "                judged bad is drained (scontrol update State=DRAIN with the\n"
            "                test and evidence as the reason)\n"
@@ -199,8 +200,8 @@ int cmd_validate(int argc, char **argv)
         }
         case OPT_NODE_TIMEOUT:
             rc = tp_parse_duration_s(optarg, "--node-timeout", &o.node_timeout_s, &err);
-            if (rc == 0 && !(o.node_timeout_s >= 1))
-                rc = tp_error_set(&err, TP_EUSAGE, "--node-timeout %s: 1 s at least", optarg);
+            if (rc == 0 && !(o.node_timeout_s >= 1 && o.node_timeout_s <= 86400))
+                rc = tp_error_set(&err, TP_EUSAGE, "--node-timeout %s: 1 s to 1 d", optarg);
             real_only = "--node-timeout";
             break;
         case OPT_JSON: sim.json = optarg; break;

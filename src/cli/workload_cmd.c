@@ -40,7 +40,7 @@ static void usage(FILE *f)
                "                    or nccl-log\n"
                "  --out FILE        the workload file to write (atomically; not an input)\n"
                "  --samples N       samples each rank trains on a step (1 to 1048576)\n"
-               "  --sample-bytes B  one sample's bytes (4 to 64Mi; 264, 3K, 150KiB)\n"
+               "  --sample-bytes B  one sample's bytes (4 to 64MiB; 264, 3K, 150KiB)\n"
                "  --compute-ms MS   the compute of a step, measured, for files without times\n"
                "                    (an NCCL log alone): forward a third, backward two thirds\n"
                "  --world-size N    the ranks of the job where no file says\n"

@@ -132,7 +132,7 @@ int tp_group_main(const struct tp_group_opts *o, const struct tp_group_job *j, b
         if (rc == 0 && worst != 0)
             rc = tp_error_set(err, worst == 2 ? TP_EUSAGE : TP_EPEER,
                               "a rank exited with status %d", worst);
-        if (j->report)
+        if (j->report && rc != TP_EUSAGE) /* a refusal: no table, no counters */
             j->report(j->arg, results);
         tp_result_finish(doc, rc, rc ? err->msg : "");
         tp_error werr;

@@ -17,6 +17,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+char *tp_file_dir_of(const char *path, char *dir, size_t cap)
+{
+    snprintf(dir, cap, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, cap, ".");
+    else
+        slash[slash == dir] = '\0';
+    return dir;
+}
+
 const char *tp_file_type_name(unsigned mode)
 {
     switch (mode & S_IFMT) {

@@ -277,8 +277,12 @@ static bool insert(uint64_t *a, size_t *n, uint64_t v)
 static int entry(const char *s, size_t len, const char *what, uint64_t *a, size_t *n,
                  const char *list, tp_error *err)
 {
+    if (len == 0 && !*list) /* echoed as typed: --sizes '' */
+        return tp_error_set(err, TP_EUSAGE, "%s '': no size given (e.g. 64,4K or 8-4M)",
+                            name(what));
     if (len == 0)
-        return tp_error_set(err, TP_EUSAGE, "%s: empty entry in '%s'", name(what), list);
+        return tp_error_set(err, TP_EUSAGE, "%s '%s': an empty entry (e.g. 64,4K or 8-4M)",
+                            name(what), list);
     const char *dash = memchr(s, '-', len);
     uint64_t lo, hi;
     int rc;
@@ -556,6 +560,22 @@ static int decimals3(double x)
     if (d > 0 && round(x * p) / p >= pow(10, 3 - d))
         d--;
     return d;
+}
+
+const char *tp_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int k = 0;
+    double v = (double)bytes;
+    while (k < 6 && v >= 1024) {
+        v /= 1024;
+        k++;
+    }
+    if (k == 0 || bytes % (1ull << (10 * k)) == 0)
+        snprintf(buf, cap, "%llu %s", (unsigned long long)(bytes >> (10 * k)), unit[k]);
+    else
+        snprintf(buf, cap, "%.*f %s", decimals3(v), v, unit[k]);
+    return buf;
 }
 
 const char *tp_fmt_ns(double ns, char *buf, size_t cap)

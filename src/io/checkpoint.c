@@ -325,8 +325,8 @@ int tp__io_ckpt_prepare(const struct tp_ckpt_opts *o, const struct tp_target *t,
         return tp_error_set(err, TP_EUSAGE, "--size %s: %s needs %s, %s has %s%s",
                             tp_fmt_size(o->size, a, sizeof a),
                             o->keep ? "keeping every checkpoint" : "a checkpoint",
-                            tp_fmt_size(need, b, sizeof b), t->path,
-                            tp_fmt_size(space, c, sizeof c),
+                            tp_fmt_bytes(need, b, sizeof b), t->path,
+                            tp_fmt_bytes(space, c, sizeof c),
                             t->is_device ? "" : " free (--force writes anyway)");
     }
     x->files = calloc(x->K, sizeof *x->files);

@@ -225,9 +225,15 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
     uint64_t region = o->count * ws;
     if (o->overwrite && region > (64u << 20))
         region = ws < (64u << 20) ? (64u << 20) / ws * ws : ws;
+    char wsz[32], fr[32];
     if (rc == 0 && region * o->c.jobs > tp_target_space(&t) && (t.is_device || !o->c.force))
-        rc = tp_error_set(err, TP_EUSAGE, "--count x --write-size: %s needed, %s has less free",
-                          tp_fmt_size(region * o->c.jobs, a, sizeof a), t.path);
+        rc =
+            tp_error_set(err, TP_EUSAGE, "--count %llu x --write-size %s%s: %s needed, %s has %s%s",
+                         (unsigned long long)o->count, tp_fmt_size(ws, wsz, sizeof wsz),
+                         o->overwrite ? " (overwriting: 64 MiB a job at most)" : "",
+                         tp_fmt_bytes(region * o->c.jobs, a, sizeof a), t.path,
+                         tp_fmt_bytes(tp_target_space(&t), fr, sizeof fr),
+                         t.is_device ? "" : " free (--force writes anyway)");
     if (rc == 0)
         rc = tp__io_mkdir(&t, COMMIT_DIR, true, err);
     struct cm_job *jobs = rc ? NULL : calloc(o->c.jobs, sizeof *jobs);

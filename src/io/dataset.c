@@ -341,7 +341,7 @@ static void ds_free(struct ds_ctx *x)
 static int check_opts(const struct tp_dataset_opts *o, const struct tp_target *t, unsigned F,
                       tp_error *err)
 {
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     if (o->record_size < sizeof(struct tp__io_hdr))
         return tp_error_set(err, TP_EUSAGE, "--record-size %s: at least %zu bytes",
                             tp_fmt_size(o->record_size, a, sizeof a), sizeof(struct tp__io_hdr));
@@ -363,10 +363,13 @@ static int check_opts(const struct tp_dataset_opts *o, const struct tp_target *t
     uint64_t need = per_file * F * o->record_size;
     uint64_t space = tp_target_space(t);
     if (need > space && (t->is_device || !o->c.force))
-        return tp_error_set(err, TP_EUSAGE, "--records x --record-size: the dataset needs %s, %s "
-                            "has %s%s",
-                            tp_fmt_size(need, a, sizeof a), t->path, tp_fmt_size(space, b, sizeof b),
-                            t->is_device ? "" : " free (--force writes anyway)");
+        return tp_error_set(
+            err, TP_EUSAGE,
+            "--records %llu x --record-size %s: the dataset "
+            "needs %s, %s has %s%s",
+            (unsigned long long)o->records, tp_fmt_size(o->record_size, c, sizeof c),
+            tp_fmt_bytes(need, a, sizeof a), t->path, tp_fmt_bytes(space, b, sizeof b),
+            t->is_device ? "" : " free (--force writes anyway)");
     return 0;
 }
 

@@ -73,14 +73,16 @@ static void print_bibw(FILE *f, const json_t *res, const char *title)
 
 static void print_loaded(FILE *f, const json_t *res, const char *title)
 {
-    (void)title;
+    fprintf(f, "%s\n", title);
     lat_table(f, json_object_get(res, "isolated"), "isolated");
     lat_table(f, json_object_get(res, "loaded"), "loaded");
     const json_t *load = json_object_get(res, "load");
+    char sz[32];
     if (load)
-        fprintf(f, "load: %lld streams of %lld-byte messages, %.3f GB/s\n",
+        fprintf(f, "load: %lld streams of %s messages, %.3f GB/s\n",
                 (long long)json_integer_value(json_object_get(load, "streams")),
-                (long long)json_integer_value(json_object_get(load, "size_bytes")),
+                tp_fmt_bytes((uint64_t)json_integer_value(json_object_get(load, "size_bytes")), sz,
+                             sizeof sz),
                 tp_json_num_or(load, "bw", 0) / 1e9);
     size_t i;
     json_t *e;
@@ -88,7 +90,6 @@ static void print_loaded(FILE *f, const json_t *res, const char *title)
             "p99");
     json_array_foreach(json_object_get(res, "impact_factor"), i, e)
     {
-        char sz[32];
         tp_fmt_size((uint64_t)json_integer_value(json_object_get(e, "size_bytes")), sz, sizeof sz);
         fprintf(f, "%9s %9.2f %9.2f\n", sz, tp_json_num_or(e, "mean", 0),
                 tp_json_num_or(e, "p99", 0));

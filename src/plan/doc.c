@@ -78,13 +78,18 @@ static json_t *metric(double v, const char *unit)
 /* One candidate at the scale decided at, with its simulated run. A
  * candidate that cannot be evaluated keeps its place, with its reason and
  * without the figures that are not finite. */
+#define PLAN_SERIES_KEPT 10000 /* simulated steps a candidate's series keeps */
+
 static json_t *point_json(const struct tp_plan_spec *s, const struct tp_plan_candidate *c,
                           const struct tp_plan_outcome *e)
 {
     const struct tp_plan_point *p = &e->pt;
     double young = tp_plan_young(p->ckpt_s, p->mtbf_s);
+    /* the series' first steps only: its mean and p99 are of every step,
+     * and 10 M steps a candidate would be a document of 100 MB */
+    unsigned kept = s->sim_steps < PLAN_SERIES_KEPT ? s->sim_steps : PLAN_SERIES_KEPT;
     json_t *series = json_array();
-    for (unsigned i = 0; e->series && i < s->sim_steps; i++)
+    for (unsigned i = 0; e->series && i < kept; i++)
         if (isfinite(e->series[i]))
             json_array_append_new(series, json_real(e->series[i]));
     char gunit[32];
@@ -103,22 +108,18 @@ static json_t *point_json(const struct tp_plan_spec *s, const struct tp_plan_can
                                          metric(p->cost, "$"));
     return json_pack(
         "{s:s, s:i, s:o*, s:o*, s:s, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*,"
-        " s:o*, s:o*, s:o*, s:o*, s:{s:i, s:o*, s:o*, s:o}, s:s*}",
-        "name", c->name, "rank", e->rank, "gpus", num(p->gpus), "nodes", num(p->nodes),
-        "algorithm", tp_plan_algo_name(p->algo),
-        "step", metric(p->step_s, "s"), "step_p99", metric(p->step_p99_s, "s"),
-        "comm", metric(p->comm_s, "s"), "comm_exposed", metric(p->exposed_s, "s"),
-        "exposed_fraction", num(tp_plan_exposed_fraction(p)),
+        " s:o*, s:o*, s:o*, s:o*, s:{s:i, s:o*, s:o*, s:o, s:i}, s:s*}",
+        "name", c->name, "rank", e->rank, "gpus", num(p->gpus), "nodes", num(p->nodes), "algorithm",
+        tp_plan_algo_name(p->algo), "step", metric(p->step_s, "s"), "step_p99",
+        metric(p->step_p99_s, "s"), "comm", metric(p->comm_s, "s"), "comm_exposed",
+        metric(p->exposed_s, "s"), "exposed_fraction", num(tp_plan_exposed_fraction(p)),
         "compute_slowest", metric(p->compute_s, "s"), "jitter", metric(p->jitter_s, "s"),
         "rare_event", metric(p->rare_s, "s"), "data_stall", metric(p->data_stall_s, "s"),
-        "samples_per_step", metric(s->w.samples_per_gpu * p->gpus, s->w.unit),
-        "checkpoint", ckpt,
-        "goodput", p->why[0] ? NULL : metric(p->goodput, gunit),
-        "time_to_train", p->why[0] ? NULL : metric(p->train_s, "s"),
-        "cost", cost,
-        "simulation", "steps", (int)s->sim_steps, "mean", metric(e->sim_mean_s, "s"), "p99",
-        metric(e->sim_p99_s, "s"), "series", series,
-        "reason", p->why[0] ? p->why : NULL);
+        "samples_per_step", metric(s->w.samples_per_gpu * p->gpus, s->w.unit), "checkpoint", ckpt,
+        "goodput", p->why[0] ? NULL : metric(p->goodput, gunit), "time_to_train",
+        p->why[0] ? NULL : metric(p->train_s, "s"), "cost", cost, "simulation", "steps",
+        (int)s->sim_steps, "mean", metric(e->sim_mean_s, "s"), "p99", metric(e->sim_p99_s, "s"),
+        "series", series, "series_steps", (int)kept, "reason", p->why[0] ? p->why : NULL);
 }
 
 json_t *tp__plan_results_json(const struct tp_plan_spec *s, const struct tp_plan_decision *d)

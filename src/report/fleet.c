@@ -202,11 +202,17 @@ int tp_fleet_load(json_t *data, const char *path, tp_error *err)
     if (rc)
         return rc;
     char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    while (rc == 0 && getline(&line, &cap, f) >= 0)
+    size_t cap = 0, lineno = 0, records = 0;
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
         rc = tp_fleet_add_line(data, line, std ? "stdin" : path, ++lineno, err);
+        records += line[strspn(line, " \t\r\n")] != '\0';
+    }
     if (rc == 0 && ferror(f))
         rc = tp_error_errno(err, TP_ESYS, errno, "%s: read", path);
+    /* an empty file is a fleet nobody measured, not one without outliers */
+    if (rc == 0 && records == 0)
+        rc = tp_error_set(err, TP_EUSAGE, "%s: %s: no records (JSON Lines, one a line)",
+                          std ? "stdin" : path, lineno ? "only blank lines" : "empty");
     free(line);
     fclose(f);
     return rc;

@@ -19,9 +19,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
+#include "tp/file.h"
 #include "tp/history.h"
 #include "tp/json.h"
 #include "tp/judge.h"
@@ -288,6 +290,12 @@ static int open_db(const char *path, bool ro, tp_history **out, tp_error *err)
             return tp_error_set(err, TP_EUSAGE, "%s: a folder, not a history file", path);
     } else if (ro || errno != ENOENT) {
         return tp_error_errno(err, errno == ENOENT ? TP_EUSAGE : TP_ESYS, errno, "%s", path);
+    } else {
+        /* a new file: SQLite's own error for a folder it cannot write in is
+         * that of its last try (a read-only open: "No such file") */
+        char dir[4096];
+        if (access(tp_file_dir_of(path, dir, sizeof dir), W_OK) != 0)
+            return tp_error_errno(err, TP_ESYS, errno, "%s: cannot create it in %s", path, dir);
     }
     tp_history *h = calloc(1, sizeof *h);
     if (!h || !(h->path = strdup(path))) {

@@ -531,6 +531,20 @@ static void fleet(struct rows *r, const json_t *doc)
     add(r, "fleet.nodes", NULL, num(r, res, "node_count", "results", NULL), "", NONE, NULL, NULL);
 }
 
+/* validate --simulate's document: the triage's score against what was
+ * planted */
+static void simulate(struct rows *r, const json_t *doc)
+{
+    const json_t *res = obj(r, doc, "results", "document");
+    const json_t *s = obj(r, res, "simulated", "results");
+    add(r, "simulate.precision", NULL, num(r, s, "precision", "results.simulated", NULL), "",
+        HIGHER, NULL, NULL);
+    add(r, "simulate.recall", NULL, num(r, s, "recall", "results.simulated", NULL), "", HIGHER,
+        NULL, NULL);
+    add(r, "simulate.rounds", NULL, num(r, res, "rounds_total", "results", NULL), "", LOWER, NULL,
+        NULL);
+}
+
 /* The rows of each command's documents: one reader per command, NULL for a
  * command whose documents have no figures (a run.ok row only). A command
  * not here is not one trainpath runs. */
@@ -597,24 +611,28 @@ static void counters(struct rows *r, const json_t *res, const char *const *label
 static const struct {
     const char *command;
     void (*rows)(struct rows *r, const json_t *doc);
+    /* its figures are the evidence of its verdict: kept when the status is
+     * that verdict's failure (code "check"), not only when ok */
+    bool verdict;
 } readers[] = {
-    {"net lat", net},
-    {"net bw", net},
-    {"net bibw", net},
-    {"net loaded", net},
-    {"coll", coll},
-    {"io", NULL}, /* io refused before it knew its workload */
-    {"io checkpoint", io_checkpoint},
-    {"io dataset", io_dataset},
-    {"io commit", io_commit},
-    {"io info", NULL},
-    {"step", step},
-    {"plan", plan},
-    {"plan interval", NULL},
-    {"check", check},
-    {"check fleet", NULL},
-    {"sdc", sdc},
-    {"fleet", fleet},
+    {"net lat", net, false},
+    {"net bw", net, false},
+    {"net bibw", net, false},
+    {"net loaded", net, false},
+    {"coll", coll, false},
+    {"io", NULL, false}, /* io refused before it knew its workload */
+    {"io checkpoint", io_checkpoint, false},
+    {"io dataset", io_dataset, false},
+    {"io commit", io_commit, false},
+    {"io info", NULL, false},
+    {"step", step, false},
+    {"plan", plan, false},
+    {"plan interval", NULL, false},
+    {"check", check, false},
+    {"check fleet", NULL, false},
+    {"sdc", sdc, false},
+    {"fleet", fleet, true},
+    {"validate simulate", simulate, true},
 };
 
 static int reader(const char *command)
@@ -656,7 +674,12 @@ static json_t *metrics(const json_t *doc, char *why, size_t cap, tp_error *err)
     const char *run_labels[] = {cmd, NULL};
     add(&r, "run.ok", run_labels, ok ? 1 : 0, "", HIGHER, NULL, NULL);
     int k = reader(command);
-    /* a failed run's figures are not figures: run.ok = 0 says it all */
+    /* a failed run's figures are not figures: run.ok = 0 says it all; but
+     * a fleet that failed its judgement was measured to the end */
+    const char *code = json_string_value(json_object_get(json_object_get(doc, "status"), "code"));
+    if (!ok && k >= 0 && readers[k].verdict && code && strcmp(code, "check") == 0 &&
+        readers[k].rows)
+        readers[k].rows(&r, doc);
     if (ok && k >= 0 && readers[k].rows)
         readers[k].rows(&r, doc);
     if (ok && k >= 0)

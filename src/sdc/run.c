@@ -272,7 +272,16 @@ static void print_table(FILE *f, const json_t *res, const struct tp_sdc_opts *o,
                 json_string_value(json_object_get(t, "says")),
                 json_string_value(json_object_get(t, "key")));
     }
-    if (rc == 0) /* else the error says it, once */
+    size_t nthreads = json_array_size(json_object_get(res, "threads_detail"));
+    if (rc == 0 && nthreads == 1) /* nothing to compare it with: no claim */
+        fprintf(f,
+                "sdc: one thread computed %s, compared with nothing (--threads 2 at least "
+                "to compare)%s\n",
+                json_string_value(json_object_get(json_object_get(res, "chain"), "final")),
+                json_array_size(json_object_get(res, "gpus_detail"))
+                    ? "; every GPU the same as the GPUs of its kind"
+                    : "");
+    else if (rc == 0) /* else the error says it, once */
         fprintf(f, "sdc: every thread computed the same %s%s\n",
                 json_string_value(json_object_get(json_object_get(res, "chain"), "final")),
                 json_array_size(json_object_get(res, "gpus_detail"))

@@ -55,6 +55,7 @@ int tp_step_derive(struct tp_step_given *g, int n, tp_error *err)
         s->compute_ms = g->have_compute ? g->compute_ms : 10;
     if (g->have_ckpt || !shaped)
         s->ckpt_bytes = g->have_ckpt ? g->ckpt_bytes : 64u << 20;
+    s->sample_given = g->have_sample ? g->sample_bytes : 0;
     s->sample_bytes = s->sample_bytes / 4 * 4; /* records hold floats */
     if (!g->have_batch)
         s->batch = per_rank * (uint64_t)n;
@@ -227,6 +228,17 @@ int tp_step_prepare(struct tp_step_given *g, const struct tp_group_opts *go, tp_
     int rc = check_given(g, go, err);
     if (rc)
         return rc;
+    /* the other ranks wait out a rank's delay in the next allreduce: one as
+     * long as --timeout fails them, not the network (as coll refuses it) */
+    for (unsigned i = 0; i < s->ndelays; i++)
+        if (s->delays[i].ns >= go->timeout_ns) {
+            char a[32], b[32];
+            return tp_error_set(err, TP_EUSAGE,
+                                "--inject-delay: %s is not under --timeout %s: the other ranks "
+                                "would time out waiting for it",
+                                tp_fmt_duration_s((double)s->delays[i].ns / 1e9, a, sizeof a),
+                                tp_fmt_duration_s((double)go->timeout_ns / 1e9, b, sizeof b));
+        }
     /* everything that does not depend on the rank count is checked here,
      * before any rank starts (with the local launcher, the count is known) */
     bool local = !tp_boot_launched(go->launcher_name);

@@ -139,23 +139,27 @@ int tp_step_check(const struct tp_step_opts *o, int ranks_per_host, tp_error *er
     if (o->dim < 1 || o->dim > 65536)
         return tp_error_set(err, TP_EUSAGE, "--dim %u: 1..65536", o->dim);
     if (o->sample_bytes < tp_model_record_min(o->dim))
-        return tp_error_set(err, TP_EUSAGE,
-                            "--sample-size %s: a record of %u features needs at least %zu bytes",
-                            tp_fmt_size(o->sample_bytes, a, sizeof a), o->dim,
-                            tp_model_record_min(o->dim));
+        return tp_error_set(
+            err, TP_EUSAGE, "--sample-size %s: a record of %u feature%s needs at least %s",
+            tp_fmt_size(o->sample_given ? o->sample_given : o->sample_bytes, a, sizeof a), o->dim,
+            o->dim == 1 ? "" : "s", tp_fmt_bytes(tp_model_record_min(o->dim), b, sizeof b));
     if (o->samples < o->batch)
         return tp_error_set(err, TP_EUSAGE, "--samples %llu: fewer than one global batch (%llu)",
                             (unsigned long long)o->samples, (unsigned long long)o->batch);
     if (o->samples >= UINT32_MAX)
         return tp_error_set(err, TP_EUSAGE, "--samples: at most %u", UINT32_MAX - 1);
     if (o->grad_bytes / 4 < tp_model_grad_len(o->dim))
-        return tp_error_set(err, TP_EUSAGE,
-                            "--grad-size %s: the model's own gradient needs %zu bytes",
+        return tp_error_set(err, TP_EUSAGE, "--grad-size %s: the model's own gradient needs %s",
                             tp_fmt_size(o->grad_bytes, a, sizeof a),
-                            4 * tp_model_grad_len(o->dim));
+                            tp_fmt_bytes(4 * tp_model_grad_len(o->dim), b, sizeof b));
     if (!o->workload && (o->buckets < 1 || o->buckets > 1024 || o->buckets > o->grad_bytes / 4))
         return tp_error_set(err, TP_EUSAGE, "--buckets %u: 1..1024 and at most one per element",
                             o->buckets);
+    if (!(o->compute_ms >= 0 && o->compute_ms <= 600000) && o->workload)
+        return tp_error_set(err, TP_EUSAGE,
+                            "--workload %s: steps.forward_ns + backward_ns, a recorded step's "
+                            "compute (the median): %s, past the 10 min a step replays",
+                            o->workload->path, tp_fmt_duration_s(o->compute_ms / 1e3, a, sizeof a));
     if (!(o->compute_ms >= 0 && o->compute_ms <= 600000))
         return tp_error_set(err, TP_EUSAGE, "--compute-ms %g: 0..600000", o->compute_ms);
     if (!(o->lr > 0 && o->lr < 1e6))

@@ -21,8 +21,9 @@ static const struct tp_yaml_range severity_range = {0, 100, true,
                                                     "must be above 0 and at most 10000%"};
 static const struct tp_yaml_range noise_range = {0, 1, false, "must be between 0 and 100%"};
 static const struct tp_yaml_range node_range = {0, TP_TRIAGE_MAX_NODES - 1, false,
-                                                "must be a node number, from 0"};
-static const struct tp_yaml_range round_range = {1, 1e6, false, "must be a round, from 1"};
+                                                "must be a node number between 0 and 999999"};
+static const struct tp_yaml_range round_range = {1, 1e6, false,
+                                                 "must be a round between 1 and 1000000"};
 
 static int link_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                       void *base, uint64_t seen);

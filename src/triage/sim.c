@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/intr.h"
 #include "triage_int.h"
 
 #define PAIR_FIG 10e-6 /* a pair test's figure: a 10 us median latency */
 #define GROUP_FIG 1e-3 /* a group's: a 1 ms allreduce, times 2(n-1)/n */
-#define SIM_MAX_ROUNDS 8192 /* the full tier at 8,192 nodes: 33.5 M pair tests */
 
 struct sim {
     const struct tp_triage_fleet *f;
@@ -62,6 +62,21 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
             rc = tp_error_set(err, TP_EUSAGE, "slow_links: severity %g: above 0, at most 100",
                               f->link[i].severity);
     }
+    for (int i = 0; rc == 0 && i < f->nslow; i++)
+        for (int j = 0; rc == 0 && j < i; j++)
+            if (f->slow[j].node == f->slow[i].node)
+                rc = tp_error_set(err, TP_EUSAGE,
+                                  "slow_nodes: node %d is planted twice (entries "
+                                  "%d and %d): a node is one fault, give it once",
+                                  f->slow[i].node, j + 1, i + 1);
+    for (int i = 0; rc == 0 && i < f->nlinks; i++)
+        for (int j = 0; rc == 0 && j < i && f->link[i].a >= 0; j++)
+            if ((f->link[j].a == f->link[i].a && f->link[j].b == f->link[i].b) ||
+                (f->link[j].a == f->link[i].b && f->link[j].b == f->link[i].a))
+                rc = tp_error_set(err, TP_EUSAGE,
+                                  "slow_links: link %d-%d is planted twice "
+                                  "(entries %d and %d): a link is one fault, give it once",
+                                  f->link[i].a, f->link[i].b, j + 1, i + 1);
     for (int i = 0; rc == 0 && i < f->nmissing; i++)
         rc = check_node(f->missing[i], f->n, "missing:", err);
     for (int i = 0; rc == 0 && i < f->ndies; i++) {
@@ -69,11 +84,15 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
         if (rc == 0 && f->dies[i].round < 1)
             rc = tp_error_set(err, TP_EUSAGE, "dies: round %d: from 1", f->dies[i].round);
     }
-    int r[TP_TRIAGE_NSTAGES], planned = tp_triage_tier_rounds(o ? o->tier : NULL, f->n, o, r);
-    if (rc == 0 && planned > SIM_MAX_ROUNDS)
-        rc = tp_error_set(err, TP_EUSAGE, "--tier %s: %d rounds for %d nodes; the simulator "
-                          "runs tiers of at most %d rounds", o && o->tier ? o->tier : "screen", planned, f->n,
-                          SIM_MAX_ROUNDS);
+    /* the planner plans for the nodes that join, as tp_triage_pick counts */
+    int r[TP_TRIAGE_NSTAGES],
+        planned = tp_triage_tier_rounds(o ? o->tier : NULL, f->n - f->nmissing, o, r);
+    if (rc == 0 && planned > TP_TRIAGE_SIM_MAX_ROUNDS)
+        rc = tp_error_set(err, TP_EUSAGE,
+                          "--tier %s: %d rounds for %d nodes; the simulator "
+                          "runs tiers of at most %d rounds",
+                          o && o->tier ? o->tier : "screen", planned, f->n,
+                          TP_TRIAGE_SIM_MAX_ROUNDS);
     return rc;
 }
 
@@ -139,7 +158,7 @@ static int crossed_link(int n, const bool *joined, const bool *taken,
     if (rc == 0 && !one)
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
     uint64_t seen = 0;
-    while (rc == 0 && t->next_plan < t->nplan) {
+    while (rc == 0 && t->next_plan < t->nplan && (rc = tp_intr_check(err)) == 0) {
         const struct tp_triage_round *r = tp_triage_next(t);
         if (!r)
             break;
@@ -291,7 +310,8 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
     double wall = 0;
     int id = 0;
     const struct tp_triage_round *r;
-    while (rc == 0 && (r = tp_triage_next(t)) != NULL) {
+    /* a signal stops the run at the next round (tp/intr.h) */
+    while (rc == 0 && (rc = tp_intr_check(err)) == 0 && (r = tp_triage_next(t)) != NULL) {
         int round = tp_triage_rounds(t, TP_TRIAGE_NSTAGES) + 1;
         for (int i = 0; i < f->ndies; i++)
             if (f->dies[i].round == round)

@@ -87,8 +87,11 @@ double tp_triage_estimate_s(const char *tier, int n, const struct tp_triage_opts
 int tp_triage_pick(int n, double budget_s, const struct tp_triage_opts *o, const char **tier,
                    tp_error *err)
 {
+    int r[TP_TRIAGE_NSTAGES];
     for (size_t i = NTIERS; i-- > 0;)
-        if (tp_triage_estimate_s(tiers[i]->name, n, o, true) <= budget_s) {
+        if (tp_triage_estimate_s(tiers[i]->name, n, o, true) <= budget_s &&
+            !(o && o->max_rounds > 0 &&
+              tp_triage_tier_rounds(tiers[i]->name, n, o, r) > o->max_rounds)) {
             *tier = tiers[i]->name;
             return 0;
         }

@@ -678,7 +678,19 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             group_list = NULL;
         }
         json_object_set_new(fdoc, "results", res);
-        tp_result_finish(fdoc, stopped ? stopped->code : 0, stopped ? stopped->msg : NULL);
+        /* its status is the process's exit: a run that fails the fleet
+         * (a node named, lost or missing, a test failed) is not ok */
+        bool fails = failed || strcmp(fstatus, "FAIL") == 0;
+        char fwhy[1300];
+        snprintf(fwhy, sizeof fwhy, "%s%s%.1200s", failed ? "a test failed" : "",
+                 failed && fsum[0] ? "; " : "", fsum);
+        tp_result_finish(fdoc,
+                         stopped ? stopped->code
+                         : fails ? TP_ECHECK
+                                 : 0,
+                         stopped ? stopped->msg
+                         : fails ? fwhy
+                                 : NULL);
         snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
         if (!rc)
             rc = tp_result_write(fdoc, path, &err);

@@ -125,7 +125,7 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
         return -1;
     }
     if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
         if (fd >= 0) {
             dup2(fd, 1);
             dup2(fd, 2);
@@ -264,11 +264,20 @@ int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp
         argv[k++] = c->keyfile;
     }
     argv[k] = NULL;
-    /* emptied here, before the port is looked for in it: never an earlier
-     * server's line */
+    /* emptied here, before the port is looked for in it (never an earlier
+     * server's line), and written once: the log is how the server says its
+     * port, so one that cannot be written (a full disk, a read-only folder)
+     * is the failure, said now, not a server that "did not start" */
+    static const char head[] = "# trainpath net serve, for validate\n";
+    errno = 0;
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return tp_error_errno(err, TP_ESYS, errno, "%s", log);
+    if (fd < 0 || write(fd, head, sizeof head - 1) != (ssize_t)(sizeof head - 1) ||
+        fsync(fd) != 0) {
+        int e = errno ? errno : ENOSPC; /* a short write: the disk filled */
+        if (fd >= 0)
+            close(fd);
+        return tp_error_errno(err, TP_ESYS, e, "net serve's log %s", log);
+    }
     pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fd);

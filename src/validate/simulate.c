@@ -91,6 +91,30 @@ static json_t *config_of(const struct tp_validate_sim_opts *o, const struct tp_t
                      t->min_effect > 0 ? t->min_effect : 0.10);
 }
 
+/* 0 when the triage named every planted fault and nothing else; else a
+ * failure's code, with why in err: TP_EPEER when no node was judged (every
+ * one died or never joined), TP_ECHECK for a fault missed or named falsely. */
+static int judge(const json_t *res, int n, tp_error *err)
+{
+    const json_t *sim = json_object_get(res, "simulated"), *counts = json_object_get(res, "counts");
+    long long gone = json_integer_value(json_object_get(counts, "missing")) +
+                     json_integer_value(json_object_get(counts, "lost"));
+    long long missed = json_integer_value(json_object_get(sim, "missed"));
+    long long falsely = json_integer_value(json_object_get(sim, "false_named"));
+    if (gone >= n)
+        return tp_error_set(err, TP_EPEER,
+                            "every node of the %d died or never joined: none was "
+                            "judged",
+                            n);
+    if (missed || falsely)
+        return tp_error_set(err, TP_ECHECK,
+                            "%lld of %lld planted faults missed, %lld named "
+                            "falsely",
+                            missed, (long long)json_array_size(json_object_get(sim, "planted")),
+                            falsely);
+    return 0;
+}
+
 int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
 {
     if (o->json) {
@@ -114,6 +138,7 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
     if (!(t.group_s > 0))
         t.group_s = 5;
     t.round_gap_s = 0.2;
+    t.max_rounds = TP_TRIAGE_SIM_MAX_ROUNDS; /* --budget picks a tier the simulator runs */
     t.matchings = t.matchings ? t.matchings : 4;
     FILE *out = o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
     int m = f.n - f.nmissing;
@@ -134,20 +159,21 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
                     tp_fmt_duration_s(o->budget_s, b, sizeof b), t.tier,
                     tp_fmt_duration_s(tp_triage_estimate_s(t.tier, m, &t, true), e, sizeof e));
     }
-    if (!o->quiet) /* before the first round, as on an allocation */
+    if (!o->quiet) { /* before the first round, as on an allocation */
         print_plan(out, &f, &t);
+        fflush(out);
+    }
     json_t *res = NULL;
     rc = tp_triage_simulate(&f, &t, true, &res, err);
     if (rc == TP_EUSAGE) /* an option out of range: nothing ran */
         return rc;
     if (!o->quiet && rc == 0)
         print_outcome(out, res);
-    int verdict = 0;
-    if (rc == 0) {
-        const json_t *sim = json_object_get(res, "simulated");
-        verdict = json_integer_value(json_object_get(sim, "missed")) ||
-                  json_integer_value(json_object_get(sim, "false_named"));
-    }
+    /* the verdict: what the document's status says is what the process
+     * exits with */
+    int verdict = rc == 0 ? judge(res, f.n, err) : rc;
+    if (verdict && rc == 0 && !o->quiet)
+        fprintf(out, "fail: %s\n", err->msg);
     if (o->json) {
         json_t *doc = tp_result_new("validate simulate", config_of(o, &t, &f));
         if (!doc) {
@@ -156,7 +182,7 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
         }
         if (res)
             json_object_set(doc, "results", res);
-        tp_result_finish(doc, rc, rc ? err->msg : "");
+        tp_result_finish(doc, verdict, verdict ? err->msg : "");
         tp_error werr = {0};
         int wrc = tp_result_write_run(doc, o->json, &werr);
         json_decref(doc);
@@ -166,5 +192,5 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
         }
     }
     json_decref(res);
-    return rc ? rc : verdict;
+    return rc ? rc : verdict ? 1 : 0;
 }

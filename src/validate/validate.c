@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tp/check.h"
+#include "tp/file.h"
 #include "tp/gpu.h"
 #include "tp/intr.h"
 #include "validate_int.h"
@@ -111,13 +112,7 @@ static int out_file_ok(const char *what, const char *path, tp_error *err)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return tp_error_set(err, TP_EUSAGE, "%s %s: names a folder, not a file", what, path);
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        slash[slash == dir] = '\0';
-    if (access(dir, W_OK | X_OK) != 0)
+    if (access(tp_file_dir_of(path, dir, sizeof dir), W_OK | X_OK) != 0)
         return tp_error_errno(err, TP_EUSAGE, errno, "%s %s: folder %s is not writable", what,
                               path, dir);
     return 0;

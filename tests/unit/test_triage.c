@@ -801,7 +801,9 @@ static void fleet_file_errors(void **state)
         {"missing past", "nodes: 8\nmissing: [1, 9]\n", "2:14", "missing[1]",
          "node 9: the fleet has nodes 0 to 7"},
         {"dies round 0", "nodes: 8\ndies: [{node: 1, round: 0}]\n", "2:25", "dies[0].round",
-         "must be a round, from 1"},
+         "must be a round between 1 and 1000000"},
+        {"dies past the bound", "nodes: 8\ndies: [{node: 1, round: 2000000}]\n", "2:25",
+         "dies[0].round", "'2000000' must be a round between 1 and 1000000"},
         {"negative node", "nodes: 8\nmissing: [-1]\n", "2:11", "missing[0]", "-1"},
         {"not a mapping", "[1, 2]\n", "1:1", "", "expected a mapping"},
     };

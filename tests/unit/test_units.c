@@ -166,10 +166,10 @@ static void test_size_lists(void **state)
     static const struct {
         const char *in, *quoted, *phrase;
     } bad[] = {
-        {"", "", "empty entry"},
-        {"8,,16", "8,,16", "empty entry"},
-        {"8,", "8,", "empty entry"},
-        {",8", ",8", "empty entry"},
+        {"", "", "--sizes '': no size given"},
+        {"8,,16", "8,,16", "--sizes '8,,16': an empty entry"},
+        {"8,", "8,", "an empty entry"},
+        {",8", ",8", "an empty entry"},
         {"16-8", "16-8", "runs backwards"},
         {"8-4X", "4X", "cannot parse"},
         {"8-", "", "cannot parse"},
@@ -427,6 +427,22 @@ static void test_formatters(void **state)
     };
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         TP_EQ_STR(tp_fmt_size(sizes[k].v, buf, sizeof buf), sizes[k].want);
+    /* for a reader: the unit always, exact multiples whole */
+    static const struct {
+        uint64_t v;
+        const char *want;
+    } bytes[] = {
+        {0, "0 B"},
+        {512, "512 B"},
+        {1024, "1 KiB"},
+        {4100, "4.00 KiB"},
+        {1048576, "1 MiB"},
+        {67174400, "64.1 MiB"},
+        {UINT64_C(10) << 30, "10 GiB"},
+        {UINT64_MAX, "16.0 EiB"},
+    };
+    for (size_t k = 0; k < sizeof bytes / sizeof bytes[0]; k++)
+        TP_EQ_STR(tp_fmt_bytes(bytes[k].v, buf, sizeof buf), bytes[k].want);
     /* what tp_fmt_size prints parses back to the same value */
     for (size_t k = 1; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint64_t v = 0;

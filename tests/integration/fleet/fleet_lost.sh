@@ -65,6 +65,10 @@ print([(n['status'], n['arrived']) for n in r['nodes']], r['triage']['counts']['
         = "[('pass', True), ('pass', True), ('lost', False)] 1"
     check "... every verdict line valid, fleet.json valid" eval \
         "valid_doc --lines validate_node_line '$WORK/$stage/nodes.jsonl' && valid_doc '$WORK/$stage/fleet.json'"
+    check "... fleet.json's status agrees with rank 0's exit 1: not ok, check, saying the named" \
+        test "$(json_get "$WORK/$stage/fleet.json" \
+        "d['status']['ok'], d['status']['code'], d['status']['exit_code'], '1 named' in d['status']['message']")" \
+        = "False check 1 True"
 done
 # a node that never joins: rank 2 is never started
 port=$(free_port)

@@ -10,6 +10,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 EX=$SRC/docs/examples/fleet.yaml
+expect_bad() { # expect_bad DESC FILE-TEXT WANT-REGEX: refused, exit 2, the message
+    printf "$2" >"$WORK/bad.yaml"
+    run_rc 2 "$WORK/bad.out" "$TP" validate --simulate "$WORK/bad.yaml" && grep -Eq "$3" "$WORK/bad.out" ||
+        { sed 's/^/#   /' "$WORK/bad.out"; return 1; }
+}
 J=$WORK/sim.json
 check "validate --simulate docs/examples/fleet.yaml: exit 0 (every planted fault named)" \
     run_rc 0 "$WORK/out" "$TP" validate --simulate "$EX" --json "$J"
@@ -34,6 +39,30 @@ check "--min-effect 50: exit 1, the 20-30 % faults missed" run_rc 1 "$WORK/out" 
     --simulate "$EX" --min-effect 50 --json "$WORK/me.json"
 check "... nothing named, the threshold recorded" test "$(json_run "$WORK/me.json" \
     "print(len(r['named']), d['config']['min_effect'])")" = "0 0.5"
+check "... and its document agrees: not ok, exit_code 1, saying what was missed" \
+    test "$(json_get "$WORK/me.json" "d['status']['ok'], d['status']['exit_code'], d['status']['message']")" = \
+    "False 1 3 of 3 planted faults missed, 0 named falsely"
+check "... said after the verdicts" grep -q "^fail: 3 of 3 planted faults missed" "$WORK/out"
+check "... report keeps its figures (a verdict's failure, measured to the end): recall 0, run.ok 0" \
+    eval "'$TP' report prometheus '$WORK/me.json' --out '$WORK/me.prom' >/dev/null &&
+        grep -q '^trainpath_simulate_recall{.*} 0$' '$WORK/me.prom' && grep -q '^trainpath_run_ok{.*} 0$' '$WORK/me.prom'"
+# a fault planted twice on one node (or link) is one fault: refused, named
+# (was "-1 named falsely", precision 2)
+check "a node planted twice: exit 2, named" expect_bad x \
+    'nodes: 8\nslow_nodes: [{node: 3, severity: 50%%}, {node: 3, severity: 40%%}]\n' \
+    "slow_nodes: node 3 is planted twice \(entries 1 and 2\)"
+check "a link planted twice, its ends swapped: exit 2, named" expect_bad x \
+    'nodes: 8\nslow_links: [{a: 1, b: 2, severity: 50%%}, {a: 2, b: 1, severity: 40%%}]\n' \
+    "slow_links: link 2-1 is planted twice \(entries 1 and 2\)"
+# a fleet no node of which was judged: a failure, not a clean bill
+printf 'nodes: 2\nmissing: [0, 1]\n' >"$WORK/gone.yaml"
+printf 'nodes: 3\nmissing: [0]\ndies: [{node: 1, round: 1}, {node: 2, round: 1}]\n' >"$WORK/died.yaml"
+for f in gone died; do
+    check "$f.yaml (every node died or never joined): exit 1" \
+        run_rc 1 "$WORK/out" "$TP" validate --simulate "$WORK/$f.yaml" --json "$WORK/$f.json"
+    check "... the document says so" test "$(json_get "$WORK/$f.json" \
+        "d['status']['ok'], d['status']['exit_code'], 'died or never joined' in d['status']['message']")" = "False 1 True"
+done
 check "--min-effect 0: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --min-effect 0
 check "... the range said" grep -q -- "--min-effect: '0' is out of range 1..900" "$WORK/out"
 
@@ -78,11 +107,6 @@ check "--json - : the document alone on stdout" \
     bash -c '"$1" validate --simulate "$2" --json - 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"command\"] == \"validate simulate\""' _ "$TP" "$EX"
 
 # bad input: exit 2, named
-expect_bad() { # expect_bad DESC FILE-TEXT WANT-REGEX
-    printf "$2" >"$WORK/bad.yaml"
-    run_rc 2 "$WORK/bad.out" "$TP" validate --simulate "$WORK/bad.yaml" && grep -Eq "$3" "$WORK/bad.out" ||
-        { sed 's/^/#   /' "$WORK/bad.out"; return 1; }
-}
 check "a node past the fleet: FILE:2:21: slow_nodes[0].node" \
     expect_bad x 'nodes: 8\nslow_nodes: [{node: 8, severity: 20%%}]\n' "bad.yaml:2:21: slow_nodes\[0\].node: node 8: the fleet has nodes 0 to 7"
 check "an unknown key: the nearest named" \

@@ -30,7 +30,8 @@ interrupt() {
     t0=$(date +%s)
     timeout 60 tail --pid="$pid" -f /dev/null
     wait "$pid"; rc=$?
-    check "$name: SIG$sig -> exit $want (got $rc, $(( $(date +%s) - t0 )) s after the signal)" \
+    ELAPSED=$(( $(date +%s) - t0 ))
+    check "$name: SIG$sig -> exit $want (got $rc, $ELAPSED s after the signal)" \
         test "$rc" -eq "$want"
     check "$name: ... one message saying so" \
         test "$(grep -c "error: interrupted by SIG$sig" "$WORK/$name.out")" -eq 1
@@ -73,6 +74,18 @@ check "coll: ... no rank left running" \
 mkdir -p "$WORK/st"
 interrupt step INT 130 test -f "$WORK/st/trainpath-step/manifest.json" -- \
     "$TP" step -n 2 --steps 1000000 --dir "$WORK/st"
+
+# validate --simulate: the full tier over 4,096 model nodes (seconds of
+# rounds); it stops at the next round
+printf 'nodes: 4096\nseed: 3\n' >"$WORK/fleet.yaml"
+for s in "INT 130" "TERM 143"; do
+    read -r sig want <<<"$s"
+    interrupt "sim$sig" "$sig" "$want" grep -q "^plan:" "$WORK/sim$sig.out" -- \
+        "$TP" validate --simulate "$WORK/fleet.yaml" --tier full
+    check "sim$sig: ... within a round or two, not at the end ($ELAPSED s, at most 3)" \
+        test "$ELAPSED" -le 3
+    check "sim$sig: ... no verdict printed after it" test -z "$(grep '^simulated:' "$WORK/sim$sig.out")"
+done
 
 # validate: its running test is told, later ones do not start, the scratch
 # folder is removed

@@ -43,7 +43,7 @@ bad "a file, not a folder" "not a directory" commit /etc/hostname
 # a run that fails after the options were read still writes its document
 check "--json of a refused run: exit 2" run_rc 2 "$WORK/out" \
     "$TP" io checkpoint "$D" --size 1000G --json "$WORK/refused.json"
-check "... the size needed and '--force'" grep -q "a checkpoint needs 10485760[0-9]*K, .* has .* free (--force writes anyway)" "$WORK/out"
+check "... the size needed and '--force'" grep -Eq "a checkpoint needs 1000 GiB, .* has [0-9.]+ [KMGT]iB free \(--force writes anyway\)" "$WORK/out"
 check "... the document says usage, valid" test "$(json_get "$WORK/refused.json" "d['status']['ok'], d['status']['code']")" = "False usage"
 check "... valid document" valid_doc "$WORK/refused.json"
 check "nothing written for a refused run" test -z "$(ls -A "$D")"
@@ -57,7 +57,7 @@ M=$WORK/small; mkdir -p "$M"
 inns() { unshare -m sh -c "mount -t tmpfs -o size=24M tmpfs '$M' && \"\$@\"" sh "$@"; }
 check "a checkpoint beyond the free space is refused up front (exit 2)" run_rc 2 "$WORK/out" \
     inns "$TP" io checkpoint "$M" --size 64M --shards 4 -q
-check "... naming the space needed and available" grep -q "needs 65600K, $M has 24M free" "$WORK/out"
+check "... naming the space needed and available" grep -q "needs 64.1 MiB, $M has 24 MiB free" "$WORK/out"
 J=$WORK/enospc.json
 check "--force: out of space mid-checkpoint exits 1" run_rc 1 "$WORK/out" \
     inns sh -c "\"\$0\" io checkpoint '$M' --size 64M --shards 4 --force -q --json '$J'; rc=\$?; ls -A '$M' > '$WORK/left'; exit \$rc" "$TP"
@@ -69,7 +69,7 @@ check "... the document says failed (sys) with the error" \
 check "... valid document" valid_doc "$J"
 check "dataset that does not fit: refused, exit 2" run_rc 2 "$WORK/out" \
     inns "$TP" io dataset "$M" --records 10000 --record-size 4K -q
-check "... names --records x --record-size" grep -q "records x --record-size: the dataset needs" "$WORK/out"
+check "... names --records x --record-size" grep -q "records 10000 x --record-size 4K: the dataset needs" "$WORK/out"
 
 # a read-only filesystem: exit 2 naming the folder
 check "read-only folder: exit 2" run_rc 2 "$WORK/out" \
