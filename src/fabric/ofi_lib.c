@@ -11,6 +11,8 @@
  * functions that src/fabric calls, resolved once with dlsym. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "ofi_int.h"
@@ -41,9 +43,46 @@ static struct {
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
+/* What a library's constructors may change in the whole process, as it was
+ * before the load: every signal's action and this thread's CPUs.
+ * libinfinipath's constructor installs its own handler for SIGINT, SIGTERM,
+ * SIGSEGV, SIGBUS, SIGILL and SIGABRT (which prints a backtrace and exits 1:
+ * an interrupted run would leave no document and the wrong status), and
+ * pins the thread to one CPU while it times the TSC. Linked, it ran before
+ * main; loaded here, after trainpath installed its own, so the process's
+ * are put back. */
+struct proc_state {
+    struct sigaction act[NSIG];
+    bool have[NSIG];
+    cpu_set_t cpus;
+    bool have_cpus;
+};
+
+static void state_save(struct proc_state *st)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        st->have[sig] = sigaction(sig, NULL, &st->act[sig]) == 0;
+    st->have_cpus = sched_getaffinity(0, sizeof st->cpus, &st->cpus) == 0;
+}
+
+static void state_restore(const struct proc_state *st)
+{
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction now;
+        if (st->have[sig] && sigaction(sig, NULL, &now) == 0 &&
+            (now.sa_handler != st->act[sig].sa_handler || now.sa_flags != st->act[sig].sa_flags))
+            sigaction(sig, &st->act[sig], NULL);
+    }
+    if (st->have_cpus)
+        sched_setaffinity(0, sizeof st->cpus, &st->cpus);
+}
+
 static void load(void)
 {
+    static struct proc_state before; /* NSIG actions: not on a thread's stack */
+    state_save(&before);
     void *h = dlopen(TP__OFI_SONAME, RTLD_NOW | RTLD_GLOBAL);
+    state_restore(&before);
     if (!h) {
         snprintf(lib.why, sizeof lib.why, "%s", dlerror());
         return;

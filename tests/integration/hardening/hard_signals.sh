@@ -70,6 +70,18 @@ interrupt coll TERM 143 grep -q "^ *1K " "$WORK/coll.out" -- \
 check "coll: ... no rank left running" \
     test -z "$(pgrep -f "coll -n 2 --sizes 1K-64M --time 5s")"
 
+# coll over libfabric: libfabric is loaded on first use, after trainpath's
+# handlers are in; the psm providers' libinfinipath installs its own for
+# SIGINT and SIGTERM (a backtrace, then exit 1) and the loader puts
+# trainpath's back (src/fabric/ofi_lib.c)
+if "$TP" coll -n 1 --intra fabric --transport ofi --provider 'tcp;ofi_rxm' --sizes 8 --iters 1 \
+        >/dev/null 2>&1; then
+    interrupt collofi TERM 143 grep -q "^ *1K " "$WORK/collofi.out" -- \
+        "$TP" coll -n 2 --intra fabric --transport ofi --provider 'tcp;ofi_rxm' --sizes 1K-64M --time 5s
+else
+    ok "# SKIP libfabric's tcp;ofi_rxm provider is not there: no ofi run to interrupt"
+fi
+
 # step: 10^6 steps
 mkdir -p "$WORK/st"
 interrupt step INT 130 test -f "$WORK/st/trainpath-step/manifest.json" -- \
