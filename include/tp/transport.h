@@ -58,6 +58,7 @@ struct tp_ep_info {
     char fabric[128];           /* ofi: fabric name */
     char domain[128];           /* ofi: domain name (often the NIC) */
     char api_version[32];       /* ofi: "1.17" of the library actually loaded */
+    char runtime[32];           /* ofi: libfabric's package version ("1.17.0"); "" for tcp */
     unsigned long long mr_mode; /* ofi: FI_MR_* bits in force */
     bool rma;                   /* RMA writes with remote CQ data are available */
     size_t max_msg_bytes;       /* largest message the provider allows */

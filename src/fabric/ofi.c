@@ -791,6 +791,7 @@ static void ofi_info(struct tp_ep *ep, struct tp_ep_info *out)
     snprintf(out->domain, sizeof out->domain, "%s",
              fi->domain_attr->name ? fi->domain_attr->name : "");
     tp__ofi_api_version(out->api_version, sizeof out->api_version);
+    snprintf(out->runtime, sizeof out->runtime, "%s", tp_ofi_version());
     out->mr_mode = (unsigned long long)ep->f.mr_mode;
     out->rma = ep->rma;
     out->max_msg_bytes = fi->ep_attr->max_msg_size;

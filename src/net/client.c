@@ -180,10 +180,11 @@ static int request(struct client *cl, tp_error *err)
         struct tp_ep_info info;
         cl->ops->info(cl->ep[0], &info);
         json_object_set_new(cl->prov, "transport",
-                            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:I}", "transport",
+                            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s*, s:I, s:b, s:I}", "transport",
                                       info.transport, "provider", info.provider, "fabric",
                                       info.fabric, "domain", info.domain, "api_version",
-                                      info.api_version, "libfabric_runtime", tp_ofi_version(),
+                                      info.api_version, "libfabric_runtime",
+                                      info.runtime[0] ? info.runtime : NULL,
                                       "mr_mode", (json_int_t)info.mr_mode, "rma", info.rma,
                                       "max_msg_bytes", (json_int_t)info.max_msg_bytes));
         json_object_set_new(json_object_get(cl->prov, "transport"), "mem_path",
