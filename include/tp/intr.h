@@ -46,4 +46,9 @@ int tp_intr_blame(int code, tp_error *err);
  * an interrupt from a child). */
 void tp_intr_raise(int sig);
 
+/* The environment variable validate sets in the tests it runs: where it is
+ * set, an interrupt the parent passed on is not said again by the child's
+ * CLI (the parent says it, and its table names the test it stopped). */
+#define TP_INTR_SAID_BY_PARENT "TP_INTR_SAID_BY_PARENT"
+
 #endif

@@ -7,6 +7,7 @@
  * may quote what a peer sent (a server's ERROR) or what a file holds: it is
  * printed as one line of safe text (tp_text_safe), so no escape sequence,
  * carriage return or newline of theirs reaches the terminal. */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -22,6 +23,8 @@ int cli_fail(const tp_error *err)
 {
     tp_error e = *err;
     tp_intr_blame(e.code, &e);
+    if (tp_code_is_intr(e.code) && getenv(TP_INTR_SAID_BY_PARENT))
+        return tp_exit_code(e.code); /* a test of validate's: it says so */
     char safe[sizeof e.msg];
     tp_log(TP_LOG_ERROR, "%s",
            e.msg[0] ? tp_text_safe(e.msg, safe, sizeof safe, TP_TEXT_LINE)
