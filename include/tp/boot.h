@@ -91,7 +91,10 @@ int tp_boot_env_member(int rank, int size, const char *addr, const char *port, c
  * local backend this forks: the call returns in every rank, rank 0 being
  * the calling process. On error no group exists; err names the rank, host
  * or option at fault (a name that is no backend: TP_EUSAGE, as
- * tp_boot_check_backend's for "--launcher"). */
+ * tp_boot_check_backend's for "--launcher"). An interrupt (tp_intr) ends
+ * the star's waits (rank 0 for the ranks to join, a rank for rank 0 to
+ * listen) within a quarter of a second: TP_EINTR or TP_ETERM, the ranks
+ * that had joined told why. */
 int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err);
 
 int tp_boot_rank(const struct tp_boot *b);
