@@ -175,6 +175,9 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                   .leave_out = net};
         rc = tp_boot_init(&bo, &b, err);
         json_decref(bo_opts);
+        /* the group never formed: rank 0 still leaves its document */
+        if (rc != 0 && tp_boot_will_be_rank0(c->launcher))
+            tp__validate_unformed(c, err);
         /* the tier for this many nodes (--budget: the deepest that fits) */
         if (rc == 0)
             rc = tp__validate_tier_pick(c, tp_boot_size(b), err);

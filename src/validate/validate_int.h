@@ -367,6 +367,12 @@ int tp__validate_outputs(struct tp__validate_ctx *c, struct tp__validate_hist *h
 /* Print "trainpath: error: MSG" once and return the exit status for err. */
 int tp__validate_fail(const tp_error *err);
 
+/* Rank 0 of a group that never formed (its join interrupted, or a node
+ * that never came): the results folder (--out, else a stamped one) with
+ * fleet.json, a failed document saying why, so that such a run leaves its
+ * document too. A folder or file that cannot be written is said, once. */
+void tp__validate_unformed(const struct tp__validate_ctx *c, const tp_error *why);
+
 /* ---- the modes ---- */
 
 /* host.c: this host alone, the net tests against a server on loopback.
