@@ -68,6 +68,21 @@ bool tp_boot_will_be_rank0(const char *backend);
  * allocation. False for a name that is no backend. */
 bool tp_boot_launched(const char *backend);
 
+/* Hold the launcher's environment against what the user asked, before
+ * any rank starts. given: --launcher (NULL: detected); nranks: an explicit
+ * -n (0 when none was given). Refused, TP_EUSAGE with err naming the
+ * variable: a rank variable of the launcher in use (given or detected)
+ * that is not a rank of its size variable (OMPI_COMM_WORLD_SIZE beside
+ * OMPI_COMM_WORLD_RANK, PMI_SIZE beside PMI_RANK, SLURM_STEP_NUM_TASKS
+ * beside PMIX_RANK, WORLD_SIZE beside RANK), or a size variable that is no
+ * count; and, with no --launcher, an explicit -n where a launcher's rank
+ * variable is set and its size is not that -n (a variable left from an
+ * `srun --pty` shell made `coll -n 4` a group of one). An explicit
+ * --launcher wins over the variables: --launcher local forks -n ranks
+ * whatever is set. Returns 0 when nothing is wrong or no launcher's
+ * variable is set. */
+int tp_boot_check_env(const char *given, int nranks, tp_error *err);
+
 /* Check a backend name given by the user: 0 when name is a backend (or
  * NULL, which is detection). On error TP_EUSAGE, err (which may be NULL)
  * reading "WHAT NAME: local, mpi or env", the list of every backend; what

@@ -40,6 +40,10 @@ struct tp_boot_backend {
      * (its value, when set, is "0" on rank 0). NULL for the fallback (local),
      * detected when no other row is and always rank 0. */
     const char *const *rank_vars;
+    /* size_vars[i]: the variable that holds the group's size beside
+     * rank_vars[i] ("" where the launcher sets none); NULL for the
+     * fallback. */
+    const char *const *size_vars;
     /* Every environment variable by which this launcher makes a process a
      * rank: names that start with one of var_prefixes, or are one of
      * var_names (both NULL-terminated, either may be NULL). */

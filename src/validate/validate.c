@@ -139,6 +139,8 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         rc = tp__validate_onfail_check(c->on_fail, err);
     if (rc == 0)
         rc = tp_boot_check_backend(c->launcher, "--launcher", err);
+    if (rc == 0)
+        rc = tp_boot_check_env(c->launcher, 0, err);
     /* a launcher named but absent would validate this host as a group of one */
     if (rc == 0 && o->launcher && tp_boot_launched(o->launcher) && !tp_boot_launched(NULL))
         rc = tp_error_set(err, TP_EUSAGE,
