@@ -68,6 +68,21 @@ bool tp_boot_will_be_rank0(const char *backend);
  * allocation. False for a name that is no backend. */
 bool tp_boot_launched(const char *backend);
 
+/* Hold the launcher's environment against what the user asked, before
+ * any rank starts. given: --launcher (NULL: detected); nranks: an explicit
+ * -n (0 when none was given). Refused, TP_EUSAGE with err naming the
+ * variable: a rank variable of the launcher in use (given or detected)
+ * that is not a rank of its size variable (OMPI_COMM_WORLD_SIZE beside
+ * OMPI_COMM_WORLD_RANK, PMI_SIZE beside PMI_RANK, SLURM_STEP_NUM_TASKS
+ * beside PMIX_RANK, WORLD_SIZE beside RANK), or a size variable that is no
+ * count; and, with no --launcher, an explicit -n where a launcher's rank
+ * variable is set and its size is not that -n (a variable left from an
+ * `srun --pty` shell made `coll -n 4` a group of one). An explicit
+ * --launcher wins over the variables: --launcher local forks -n ranks
+ * whatever is set. Returns 0 when nothing is wrong or no launcher's
+ * variable is set. */
+int tp_boot_check_env(const char *given, int nranks, tp_error *err);
+
 /* Check a backend name given by the user: 0 when name is a backend (or
  * NULL, which is detection). On error TP_EUSAGE, err (which may be NULL)
  * reading "WHAT NAME: local, mpi or env", the list of every backend; what
@@ -91,7 +106,10 @@ int tp_boot_env_member(int rank, int size, const char *addr, const char *port, c
  * local backend this forks: the call returns in every rank, rank 0 being
  * the calling process. On error no group exists; err names the rank, host
  * or option at fault (a name that is no backend: TP_EUSAGE, as
- * tp_boot_check_backend's for "--launcher"). */
+ * tp_boot_check_backend's for "--launcher"). An interrupt (tp_intr) ends
+ * the star's waits (rank 0 for the ranks to join, a rank for rank 0 to
+ * listen) within a quarter of a second: TP_EINTR or TP_ETERM, the ranks
+ * that had joined told why. */
 int tp_boot_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error *err);
 
 int tp_boot_rank(const struct tp_boot *b);

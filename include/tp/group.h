@@ -26,6 +26,7 @@ struct tp_group_opts {
     const char *launcher;      /* --launcher: "local", "mpi" or "env"; NULL: detected */
     const char *launcher_name; /* the launcher in use, for the document's config */
     int nranks;                /* -n: ranks the local launcher starts */
+    bool nranks_given;         /* -n was given: held against a launcher's size */
     const char *key_file;      /* --key-file of the env rendezvous, or NULL */
     uint64_t timeout_ns;       /* --timeout: every wait of boot, comm and the GPU */
     struct tp_comm_opts comm;  /* --transport, --provider, --intra, --bind, --busy-poll;

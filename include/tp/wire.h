@@ -52,7 +52,8 @@ struct tp_conn {
 };
 
 /* Connect to host:port (name or numeric; IPv4 or IPv6) within timeout_ns.
- * TP_EUSAGE for an unresolvable host, TP_EPEER for refused/unreachable. */
+ * TP_EUSAGE for an unresolvable host, TP_EPEER for refused/unreachable;
+ * an interrupt (tp_intr) ends the wait within 250 ms: TP_EINTR/TP_ETERM. */
 int tp_conn_connect(struct tp_conn *c, const char *host, int port, uint64_t timeout_ns,
                     tp_error *err);
 

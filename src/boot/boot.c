@@ -5,6 +5,7 @@
  * group then carries its row, so nothing below switches on the launcher. */
 #include "tp/boot.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,14 +27,70 @@ static const struct tp_boot_backend *find(const char *name)
     return NULL;
 }
 
+/* The index of the first of be's rank variables that is set, -1 when none
+ * is (or be has none). */
+static int rank_var_at(const struct tp_boot_backend *be)
+{
+    for (int i = 0; be->rank_vars && be->rank_vars[i]; i++)
+        if (getenv(be->rank_vars[i]))
+            return i;
+    return -1;
+}
+
 /* The value of the first of be's rank variables that is set, NULL when
  * none is (or be has none). */
 static const char *rank_var(const struct tp_boot_backend *be)
 {
-    const char *v = NULL;
-    for (const char *const *n = be->rank_vars; n && *n && !v; n++)
-        v = getenv(*n);
-    return v;
+    int i = rank_var_at(be);
+    return i < 0 ? NULL : getenv(be->rank_vars[i]);
+}
+
+/* A variable's value as a whole number in lo..hi, or -1. */
+static long env_number(const char *v, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long x = v && *v ? strtol(v, &end, 10) : -1;
+    return v && *v && !errno && !*end && x >= lo && x <= hi ? x : -1;
+}
+
+int tp_boot_check_env(const char *given, int nranks, tp_error *err)
+{
+    const struct tp_boot_backend *be = find(tp_boot_detect(given));
+    int i = be ? rank_var_at(be) : -1;
+    if (i < 0)
+        return 0;
+    const char *rname = be->rank_vars[i], *rv = getenv(rname);
+    const char *sname = be->size_vars ? be->size_vars[i] : "";
+    const char *sv = sname[0] ? getenv(sname) : NULL;
+    long size = env_number(sv, 1, TP_BOOT_MAX_RANKS);
+    if (sv && size < 0)
+        return tp_error_set(err, TP_EUSAGE, "%s='%s' is not a number of ranks (1..%d)", sname, sv,
+                            TP_BOOT_MAX_RANKS);
+    long rank = env_number(rv, 0, size > 0 ? size - 1 : TP_BOOT_MAX_RANKS - 1);
+    if (rank < 0 && size > 0)
+        return tp_error_set(err, TP_EUSAGE, "%s='%s' is not a rank of %s=%ld (0..%ld)", rname, rv,
+                            sname, size, size - 1);
+    if (rank < 0)
+        return tp_error_set(err, TP_EUSAGE, "%s='%s' is not a rank (0..%d)", rname, rv,
+                            TP_BOOT_MAX_RANKS - 1);
+    /* -n with the launcher's variables and no --launcher: one of the two is
+     * not what the user meant (a variable left in an `srun --pty` or
+     * `mpirun bash` shell makes a group of one) */
+    if (given || nranks <= 0 || size == nranks)
+        return 0;
+    const char *who = be == &tp__boot_env ? "torchrun" : "mpirun or srun";
+    char as[160];
+    if (size > 0)
+        snprintf(as, sizeof as, " and %s=%ld say %s started this process as rank %ld of %ld", sname,
+                 size, who, rank, size);
+    else
+        snprintf(as, sizeof as, " says %s started this process, with a count of its own", who);
+    return tp_error_set(err, TP_EUSAGE,
+                        "-n %d asks for %d ranks, but %s=%s%s: unset %s (left from an `srun "
+                        "--pty` or `mpirun` shell?), pass --launcher local to fork %d ranks "
+                        "here, or leave -n out under the launcher",
+                        nranks, nranks, rname, rv, as, rname, nranks);
 }
 
 const char *tp_boot_detect(const char *given)

@@ -40,6 +40,10 @@ struct tp_boot_backend {
      * (its value, when set, is "0" on rank 0). NULL for the fallback (local),
      * detected when no other row is and always rank 0. */
     const char *const *rank_vars;
+    /* size_vars[i]: the variable that holds the group's size beside
+     * rank_vars[i] ("" where the launcher sets none); NULL for the
+     * fallback. */
+    const char *const *size_vars;
     /* Every environment variable by which this launcher makes a process a
      * rank: names that start with one of var_prefixes, or are one of
      * var_names (both NULL-terminated, either may be NULL). */
@@ -111,13 +115,14 @@ bool tp__boot_options_differ(const json_t *ours, const json_t *theirs, char *wha
  * b->key, each JOIN checked against options), probe their clocks and send
  * them the group. On error every rank that joined is told why, and err
  * names the rank, host or option. With b->leave_out, the ranks that have
- * not joined by the timeout are left out instead (gone from the start). */
+ * not joined by the timeout are left out instead (gone from the start). An
+ * interrupt ends the wait within INTR_SLICE_MS (TP_EINTR/TP_ETERM). */
 int tp__boot_lead(struct tp_boot *b, int lfd, const json_t *options, tp_error *err);
 
 /* Rank b->rank > 0: connect to rank 0 at host:port (retrying until it
  * listens, within b->timeout_ns), join with options, answer the clock
  * probes and receive the group. On error err says what rank 0 reported or
- * why it could not be reached. */
+ * why it could not be reached; an interrupt ends the wait (TP_EINTR/TP_ETERM). */
 int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *options,
                   tp_error *err);
 

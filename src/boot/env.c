@@ -115,6 +115,7 @@ int tp_boot_env_member(int rank, int size, const char *addr, const char *port, c
 }
 
 static const char *const env_rank_vars[] = {"RANK", NULL};
+static const char *const env_size_vars[] = {"WORLD_SIZE", NULL};
 /* what torchrun (and its elastic agent) sets for a rank */
 static const char *const env_vars[] = {
     "RANK",       "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
@@ -123,6 +124,7 @@ static const char *const env_vars[] = {
 const struct tp_boot_backend tp__boot_env = {
     .name = "env",
     .rank_vars = env_rank_vars,
+    .size_vars = env_size_vars,
     .var_names = env_vars,
     .init = env_init,
     .allgather = tp__boot_star_allgather,

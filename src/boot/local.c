@@ -1,13 +1,15 @@
 /* The local backend: rank 0 forks the other ranks on this host, each of
  * which joins the star at a loopback port rank 0 listens on. The key is made
  * fresh and shared through fork, so nobody else on the host can join; rank
- * 0's fini reaps the ranks it forked and reports the worst exit status. */
+ * 0's fini reaps the ranks it forked and reports the worst exit status. A
+ * forked rank gets SIGTERM when rank 0 dies, so none outlives the job. */
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +77,7 @@ static int local_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_err
     /* a signal sent to rank 0 alone (kill PID, a batch system's SIGTERM)
      * reaches every rank, which then stops at its own safe point */
     tp_intr_forward(b->children, o->nranks);
+    pid_t parent = getpid();
     for (int r = 1; r < o->nranks; r++) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -82,6 +85,12 @@ static int local_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_err
             break;
         }
         if (pid == 0) {
+            /* a rank ends with rank 0 even when rank 0 was killed (SIGKILL,
+             * the OOM killer) and could not pass a signal on: SIGTERM stops
+             * it at its next safe point, so no rank is left computing */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent)
+                tp_intr_raise(SIGTERM); /* rank 0 died before the line above */
             close(lfd);
             tp_intr_forward(NULL, 0);
             free(b->children);

@@ -299,8 +299,11 @@ static int mpi_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
 }
 #endif
 
-/* Open MPI's, MPICH's (PMI) and PMIx's rank variables. */
+/* Open MPI's, MPICH's (PMI) and PMIx's rank variables, and the size beside
+ * each (PMIx puts none in the environment: srun's step size stands in). */
 static const char *const mpi_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
+static const char *const mpi_size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                            "SLURM_STEP_NUM_TASKS", NULL};
 /* everything Open MPI, PMI, PMIx and MPICH's Hydra set for a rank */
 static const char *const mpi_var_prefixes[] = {"OMPI_",           "PMIX_",  "PMI_",
                                                "MPI_LOCALRANKID", "HYDRA_", NULL};
@@ -308,6 +311,7 @@ static const char *const mpi_var_prefixes[] = {"OMPI_",           "PMIX_",  "PMI
 const struct tp_boot_backend tp__boot_mpi = {
     .name = "mpi",
     .rank_vars = mpi_rank_vars,
+    .size_vars = mpi_size_vars,
     .var_prefixes = mpi_var_prefixes,
     .init = mpi_init,
 #ifdef TP_HAVE_MPI

@@ -24,6 +24,9 @@
 #include "tp/intr.h"
 #include "tp/log.h"
 
+/* The longest rank 0 waits for joining ranks without asking tp_intr. */
+#define INTR_SLICE_MS 250
+
 /* ---- the group ---- */
 
 void tp__boot_hang_up(struct tp_boot *b)
@@ -253,6 +256,10 @@ static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_er
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, HANDSHAKE_STACK);
     while (joined < b->size && (left = tp_deadline_left_ms(deadline)) > 0) {
+        /* an interrupt ends the wait (the group may wait an hour for a
+         * node): the ranks that joined are told why */
+        if (tp_intr_check(&bad))
+            break;
         /* all places taken by handshakes younger than the grace: leave the
          * next connection in the backlog until one ends or ages */
         bool full = npend == MAX_PENDING;
@@ -260,7 +267,8 @@ static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_er
         bool hold = full && wait_ms > 0;
         struct pollfd p[2] = {{.fd = hold ? -1 : lfd, .events = POLLIN},
                               {.fd = wake[0], .events = POLLIN}};
-        int n = poll(p, 2, hold && wait_ms < left ? wait_ms : left);
+        int ms = hold && wait_ms < left ? wait_ms : left;
+        int n = poll(p, 2, ms < INTR_SLICE_MS ? ms : INTR_SLICE_MS);
         if (n < 0 && errno != EINTR)
             break;
         char drain[64];
@@ -310,7 +318,10 @@ static int gather_ranks(struct tp_boot *b, int lfd, const json_t *options, tp_er
             used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%d",
                                      used ? ", " : "", r);
     while (npend > 0)
-        reap(b, pend[--npend], complete ? "the group was complete" : "rank 0 stopped waiting",
+        reap(b, pend[--npend],
+             complete           ? "the group was complete"
+             : tp_intr_signal() ? "rank 0 was interrupted"
+                                : "rank 0 stopped waiting",
              options, &bad, &st);
     close(wake[0]);
     close(wake[1]);
@@ -530,11 +541,13 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
     uint64_t deadline = tp_now_ns() + b->timeout_ns;
     struct tp_conn *c = &b->conn[0];
     int rc;
-    for (;;) { /* rank 0 may not be listening yet */
+    for (;;) { /* rank 0 may not be listening yet; an interrupt ends the wait */
         rc = tp_conn_connect(c, host, port, b->timeout_ns, err);
         if (rc != TP_EPEER || tp_now_ns() >= deadline)
             break;
         usleep(50000);
+        if ((rc = tp_intr_check(err)) != 0)
+            break;
     }
     if (rc) {
         tp_error_prefix(err, "rank %d joining rank 0", b->rank);

@@ -28,6 +28,7 @@ int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *e
     case 'n':
         rc = tp_parse_u64(arg, "--ranks", 1, 1024, &v, err);
         g->nranks = (int)v;
+        g->nranks_given = true;
         break;
     case CLI_OPT_LAUNCHER: g->launcher = arg; break;
     case CLI_OPT_KEY: g->key_file = arg; break;
@@ -68,6 +69,10 @@ int cli_group_check(struct tp_group_opts *g, tp_error *err)
         rc = tp_transport_provider_check(t, c->provider ? c->provider : t->default_provider, err);
     if (rc == 0)
         rc = tp_boot_check_backend(g->launcher, "--launcher", err);
+    /* an explicit --launcher wins over the environment; an explicit -n
+     * that the launcher's variables contradict is refused, naming them */
+    if (rc == 0)
+        rc = tp_boot_check_env(g->launcher, g->nranks_given ? g->nranks : 0, err);
     /* a launcher named but absent would make this process a group of one */
     if (rc == 0 && g->launcher && tp_boot_launched(g->launcher) && !tp_boot_launched(NULL))
         rc = tp_error_set(err, TP_EUSAGE,

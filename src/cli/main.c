@@ -65,8 +65,15 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
-            if (commands[i].stops)
+            if (commands[i].stops) {
                 tp_intr_install();
+            } else {
+                /* the default action, as these short commands promise:
+                 * libinfinipath (under libfabric's psm provider) installed
+                 * a handler at load time that makes SIGINT a silent exit 1 */
+                signal(SIGINT, SIG_DFL);
+                signal(SIGTERM, SIG_DFL);
+            }
             return commands[i].run(argc - 1, argv + 1);
         }
     fprintf(stderr, "trainpath: error: unknown command '%s'\n", argv[1]);

@@ -17,6 +17,7 @@
 #include "step_int.h"
 #include "tp/clock.h"
 #include "tp/gpu.h"
+#include "tp/intr.h"
 #include "tp/model.h"
 
 static double work(uint64_t iters, double x)
@@ -24,6 +25,43 @@ static double work(uint64_t iters, double x)
     for (uint64_t i = 0; i < iters; i++)
         x = x * 1.0000000001 + 1e-12;
     return x;
+}
+
+/* Iterations of the chain between two looks at tp_intr: about 100 us of it
+ * (an iteration is a few ns), so SIGINT ends a slice of any length within a
+ * millisecond, at the cost of one relaxed load per 2^15 iterations. The
+ * chain is the same cut or whole. */
+#define WORK_CHUNK 32768
+
+/* iters of the chain into r->sink, stopping early at an interrupt. */
+static int spend(struct rank *r, uint64_t iters, tp_error *err)
+{
+    while (iters > 0) {
+        uint64_t k = iters < WORK_CHUNK ? iters : WORK_CHUNK;
+        r->sink = work(k, r->sink);
+        iters -= k;
+        if (tp_intr_signal())
+            return tp_intr_check(err);
+    }
+    return 0;
+}
+
+/* reps matrix products, in runs of at most 10 ms, an interrupt asked
+ * between two runs (a minute of products would otherwise be one wait). */
+static int gemms(struct rank *r, uint64_t reps, tp_error *err)
+{
+    uint64_t run = r->gemm_ns > 0 ? (uint64_t)(10e6 / r->gemm_ns) : 1;
+    run = run ? run : 1;
+    while (reps > 0) {
+        uint64_t k = reps < run ? reps : run;
+        int rc = tp_gpu_gemm(r->o->gpu, k, err);
+        if (rc)
+            return rc;
+        reps -= k;
+        if (tp_intr_signal())
+            return tp_intr_check(err);
+    }
+    return 0;
 }
 
 void tp__step_calibrate(struct rank *r)
@@ -77,14 +115,12 @@ int tp__step_calibrate_gpu(struct rank *r, tp_error *err)
  * however finely its slices cut it) */
 static int recorded(struct rank *r, uint64_t ns, tp_error *err)
 {
-    if (!r->o->compute_gpu) {
-        r->sink = work((uint64_t)((double)ns / r->work_ns_per_iter), r->sink);
-        return 0;
-    }
+    if (!r->o->compute_gpu)
+        return spend(r, (uint64_t)((double)ns / r->work_ns_per_iter), err);
     double want = (double)ns / r->gemm_ns + r->gemm_carry;
     uint64_t reps = (uint64_t)want;
     r->gemm_carry = want - (double)reps;
-    return reps ? tp_gpu_gemm(r->o->gpu, reps, err) : 0;
+    return gemms(r, reps, err);
 }
 
 int tp__step_compute_slice(struct rank *r, size_t k, tp_error *err)
@@ -98,11 +134,10 @@ int tp__step_compute_slice(struct rank *r, size_t k, tp_error *err)
         return 0;
     if (o->compute_gpu) {
         uint64_t reps = r->gemm_reps;
-        return tp_gpu_gemm(o->gpu, reps / B + (k == 0 ? reps % B : 0), err);
+        return gemms(r, reps / B + (k == 0 ? reps % B : 0), err);
     }
     uint64_t iters = (uint64_t)(o->compute_ms * 1e6 / r->work_ns_per_iter);
-    r->sink = work(iters / B + (k == 0 ? iters % B : 0), r->sink);
-    return 0;
+    return spend(r, iters / B + (k == 0 ? iters % B : 0), err);
 }
 
 int tp__step_optimizer(struct rank *r, tp_error *err)

@@ -2,17 +2,23 @@
  * from the rank's own stream (seeded by rank and run, so each run sees other
  * timing while the data and the weights stay the same), and slept where
  * they were injected (the loader, the comm thread, the compute). */
-#include <errno.h>
 #include <math.h>
 #include <time.h>
 
 #include "step_int.h"
+#include "tp/clock.h"
+#include "tp/intr.h"
 #include "tp/pattern.h"
 
+/* in naps of at most 10 ms: the signal may land on another thread, where
+ * it does not cut this one's nanosleep short */
 void tp__step_sleep_ns(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    uint64_t end = tp_now_ns() + ns, now;
+    while (!tp_intr_signal() && (now = tp_now_ns()) < end) {
+        uint64_t nap = end - now < 10000000u ? end - now : 10000000u;
+        struct timespec ts = {0, (long)nap};
+        nanosleep(&ts, NULL);
     }
 }
 

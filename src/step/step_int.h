@@ -214,7 +214,9 @@ void tp__step_trace_close(struct rank *r);
 /* delay.c: the delay to inject at where for this rank and step, drawn from
  * *rng (the rank's stream, so each run and rank sees its own timing). */
 uint64_t tp__step_delay_draw(const struct rank *r, uint64_t *rng, enum tp_delay_where where);
-/* Sleep ns, through signals. */
+/* Sleep ns, through signals other than an interrupt: one recorded
+ * (tp_intr) ends the sleep within 10 ms, and the caller's next safe point
+ * stops the run. */
 void tp__step_sleep_ns(uint64_t ns);
 
 /* data.c: the global sample index of the k-th sample of step s (an
@@ -248,7 +250,8 @@ int tp__step_calibrate_gpu(struct rank *r, tp_error *err);
  * GPU products; slice 0 takes the remainder), or with a workload this
  * rank's recorded compute before the step's call k (k equal to the
  * recorded collectives' count: the rest of its forward and backward).
- * Errors are the GPU's. */
+ * An interrupt ends it within a millisecond (a GPU's within one run of
+ * products of about 10 ms): TP_EINTR/TP_ETERM. Other errors are the GPU's. */
 int tp__step_compute_slice(struct rank *r, size_t k, tp_error *err);
 /* workload.c: results.workload: the recorded medians (compute = forward +
  * backward, optimizer, step) of the ranks replayed beside the replay's
@@ -263,7 +266,8 @@ json_t *tp__step_workload_compare(const struct rank *r, const json_t *run0);
 struct tp_coll_shape tp__step_wl_shape(const struct tp_step_wl_coll *c, int n);
 /* --workload: the recorded optimizer step of this step (calibrated work,
  * or matrix products with --compute gpu); nothing without a workload.
- * The GPU's error where its products fail. */
+ * An interrupt ends it as it ends a compute slice; other errors are the
+ * GPU's. */
 int tp__step_optimizer(struct rank *r, tp_error *err);
 /* The model's forward and backward on this rank's share of the batch (buf):
  * the gradient into r->grad, or r->cols when exact. TP_ECHECK naming the

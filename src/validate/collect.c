@@ -19,6 +19,7 @@
 
 #include "tp/atomicfile.h"
 #include "tp/history.h"
+#include "tp/intr.h"
 #include "tp/judge.h"
 #include "tp/log.h"
 #include "tp/report.h"
@@ -678,6 +679,11 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             group_list = NULL;
         }
         json_object_set_new(fdoc, "results", res);
+        /* an interrupt in the actions (a drain waiting on slurmctld) is
+         * the run's end too: the document says so */
+        tp_error intr = {0};
+        if (!stopped && tp_intr_check(&intr))
+            stopped = &intr;
         /* its status is the process's exit: a run that fails the fleet
          * (a node named, lost or missing, a test failed) is not ok */
         bool fails = failed || strcmp(fstatus, "FAIL") == 0;

@@ -5,8 +5,11 @@
  * (tp_triage_verdict): a slow node, or one lost mid-run (it died or hung);
  * the two ends of a slow link are for service (the cable, the port), and a
  * node missing from the start or failed by trainpath's own harness is
- * rerun, so neither is drained. */
+ * rerun, so neither is drained. An action's command is bounded (scontrol
+ * retries an unreachable slurmctld for minutes) and stopped at an
+ * interrupt; what became of it is in the fleet document either way. */
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +17,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tp/clock.h"
+#include "tp/intr.h"
 #include "validate_int.h"
 
 extern char **environ;
 
+/* What an action's command came to, beside its exit status (>= 0). */
+enum { ACT_NORUN = -1, ACT_LATE = -2, ACT_INTR = -3 };
+
+/* The bound of one action's command without --node-timeout. */
+#define ACT_TIMEOUT_S 60.0
+
 struct onfail {
     const char *name;
     int (*ready)(tp_error *err); /* can it act here? */
-    /* act on node (its scheduler name), why: the reason; fills cmd */
-    int (*act)(const char *node, const char *why, char *cmd, size_t cap);
+    /* act on node (its scheduler name), why: the reason, within timeout_s;
+     * fills cmd; its exit status, or ACT_* */
+    int (*act)(const char *node, const char *why, double timeout_s, char *cmd, size_t cap);
 };
 
 static int none_ready(tp_error *err)
@@ -60,20 +72,45 @@ static int drain_ready(tp_error *err)
     return 0;
 }
 
-static int drain_act(const char *node, const char *why, char *cmd, size_t cap)
+/* Run argv, waiting at most timeout_s and not past an interrupt (either
+ * kills it, and whatever it started: it leads a process group of its own):
+ * its exit status, or ACT_*. */
+static int run_bounded(char *const argv[], double timeout_s)
+{
+    pid_t pid;
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    int src = posix_spawnp(&pid, argv[0], NULL, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
+    if (src != 0)
+        return ACT_NORUN;
+    uint64_t deadline = tp_now_ns() + (uint64_t)(timeout_s * 1e9);
+    int st = 0;
+    pid_t got;
+    while ((got = waitpid(pid, &st, WNOHANG)) == 0) {
+        if (tp_intr_signal() || tp_now_ns() >= deadline) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            }
+            return tp_intr_signal() ? ACT_INTR : ACT_LATE;
+        }
+        usleep(10000);
+    }
+    if (got < 0)
+        return ACT_NORUN;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : ACT_NORUN;
+}
+
+static int drain_act(const char *node, const char *why, double timeout_s, char *cmd, size_t cap)
 {
     char name[200], reason[300];
     snprintf(name, sizeof name, "NodeName=%s", node);
     snprintf(reason, sizeof reason, "Reason=%s", why);
     char *argv[] = {"scontrol", "update", name, "State=DRAIN", reason, NULL};
     snprintf(cmd, cap, "scontrol update %s State=DRAIN Reason=\"%s\"", name, why);
-    pid_t pid;
-    if (posix_spawnp(&pid, "scontrol", NULL, NULL, argv, environ) != 0)
-        return -1;
-    int st;
-    if (waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_bounded(argv, timeout_s);
 }
 
 static const struct onfail actions[] = {
@@ -126,6 +163,7 @@ json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__v
     const struct onfail *a = find(c->on_fail);
     if (!a || !a->act || !out)
         return out;
+    double timeout_s = c->node_timeout_s > 0 ? c->node_timeout_s : ACT_TIMEOUT_S;
     size_t i;
     const json_t *v;
     json_array_foreach(json_object_get(result, "nodes_detail"), i, v) {
@@ -133,13 +171,28 @@ json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__v
         const char *action = json_string_value(json_object_get(v, "action"));
         if (k < 0 || k >= n || !action || strcmp(action, "drain") != 0)
             continue;
-        char why[256], cmd[700];
+        char why[256], cmd[700], how[120];
         reason_of(v, why, sizeof why);
         const char *name = nodes[k].sched[0] ? nodes[k].sched : nodes[k].label;
-        int rc = a->act(name, why, cmd, sizeof cmd);
+        /* after an interrupt the commands still to run are not started */
+        bool skip = tp_intr_signal() != 0;
+        int rc = skip ? ACT_INTR : a->act(name, why, timeout_s, cmd, sizeof cmd);
+        if (skip)
+            snprintf(cmd, sizeof cmd, "(%s of %s)", a->name, name);
+        const char *sig = tp_intr_signal() == SIGTERM ? "SIGTERM" : "SIGINT";
+        if (rc == 0)
+            how[0] = 0;
+        else if (rc > 0)
+            snprintf(how, sizeof how, " (it failed: see its output)");
+        else if (rc == ACT_LATE)
+            snprintf(how, sizeof how, " (no answer within %.0f s: stopped)", timeout_s);
+        else if (rc == ACT_INTR)
+            snprintf(how, sizeof how,
+                     skip ? " (not run: interrupted by %s)" : " (interrupted by %s: stopped)", sig);
+        else
+            snprintf(how, sizeof how, " (could not run it)");
         char says[1200];
-        snprintf(says, sizeof says, "%s: %s%s", name, cmd,
-                 rc == 0 ? "" : rc < 0 ? " (could not run it)" : " (it failed: see its output)");
+        snprintf(says, sizeof says, "%s: %s%s", name, cmd, how);
         json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:i, s:s}", "node", nodes[k].label,
                                              "action", a->name, "command", cmd, "rc", rc, "says",
                                              says));

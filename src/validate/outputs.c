@@ -18,6 +18,7 @@
 #include "tp/html.h"
 #include "tp/judge.h"
 #include "tp/log.h"
+#include "tp/result.h"
 #include "validate_int.h"
 
 int tp__validate_write_plan(struct tp__validate_ctx *c, int nodes, int gpus_per_node,
@@ -190,4 +191,31 @@ int tp__validate_fail(const tp_error *err)
 {
     tp_log(TP_LOG_ERROR, "%s", err->msg[0] ? err->msg : tp_code_name(err->code));
     return tp_exit_code(err->code);
+}
+
+void tp__validate_unformed(const struct tp__validate_ctx *c, const tp_error *why)
+{
+    char dir[4096], path[4200];
+    if (c->out) {
+        snprintf(dir, sizeof dir, "%s", c->out);
+    } else {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(dir, sizeof dir, "results/validate-%Y%m%dT%H%M%SZ", &tm);
+    }
+    if (tp__validate_mkdirs(dir) < 0) {
+        tp_log(TP_LOG_ERROR, "--out %s: cannot create the folder: %s", dir, strerror(errno));
+        return;
+    }
+    json_t *doc =
+        tp_result_new("fleet", json_pack("{s:s, s:s?}", "profile", c->profile, "only", c->only));
+    tp_result_finish(doc, why->code, why->msg);
+    snprintf(path, sizeof path, "%s/fleet.json", dir);
+    tp_error werr;
+    if (tp_result_write(doc, path, &werr) < 0)
+        tp_log(TP_LOG_ERROR, "%s", werr.msg);
+    else if (!c->quiet)
+        printf("fleet: %s\n", path);
+    json_decref(doc);
 }

@@ -217,6 +217,8 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         rc = tp__validate_onfail_check(c->on_fail, err);
     if (rc == 0)
         rc = tp_boot_check_backend(c->launcher, "--launcher", err);
+    if (rc == 0)
+        rc = tp_boot_check_env(c->launcher, 0, err);
     /* a launcher named but absent would validate this host as a group of one */
     if (rc == 0 && o->launcher && tp_boot_launched(o->launcher) && !tp_boot_launched(NULL))
         rc = tp_error_set(err, TP_EUSAGE,
@@ -253,6 +255,9 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                   .leave_out = net};
         rc = tp_boot_init(&bo, &b, err);
         json_decref(bo_opts);
+        /* the group never formed: rank 0 still leaves its document */
+        if (rc != 0 && tp_boot_will_be_rank0(c->launcher))
+            tp__validate_unformed(c, err);
         /* the tier for this many nodes (--budget: the deepest that fits) */
         if (rc == 0)
             rc = tp__validate_tier_pick(c, tp_boot_size(b), err);

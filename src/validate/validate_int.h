@@ -325,8 +325,12 @@ json_t *tp__validate_sdc_judge(struct tp__validate_sdc *s, const struct tp__vali
 int tp__validate_onfail_check(const char *name, tp_error *err);
 
 /* Rank 0, after the judgement: act on every node whose verdict's action
- * is "drain" by c->on_fail. Returns the actions taken as an array of
- * {"node", "action", "command", "rc", "says"} (empty for none). */
+ * is "drain" by c->on_fail, each command within --node-timeout (60 s
+ * without it) and stopped by an interrupt, after which none starts.
+ * Returns the actions as an array of {"node", "action", "command", "rc",
+ * "says"} (empty for none); rc is the command's exit status, or -1 it
+ * could not run, -2 it was stopped at the bound, -3 it was interrupted or
+ * not run for an interrupt, and says tells which. */
 json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
                             int n, const json_t *result);
 
@@ -384,6 +388,12 @@ int tp__validate_outputs(struct tp__validate_ctx *c, struct tp__validate_hist *h
 
 /* Print "trainpath: error: MSG" once and return the exit status for err. */
 int tp__validate_fail(const tp_error *err);
+
+/* Rank 0 of a group that never formed (its join interrupted, or a node
+ * that never came): the results folder (--out, else a stamped one) with
+ * fleet.json, a failed document saying why, so that such a run leaves its
+ * document too. A folder or file that cannot be written is said, once. */
+void tp__validate_unformed(const struct tp__validate_ctx *c, const tp_error *why);
 
 /* ---- the modes ---- */
 

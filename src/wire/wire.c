@@ -21,6 +21,10 @@
 #include "tp/clock.h"
 #include "tp/intr.h"
 
+/* The longest a wait on a socket goes without asking tp_intr: a signal
+ * that lands on another thread does not cut this one's poll short. */
+#define INTR_SLICE_MS 250
+
 static void sockaddr_text(const struct sockaddr *sa, char *ip, size_t ipcap, int *port)
 {
     char host[INET6_ADDRSTRLEN] = "?";
@@ -150,11 +154,19 @@ int tp_conn_connect(struct tp_conn *c, const char *host, int port, uint64_t time
             close(fd);
             continue;
         }
+        /* in slices, so that an interrupt recorded on another thread ends
+         * the wait (a peer that drops SYNs holds it for the whole timeout) */
         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        int n;
-        do
-            n = poll(&pfd, 1, tp_deadline_left_ms(deadline));
-        while (n < 0 && errno == EINTR);
+        int n, left;
+        do {
+            if ((rc = tp_intr_check(err)) != 0) {
+                close(fd);
+                freeaddrinfo(res);
+                return rc;
+            }
+            left = tp_deadline_left_ms(deadline);
+            n = left > 0 ? poll(&pfd, 1, left < INTR_SLICE_MS ? left : INTR_SLICE_MS) : 0;
+        } while ((n < 0 && errno == EINTR) || (n == 0 && left > INTR_SLICE_MS));
         int soerr = 0;
         socklen_t sl = sizeof soerr;
         if (n == 0) {
@@ -204,7 +216,6 @@ static int too_late(const struct tp_conn *c, uint64_t deadline, tp_error *err)
  * silence: the deadline holds for the whole transfer, not for each read.
  * Polls in slices of at most INTR_SLICE_MS so that an interrupt recorded on
  * another thread is seen. */
-#define INTR_SLICE_MS 250
 static int io_all(struct tp_conn *c, void *buf, size_t len, bool writing, uint64_t deadline,
                   tp_error *err)
 {

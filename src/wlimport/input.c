@@ -210,7 +210,9 @@ int tp__wl_in_read(struct tp__wl_in *in, void *buf, size_t cap, size_t *got, tp_
 
 void tp__wl_in_close(struct tp__wl_in *in, char hex[65])
 {
-    /* the hash covers the whole file: read what the content's end left */
+    /* the hash covers the whole file: read what the content's end left;
+     * after an interrupt nothing is written, so no hash is wanted (a pipe
+     * that goes on for gigabytes would hold the exit until its end) */
     unsigned char scratch[65536];
     if (in->hasher) {
         pthread_join(in->hash_thread, NULL);
@@ -218,7 +220,7 @@ void tp__wl_in_close(struct tp__wl_in *in, char hex[65])
         in->hasher = false;
         in->eof = true;
     }
-    while (in->fd >= 0 && !in->eof) {
+    while (in->fd >= 0 && !in->eof && !tp_intr_signal()) {
         ssize_t r = read(in->fd, scratch, sizeof scratch);
         if (r < 0 && errno == EINTR && !tp_intr_signal())
             continue;

@@ -47,7 +47,8 @@ int tp__wl_in_open(struct tp__wl_in *in, const char *path, tp_error *err);
 int tp__wl_in_read(struct tp__wl_in *in, void *buf, size_t cap, size_t *got, tp_error *err);
 
 /* Close; hex gets the SHA-256 of the file's bytes read (all of them after
- * the content's end). */
+ * the content's end, unless an interrupt was recorded: then what was read,
+ * and the rest of a pipe is not waited for). */
 void tp__wl_in_close(struct tp__wl_in *in, char hex[65]);
 
 /* A format: one row of import.c's table. */
