@@ -68,9 +68,10 @@ int main(int argc, char **argv)
             if (commands[i].stops) {
                 tp_intr_install();
             } else {
-                /* the default action, as these short commands promise:
-                 * libinfinipath (under libfabric's psm provider) installed
-                 * a handler at load time that makes SIGINT a silent exit 1 */
+                /* the default action, as these short commands promise,
+                 * whatever a library's constructor installed (libinfinipath,
+                 * under libfabric's psm provider, made SIGINT a silent exit
+                 * 1 while libfabric was linked) */
                 signal(SIGINT, SIG_DFL);
                 signal(SIGTERM, SIG_DFL);
             }
