@@ -79,7 +79,7 @@ int tp_boot_check_env(const char *given, int nranks, tp_error *err)
      * `mpirun bash` shell makes a group of one) */
     if (given || nranks <= 0 || size == nranks)
         return 0;
-    const char *who = be == &tp__boot_env ? "torchrun" : "mpirun or srun";
+    const char *who = be->starter;
     char as[160];
     if (size > 0)
         snprintf(as, sizeof as, " and %s=%ld say %s started this process as rank %ld of %ld", sname,

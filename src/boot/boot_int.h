@@ -44,6 +44,9 @@ struct tp_boot_backend {
      * rank_vars[i] ("" where the launcher sets none); NULL for the
      * fallback. */
     const char *const *size_vars;
+    /* Who sets those variables, as a message names it ("mpirun or srun",
+     * "torchrun"); NULL for the fallback. */
+    const char *starter;
     /* Every environment variable by which this launcher makes a process a
      * rank: names that start with one of var_prefixes, or are one of
      * var_names (both NULL-terminated, either may be NULL). */

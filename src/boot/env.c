@@ -125,6 +125,7 @@ const struct tp_boot_backend tp__boot_env = {
     .name = "env",
     .rank_vars = env_rank_vars,
     .size_vars = env_size_vars,
+    .starter = "torchrun",
     .var_names = env_vars,
     .init = env_init,
     .allgather = tp__boot_star_allgather,

@@ -312,6 +312,7 @@ const struct tp_boot_backend tp__boot_mpi = {
     .name = "mpi",
     .rank_vars = mpi_rank_vars,
     .size_vars = mpi_size_vars,
+    .starter = "mpirun or srun",
     .var_prefixes = mpi_var_prefixes,
     .init = mpi_init,
 #ifdef TP_HAVE_MPI
