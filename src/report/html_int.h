@@ -42,7 +42,8 @@ bool tp__html_ok(const struct html_doc *x);
 /* x's command ("coll", "net lat"), "?" when it has none. */
 const char *tp__html_command(const struct html_doc *x);
 
-/* Whether x is a successful run of command c. */
+/* Whether x is a run of command c whose figures stand: a successful one,
+ * or a fleet that failed on its verdict (tp__report_figures_kept). */
 bool tp__html_is(const struct html_doc *x, const char *c);
 
 /* The first of x's rows named metric with the same labels as the row like

@@ -657,6 +657,18 @@ const char *tp__report_commands(char *buf, size_t cap)
     return buf;
 }
 
+bool tp__report_figures_kept(const json_t *doc)
+{
+    const json_t *status = json_object_get(doc, "status");
+    if (json_is_true(json_object_get(status, "ok")))
+        return true;
+    /* a failed run's figures are not figures: run.ok = 0 says it all; but
+     * a fleet that failed its judgement was measured to the end */
+    int k = reader(json_string_value(json_object_get(doc, "command")));
+    const char *code = json_string_value(json_object_get(status, "code"));
+    return k >= 0 && readers[k].verdict && code && strcmp(code, "check") == 0;
+}
+
 /* The rows of doc; with why (cap bytes), the first thing wrong there too. */
 static json_t *metrics(const json_t *doc, char *why, size_t cap, tp_error *err)
 {
@@ -674,13 +686,7 @@ static json_t *metrics(const json_t *doc, char *why, size_t cap, tp_error *err)
     const char *run_labels[] = {cmd, NULL};
     add(&r, "run.ok", run_labels, ok ? 1 : 0, "", HIGHER, NULL, NULL);
     int k = reader(command);
-    /* a failed run's figures are not figures: run.ok = 0 says it all; but
-     * a fleet that failed its judgement was measured to the end */
-    const char *code = json_string_value(json_object_get(json_object_get(doc, "status"), "code"));
-    if (!ok && k >= 0 && readers[k].verdict && code && strcmp(code, "check") == 0 &&
-        readers[k].rows)
-        readers[k].rows(&r, doc);
-    if (ok && k >= 0 && readers[k].rows)
+    if (k >= 0 && readers[k].rows && tp__report_figures_kept(doc))
         readers[k].rows(&r, doc);
     if (ok && k >= 0)
         counters(&r, json_object_get(doc, "results"), run_labels);

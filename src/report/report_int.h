@@ -21,6 +21,12 @@ const char *tp__report_commands(char *buf, size_t cap);
 /* "an object", "a string", "a number", ...: what v is, for messages. */
 const char *tp__report_type_name(const json_t *v);
 
+/* Whether doc's figures are figures: it is ok, or it is a verdict's
+ * document (a fleet's, the simulator's) that failed on that verdict (code
+ * "check") after measuring to the end. tp_report_metrics reads rows from
+ * those alone, and the HTML report shows their sections. */
+bool tp__report_figures_kept(const json_t *doc);
+
 /* tp_report_metrics's rows of doc, reading it as a checker: why (cap
  * bytes) gets the first thing wrong in what the readers read ("" when
  * nothing): a value of the wrong type (a number as a string), a row that
