@@ -64,8 +64,11 @@ int tp__validate_mkdirs(const char *path)
  * temporary file of an atomic write, ".NAME.tmp.XXXXXX", counts as NAME. */
 static bool ours(const char *name)
 {
-    static const char *const fixed[] = {"net-serve.log", "plan-this-machine.yaml", "report.html",
-                                        "fleet.json",    "fleet.jsonl",            "nodes.jsonl"};
+    /* (report.html is not among them: nothing reads it, and an earlier one
+     * stays whole until this run's replaces it, or a failed write of this
+     * run's says so) */
+    static const char *const fixed[] = {"net-serve.log", "plan-this-machine.yaml", "fleet.json",
+                                        "fleet.jsonl", "nodes.jsonl"};
     static const char *const ext[] = {".trace.json", ".json", ".log"};
     size_t len = strlen(name);
     const char *tmp = name[0] == '.' ? strstr(name, ".tmp.") : NULL;
