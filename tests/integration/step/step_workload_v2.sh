@@ -106,7 +106,7 @@ print([x['bytes'] for x in c] == [x['bytes'] for x in b], r['workload']['replaye
 
 # the workload's own kinds and coll's others: send and recv as sendrecv of
 # the message, barrier as an allreduce of 4 bytes
-K=$WORK/kinds.json
+K=$WORK/kinds-workload.json # (not the --json below: an output is never an input)
 /usr/bin/python3 - "$FX" "$K" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
