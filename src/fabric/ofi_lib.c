@@ -1,5 +1,5 @@
 /* libfabric, loaded when a libfabric transport or channel is first used
- * (src/fabric/ofi_lib.h). Debian's libfabric.so.1 links the psm, psm2, efa
+ * (declared in ofi_int.h). Debian's libfabric.so.1 links the psm, psm2, efa
  * and verbs providers' libraries. libinfinipath's constructor, run at
  * load, pins the main thread to one CPU and times the TSC against
  * gettimeofday in usleep(125) steps, about 0.2 s, and the library installs

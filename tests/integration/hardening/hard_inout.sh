@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 F=$WORK/in
-mkdir -p "$F/docs"
+mkdir -p "$F/results"
 cp "$SRC/tests/fixtures/nccl/nccl_v2.4_fp16.log" "$F/nccl.log"
 cp "$SRC/docs/examples/plan.yaml" "$F/plan.yaml"
 cp "$SRC/docs/examples/policy.yaml" "$F/policy.yaml"
@@ -20,14 +20,14 @@ cp "$SRC/tests/fixtures/workload/ddp-mlp.json" "$F/ddp.json"
 cp /proc/self/mountinfo "$F/mountinfo"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$F/key"
 chmod 600 "$F/key"
-"$TP" sdc --steps 20 --threads 2 --json "$F/docs/sdc.json" >/dev/null 2>&1
-cp "$F/docs/sdc.json" "$F/doc.json"
+"$TP" sdc --steps 20 --threads 2 --json "$F/results/sdc.json" >/dev/null 2>&1
+cp "$F/results/sdc.json" "$F/doc.json"
 "$TP" sdc --steps 20 --threads 2 --json "$F/doc2.json" >/dev/null 2>&1
 printf 'thresholds:\n  - metric: sdc.steps\n    min: 1\n' >"$F/thr.yaml"
 ln -s plan.yaml "$F/plan-link.yaml"
 ln "$F/plan.yaml" "$F/plan-hard.yaml"
 "$TP" report add --db "$F/h.sqlite" "$F/doc.json" >/dev/null 2>&1
-check "the inputs made" test -s "$F/docs/sdc.json" -a -s "$F/doc2.json" -a -s "$F/h.sqlite"
+check "the inputs made" test -s "$F/results/sdc.json" -a -s "$F/doc2.json" -a -s "$F/h.sqlite"
 
 sums() { (cd "$F" && find . -type f | sort | xargs md5sum); }
 sums >"$WORK/before"
@@ -64,7 +64,7 @@ refused 2 --json "$F/plan-link.yaml" "the plan file" "$F/plan.yaml" -- \
 refused 2 --json "$F/plan-hard.yaml" "the plan file" "$F/plan.yaml" -- \
     plan "$F/plan.yaml" --json "$F/plan-hard.yaml"
 refused 2 --out "$F/doc.json" "the input" "$F/doc.json" -- report html --out "$F/doc.json" "$F/doc.json"
-refused 2 --out "$F/docs/sdc.json" "the input" "$F/docs" -- report html --out "$F/docs/sdc.json" "$F/docs"
+refused 2 --out "$F/results/sdc.json" "the input" "$F/results" -- report html --out "$F/results/sdc.json" "$F/results"
 refused 2 --out "$F/doc.json" "the input" "$F/doc.json" -- \
     report prometheus --out "$F/doc.json" "$F/doc.json"
 refused 2 --json "$F/doc2.json" "the input" "$F/doc2.json" -- \
@@ -73,7 +73,7 @@ refused 2 --db "$F/doc.json" "the input" "$F/doc.json" -- report add --db "$F/do
 refused 2 --json "$F/h.sqlite" --db "$F/h.sqlite" -- report history --db "$F/h.sqlite" --json "$F/h.sqlite" sdc.steps
 refused 3 --json "$F/thr.yaml" "the input" "$F/thr.yaml" -- report gate "$F/thr.yaml" "$F/doc.json" --json "$F/thr.yaml"
 refused 3 --json "$F/policy.yaml" --policy "$F/policy.yaml" -- check --policy "$F/policy.yaml" --json "$F/policy.yaml"
-refused 3 --json "$F/docs/sdc.json" --results "$F/docs" -- check --results "$F/docs" --json "$F/docs/sdc.json"
+refused 3 --json "$F/results/sdc.json" --results "$F/results" -- check --results "$F/results" --json "$F/results/sdc.json"
 refused 2 --json "$F/key" --key-file "$F/key" -- net lat 127.0.0.1 --key-file "$F/key" --json "$F/key"
 refused 2 --json "$F/plan.yaml" "the plan file" "$F/plan.yaml" -- plan --gpus 0 "$F/plan.yaml" --json "$F/plan.yaml"
 # a refusal that comes before the inputs are read writes its failed
