@@ -40,6 +40,7 @@
 #include "tp/error.h"
 
 #define TP_TRIAGE_MAX_NODES 1000000
+#define TP_TRIAGE_MAX_REPEATS 16 /* a suspect's measurements alone, at most */
 
 /* The stages a round belongs to, in the order they can run. */
 enum tp_triage_stage {
@@ -82,6 +83,18 @@ struct tp_triage_opts {
     int group;         /* the groups pass' group size (0: 8; at most n/3) */
     double min_effect; /* slow means at least this much above the median (0: 0.10) */
     double z;          /* ... and this many robust deviations (0: 4) */
+    /* The screen's bar for a suspect, lower than the naming bar: this many
+     * robust deviations (0: 2.5). A suspect is then settled by a
+     * sequential probability ratio test of repeated measurements alone
+     * (docs/fleet.md, "The isolation"): normal against min_effect slower
+     * (or twice the spread, where that is more), with a false name at
+     * most alpha in the whole run (0: 1e-3; each suspect's test gets an
+     * even share of it) and a missed fault at most beta per suspect (0:
+     * 0.01), in at most repeats measurements (0: 10, at most
+     * TP_TRIAGE_MAX_REPEATS). */
+    double z_screen;
+    double alpha, beta;
+    int repeats;
     uint64_t seed;     /* the matchings, the groups, the partners */
     /* per-test durations, for the estimates and the simulated wall time
      * (0: 3 s a pair test, 5 s a group test, 0.2 s between rounds) */
@@ -101,8 +114,10 @@ struct tp_triage_opts {
 int tp_triage_tier_rounds(const char *tier, int n, const struct tp_triage_opts *o,
                           int rounds[TP_TRIAGE_NSTAGES]);
 
-/* The isolation rounds one fault takes at most after the tier's own:
- * ceil(log2 n) + 5 for a slow link (a slow node: ceil(log2 n) + 3). The
+/* The isolation rounds one fault takes at most after the tier's own, at
+ * the default 10 repeats: ceil(log2 n) + 13 (a group split down to its
+ * members, then each suspect's sequential test of at most 10
+ * measurements alone, a link's two ends with others and a probe). The
  * estimates add it; the isolation itself stops after three times it, what
  * is left unsettled then being "suspect". */
 int tp_triage_isolation_bound(int n);

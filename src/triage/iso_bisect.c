@@ -50,4 +50,5 @@ static int result(tp_triage *t, struct tp__action *a, int step, double r)
     return rc;
 }
 
-const struct tp__triage_iso_kind tp__triage_iso_bisect = {TP_TRIAGE_BISECT, schedule, result};
+const struct tp__triage_iso_kind tp__triage_iso_bisect = {TP_TRIAGE_BISECT, schedule, result,
+                                                          NULL};

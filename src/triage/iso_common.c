@@ -39,8 +39,7 @@ static struct tp__action *new_action(tp_triage *t, enum tp__akind kind)
     if (!a)
         return NULL;
     a->kind = kind;
-    for (int i = 0; i < 4; i++) /* no partner used yet (node 0 is one) */
-        a->used[i] = -1;
+    t->nactions++;
     /* appended: the older suspects are served first */
     struct tp__action **p = &t->actions;
     while (*p)
@@ -72,7 +71,6 @@ int tp__triage_iso_node_action(tp_triage *t, int s, bool group_mode, struct tp__
     if (parent)
         parent->children++;
     t->node[s].in_action = true;
-    t->node[s].tried = true;
     if (t->node[s].status == ST_PASS)
         t->node[s].status = ST_SUSPECT;
     return 0;
@@ -94,10 +92,8 @@ int tp__triage_iso_link_action(tp_triage *t, int a, int b, double probed)
     l->a = a;
     l->b = b;
     l->ends = 2;
-    if (probed > tp__triage_slow(t)) { /* measured alone by the probe already */
-        l->res[0] = probed;
-        l->step = 1;
-    }
+    if (probed > 0) /* measured alone by the probe already */
+        tp__triage_sprt_add(t, &l->sprt, probed, tp__triage_iso_spread(t, false));
     return 0;
 }
 
@@ -147,23 +143,12 @@ void tp__triage_iso_unresolved(tp_triage *t, struct tp__action *a)
             t->node[a->set[i]].status = ST_SUSPECT;
     if (a->ends == 1)
         t->node[a->a].in_action = false;
-    if (a->parent && --a->parent->children == 0)
-        a->parent->done = true;
-}
-
-int tp__triage_iso_members_done(tp_triage *t, struct tp__action *m)
-{
-    m->done = true;
-    if (m->named_any)
-        return 0;
-    /* none of them alone: a link of their ring */
-    int v[6], e = 0;
-    for (int i = 0; i < m->n && (m->n > 2 || i == 0); i++) {
-        v[2 * e] = m->set[i];
-        v[2 * e + 1] = m->set[(i + 1) % m->n];
-        e++;
+    if (a->parent && --a->parent->children == 0) {
+        if (a->parent->needs_all)
+            tp__triage_iso_unresolved(t, a->parent);
+        else
+            a->parent->done = true;
     }
-    return tp__triage_iso_probe_action(t, v, e, false);
 }
 
 /* ---- scheduling ---- */
@@ -185,37 +170,49 @@ static double met_in_screen(const tp_triage *t, int s, int g)
  * met, the one whose screen pairs with s were the least slow. A pair that
  * was slow may be the link between them, which would make s look slow
  * again and blame it for the link; a node that is slow itself was slow
- * with everyone, and any partner does. */
-int tp__triage_iso_partner(tp_triage *t, int s, const struct tp__action *a)
+ * with everyone, and any partner does. One a had already only when no
+ * other is left (reuse); *any: a usable one exists, free or not. */
+static int pick(tp_triage *t, int s, const struct tp__action *a, bool reuse, bool *any)
 {
-    bool any = false;
     int best = -1;
     double best_met = INFINITY;
+    *any = false;
     for (int pass = 0; pass < 2; pass++)
         for (int tries = 0; tries < (pass ? t->ngood : 64) && t->ngood > 0; tries++) {
             int g = pass ? t->good[tries]
                          : t->good[tp__triage_rand(&t->rng) % (uint64_t)t->ngood];
             bool usable = g != s && tp__triage_iso_alive(t, g) && t->node[g].status == ST_PASS;
-            for (int i = 0; usable && a && i < 4; i++)
+            for (int i = 0; usable && a && !reuse && i < a->nused; i++)
                 usable = a->used[i] != g;
-            any |= usable;
+            *any |= usable;
             if (!usable || !tp__triage_iso_is_free(t, g))
                 continue;
             double met = met_in_screen(t, s, g);
-            if (!pass && met == 0) {
-                tp__triage_iso_take(t, g);
+            if (!pass && met == 0)
                 return g;
-            }
             if (pass && met < best_met) {
                 best = g;
                 best_met = met;
             }
         }
-    if (best >= 0) {
-        tp__triage_iso_take(t, best);
-        return best;
+    return best;
+}
+
+int tp__triage_iso_partner(tp_triage *t, int s, struct tp__action *a)
+{
+    bool any = false;
+    for (int reuse = 0; reuse < 2; reuse++) {
+        int g = pick(t, s, a, reuse, &any);
+        if (g >= 0) {
+            tp__triage_iso_take(t, g);
+            if (a && a->nused < (int)(sizeof a->used / sizeof *a->used))
+                a->used[a->nused++] = g;
+            return g;
+        }
+        if (any) /* one is to be had, in another round */
+            return -2;
     }
-    return any ? -2 : -1;
+    return -1;
 }
 
 void tp__triage_iso_test_of(tp_triage *t, bool group, const int *v, int n, struct tp__action *a,
@@ -238,48 +235,64 @@ void tp__triage_iso_want_refs(struct tp__triage_iso_sizes *z, int size)
 
 double tp__triage_iso_spread(const tp_triage *t, bool group)
 {
-    return group ? t->group_spread : t->pair_spread;
+    return group ? t->group_spread : t->round_spread > 0 ? t->round_spread : t->pair_spread;
 }
 
 /* ---- naming ---- */
 
-static void evidence(tp_triage *t, int v, double value, double median, double thr)
+/* the evidence of v: the value, the reference, the threshold, and the
+ * sequential test's confidence (shared by both ends of a link) */
+static void evidence(tp_triage *t, int v, double value, double median, double thr,
+                     json_t *conf)
 {
     t->node[v].ev_value = (float)value;
     t->node[v].ev_median = (float)median;
     t->node[v].ev_threshold = (float)thr;
     t->node[v].ev_stage = (uint8_t)t->cur.stage;
+    json_decref(t->node[v].ev_conf);
+    t->node[v].ev_conf = json_incref(conf);
 }
 
-void tp__triage_name_node(tp_triage *t, int s, double value, double median, double thr,
+void tp__triage_name_node(tp_triage *t, int s, double ref, const struct tp__sprt *x,
                           const char *test)
 {
+    if (t->node[s].status == ST_SLOW) /* named by another action already */
+        return;
+    double value = tp__triage_sprt_mean(x) * ref, thr = tp__triage_sprt_bar(t, x) * ref;
+    json_t *conf = tp__triage_sprt_json(t, x);
     t->node[s].status = ST_SLOW;
-    evidence(t, s, value, median, thr);
-    char says[200];
-    snprintf(says, sizeof says, "node %d: %.2fx the fleet's median in %s, alone with known-good "
-             "partners (threshold %.2fx)", s, value / median, test, thr / median);
-    json_array_append_new(t->named, json_pack("{s:s, s:i, s:s, s:f, s:f, s:f, s:i, s:s}", "kind",
-                                              "node", "node", s, "test", test, "value", value,
-                                              "median", median, "threshold", thr, "round",
-                                              t->iso_rounds + 1, "says", says));
+    evidence(t, s, value, ref, thr, conf);
+    char says[240];
+    snprintf(says, sizeof says, "node %d: %.2fx the fleet's median in %s, alone with %d known-good "
+             "partners (threshold %.2fx; a false name at most %.0e)", s, value / ref, test, x->n,
+             thr / ref, t->alpha_each);
+    json_array_append_new(t->named, json_pack("{s:s, s:i, s:s, s:f, s:f, s:f, s:i, s:o, s:s}",
+                                              "kind", "node", "node", s, "test", test, "value",
+                                              value, "median", ref, "threshold", thr, "round",
+                                              t->iso_rounds + 1, "confidence", conf, "says",
+                                              says));
 }
 
-void tp__triage_name_link(tp_triage *t, int a, int b, double value, double median, double thr,
+void tp__triage_name_link(tp_triage *t, int a, int b, double ref, const struct tp__sprt *x,
                           const char *test)
 {
+    double value = tp__triage_sprt_mean(x) * ref, thr = tp__triage_sprt_bar(t, x) * ref;
+    json_t *conf = tp__triage_sprt_json(t, x);
     for (int k = 0; k < 2; k++) {
         int v = k ? b : a;
-        if (t->node[v].status != ST_SLOW)
+        if (t->node[v].status != ST_SLOW) {
             t->node[v].status = ST_LINK;
+            evidence(t, v, value, ref, thr, conf);
+        }
         t->node[v].ev_other = k ? a : b;
-        evidence(t, v, value, median, thr);
     }
-    char says[200];
-    snprintf(says, sizeof says, "link %d-%d: %.2fx the fleet's median alone, both ends normal "
-             "with other partners (threshold %.2fx)", a, b, value / median, thr / median);
-    json_array_append_new(t->named, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:i, s:s}",
+    char says[240];
+    snprintf(says, sizeof says, "link %d-%d: %.2fx the fleet's median alone in %d measurements, "
+             "both ends normal with other partners (threshold %.2fx; a false name at most %.0e)",
+             a, b, value / ref, x->n, thr / ref, t->alpha_each);
+    json_array_append_new(t->named, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:i, s:o, s:s}",
                                               "kind", "link", "a", a, "b", b, "test", test,
-                                              "value", value, "median", median, "threshold", thr,
-                                              "round", t->iso_rounds + 1, "says", says));
+                                              "value", value, "median", ref, "threshold", thr,
+                                              "round", t->iso_rounds + 1, "confidence", conf,
+                                              "says", says));
 }

@@ -46,4 +46,4 @@ static int result(tp_triage *t, struct tp__action *a, int e, double r)
     return rc;
 }
 
-const struct tp__triage_iso_kind tp__triage_iso_probe = {TP_TRIAGE_PROBE, schedule, result};
+const struct tp__triage_iso_kind tp__triage_iso_probe = {TP_TRIAGE_PROBE, schedule, result, NULL};

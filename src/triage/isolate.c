@@ -22,13 +22,14 @@ static const struct tp__triage_iso_kind *const kinds[TP__A_KINDS] = {
     [TP__A_PROBE] = &tp__triage_iso_probe,
 };
 
-/* TP__ISO_REFS groups of size known-good free nodes. */
-static void refs(tp_triage *t, int size)
+/* count tests (groups of size, or pairs) of known-good free nodes: the
+ * references the round's own tests are judged against */
+static void refs(tp_triage *t, int size, bool group, int count)
 {
     int v[64];
     if (size > 64)
         return;
-    for (int r = 0; r < TP__ISO_REFS; r++) {
+    for (int r = 0; r < count; r++) {
         int k = 0;
         for (int tries = 0; tries < 8 * size + 64 && k < size && t->ngood > 0; tries++) {
             int g = t->good[tp__triage_rand(&t->rng) % (uint64_t)t->ngood];
@@ -41,7 +42,7 @@ static void refs(tp_triage *t, int size)
             tp__triage_iso_give_back(t, v, k);
             return;
         }
-        tp__triage_iso_test_of(t, true, v, size, NULL, -1);
+        tp__triage_iso_test_of(t, group, v, size, NULL, -1);
     }
 }
 
@@ -61,7 +62,7 @@ bool tp__triage_iso_round(tp_triage *t)
         left |= !a->done;
     if (!left)
         return false;
-    if (t->iso_rounds >= 3 * tp_triage_isolation_bound(t->n)) {
+    if (t->iso_rounds >= 3 * tp__triage_iso_bound(t->n, &t->o)) {
         give_up_all(t);
         return false;
     }
@@ -78,7 +79,15 @@ bool tp__triage_iso_round(tp_triage *t)
                 stage = k->stage;
         }
     for (int i = 0; i < z.n; i++)
-        refs(t, z.size[i]);
+        refs(t, z.size[i], true, TP__ISO_REFS);
+    /* pairs alone: known-good pairs beside them, so that a drift of the
+     * whole fabric or another job's load in this round moves the
+     * reference too */
+    bool pairs = false;
+    for (int i = 0; i < t->cur.ntests; i++)
+        pairs |= !t->cur.tests[i].group && t->cur_owner[i];
+    if (pairs)
+        refs(t, 2, false, TP__ISO_PAIR_REFS);
     t->cur.stage = stage;
     if (t->cur.ntests == 0) { /* every action is waiting on nothing: none can go on */
         give_up_all(t);
@@ -87,11 +96,27 @@ bool tp__triage_iso_round(tp_triage *t)
     return true;
 }
 
+/* the round's reference pairs: their median (3 or more of them; else the
+ * screen's median) and the spread a ratio to it has */
+static void pair_reference(tp_triage *t, const double *figure)
+{
+    float v[TP__ISO_PAIR_REFS];
+    int k = 0;
+    for (int i = 0; i < t->cur.ntests && k < TP__ISO_PAIR_REFS; i++)
+        if (!t->cur_owner[i] && !t->cur.tests[i].group && !isnan(figure[i]))
+            v[k++] = (float)figure[i];
+    t->round_ref = k >= 3 ? tp__triage_median(v, k) : t->pair_median;
+    /* a ratio to the median of k has the spread of one figure and that of
+     * the median (pi / 2k of a figure's variance) */
+    t->round_spread = t->pair_spread * (k >= 3 ? sqrt(1 + M_PI / (2 * k)) : 1);
+}
+
 int tp__triage_iso_record(tp_triage *t, const double *figure)
 {
     int rc = 0;
+    pair_reference(t, figure);
     for (int i = 0; rc == 0 && i < t->cur.ntests; i++)
-        if (!t->cur_owner[i] && !isnan(figure[i]))
+        if (!t->cur_owner[i] && !isnan(figure[i]) && t->cur.tests[i].group)
             rc = tp__triage_add_ref(t, t->cur.tests[i].n,
                                     tp__triage_norm(figure[i], t->cur.tests[i].n));
     for (int i = 0; rc == 0 && i < t->cur.ntests; i++) {
@@ -102,8 +127,17 @@ int tp__triage_iso_record(tp_triage *t, const double *figure)
         double f = figure[i], ref = x->group ? tp__triage_ref_median(t, x->n) : 0;
         double r = isnan(f)    ? NAN
                    : x->group ? (ref > 0 ? tp__triage_norm(f, x->n) / ref : NAN)
-                              : f / t->pair_median;
+                              : f / t->round_ref;
         rc = kinds[a->kind]->result(t, a, t->cur_step[i], r);
     }
     return rc;
+}
+
+int tp__triage_iso_children_done(tp_triage *t, struct tp__action *a)
+{
+    const struct tp__triage_iso_kind *k = kinds[a->kind];
+    if (k->children_done)
+        return k->children_done(t, a);
+    a->done = true;
+    return 0;
 }

@@ -10,6 +10,29 @@
 /* the rows' indices in isolate.c's table */
 enum tp__akind { TP__A_NODE, TP__A_LINK, TP__A_BISECT, TP__A_MEMBERS, TP__A_PROBE, TP__A_KINDS };
 
+/* A suspect's sequential test (sprt.c): its measurements alone, as
+ * ratios to their round's reference, and the log likelihood ratio. */
+struct tp__sprt {
+    float r[TP_TRIAGE_MAX_REPEATS];
+    float sigma;  /* the spread the last measurement was judged with */
+    float effect; /* H1: this much slower (set at the first measurement) */
+    double llr;
+    int n;
+};
+
+enum tp__sprt_state { TP__SPRT_MORE, TP__SPRT_SLOW, TP__SPRT_SOUND, TP__SPRT_UNDECIDED };
+
+/* Add measurement r (a ratio to its reference) judged with spread sigma. */
+void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, double sigma);
+/* Slow, sound, undecided after the repeats allowed, or more to measure. */
+enum tp__sprt_state tp__triage_sprt_state(const tp_triage *t, const struct tp__sprt *s);
+/* The mean of the ratios; the mean at which n of them would name. */
+double tp__triage_sprt_mean(const struct tp__sprt *s);
+double tp__triage_sprt_bar(const tp_triage *t, const struct tp__sprt *s);
+/* {"test": "sprt", "ratios", "effect", "llr", "accept", "reject", "alpha",
+ * "beta", "sigma"}: the confidence behind a verdict. */
+json_t *tp__triage_sprt_json(const tp_triage *t, const struct tp__sprt *s);
+
 struct tp__action {
     struct tp__action *next, *parent;
     enum tp__akind kind;
@@ -23,7 +46,10 @@ struct tp__action {
     int a, b; /* NODE: a; LINK: a, b */
     double res[4];
     int got;  /* LINK ends, BISECT halves: how many came back */
-    int used[4];
+    int nused, used[TP_TRIAGE_MAX_REPEATS + 2]; /* partners it has had */
+    struct tp__sprt sprt; /* NODE, LINK: its measurements alone */
+    bool alone_done;      /* LINK: slow alone; its ends next */
+    bool needs_all;       /* a child given up gives this one up too (LINK) */
     bool *edge_done;
 };
 
@@ -41,13 +67,19 @@ struct tp__triage_iso_kind {
     enum tp_triage_stage stage;
     void (*schedule)(tp_triage *t, struct tp__action *a, struct tp__triage_iso_sizes *z);
     int (*result)(tp_triage *t, struct tp__action *a, int step, double r);
+    /* the last of its child node actions settled (NULL: it has none) */
+    int (*children_done)(tp_triage *t, struct tp__action *a);
 };
+
+/* a's children all settled: its kind's children_done (isolate.c) */
+int tp__triage_iso_children_done(tp_triage *t, struct tp__action *a);
 
 extern const struct tp__triage_iso_kind tp__triage_iso_node, tp__triage_iso_link, tp__triage_iso_bisect, tp__triage_iso_members,
     tp__triage_iso_probe;
 
 #define TP__ISO_REFS 3 /* reference groups per size and round */
 #define TP__ISO_RETRIES 3
+#define TP__ISO_PAIR_REFS 8 /* reference pairs in a round of pairs alone */
 
 /* ---- iso_common.c ---- */
 
@@ -62,10 +94,11 @@ int tp__triage_iso_link_action(tp_triage *t, int a, int b, double probed);
 /* links (v[2i], v[2i+1]), i < edges; later: after every other action */
 int tp__triage_iso_probe_action(tp_triage *t, const int *v, int edges, bool later);
 
-/* A free known-good node not yet used by a, taken: one that never met s
- * in the screen, else the one whose screen pairs with s were the least
- * slow; -2 when none is free in this round, -1 when there is none. */
-int tp__triage_iso_partner(tp_triage *t, int s, const struct tp__action *a);
+/* A free known-good node, taken and added to a's partners: one a never
+ * had (one it had when no other is left), one that never met s in the
+ * screen, else the one whose screen pairs with s were the least slow;
+ * -2 when none is free in this round, -1 when there is none. */
+int tp__triage_iso_partner(tp_triage *t, int s, struct tp__action *a);
 
 /* Append a test of a's, its step, to t->cur. */
 void tp__triage_iso_test_of(tp_triage *t, bool group, const int *v, int n, struct tp__action *a,
@@ -75,8 +108,6 @@ void tp__triage_iso_want_refs(struct tp__triage_iso_sizes *z, int size);
 /* Give a up: its nodes not named stay suspect; its parent counts it. */
 void tp__triage_iso_unresolved(tp_triage *t, struct tp__action *a);
 
-/* Members m all confirmed: none named, the links of their ring are probed. */
-int tp__triage_iso_members_done(tp_triage *t, struct tp__action *m);
 
 /* The spread of the figures a test of that shape is judged by. */
 double tp__triage_iso_spread(const tp_triage *t, bool group);

@@ -118,7 +118,7 @@ static int pair_suspects(tp_triage *t, bool *sus)
             continue;
         /* the median of c figures spreads 1.2533 / sqrt(c) as much as one */
         double thr =
-            1 + fmax(t->o.min_effect / 2, t->o.z * t->pair_spread * 1.2533 / sqrt(cnt[u]));
+            1 + fmax(t->o.min_effect / 2, t->o.z_screen * t->pair_spread * 1.2533 / sqrt(cnt[u]));
         sus[u] = score[u] / m > thr;
     }
     free(v);
@@ -254,6 +254,9 @@ int tp__triage_screen_judge(tp_triage *t)
         if (g->stage == TP_TRIAGE_GANG && g->fig / t->o.gang_baseline > thr && g->n >= 2)
             rc = tp__triage_bisect(t, t->gnodes + g->off, g->n);
     }
+    /* the run's bound on a false name split over its suspects (Bonferroni);
+     * the links a cleared node hands on later draw on the same shares */
+    t->alpha_each = t->o.alpha / (t->nactions > 0 ? t->nactions : 1);
     t->ngood = 0;
     for (int u = 0; u < n; u++)
         if (t->node[u].status == ST_PASS && !sus[u] && !slow[u] && !t->node[u].in_action)

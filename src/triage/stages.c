@@ -17,6 +17,14 @@ void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *
         out->min_effect = 0.10;
     if (out->z <= 0)
         out->z = 4;
+    if (out->z_screen <= 0)
+        out->z_screen = 2.5;
+    if (out->alpha <= 0)
+        out->alpha = 1e-3;
+    if (out->beta <= 0)
+        out->beta = 0.01;
+    if (out->repeats <= 0)
+        out->repeats = 10;
     if (out->pair_s <= 0)
         out->pair_s = 3;
     if (out->group_s <= 0)
@@ -67,10 +75,19 @@ int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o)
     return m < 2 ? 0 : m % 2 ? m : m - 1;
 }
 
-int tp_triage_isolation_bound(int n)
+int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
 {
     int lg = 0;
     while (lg < 31 && (1 << lg) < n)
         lg++;
-    return lg + 5;
+    /* a group halved down to its members, a suspect's sequential test,
+     * a link's ends with others, a probe and the link's own test */
+    return lg + (o->repeats > 0 ? o->repeats : 10) + 3;
+}
+
+int tp_triage_isolation_bound(int n)
+{
+    struct tp_triage_opts d;
+    tp__triage_defaults(NULL, &d);
+    return tp__triage_iso_bound(n, &d);
 }

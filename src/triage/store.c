@@ -78,7 +78,7 @@ double tp__triage_slow(const tp_triage *t)
 
 double tp__triage_suspect(const tp_triage *t)
 {
-    return 1 + fmax(t->o.min_effect / 2, t->o.z * t->pair_spread);
+    return 1 + fmax(t->o.min_effect / 2, t->o.z_screen * t->pair_spread);
 }
 
 double tp__triage_norm(double fig, int n)

@@ -80,7 +80,7 @@ double tp_triage_estimate_s(const char *tier, int n, const struct tp_triage_opts
     for (int i = 0; i < TP_TRIAGE_NSTAGES; i++)
         s += r[i] * round_s((enum tp_triage_stage)i, &d);
     if (with_isolation) /* the worst: every isolation round a group's */
-        s += tp_triage_isolation_bound(n) * (fmax(d.pair_s, d.group_s) + d.round_gap_s);
+        s += tp__triage_iso_bound(n, &d) * (fmax(d.pair_s, d.group_s) + d.round_gap_s);
     return s;
 }
 

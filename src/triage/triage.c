@@ -21,15 +21,21 @@ int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_
     if (n < 2 || n > TP_TRIAGE_MAX_NODES)
         return tp_error_set(err, TP_EUSAGE, "%d nodes: a fleet is 2 to %d nodes", n,
                             TP_TRIAGE_MAX_NODES);
-    if (d.min_effect >= 10 || d.z > 100 || d.matchings > 64 ||
+    if (d.min_effect >= 10 || d.z > 100 || d.z_screen > 100 || d.matchings > 64 ||
         (o && o->group > n)) /* the default (8) shrinks to the fleet */
         return tp_error_set(err, TP_EUSAGE, "triage options out of range (min effect %g, z %g, "
-                            "%d matchings, groups of %d)", d.min_effect, d.z, d.matchings, d.group);
+                            "screen z %g, %d matchings, groups of %d)", d.min_effect, d.z,
+                            d.z_screen, d.matchings, d.group);
+    if (d.alpha >= 0.5 || d.beta >= 0.5 || d.repeats < 2 || d.repeats > TP_TRIAGE_MAX_REPEATS)
+        return tp_error_set(err, TP_EUSAGE, "sequential test out of range (alpha %g, beta %g: "
+                            "below 0.5; repeats %d: 2 to %d)", d.alpha, d.beta, d.repeats,
+                            TP_TRIAGE_MAX_REPEATS);
     tp_triage *t = calloc(1, sizeof *t);
     if (!t)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     t->n = n;
     t->o = d;
+    t->alpha_each = d.alpha; /* split over the suspects at the screen's judgement */
     t->tier = tier;
     t->rng = d.seed ^ 0x7472696167650000ull;
     t->node = calloc((size_t)n, sizeof *t->node);
@@ -82,6 +88,8 @@ void tp_triage_free(tp_triage *t)
     if (!t)
         return;
     tp__triage_free_actions(t);
+    for (int v = 0; t->node && v < t->n; v++)
+        json_decref(t->node[v].ev_conf);
     free(t->node);
     free(t->order);
     free(t->plan_stage);

@@ -37,6 +37,10 @@ int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o); /* m - 1, o
 /* The groups pass' group size for m nodes (0: no groups pass). */
 int tp__triage_groups_size(int m, const struct tp_triage_opts *o);
 
+/* The isolation rounds one fault takes at most under o (its repeats):
+ * tp_triage_isolation_bound at o's options. */
+int tp__triage_iso_bound(int n, const struct tp_triage_opts *o);
+
 /* o with its zeros made the defaults. */
 void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out);
 
@@ -72,12 +76,12 @@ struct tp__node {
     uint8_t stage;       /* the last stage it took part in */
     bool contention;     /* slow in a loaded round, normal alone */
     bool in_action;      /* an isolation action is about it */
-    bool tried;          /* confirmed once already: not again */
     int tests;           /* tests completed */
     int busy;            /* the round number it is in a test of */
     float ev_value, ev_median, ev_threshold; /* the evidence */
     uint8_t ev_stage;
     int ev_other;        /* the other end of its link, or -1 */
+    json_t *ev_conf;     /* the sequential test behind a name (sprt.c), or NULL */
     const char *lost_stage, *lost_what; /* lost outside the rounds (tp_triage_lose), or NULL */
     bool unfinished;     /* error: the run stopped before it was validated (tp_triage_stop) */
 };
@@ -138,9 +142,13 @@ struct tp_triage {
     double group_spread;
     /* isolation */
     struct tp__action *actions;   /* a list */
+    int nactions;                 /* made so far */
     json_t *named;                /* what was named, in order */
     int *good;                    /* the known-good pool */
     int ngood;
+    double alpha_each;        /* a suspect's share of the run's false-name bound */
+    double round_ref, round_spread; /* this isolation round's pair reference and the
+                                       spread of a ratio to it (isolate.c) */
     int harness_failures;
     char stopped[320];            /* why the run stopped before the end (tp_triage_stop), or "" */
 };
@@ -169,7 +177,8 @@ double tp__triage_median(float *v, int n); /* reorders v */
 
 /* The thresholds: a test at most this far above the median is normal. */
 double tp__triage_slow(const tp_triage *t);    /* to name: 1 + max(min_effect, z spread) */
-double tp__triage_suspect(const tp_triage *t); /* to look again: 1 + max(min_effect/2, z spread) */
+double tp__triage_suspect(const tp_triage *t); /* to look again: 1 + max(min_effect/2,
+                                                   z_screen spread) */
 
 /* ---- judgement (judge.c) ---- */
 
@@ -197,10 +206,12 @@ void tp__triage_free_actions(tp_triage *t);
  * did not pass or passed with a remark (verdict.c). */
 json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err);
 
-/* Record a named fault and mark its nodes (iso_common.c). */
-void tp__triage_name_node(tp_triage *t, int s, double value, double median, double thr,
+/* Record a named fault and mark its nodes (iso_common.c): its
+ * measurements alone x, as ratios to ref, and their confidence. */
+struct tp__sprt;
+void tp__triage_name_node(tp_triage *t, int s, double ref, const struct tp__sprt *x,
                           const char *test);
-void tp__triage_name_link(tp_triage *t, int a, int b, double value, double median, double thr,
+void tp__triage_name_link(tp_triage *t, int a, int b, double ref, const struct tp__sprt *x,
                           const char *test);
 
 #endif

@@ -107,6 +107,8 @@ json_t *tp_triage_verdict(const tp_triage *t, int v)
                                  "value", (double)x->ev_value, "median", (double)x->ev_median,
                                  "threshold", (double)x->ev_threshold)
                      : json_null();
+    if (ev && x->ev_conf && json_is_object(ev)) /* the measurements behind it */
+        json_object_set(ev, "confidence", x->ev_conf);
     return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:o, s:s}", "node", v, "status",
                      verdicts[x->status].status, "cause", cause, "action",
                      verdicts[x->status].action, "stage", stage, "tests",
@@ -135,7 +137,7 @@ json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err)
     json_t *r = json_pack("{s:s, s:i, s:i, s:o, s:i, s:i, s:i, s:f, s:f, s:f, s:O, s:i, s:o, s:o}",
                           "tier", t->tier->name, "nodes", t->n, "joined", t->m, "rounds", rounds,
                           "rounds_total", t->round_no, "rounds_isolation", t->iso_rounds,
-                          "isolation_bound", tp_triage_isolation_bound(t->n), "pair_median",
+                          "isolation_bound", tp__triage_iso_bound(t->n, &t->o), "pair_median",
                           t->pair_median, "spread", t->pair_spread, "threshold",
                           t->pair_median > 0 ? tp__triage_slow(t) : 0.0, "named", t->named,
                           "harness_failures", t->harness_failures, "counts", counts,

@@ -75,9 +75,11 @@ static void tier_rounds(void **state)
     tp_triage_tier_rounds("full", 9, NULL, r);
     TP_EQ_INT(r[TP_TRIAGE_PAIRS], 9);
     TP_EQ_INT(tp_triage_tier_rounds("nope", 64, NULL, r), 0);
-    TP_EQ_INT(tp_triage_isolation_bound(1024), 15);
-    TP_EQ_INT(tp_triage_isolation_bound(1000), 15);
-    TP_EQ_INT(tp_triage_isolation_bound(8), 8);
+    /* log2 n to split a group down to a member, 10 measurements of its
+     * sequential test, a link's ends, a probe and the link itself */
+    TP_EQ_INT(tp_triage_isolation_bound(1024), 10 + 10 + 3);
+    TP_EQ_INT(tp_triage_isolation_bound(1000), 10 + 10 + 3);
+    TP_EQ_INT(tp_triage_isolation_bound(8), 3 + 10 + 3);
 }
 
 static void estimate_and_pick(void **state)
@@ -86,8 +88,8 @@ static void estimate_and_pick(void **state)
     struct tp_triage_opts o = {.pair_s = 3, .group_s = 5, .round_gap_s = 0.2};
     /* prolog at 1024: the gang (5.2) and two ring rounds (3.2 each) */
     TP_NEAR(tp_triage_estimate_s("prolog", 1024, &o, false), 11.6, 1e-9);
-    /* with isolation: 15 rounds of the longer test */
-    TP_NEAR(tp_triage_estimate_s("prolog", 1024, &o, true), 11.6 + 15 * 5.2, 1e-9);
+    /* with isolation: 23 rounds of the longer test */
+    TP_NEAR(tp_triage_estimate_s("prolog", 1024, &o, true), 11.6 + 23 * 5.2, 1e-9);
     TP_NEAR(tp_triage_estimate_s("nope", 1024, &o, false), -1, 0);
     double full = tp_triage_estimate_s("full", 1024, &o, true);
     double screen = tp_triage_estimate_s("screen", 1024, &o, true);
@@ -512,6 +514,68 @@ static void sim_two_faults(void **state)
         }
 }
 
+/* A fabric as noisy as a shared one (issue 43's targets): 8 % per-sample
+ * noise, 5 % from one run of a test to the next, faults of 15 %. The
+ * screen's bar is lower than the naming bar and every suspect is settled
+ * by its sequential test: one slow node named in 99 % of runs at least,
+ * two both named in 95 %, at most one false name in 100 clean runs (over
+ * the 100 seeds of triage_seeds; the few of the sanitizer run are held to
+ * the same shares). Scored here, from what the test planted and the
+ * "named" list alone, not by the simulator's own score. */
+static int named_right(const json_t *res, const int *planted, int np, int *falsely)
+{
+    size_t i;
+    const json_t *e;
+    int right = 0;
+    json_array_foreach(json_object_get(res, "named"), i, e) {
+        const char *kind = json_string_value(json_object_get(e, "kind"));
+        int v = (int)json_integer_value(json_object_get(e, "node"));
+        bool hit = false;
+        for (int k = 0; kind && strcmp(kind, "node") == 0 && k < np; k++)
+            hit |= planted[k] == v;
+        right += hit;
+        *falsely += !hit;
+    }
+    return right;
+}
+
+static void sim_noisy_fabric(void **state)
+{
+    (void)state;
+    static const int noisy_sizes[] = {1024, 16384};
+    for (size_t i = 0; i < sizeof noisy_sizes / sizeof *noisy_sizes; i++) {
+        int n = noisy_sizes[i], seeds = seeds_for(n), clean_false = 0, one = 0, two = 0;
+        for (int s = 1; s <= seeds; s++) {
+            struct tp_triage_fleet f = {.n = n, .noise = 0.08, .test_noise = 0.05,
+                                        .seed = (uint64_t)s};
+            int planted[2] = {(int)((uint64_t)s * 2654435761u % (uint64_t)n), 0}, falsely = 0;
+            planted[1] = (planted[0] + n / 2) % n;
+            json_t *res = simulate(&f, NULL, (uint64_t)s);
+            named_right(res, planted, 0, &clean_false);
+            json_decref(res);
+            f.nslow = 1;
+            f.slow[0] = (struct tp_triage_slow_node){planted[0], 0.15, false};
+            res = simulate(&f, NULL, (uint64_t)s);
+            one += named_right(res, planted, 1, &falsely) == 1;
+            json_decref(res);
+            f.nslow = 2;
+            f.slow[1] = (struct tp_triage_slow_node){planted[1], 0.15, false};
+            res = simulate(&f, NULL, (uint64_t)s);
+            two += named_right(res, planted, 2, &falsely) == 2;
+            json_decref(res);
+            if (falsely)
+                fail_msg("%d nodes, seed %d: %d named falsely beside planted faults", n, s,
+                         falsely);
+        }
+        printf("# noisy fabric, %d nodes, %d seeds: one slow node named %d, two named %d, "
+               "clean runs' false names %d\n", n, seeds, one, two, clean_false);
+        if (100 * one < 99 * seeds || 100 * two < 95 * seeds || 100 * clean_false > seeds)
+            fail_msg("%d nodes: one named in %d of %d runs (99 %% wanted), two in %d (95 %%), "
+                     "%d false names in clean runs (at most 1 in 100)", n, one, seeds, two,
+                     clean_false);
+    }
+}
+
 /* small fleets, as a test bed of 6 to 8 nodes has: a slow node and a slow
  * link the tier crossed, the node named on every seed and nothing sound.
  * (Below 6 nodes a slow node and a slow link are most of the pairs, and a
@@ -838,6 +902,7 @@ int main(void)
         cmocka_unit_test(sim_slow_node),
         cmocka_unit_test(sim_slow_link),
         cmocka_unit_test(sim_two_faults),
+        cmocka_unit_test(sim_noisy_fabric),
         cmocka_unit_test(sim_small_fleets),
         cmocka_unit_test(iso_partner_not_across_the_link),
         cmocka_unit_test(sim_collective_fault),

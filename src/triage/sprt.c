@@ -1,0 +1,90 @@
+/* The sequential confirmation of a suspect (isolate_int.h): Wald's
+ * sequential probability ratio test over its measurements alone, each a
+ * ratio r to the round's reference (the median of known-good pairs run
+ * beside it, else the screen's median). x = r - 1 is taken as normal with
+ * the fleet's robust spread sigma about 0 (H0: sound) or about
+ * delta = max(min_effect, 2 sigma) (H1: slow by the least worth naming,
+ * or the least the noise lets the test see); each
+ * measurement adds (x delta - delta^2 / 2) / sigma^2 to the log likelihood
+ * ratio, x first clipped to [-delta, 2 delta] and the step to half the
+ * bar to name, so that one spike (a host's hiccup, another job's burst)
+ * cannot decide alone. Slow once the sum reaches ln((1 - beta) / alpha)
+ * after two measurements at least (nothing is named before it was
+ * measured again alone, twice) with their mean past 1 + min_effect (the
+ * least worth naming, as --min-effect says); sound once it
+ * falls to ln(beta / (1 - alpha)); after `repeats` measurements, sound
+ * when the sum is below half the bar to name, else undecided (left
+ * suspect). alpha here
+ * is each suspect's share of the run's (tp_triage_opts.alpha): that split
+ * evenly over the suspects the screen raised (t->alpha_each, judge.c). */
+#include <math.h>
+
+#include "isolate_int.h"
+
+void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, double sigma)
+{
+    /* the effect to tell from none: the least worth naming, or twice the
+     * spread where the fabric is noisier than that (a smaller effect
+     * cannot be told from the noise in the repeats allowed), fixed at the
+     * first measurement; sigma at least an eighth of it, as a fleet
+     * measured with no spread at all would decide on any difference */
+    if (s->n == 0)
+        s->effect = (float)fmax(t->o.min_effect, 2 * sigma);
+    double d = s->effect, sg = fmax(sigma, d / 8);
+    double x = fmin(fmax(r - 1, -d), 2 * d);
+    if (s->n < TP_TRIAGE_MAX_REPEATS)
+        s->r[s->n] = (float)r;
+    s->n++;
+    /* and at most half the bar to name: two measurements alone at least,
+     * however slow one of them was */
+    double a = log((1 - t->o.beta) / t->alpha_each);
+    s->llr += fmin((x * d - d * d / 2) / (sg * sg), a / 2);
+    s->sigma = (float)sg;
+}
+
+enum tp__sprt_state tp__triage_sprt_state(const tp_triage *t, const struct tp__sprt *s)
+{
+    double a = log((1 - t->o.beta) / t->alpha_each), b = log(t->o.beta / (1 - t->alpha_each));
+    /* named only past the least effect worth naming (--min-effect), as
+     * the mean of the measurements says: a smaller one is measured on */
+    if (s->llr >= a && s->n >= 2 && tp__triage_sprt_mean(s) > 1 + t->o.min_effect)
+        return TP__SPRT_SLOW;
+    if (s->llr <= b)
+        return TP__SPRT_SOUND;
+    /* out of repeats: below half the bar to name, sound (a fault of the
+     * effect sought would be past the bar by then, all but always) */
+    if (s->n >= t->o.repeats)
+        return s->llr < a / 2 ? TP__SPRT_SOUND : TP__SPRT_UNDECIDED;
+    return TP__SPRT_MORE;
+}
+
+double tp__triage_sprt_mean(const struct tp__sprt *s)
+{
+    int n = s->n < TP_TRIAGE_MAX_REPEATS ? s->n : TP_TRIAGE_MAX_REPEATS;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += s->r[i];
+    return n ? sum / n : 0;
+}
+
+double tp__triage_sprt_bar(const tp_triage *t, const struct tp__sprt *s)
+{
+    /* the sum reaches ln((1 - beta) / alpha) when the mean of x is
+     * delta / 2 + A sigma^2 / (n delta) (unclipped) */
+    double d = s->effect, a = log((1 - t->o.beta) / t->alpha_each);
+    int n = s->n > 0 ? s->n : 1;
+    return 1 + d / 2 + a * (double)s->sigma * s->sigma / (n * d);
+}
+
+json_t *tp__triage_sprt_json(const tp_triage *t, const struct tp__sprt *s)
+{
+    json_t *r = json_array();
+    int n = s->n < TP_TRIAGE_MAX_REPEATS ? s->n : TP_TRIAGE_MAX_REPEATS;
+    for (int i = 0; i < n; i++)
+        json_array_append_new(r, json_real(round(s->r[i] * 1e4) / 1e4));
+    return json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "test", "sprt", "ratios", r,
+                     "effect", (double)s->effect, "llr", s->llr, "accept",
+                     log((1 - t->o.beta) / t->alpha_each), "reject",
+                     log(t->o.beta / (1 - t->alpha_each)), "alpha", t->alpha_each, "beta",
+                     t->o.beta, "sigma", (double)s->sigma);
+}
