@@ -8,8 +8,8 @@ binary (nm) and the #include lines of src/, and checks, printing TAP:
      internal tp__<module>_), so the library can be linked into anything;
   2. an internal symbol (tp__...) is used only inside the folder that defines it;
   3. calls go down the layers only (cli -> validate -> net, coll, io, step,
-     plan, check, report, triage, sdc, wlimport -> fabric, boot, storage, counters -> gpu, wire -> core; a
-     layer may call beside itself);
+     plan, check, report, triage, sdc, wlimport -> fabric, boot, storage, counters,
+     topo -> gpu, wire -> core; a layer may call beside itself);
   4. no files call each other in a circle, and no folders do;
   5. no source includes a header implemented in a layer above its own;
   6. the CLI stays thin: no file in src/cli/ over 400 lines;
@@ -28,7 +28,7 @@ from collections import defaultdict
 RANK = {
     "core": 0,
     "gpu": 1, "wire": 1,
-    "fabric": 2, "boot": 2, "storage": 2, "counters": 2,
+    "fabric": 2, "boot": 2, "storage": 2, "counters": 2, "topo": 2,
     "net": 3, "coll": 3, "io": 3, "step": 3, "plan": 3, "check": 3, "report": 3, "sdc": 3,
     "triage": 3, "wlimport": 3,
     "validate": 4,
