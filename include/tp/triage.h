@@ -202,13 +202,22 @@ json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, in
  * (either way); a group's is group_time * 2(n-1)/n times the worst factor
  * of its nodes and ring links; each times (1 + s Z), Z standard normal, s
  * the spread of a median of `iters` samples of CoV `noise` (1.2533 noise /
- * sqrt(iters)) combined with test_noise, the test-to-test CoV. */
+ * sqrt(iters)) combined with test_noise, the test-to-test CoV. Then the
+ * noise beyond the Gaussian (docs/fleet.md, "The noise model"), off at
+ * 0: a spike, below. */
 struct tp_triage_fleet {
     int n;
     double noise;      /* per-sample CoV (0.05: 5 %) */
     int iters;         /* samples behind a test's figure (nccl-tests' -n; 0: 20) */
     double test_noise; /* CoV of a test's figure from one run to the next (0) */
     uint64_t seed;
+    /* A rare slowdown: with probability rate, times (1 + size X), X >= 0 of
+     * mean 1. spikes: per test, X Lomax of tail index 2 (P(X > x) =
+     * (1 + x)^-2: a host's hiccup, another job's burst). 0: off. */
+    struct tp_triage_burst {
+        double rate; /* 0 to 1 */
+        double size; /* 0 to 10 (1000 %) */
+    } spikes;
     int nslow;
     struct tp_triage_slow_node {
         int node;

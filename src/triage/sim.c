@@ -1,7 +1,10 @@
 /* The fleet simulator (include/tp/triage.h): the triage's own planner,
  * judgement and isolation, with every test's figure drawn from a model
  * fleet instead of measured. It scores what was named against what was
- * planted: precision, recall, and the rounds it took after the tier's. */
+ * planted: precision, recall, and the rounds it took after the tier's.
+ * A spike (docs/fleet.md, "The noise model") draws from a stream of its
+ * own, so turning it on moves no other draw: a run with it and one
+ * without differ by it alone. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@ struct sim {
     bool *lost, *exercised;
     uint64_t rng;
     double spread;
+    uint64_t spike_rng;
 };
 
 static int check_node(int v, int n, const char *what, tp_error *err)
@@ -36,6 +40,10 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
         return tp_error_set(err, TP_EUSAGE, "noise: 0 to 100%%");
     if (f->iters < 0 || f->iters > 1000000)
         return tp_error_set(err, TP_EUSAGE, "iters %d: 1 to 1000000", f->iters);
+    if (!(f->spikes.rate >= 0 && f->spikes.rate <= 1) ||
+        !(f->spikes.size >= 0 && f->spikes.size <= 10))
+        return tp_error_set(err, TP_EUSAGE, "spikes: rate %g: 0 to 100%%, size %g: 0 to 1000%%",
+                            f->spikes.rate, f->spikes.size);
     if (f->nslow < 0 || f->nslow > TP_TRIAGE_SIM_MAX_FAULTS || f->nlinks < 0 ||
         f->nlinks > TP_TRIAGE_SIM_MAX_FAULTS || f->nmissing < 0 ||
         f->nmissing > TP_TRIAGE_SIM_MAX_FAULTS || f->ndies < 0 ||
@@ -107,6 +115,18 @@ static double link_factor(const struct sim *s, int a, int b)
     return w;
 }
 
+/* A spike's factor: 1 + size X with probability rate, X Lomax of tail
+ * index 2 (P(X > x) = (1 + x)^-2, mean 1), or 1. How long a stall lasts
+ * (a preemption, a page fault, a retransmission timeout) has a power-law
+ * tail. */
+static double spike(const struct tp_triage_burst *b, uint64_t *rng)
+{
+    if (!(tp__triage_uniform(rng) < b->rate))
+        return 1;
+    double u = 1 - tp__triage_uniform(rng); /* (0, 1] */
+    return 1 + b->size * (1 / sqrt(u) - 1);
+}
+
 static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool planned)
 {
     const struct tp_triage_fleet *f = s->f;
@@ -140,6 +160,8 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
         base = GROUP_FIG * 2.0 * (x->n - 1) / x->n;
     }
     double fig = base * worst * (1 + s->spread * tp__triage_normal(&s->rng));
+    if (f->spikes.rate > 0)
+        fig *= spike(&f->spikes, &s->spike_rng);
     return fmax(fig, 1e-3 * base);
 }
 
@@ -248,8 +270,14 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                      all && nplanted ? json_integer(last) : json_null());
 }
 
-int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_triage_opts *o,
-                       bool brief, json_t **out, tp_error *err)
+int tp_triage_simulate(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
+                       json_t **out, tp_error *err)
+{
+    return tp__triage_sim_run(f, o, brief, NULL, NULL, out, err);
+}
+
+int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_triage_opts *o,
+                       bool brief, tp__triage_sim_each *each, void *u, json_t **out, tp_error *err)
 {
     *out = NULL;
     int rc = check(given, o, err);
@@ -260,7 +288,9 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     *f = *given;
     int n = f->n;
-    struct sim s = {.f = f, .rng = f->seed ^ 0x73696d0000000000ull};
+    struct sim s = {.f = f,
+                    .rng = f->seed ^ 0x73696d0000000000ull,
+                    .spike_rng = f->seed ^ 0x7370696b65000000ull};
     int iters = f->iters ? f->iters : 20;
     s.spread = hypot(1.2533 * f->noise / sqrt(iters), f->test_noise);
     s.fnet = malloc(sizeof *s.fnet * (size_t)n);
@@ -323,6 +353,8 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
             longest = fmax(longest, r->tests[i].group ? t->o.group_s : t->o.pair_s);
         }
         wall += longest + t->o.round_gap_s;
+        if (each)
+            each(u, round, r, fig);
         rc = tp_triage_record(t, fig, s.lost, err);
     }
     if (rc == 0) {

@@ -21,6 +21,9 @@
 
 #include "tp/triage.h"
 #include "tp_test.h"
+/* the simulator's hook, tp__triage_sim_run: the noise model's tests draw
+ * their figures through its own path */
+#include "../../src/triage/triage_int.h"
 
 static char dir[64];
 
@@ -732,6 +735,149 @@ static void sim_errors(void **state)
     TP_HAS(err.msg, "--tier full: 9001 rounds for 9000 nodes");
 }
 
+/* ---- the noise model (docs/fleet.md, "The noise model") ---- */
+
+/* What the noise model's tests keep of a simulated run: every pair test's
+ * figure with its round and nodes. */
+struct drawn {
+    int n, cap;
+    double *fig;
+    int *round, *a, *b;
+};
+
+static void keep_pairs(void *u, int round, const struct tp_triage_round *r, const double *fig)
+{
+    struct drawn *d = u;
+    for (int i = 0; i < r->ntests; i++) {
+        if (r->tests[i].group || isnan(fig[i]))
+            continue;
+        if (d->n == d->cap) {
+            d->cap = d->cap ? 2 * d->cap : 4096;
+            d->fig = realloc(d->fig, sizeof *d->fig * (size_t)d->cap);
+            d->round = realloc(d->round, sizeof *d->round * (size_t)d->cap);
+            d->a = realloc(d->a, sizeof *d->a * (size_t)d->cap);
+            d->b = realloc(d->b, sizeof *d->b * (size_t)d->cap);
+            assert_true(d->fig && d->round && d->a && d->b);
+        }
+        d->fig[d->n] = fig[i];
+        d->round[d->n] = round;
+        d->a[d->n] = r->tests[i].nodes[0];
+        d->b[d->n++] = r->tests[i].nodes[1];
+    }
+}
+
+/* Run f by tier, keeping its pair figures in *d (emptied first). Nothing
+ * is slow past 900 %: the tier's rounds alone, no isolation (what these
+ * tests look at is the figures, and a fleet congested without noise would
+ * send thousands of pairs to it). */
+static void draw_pairs(const struct tp_triage_fleet *f, const char *tier, struct drawn *d)
+{
+    struct tp_triage_opts o = {.tier = tier, .seed = f->seed, .min_effect = 9};
+    json_t *res = NULL;
+    tp_error err = {0};
+    d->n = 0;
+    if (tp__triage_sim_run(f, &o, true, keep_pairs, d, &res, &err) != 0)
+        fail_msg("simulate %d nodes: %s", f->n, err.msg);
+    json_decref(res);
+}
+
+static void drawn_free(struct drawn *d)
+{
+    free(d->fig);
+    free(d->round);
+    free(d->a);
+    free(d->b);
+    *d = (struct drawn){0};
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The median of v[0..n) (reordered). */
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of the pair figures of d (of round r only, r > 0), and how
+ * many there were. */
+static double pair_median(const struct drawn *d, int r, int *count)
+{
+    double *v = malloc(sizeof *v * (size_t)(d->n + 1));
+    assert_non_null(v);
+    int k = 0;
+    for (int i = 0; i < d->n; i++)
+        if (r <= 0 || d->round[i] == r)
+            v[k++] = d->fig[i];
+    double m = k ? median_of(v, k) : 0;
+    free(v);
+    *count = k;
+    return m;
+}
+
+/* k of n past a bar where p is expected: within 4.5 binomial deviations */
+static void expect_binomial(const char *what, int k, int n, double p)
+{
+    double sd = sqrt(n * p * (1 - p));
+    print_message("%s: %d of %d, expected %.1f (sd %.1f)\n", what, k, n, n * p, sd);
+    if (fabs(k - n * p) > 4.5 * sd + 1)
+        fail_msg("%s: %d of %d figures, expected %.1f +- %.1f (4.5 sd)", what, k, n, n * p,
+                 4.5 * sd);
+}
+
+/* Spikes: without other noise every figure is the base but a spike's, so
+ * the fraction above it is the rate, and the spikes' sizes follow the
+ * Lomax law of mean size: past 1 + size a quarter of them, past 1 + 3 size
+ * a sixteenth (an exponential law would give 37 % and 5 %). Off, none. */
+static void sim_noise_spikes(void **state)
+{
+    (void)state;
+    struct drawn d = {0};
+    struct tp_triage_fleet f = {.n = 16384, .seed = 3, .spikes = {.rate = 0.05, .size = 0.5}};
+    draw_pairs(&f, NULL, &d);
+    int count;
+    double base = pair_median(&d, 0, &count);
+    int above = 0, past1 = 0, past3 = 0;
+    for (int i = 0; i < d.n; i++) {
+        double x = (d.fig[i] / base - 1) / f.spikes.size; /* the spike's X */
+        above += x > 1e-9;
+        past1 += x > 1;
+        past3 += x > 3;
+    }
+    assert_true(d.n > 40000);
+    expect_binomial("spikes at 5 %", above, d.n, f.spikes.rate);
+    expect_binomial("past 1 + size", past1, d.n, f.spikes.rate / 4);
+    expect_binomial("past 1 + 3 size", past3, d.n, f.spikes.rate / 16);
+    f.spikes.rate = 0; /* off: every figure the base */
+    draw_pairs(&f, NULL, &d);
+    for (int i = 0; i < d.n; i++)
+        TP_NEAR_REL(d.fig[i], base, 1e-12);
+    drawn_free(&d);
+}
+
+static void sim_noise_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        struct tp_triage_fleet f;
+        const char *says;
+    } bad[] = {
+        {{.n = 8, .spikes = {1.5, 0.5}}, "spikes: rate 1.5"},
+        {{.n = 8, .spikes = {0.01, -0.5}}, "spikes: rate 0.01: 0 to 100%, size -0.5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *res = NULL;
+        tp_error err = {0};
+        TP_EQ_INT(tp_triage_simulate(&bad[i].f, NULL, true, &res, &err), TP_EUSAGE);
+        TP_HAS(err.msg, bad[i].says);
+        assert_null(res);
+    }
+}
+
 /* ---- the fleet file ---- */
 
 static void fleet_file(void **state)
@@ -824,6 +970,36 @@ static void fleet_file_errors(void **state)
     TP_HAS(err.msg, "/nonexistent/fleet.yaml");
 }
 
+static void fleet_file_noise_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text, *where, *path, *says;
+    } bad[] = {
+        {"spike rate past 100 %", "nodes: 8\nspikes: {rate: 150%, size: 50%}\n", "2:16",
+         "spikes.rate", "'150%' must be between 0 and 100%"},
+        {"negative spike rate", "nodes: 8\nspikes: {rate: -1%, size: 50%}\n", "2:16", "spikes.rate",
+         "must be between 0 and 100%"},
+        {"spike size past 1000 %", "nodes: 8\nspikes: {rate: 1%, size: 2000%}\n", "2:26",
+         "spikes.size", "'2000%' must be between 0 and 1000%"},
+        {"a spike rate alone", "nodes: 8\nspikes: {rate: 1%}\n", "2:1", "spikes.size", "required"},
+        {"spikes a number", "nodes: 8\nspikes: 1%\n", "2:9", "spikes", "expected a mapping"},
+        {"a spike's unknown key", "nodes: 8\nspikes: {rate: 1%, size: 5%, tail: 2}\n", "2:30",
+         "spikes.tail", "unknown key"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[128], at[160];
+        tp_test_write(dir, "bad.yaml", bad[i].text, path, sizeof path);
+        struct tp_triage_fleet f;
+        tp_error err = {0};
+        int rc = tp_triage_fleet_load(path, &f, &err);
+        if (rc != TP_EUSAGE)
+            fail_msg("%s: rc %d, expected TP_EUSAGE (%s)", bad[i].name, rc, err.msg);
+        TP_EXPECT_ERR(bad[i].name, err.msg, path,
+                      tp_test_err_at(at, sizeof at, bad[i].where, bad[i].path), bad[i].says);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -846,6 +1022,9 @@ int main(void)
         cmocka_unit_test(sim_errors),
         cmocka_unit_test(fleet_file),
         cmocka_unit_test(fleet_file_errors),
+        cmocka_unit_test(sim_noise_spikes),
+        cmocka_unit_test(sim_noise_errors),
+        cmocka_unit_test(fleet_file_noise_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
