@@ -203,8 +203,8 @@ json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, in
  * of its nodes and ring links; each times (1 + s Z), Z standard normal, s
  * the spread of a median of `iters` samples of CoV `noise` (1.2533 noise /
  * sqrt(iters)) combined with test_noise, the test-to-test CoV. Then the
- * noise beyond the Gaussian (docs/fleet.md, "The noise model"), off at
- * 0: a spike, below. */
+ * noise beyond the Gaussian (docs/fleet.md, "The noise model"), each off
+ * at 0: a spike and a leaf's congestion, below. */
 struct tp_triage_fleet {
     int n;
     double noise;      /* per-sample CoV (0.05: 5 %) */
@@ -213,11 +213,15 @@ struct tp_triage_fleet {
     uint64_t seed;
     /* A rare slowdown: with probability rate, times (1 + size X), X >= 0 of
      * mean 1. spikes: per test, X Lomax of tail index 2 (P(X > x) =
-     * (1 + x)^-2: a host's hiccup, another job's burst). 0: off. */
+     * (1 + x)^-2: a host's hiccup, another job's burst); congestion: per
+     * leaf and round, X exponential, every test touching that leaf slowed
+     * by it (a pair: the worse of its two leaves; a group: the worst of its
+     * members'). Both 0: off. */
     struct tp_triage_burst {
         double rate; /* 0 to 1 */
         double size; /* 0 to 10 (1000 %) */
-    } spikes;
+    } spikes, congestion;
+    int leaf_size; /* congestion's leaves: this many consecutive nodes each (0: 32) */
     int nslow;
     struct tp_triage_slow_node {
         int node;

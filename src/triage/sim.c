@@ -2,9 +2,10 @@
  * judgement and isolation, with every test's figure drawn from a model
  * fleet instead of measured. It scores what was named against what was
  * planted: precision, recall, and the rounds it took after the tier's.
- * A spike (docs/fleet.md, "The noise model") draws from a stream of its
- * own, so turning it on moves no other draw: a run with it and one
- * without differ by it alone. */
+ * The noise beyond the Gaussian (spikes, a leaf's congestion:
+ * docs/fleet.md, "The noise model") draws from streams of its own,
+ * so turning one on moves no other draw: a run with it and one without
+ * differ by it alone. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,12 @@ struct sim {
     bool *lost, *exercised;
     uint64_t rng;
     double spread;
-    uint64_t spike_rng;
+    /* congestion: per node its leaf (consecutive nodes, leaf_size each,
+     * until a topology fills it), per leaf its factor this round (NULL:
+     * off) */
+    int *leaf, nleaves, leaf_size;
+    double *cong;
+    uint64_t spike_rng, cong_rng;
 };
 
 static int check_node(int v, int n, const char *what, tp_error *err)
@@ -40,10 +46,15 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
         return tp_error_set(err, TP_EUSAGE, "noise: 0 to 100%%");
     if (f->iters < 0 || f->iters > 1000000)
         return tp_error_set(err, TP_EUSAGE, "iters %d: 1 to 1000000", f->iters);
-    if (!(f->spikes.rate >= 0 && f->spikes.rate <= 1) ||
-        !(f->spikes.size >= 0 && f->spikes.size <= 10))
-        return tp_error_set(err, TP_EUSAGE, "spikes: rate %g: 0 to 100%%, size %g: 0 to 1000%%",
-                            f->spikes.rate, f->spikes.size);
+    const struct tp_triage_burst *burst[2] = {&f->spikes, &f->congestion};
+    for (int i = 0; i < 2; i++)
+        if (!(burst[i]->rate >= 0 && burst[i]->rate <= 1) ||
+            !(burst[i]->size >= 0 && burst[i]->size <= 10))
+            return tp_error_set(err, TP_EUSAGE, "%s: rate %g: 0 to 100%%, size %g: 0 to 1000%%",
+                                i ? "congestion" : "spikes", burst[i]->rate, burst[i]->size);
+    if (f->leaf_size < 0 || f->leaf_size > TP_TRIAGE_MAX_NODES)
+        return tp_error_set(err, TP_EUSAGE, "leaf_size %d: 1 to %d", f->leaf_size,
+                            TP_TRIAGE_MAX_NODES);
     if (f->nslow < 0 || f->nslow > TP_TRIAGE_SIM_MAX_FAULTS || f->nlinks < 0 ||
         f->nlinks > TP_TRIAGE_SIM_MAX_FAULTS || f->nmissing < 0 ||
         f->nmissing > TP_TRIAGE_SIM_MAX_FAULTS || f->ndies < 0 ||
@@ -115,16 +126,34 @@ static double link_factor(const struct sim *s, int a, int b)
     return w;
 }
 
-/* A spike's factor: 1 + size X with probability rate, X Lomax of tail
- * index 2 (P(X > x) = (1 + x)^-2, mean 1), or 1. How long a stall lasts
- * (a preemption, a page fault, a retransmission timeout) has a power-law
- * tail. */
-static double spike(const struct tp_triage_burst *b, uint64_t *rng)
+/* A rare slowdown's factor: 1 + size X with probability rate (X >= 0,
+ * of mean 1: Lomax of tail index 2 when heavy, else exponential), or 1.
+ * Lomax for a host's hiccups: how long a stall lasts (a preemption, a
+ * page fault, a retransmission timeout) has a power-law tail; exponential
+ * for a leaf's congestion: another job takes a share of the links, which
+ * is bounded. */
+static double burst(const struct tp_triage_burst *b, bool heavy, uint64_t *rng)
 {
     if (!(tp__triage_uniform(rng) < b->rate))
         return 1;
     double u = 1 - tp__triage_uniform(rng); /* (0, 1] */
-    return 1 + b->size * (1 / sqrt(u) - 1);
+    return 1 + b->size * (heavy ? 1 / sqrt(u) - 1 : -log(u));
+}
+
+/* The round's congestion: each leaf's factor. */
+static void new_round(struct sim *s)
+{
+    for (int l = 0; s->cong && l < s->nleaves; l++)
+        s->cong[l] = burst(&s->f->congestion, false, &s->cong_rng);
+}
+
+/* The worst congestion of the leaves a test touches. */
+static double congested(const struct sim *s, const struct tp_triage_test *x)
+{
+    double w = 1;
+    for (int k = 0; s->cong && k < x->n; k++)
+        w = fmax(w, s->cong[s->leaf[x->nodes[k]]]);
+    return w;
 }
 
 static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool planned)
@@ -160,8 +189,9 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
         base = GROUP_FIG * 2.0 * (x->n - 1) / x->n;
     }
     double fig = base * worst * (1 + s->spread * tp__triage_normal(&s->rng));
+    fig *= congested(s, x);
     if (f->spikes.rate > 0)
-        fig *= spike(&f->spikes, &s->spike_rng);
+        fig *= burst(&f->spikes, true, &s->spike_rng);
     return fmax(fig, 1e-3 * base);
 }
 
@@ -270,6 +300,27 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                      all && nplanted ? json_integer(last) : json_null());
 }
 
+/* The noise's streams and congestion's leaves (s->leaf, s->cong; nothing
+ * when it is off). 0 or TP_ENOMEM. */
+static int noise_setup(struct sim *s)
+{
+    const struct tp_triage_fleet *f = s->f;
+    int n = f->n;
+    s->spike_rng = f->seed ^ 0x7370696b65000000ull;
+    s->cong_rng = f->seed ^ 0x636f6e6700000000ull;
+    s->leaf_size = f->leaf_size > 0 ? f->leaf_size : 32;
+    if (!(f->congestion.rate > 0))
+        return 0;
+    s->nleaves = (n + s->leaf_size - 1) / s->leaf_size;
+    s->leaf = malloc(sizeof *s->leaf * (size_t)n);
+    s->cong = malloc(sizeof *s->cong * (size_t)s->nleaves);
+    if (!s->leaf || !s->cong)
+        return TP_ENOMEM;
+    for (int v = 0; v < n; v++) /* consecutive nodes: a topology's leaves can replace this */
+        s->leaf[v] = v / s->leaf_size;
+    return 0;
+}
+
 int tp_triage_simulate(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
                        json_t **out, tp_error *err)
 {
@@ -288,9 +339,7 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     *f = *given;
     int n = f->n;
-    struct sim s = {.f = f,
-                    .rng = f->seed ^ 0x73696d0000000000ull,
-                    .spike_rng = f->seed ^ 0x7370696b65000000ull};
+    struct sim s = {.f = f, .rng = f->seed ^ 0x73696d0000000000ull};
     int iters = f->iters ? f->iters : 20;
     s.spread = hypot(1.2533 * f->noise / sqrt(iters), f->test_noise);
     s.fnet = malloc(sizeof *s.fnet * (size_t)n);
@@ -302,7 +351,8 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     bool *joined = malloc(sizeof *joined * (size_t)n);
     double *fig = malloc(sizeof *fig * (size_t)(n / 2 + 1));
     tp_triage *t = NULL;
-    if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig)
+    if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig ||
+        noise_setup(&s))
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
     for (int v = 0; rc == 0 && v < n; v++) {
         s.fnet[v] = s.fall[v] = 1;
@@ -348,6 +398,7 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
                 s.lost[f->dies[i].node] = true;
         bool planned = !t->screened;
         double longest = 0;
+        new_round(&s);
         for (int i = 0; i < r->ntests; i++) {
             fig[i] = draw(&s, &r->tests[i], id++, planned);
             longest = fmax(longest, r->tests[i].group ? t->o.group_s : t->o.pair_s);
@@ -373,6 +424,8 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     free(s.stamp);
     free(s.lost);
     free(s.exercised);
+    free(s.leaf);
+    free(s.cong);
     free(joined);
     free(fig);
     free(f);

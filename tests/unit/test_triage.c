@@ -859,6 +859,180 @@ static void sim_noise_spikes(void **state)
     drawn_free(&d);
 }
 
+/* Pearson's correlation of x and y over n. */
+static double correlation(const double *x, const double *y, int n)
+{
+    double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+    for (int i = 0; i < n; i++)
+        mx += x[i] / n, my += y[i] / n;
+    for (int i = 0; i < n; i++) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+}
+
+/* Per round and leaf of n nodes, two pair tests touching that leaf: the
+ * logs of their figures against the round's median, in x and y (at most
+ * cap). Returns how many (rounds of fewer than 64 pair tests, the
+ * isolation's, left out). */
+static int leaf_pairs(const struct drawn *d, int n, int leaf_size, double *x, double *y, int cap)
+{
+    int k = 0, rounds = 0;
+    for (int i = 0; i < d->n; i++)
+        rounds = d->round[i] > rounds ? d->round[i] : rounds;
+    int nleaves = (n + leaf_size - 1) / leaf_size;
+    int *first = malloc(sizeof *first * (size_t)nleaves);
+    assert_non_null(first);
+    for (int r = 1; r <= rounds; r++) {
+        int count;
+        double m = pair_median(d, r, &count);
+        if (count < 64)
+            continue;
+        for (int l = 0; l < nleaves; l++)
+            first[l] = -1;
+        for (int i = 0; i < d->n && k < cap; i++) {
+            if (d->round[i] != r)
+                continue;
+            int l = d->a[i] / leaf_size;
+            if (first[l] == -2)
+                continue;
+            if (first[l] == -1) {
+                first[l] = i;
+                continue;
+            }
+            x[k] = log(d->fig[first[l]] / m);
+            y[k++] = log(d->fig[i] / m);
+            first[l] = -2;
+        }
+    }
+    free(first);
+    return k;
+}
+
+/* Congestion: a leaf congested in a round slows every test touching it.
+ * Without other noise a pair is slowed when either of its leaves is: a
+ * pair within one leaf at the rate r, a pair across two at 1 - (1 - r)^2.
+ * With noise, two tests of one leaf in one round move together: their
+ * figures correlate, and do not without congestion. */
+static void sim_noise_congestion(void **state)
+{
+    (void)state;
+    struct drawn d = {0};
+    const double r = 0.2;
+    struct tp_triage_fleet f = {
+        .n = 512, .seed = 5, .leaf_size = 16, .congestion = {.rate = r, .size = 0.3}};
+    draw_pairs(&f, "full", &d); /* 511 rounds of every pair */
+    int count, within = 0, across = 0, slow_within = 0, slow_across = 0;
+    double base = pair_median(&d, 0, &count);
+    for (int i = 0; i < d.n; i++) {
+        bool same = d.a[i] / 16 == d.b[i] / 16, slow = d.fig[i] > base * (1 + 1e-9);
+        within += same;
+        across += !same;
+        slow_within += same && slow;
+        slow_across += !same && slow;
+    }
+    print_message("congested: %d of %d pairs within a leaf, %d of %d across\n", slow_within, within,
+                  slow_across, across);
+    /* a leaf's draw is shared by its pairs of a round: allow for it */
+    TP_NEAR((double)slow_within / within, r, 0.03);
+    TP_NEAR((double)slow_across / across, 1 - (1 - r) * (1 - r), 0.03);
+    drawn_free(&d);
+
+    /* correlated within a round's leaf, and not without congestion */
+    const int cap = 16384;
+    double *x = malloc(sizeof *x * (size_t)cap), *y = malloc(sizeof *y * (size_t)cap);
+    assert_true(x && y);
+    struct tp_triage_fleet g = {.n = 16384,
+                                .noise = 0.05,
+                                .seed = 7,
+                                .leaf_size = 32,
+                                .congestion = {.rate = 0.2, .size = 0.3}};
+    draw_pairs(&g, NULL, &d);
+    int k = leaf_pairs(&d, g.n, 32, x, y, cap);
+    double with = correlation(x, y, k);
+    g.congestion.rate = 0;
+    draw_pairs(&g, NULL, &d);
+    int k0 = leaf_pairs(&d, g.n, 32, x, y, cap);
+    double without = correlation(x, y, k0);
+    print_message("two tests of a leaf in a round: correlation %.3f with congestion (%d), "
+                  "%.3f without (%d)\n",
+                  with, k, without, k0);
+    assert_true(k > 2000 && k0 > 2000);
+    if (!(with > 0.25))
+        fail_msg("correlation %.3f of two tests of one leaf with congestion: expected > 0.25",
+                 with);
+    if (!(fabs(without) < 0.08))
+        fail_msg("correlation %.3f of two tests of one leaf without congestion: expected ~0",
+                 without);
+    free(x);
+    free(y);
+    drawn_free(&d);
+}
+
+/* The groups pass of a run: each group's figure and how many leaves its
+ * members are in. */
+struct groups_seen {
+    int leaf_size, n;
+    double fig[64];
+    int leaves[64];
+};
+
+static void keep_groups(void *u, int round, const struct tp_triage_round *r, const double *fig)
+{
+    (void)round;
+    struct groups_seen *g = u;
+    for (int i = 0; r->stage == TP_TRIAGE_GROUPS && i < r->ntests && g->n < 64; i++) {
+        const struct tp_triage_test *x = &r->tests[i];
+        int leaves = 0;
+        for (int k = 0; k < x->n; k++) {
+            bool seen = false;
+            for (int j = 0; j < k; j++)
+                seen |= x->nodes[j] / g->leaf_size == x->nodes[k] / g->leaf_size;
+            leaves += !seen;
+        }
+        g->fig[g->n] = fig[i];
+        g->leaves[g->n++] = leaves;
+    }
+}
+
+/* A group is as congested as the worst of its members' leaves: slowed at
+ * 1 - (1 - r)^k for k leaves (as one leaf's draw alone, at r, it would be
+ * far fewer). Each group against itself in the same run without
+ * congestion (the same plan: the planner draws nothing from the figures). */
+static void sim_noise_congestion_groups(void **state)
+{
+    (void)state;
+    const double r = 0.2;
+    int groups = 0, slowed = 0;
+    double expected = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        struct groups_seen g[2] = {{.leaf_size = 8}, {.leaf_size = 8}};
+        for (int k = 0; k < 2; k++) {
+            struct tp_triage_fleet f = {.n = 64,
+                                        .seed = seed,
+                                        .leaf_size = 8,
+                                        .congestion = {.rate = k ? 0 : r, .size = 0.3}};
+            struct tp_triage_opts o = {.seed = seed, .min_effect = 9};
+            json_t *res = NULL;
+            tp_error err = {0};
+            TP_EQ_INT(tp__triage_sim_run(&f, &o, true, keep_groups, &g[k], &res, &err), 0);
+            json_decref(res);
+        }
+        TP_EQ_INT(g[0].n, g[1].n);
+        for (int i = 0; i < g[0].n; i++) {
+            TP_EQ_INT(g[0].leaves[i], g[1].leaves[i]);
+            groups++;
+            slowed += g[0].fig[i] > g[1].fig[i] * (1 + 1e-9);
+            expected += 1 - pow(1 - r, g[0].leaves[i]);
+        }
+    }
+    print_message("groups congested: %d of %d, expected %.0f (one leaf's draw alone: %.0f)\n",
+                  slowed, groups, expected, r * groups);
+    TP_NEAR((double)slowed / groups, expected / groups, 0.05);
+}
+
 static void sim_noise_errors(void **state)
 {
     (void)state;
@@ -868,6 +1042,9 @@ static void sim_noise_errors(void **state)
     } bad[] = {
         {{.n = 8, .spikes = {1.5, 0.5}}, "spikes: rate 1.5"},
         {{.n = 8, .spikes = {0.01, -0.5}}, "spikes: rate 0.01: 0 to 100%, size -0.5"},
+        {{.n = 8, .congestion = {0.05, 11}}, "congestion: rate 0.05: 0 to 100%, size 11"},
+        {{.n = 8, .congestion = {NAN, 0.1}}, "congestion: rate nan"},
+        {{.n = 8, .leaf_size = -1}, "leaf_size -1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *res = NULL;
@@ -986,6 +1163,14 @@ static void fleet_file_noise_errors(void **state)
         {"spikes a number", "nodes: 8\nspikes: 1%\n", "2:9", "spikes", "expected a mapping"},
         {"a spike's unknown key", "nodes: 8\nspikes: {rate: 1%, size: 5%, tail: 2}\n", "2:30",
          "spikes.tail", "unknown key"},
+        {"congestion rate not a number", "nodes: 8\ncongestion: {rate: often, size: 10%}\n", "2:20",
+         "congestion.rate", "cannot parse 'often'"},
+        {"a congestion size alone", "nodes: 8\ncongestion: {size: 10%}\n", "2:1", "congestion.rate",
+         "required"},
+        {"leaf_size 0", "nodes: 8\nleaf_size: 0\n", "2:12", "leaf_size",
+         "'0' must be a node count between 1 and 1000000"},
+        {"leaf_size a fraction", "nodes: 8\nleaf_size: 2.5\n", "2:12", "leaf_size",
+         "not a whole number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char path[128], at[160];
@@ -1023,6 +1208,8 @@ int main(void)
         cmocka_unit_test(fleet_file),
         cmocka_unit_test(fleet_file_errors),
         cmocka_unit_test(sim_noise_spikes),
+        cmocka_unit_test(sim_noise_congestion),
+        cmocka_unit_test(sim_noise_congestion_groups),
         cmocka_unit_test(sim_noise_errors),
         cmocka_unit_test(fleet_file_noise_errors),
     };
