@@ -204,7 +204,7 @@ json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, in
  * the spread of a median of `iters` samples of CoV `noise` (1.2533 noise /
  * sqrt(iters)) combined with test_noise, the test-to-test CoV. Then the
  * noise beyond the Gaussian (docs/fleet.md, "The noise model"), each off
- * at 0: a spike and a leaf's congestion, below. */
+ * at 0: a spike, a leaf's congestion and the run's drift, below. */
 struct tp_triage_fleet {
     int n;
     double noise;      /* per-sample CoV (0.05: 5 %) */
@@ -222,6 +222,11 @@ struct tp_triage_fleet {
         double size; /* 0 to 10 (1000 %) */
     } spikes, congestion;
     int leaf_size; /* congestion's leaves: this many consecutive nodes each (0: 32) */
+    /* every figure times (1 + drift)^((k - 1) / (R - 1)) in round k, R the
+     * tier's rounds plus the isolation bound: that much slower (drift < 0:
+     * faster) by round R, the same ratio every round, on after it. -0.5 to
+     * 1; 0: off */
+    double drift;
     int nslow;
     struct tp_triage_slow_node {
         int node;

@@ -27,6 +27,7 @@ static const struct tp_yaml_range round_range = {1, 1e6, false,
 static const struct tp_yaml_range size_range = {0, 10, false, "must be between 0 and 1000%"};
 static const struct tp_yaml_range leaf_range = {1, TP_TRIAGE_MAX_NODES, false,
                                                 "must be a node count between 1 and 1000000"};
+static const struct tp_yaml_range drift_range = {-0.5, 1, false, "must be between -50% and 100%"};
 
 static int link_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                       void *base, uint64_t seen);
@@ -95,6 +96,8 @@ static const key top_keys[] = {
      .sub = &burst_tbl},
     {.name = "leaf_size", .kind = TP_YAML_UINT, .off = offsetof(FL, leaf_size),
      .range = &leaf_range, .def = 32, .what = "a node count", .eg = "32"},
+    {.name = "drift", .kind = TP_YAML_FRAC, .off = offsetof(FL, drift), .range = &drift_range,
+     .eg = "5%, -2%, 0.05"},
     {.name = "slow_nodes", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, slow, nslow),
      .elem = &slow_elem, .what = "a sequence of slow nodes",
      .eg = "[{node: 17, severity: 25%}]"},

@@ -2,8 +2,8 @@
  * judgement and isolation, with every test's figure drawn from a model
  * fleet instead of measured. It scores what was named against what was
  * planted: precision, recall, and the rounds it took after the tier's.
- * The noise beyond the Gaussian (spikes, a leaf's congestion:
- * docs/fleet.md, "The noise model") draws from streams of its own,
+ * The noise beyond the Gaussian (spikes, a leaf's congestion, the run's
+ * drift: docs/fleet.md, "The noise model") draws from streams of its own,
  * so turning one on moves no other draw: a run with it and one without
  * differ by it alone. */
 #include <math.h>
@@ -29,6 +29,8 @@ struct sim {
     int *leaf, nleaves, leaf_size;
     double *cong;
     uint64_t spike_rng, cong_rng;
+    int drift_rounds; /* R: the drift is reached by round R */
+    double drift_now; /* this round's factor */
 };
 
 static int check_node(int v, int n, const char *what, tp_error *err)
@@ -55,6 +57,8 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
     if (f->leaf_size < 0 || f->leaf_size > TP_TRIAGE_MAX_NODES)
         return tp_error_set(err, TP_EUSAGE, "leaf_size %d: 1 to %d", f->leaf_size,
                             TP_TRIAGE_MAX_NODES);
+    if (!(f->drift >= -0.5 && f->drift <= 1))
+        return tp_error_set(err, TP_EUSAGE, "drift %g: -50%% to 100%%", f->drift);
     if (f->nslow < 0 || f->nslow > TP_TRIAGE_SIM_MAX_FAULTS || f->nlinks < 0 ||
         f->nlinks > TP_TRIAGE_SIM_MAX_FAULTS || f->nmissing < 0 ||
         f->nmissing > TP_TRIAGE_SIM_MAX_FAULTS || f->ndies < 0 ||
@@ -140,11 +144,13 @@ static double burst(const struct tp_triage_burst *b, bool heavy, uint64_t *rng)
     return 1 + b->size * (heavy ? 1 / sqrt(u) - 1 : -log(u));
 }
 
-/* The round's congestion: each leaf's factor. */
-static void new_round(struct sim *s)
+/* The round's congestion (each leaf's factor) and drift. */
+static void new_round(struct sim *s, int round)
 {
     for (int l = 0; s->cong && l < s->nleaves; l++)
         s->cong[l] = burst(&s->f->congestion, false, &s->cong_rng);
+    s->drift_now =
+        s->f->drift == 0 ? 1 : pow(1 + s->f->drift, (double)(round - 1) / (s->drift_rounds - 1));
 }
 
 /* The worst congestion of the leaves a test touches. */
@@ -189,7 +195,7 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
         base = GROUP_FIG * 2.0 * (x->n - 1) / x->n;
     }
     double fig = base * worst * (1 + s->spread * tp__triage_normal(&s->rng));
-    fig *= congested(s, x);
+    fig *= s->drift_now * congested(s, x);
     if (f->spikes.rate > 0)
         fig *= burst(&f->spikes, true, &s->spike_rng);
     return fmax(fig, 1e-3 * base);
@@ -300,14 +306,18 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                      all && nplanted ? json_integer(last) : json_null());
 }
 
-/* The noise's streams and congestion's leaves (s->leaf, s->cong; nothing
- * when it is off). 0 or TP_ENOMEM. */
-static int noise_setup(struct sim *s)
+/* The noise's streams, congestion's leaves (s->leaf, s->cong; nothing
+ * when it is off) and the drift's rounds, R: the tier's for the nodes
+ * that join and the isolation bound. 0 or TP_ENOMEM. */
+static int noise_setup(struct sim *s, const struct tp_triage_opts *o)
 {
     const struct tp_triage_fleet *f = s->f;
-    int n = f->n;
+    int n = f->n, r[TP_TRIAGE_NSTAGES];
     s->spike_rng = f->seed ^ 0x7370696b65000000ull;
     s->cong_rng = f->seed ^ 0x636f6e6700000000ull;
+    s->drift_rounds = tp_triage_tier_rounds(o ? o->tier : NULL, n - f->nmissing, o, r) +
+                      tp_triage_isolation_bound(n);
+    s->drift_rounds = s->drift_rounds < 2 ? 2 : s->drift_rounds;
     s->leaf_size = f->leaf_size > 0 ? f->leaf_size : 32;
     if (!(f->congestion.rate > 0))
         return 0;
@@ -352,7 +362,7 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     double *fig = malloc(sizeof *fig * (size_t)(n / 2 + 1));
     tp_triage *t = NULL;
     if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig ||
-        noise_setup(&s))
+        noise_setup(&s, o))
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
     for (int v = 0; rc == 0 && v < n; v++) {
         s.fnet[v] = s.fall[v] = 1;
@@ -398,7 +408,7 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
                 s.lost[f->dies[i].node] = true;
         bool planned = !t->screened;
         double longest = 0;
-        new_round(&s);
+        new_round(&s, round);
         for (int i = 0; i < r->ntests; i++) {
             fig[i] = draw(&s, &r->tests[i], id++, planned);
             longest = fmax(longest, r->tests[i].group ? t->o.group_s : t->o.pair_s);

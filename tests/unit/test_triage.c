@@ -7,7 +7,11 @@
  * isolation rounds, one slow link (both ends) within ceil(log2 n) + 5, two
  * faults both, a fault only collectives show, a node that never joined is
  * missing (not slow), one that dies is lost, a link no round crossed is
- * not named. Then the fleet file's reader and its errors. */
+ * not named. The noise model beyond the Gaussian, its figures drawn
+ * through the simulator's own path: spikes at their rate and of their
+ * heavy tail, a leaf's congestion on the pairs and groups touching it
+ * (and two tests of a leaf correlated), the drift round by round. Then
+ * the fleet file's reader and its errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1033,6 +1037,41 @@ static void sim_noise_congestion_groups(void **state)
     TP_NEAR((double)slowed / groups, expected / groups, 0.05);
 }
 
+/* Drift: every figure times (1 + drift)^((k - 1) / (R - 1)) in round k, R
+ * the tier's rounds and the isolation bound: each round's median pair
+ * figure against the first's, and none without it. */
+static void sim_noise_drift(void **state)
+{
+    (void)state;
+    const double drifts[] = {0.1, -0.1, 0};
+    struct drawn d = {0};
+    for (size_t j = 0; j < sizeof drifts / sizeof *drifts; j++) {
+        struct tp_triage_fleet f = {.n = 4096, .noise = 0.02, .seed = 11, .drift = drifts[j]};
+        draw_pairs(&f, NULL, &d);
+        int r[TP_TRIAGE_NSTAGES], count, first = 0, checked = 0;
+        int R = tp_triage_tier_rounds(NULL, f.n, NULL, r) + tp_triage_isolation_bound(f.n);
+        double m0 = 0;
+        for (int k = 1; k <= R; k++) {
+            double m = pair_median(&d, k, &count);
+            if (count < 1000)
+                continue;
+            if (!first) {
+                first = k;
+                m0 = m;
+                continue;
+            }
+            double want = pow(1 + drifts[j], (double)(k - first) / (R - 1));
+            print_message("drift %+.0f %%: round %d of %d: median %.4f of round %d's, "
+                          "expected %.4f\n",
+                          100 * drifts[j], k, R, m / m0, first, want);
+            TP_NEAR(m / m0, want, 0.003);
+            checked++;
+        }
+        assert_true(checked >= 5);
+    }
+    drawn_free(&d);
+}
+
 static void sim_noise_errors(void **state)
 {
     (void)state;
@@ -1045,6 +1084,8 @@ static void sim_noise_errors(void **state)
         {{.n = 8, .congestion = {0.05, 11}}, "congestion: rate 0.05: 0 to 100%, size 11"},
         {{.n = 8, .congestion = {NAN, 0.1}}, "congestion: rate nan"},
         {{.n = 8, .leaf_size = -1}, "leaf_size -1"},
+        {{.n = 8, .drift = -0.6}, "drift -0.6: -50% to 100%"},
+        {{.n = 8, .drift = 1.5}, "drift 1.5"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *res = NULL;
@@ -1147,6 +1188,36 @@ static void fleet_file_errors(void **state)
     TP_HAS(err.msg, "/nonexistent/fleet.yaml");
 }
 
+/* The noise model's keys: read, and off (leaf_size 32) when absent. */
+static void fleet_file_noise(void **state)
+{
+    (void)state;
+    char path[128];
+    tp_test_write(dir, "noisy.yaml",
+                  "nodes: 1024\n"
+                  "spikes: {rate: 1%, size: 50%}\n"
+                  "congestion:\n"
+                  "  rate: 0.05\n"
+                  "  size: 10%\n"
+                  "leaf_size: 16\n"
+                  "drift: -2%\n",
+                  path, sizeof path);
+    struct tp_triage_fleet f;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_NEAR(f.spikes.rate, 0.01, 1e-12);
+    TP_NEAR(f.spikes.size, 0.5, 1e-12);
+    TP_NEAR(f.congestion.rate, 0.05, 1e-12);
+    TP_NEAR(f.congestion.size, 0.1, 1e-12);
+    TP_EQ_INT(f.leaf_size, 16);
+    TP_NEAR(f.drift, -0.02, 1e-12);
+    tp_test_write(dir, "quiet.yaml", "nodes: 8\n", path, sizeof path);
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_NEAR(f.spikes.rate + f.spikes.size + f.congestion.rate + f.congestion.size, 0, 0);
+    TP_NEAR(f.drift, 0, 0);
+    TP_EQ_INT(f.leaf_size, 32);
+}
+
 static void fleet_file_noise_errors(void **state)
 {
     (void)state;
@@ -1171,6 +1242,10 @@ static void fleet_file_noise_errors(void **state)
          "'0' must be a node count between 1 and 1000000"},
         {"leaf_size a fraction", "nodes: 8\nleaf_size: 2.5\n", "2:12", "leaf_size",
          "not a whole number"},
+        {"drift past 100 %", "nodes: 8\ndrift: 150%\n", "2:8", "drift",
+         "'150%' must be between -50% and 100%"},
+        {"drift below -50 %", "nodes: 8\ndrift: -0.7\n", "2:8", "drift",
+         "'-0.7' must be between -50% and 100%"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char path[128], at[160];
@@ -1210,7 +1285,9 @@ int main(void)
         cmocka_unit_test(sim_noise_spikes),
         cmocka_unit_test(sim_noise_congestion),
         cmocka_unit_test(sim_noise_congestion_groups),
+        cmocka_unit_test(sim_noise_drift),
         cmocka_unit_test(sim_noise_errors),
+        cmocka_unit_test(fleet_file_noise),
         cmocka_unit_test(fleet_file_noise_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
