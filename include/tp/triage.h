@@ -261,8 +261,10 @@ int tp_triage_fleet_load(const char *path, struct tp_triage_fleet *f, tp_error *
  * with "simulated": {"wall_s", "planted": [...], "true_named",
  * "false_named", "missed", "precision", "recall", "rounds_to_name"
  * (after the tier's rounds, until the last planted fault was named;
- * null if one was not)}. With brief, nodes_detail lists only the nodes
- * that did not pass. TP_EUSAGE for a fleet or option out of range. */
+ * null if one was not), "noise_model" (f's noise keys, as the fleet file
+ * names them, and "drift_rounds": R)}. With brief, nodes_detail lists
+ * only the nodes that did not pass. TP_EUSAGE for a fleet or option out
+ * of range. */
 int tp_triage_simulate(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
                        json_t **out, tp_error *err);
 

@@ -268,6 +268,19 @@ static bool named_link(const json_t *named, int a, int b, int *round)
     return false;
 }
 
+/* The noise model the figures were drawn from, in the fleet file's keys
+ * (what a rerun needs), and R, the rounds the drift is spread over. */
+static json_t *noise_model(const struct sim *s)
+{
+    const struct tp_triage_fleet *f = s->f;
+    return json_pack("{s:f, s:i, s:f, s:I, s:{s:f, s:f}, s:{s:f, s:f}, s:i, s:f, s:i}", "noise",
+                     f->noise, "iters", f->iters ? f->iters : 20, "test_noise", f->test_noise,
+                     "seed", (json_int_t)f->seed, "spikes", "rate", f->spikes.rate, "size",
+                     f->spikes.size, "congestion", "rate", f->congestion.rate, "size",
+                     f->congestion.size, "leaf_size", s->leaf_size, "drift", f->drift,
+                     "drift_rounds", s->drift_rounds);
+}
+
 /* planted against named: the "simulated" object */
 static json_t *score(const struct sim *s, const json_t *res, double wall)
 {
@@ -299,11 +312,12 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                                                  s->exercised[i], "named", hit));
     }
     int nplanted = f->nslow + f->nlinks, nnamed = (int)json_array_size(named);
-    return json_pack("{s:f, s:o, s:i, s:i, s:i, s:f, s:f, s:o}", "wall_s", wall, "planted",
+    return json_pack("{s:f, s:o, s:i, s:i, s:i, s:f, s:f, s:o, s:o}", "wall_s", wall, "planted",
                      planted, "true_named", hits, "false_named", nnamed - hits, "missed",
                      nplanted - hits, "precision", nnamed ? (double)hits / nnamed : 1.0, "recall",
                      nplanted ? (double)hits / nplanted : 1.0, "rounds_to_name",
-                     all && nplanted ? json_integer(last) : json_null());
+                     all && nplanted ? json_integer(last) : json_null(), "noise_model",
+                     noise_model(s));
 }
 
 /* The noise's streams, congestion's leaves (s->leaf, s->cong; nothing

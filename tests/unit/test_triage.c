@@ -1072,6 +1072,43 @@ static void sim_noise_drift(void **state)
     drawn_free(&d);
 }
 
+/* The document says the noise model the figures were drawn from. */
+static void sim_noise_echoed(void **state)
+{
+    (void)state;
+    struct tp_triage_fleet f = {.n = 64,
+                                .noise = 0.08,
+                                .test_noise = 0.05,
+                                .seed = 9,
+                                .spikes = {0.01, 0.5},
+                                .congestion = {0.05, 0.1},
+                                .leaf_size = 8,
+                                .drift = -0.02};
+    json_t *res = simulate(&f, NULL, 9);
+    const json_t *m = json_object_get(sim_of(res), "noise_model");
+    assert_non_null(m);
+    TP_NEAR(json_real_value(json_object_get(m, "noise")), 0.08, 1e-12);
+    TP_EQ_INT(json_integer_value(json_object_get(m, "iters")), 20);
+    TP_NEAR(json_real_value(json_object_get(m, "test_noise")), 0.05, 1e-12);
+    TP_EQ_INT(json_integer_value(json_object_get(m, "seed")), 9);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "spikes"), "rate")), 0.01, 1e-12);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "spikes"), "size")), 0.5, 1e-12);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "congestion"), "rate")), 0.05,
+            1e-12);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "congestion"), "size")), 0.1, 1e-12);
+    TP_EQ_INT(json_integer_value(json_object_get(m, "leaf_size")), 8);
+    TP_NEAR(json_real_value(json_object_get(m, "drift")), -0.02, 1e-12);
+    int r[TP_TRIAGE_NSTAGES];
+    TP_EQ_INT(json_integer_value(json_object_get(m, "drift_rounds")),
+              tp_triage_tier_rounds(NULL, 64, NULL, r) + tp_triage_isolation_bound(64));
+    json_decref(res);
+    f.leaf_size = 0; /* the default */
+    res = simulate(&f, NULL, 9);
+    m = json_object_get(sim_of(res), "noise_model");
+    TP_EQ_INT(json_integer_value(json_object_get(m, "leaf_size")), 32);
+    json_decref(res);
+}
+
 static void sim_noise_errors(void **state)
 {
     (void)state;
@@ -1286,6 +1323,7 @@ int main(void)
         cmocka_unit_test(sim_noise_congestion),
         cmocka_unit_test(sim_noise_congestion_groups),
         cmocka_unit_test(sim_noise_drift),
+        cmocka_unit_test(sim_noise_echoed),
         cmocka_unit_test(sim_noise_errors),
         cmocka_unit_test(fleet_file_noise),
         cmocka_unit_test(fleet_file_noise_errors),
