@@ -1253,6 +1253,10 @@ static void fleet_file_noise(void **state)
     TP_NEAR(f.spikes.rate + f.spikes.size + f.congestion.rate + f.congestion.size, 0, 0);
     TP_NEAR(f.drift, 0, 0);
     TP_EQ_INT(f.leaf_size, 32);
+    /* docs/examples/fleet-noisy.yaml: the realistic values of docs/fleet.md */
+    assert_int_equal(
+        tp_triage_fleet_load(TP_SOURCE_ROOT "/docs/examples/fleet-noisy.yaml", &f, &err), 0);
+    assert_true(f.spikes.rate > 0 && f.congestion.rate > 0 && f.drift != 0);
 }
 
 static void fleet_file_noise_errors(void **state)

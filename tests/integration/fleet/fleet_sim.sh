@@ -33,10 +33,17 @@ check "... the node that never joined is missing, the one that died lost" \
     test "$(json_get "$J" "sorted((v['node'], v['status']) for v in r['nodes_detail'] if v['status'] in ('missing', 'lost'))")" = "[(8, 'lost'), (44, 'missing')]"
 check "... a slow node's verdict: hardware, drain, with the evidence" \
     test "$(json_get "$J" "[(v['cause'], v['action'], v['evidence']['test'] != '') for v in r['nodes_detail'] if v['node'] == 17]")" = "[('hardware', 'drain', True)]"
-# the noise model is echoed: fleet.yaml's Gaussian alone
+# the noise model is echoed: fleet.yaml's Gaussian alone; fleet-noisy.yaml's
+# spikes, congestion and drift (docs/fleet.md, "The noise model")
 noise_of() { json_get "$1" "tuple(r['simulated']['noise_model'][k] for k in ('noise', 'test_noise', 'spikes', 'congestion', 'leaf_size', 'drift'))"; }
 check "... its noise model echoed: no spikes, congestion or drift" test "$(noise_of "$J")" = \
     "(0.05, 0.0, {'rate': 0.0, 'size': 0.0}, {'rate': 0.0, 'size': 0.0}, 32, 0.0)"
+"$TP" validate --simulate "$SRC/docs/examples/fleet-noisy.yaml" -q --json "$WORK/noisy.json" >"$WORK/out" 2>&1
+rc=$?
+check "docs/examples/fleet-noisy.yaml: run to the end (exit 0 or 1)" test "$rc" -le 1
+check "... its noise model echoed" test "$(noise_of "$WORK/noisy.json")" = \
+    "(0.08, 0.05, {'rate': 0.01, 'size': 0.5}, {'rate': 0.05, 'size': 0.1}, 32, 0.05)"
+check "... a valid result document" valid_doc "$WORK/noisy.json"
 
 # --min-effect: the naming threshold; past the planted faults (20-30 %)
 # none is named, and the run says it missed them
