@@ -217,13 +217,31 @@ json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, in
  * (either way); a group's is group_time * 2(n-1)/n times the worst factor
  * of its nodes and ring links; each times (1 + s Z), Z standard normal, s
  * the spread of a median of `iters` samples of CoV `noise` (1.2533 noise /
- * sqrt(iters)) combined with test_noise, the test-to-test CoV. */
+ * sqrt(iters)) combined with test_noise, the test-to-test CoV. Then the
+ * noise beyond the Gaussian (docs/fleet.md, "The noise model"), each off
+ * at 0: a spike, a leaf's congestion and the run's drift, below. */
 struct tp_triage_fleet {
     int n;
     double noise;      /* per-sample CoV (0.05: 5 %) */
     int iters;         /* samples behind a test's figure (nccl-tests' -n; 0: 20) */
     double test_noise; /* CoV of a test's figure from one run to the next (0) */
     uint64_t seed;
+    /* A rare slowdown: with probability rate, times (1 + size X), X >= 0 of
+     * mean 1. spikes: per test, X Lomax of tail index 2 (P(X > x) =
+     * (1 + x)^-2: a host's hiccup, another job's burst); congestion: per
+     * leaf and round, X exponential, every test touching that leaf slowed
+     * by it (a pair: the worse of its two leaves; a group: the worst of its
+     * members'). Both 0: off. */
+    struct tp_triage_burst {
+        double rate; /* 0 to 1 */
+        double size; /* 0 to 10 (1000 %) */
+    } spikes, congestion;
+    int leaf_size; /* congestion's leaves: this many consecutive nodes each (0: 32) */
+    /* every figure times (1 + drift)^((k - 1) / (R - 1)) in round k, R the
+     * tier's rounds plus the isolation bound: that much slower (drift < 0:
+     * faster) by round R, the same ratio every round, on after it. -0.5 to
+     * 1; 0: off */
+    double drift;
     int nslow;
     struct tp_triage_slow_node {
         int node;
@@ -258,8 +276,10 @@ int tp_triage_fleet_load(const char *path, struct tp_triage_fleet *f, tp_error *
  * with "simulated": {"wall_s", "planted": [...], "true_named",
  * "false_named", "missed", "precision", "recall", "rounds_to_name"
  * (after the tier's rounds, until the last planted fault was named;
- * null if one was not)}. With brief, nodes_detail lists only the nodes
- * that did not pass. TP_EUSAGE for a fleet or option out of range. */
+ * null if one was not), "noise_model" (f's noise keys, as the fleet file
+ * names them, and "drift_rounds": R)}. With brief, nodes_detail lists
+ * only the nodes that did not pass. TP_EUSAGE for a fleet or option out
+ * of range. */
 int tp_triage_simulate(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
                        json_t **out, tp_error *err);
 

@@ -24,6 +24,10 @@ static const struct tp_yaml_range node_range = {0, TP_TRIAGE_MAX_NODES - 1, fals
                                                 "must be a node number between 0 and 999999"};
 static const struct tp_yaml_range round_range = {1, 1e6, false,
                                                  "must be a round between 1 and 1000000"};
+static const struct tp_yaml_range size_range = {0, 10, false, "must be between 0 and 1000%"};
+static const struct tp_yaml_range leaf_range = {1, TP_TRIAGE_MAX_NODES, false,
+                                                "must be a node count between 1 and 1000000"};
+static const struct tp_yaml_range drift_range = {-0.5, 1, false, "must be between -50% and 100%"};
 
 static int link_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                       void *base, uint64_t seen);
@@ -68,6 +72,15 @@ static const key death_keys[] = {
 static const table death_tbl = {death_keys, TP_YAML_NKEYS(death_keys), NULL, NULL};
 static const key death_elem = {.kind = TP_YAML_MAP, .sub = &death_tbl};
 
+/* spikes: and congestion: (both keys, or neither: off) */
+static const key burst_keys[] = {
+    {.name = "rate", .kind = TP_YAML_FRAC, .off = offsetof(struct tp_triage_burst, rate),
+     .range = &noise_range, .flags = TP_YAML_REQUIRED, .eg = "1%, 0.01"},
+    {.name = "size", .kind = TP_YAML_FRAC, .off = offsetof(struct tp_triage_burst, size),
+     .range = &size_range, .flags = TP_YAML_REQUIRED, .eg = "50%, 0.5"},
+};
+static const table burst_tbl = {burst_keys, TP_YAML_NKEYS(burst_keys), NULL, NULL};
+
 static const key top_keys[] = {
     {.name = "nodes", .kind = TP_YAML_UINT, .off = offsetof(FL, n), .range = &nodes_range,
      .flags = TP_YAML_REQUIRED, .what = "a node count", .eg = "1024"},
@@ -78,6 +91,13 @@ static const key top_keys[] = {
     {.name = "test_noise", .kind = TP_YAML_FRAC, .off = offsetof(FL, test_noise),
      .range = &noise_range, .eg = "1%, 0.01"},
     {.name = "seed", .kind = TP_YAML_U64, .off = offsetof(FL, seed), .def = 1},
+    {.name = "spikes", .kind = TP_YAML_MAP, .off = offsetof(FL, spikes), .sub = &burst_tbl},
+    {.name = "congestion", .kind = TP_YAML_MAP, .off = offsetof(FL, congestion),
+     .sub = &burst_tbl},
+    {.name = "leaf_size", .kind = TP_YAML_UINT, .off = offsetof(FL, leaf_size),
+     .range = &leaf_range, .def = 32, .what = "a node count", .eg = "32"},
+    {.name = "drift", .kind = TP_YAML_FRAC, .off = offsetof(FL, drift), .range = &drift_range,
+     .eg = "5%, -2%, 0.05"},
     {.name = "slow_nodes", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, slow, nslow),
      .elem = &slow_elem, .what = "a sequence of slow nodes",
      .eg = "[{node: 17, severity: 25%}]"},

@@ -1,7 +1,11 @@
 /* The fleet simulator (include/tp/triage.h): the triage's own planner,
  * judgement and isolation, with every test's figure drawn from a model
  * fleet instead of measured. It scores what was named against what was
- * planted: precision, recall, and the rounds it took after the tier's. */
+ * planted: precision, recall, and the rounds it took after the tier's.
+ * The noise beyond the Gaussian (spikes, a leaf's congestion, the run's
+ * drift: docs/fleet.md, "The noise model") draws from streams of its own,
+ * so turning one on moves no other draw: a run with it and one without
+ * differ by it alone. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,14 @@ struct sim {
     bool *lost, *exercised;
     uint64_t rng;
     double spread;
+    /* congestion: per node its leaf (consecutive nodes, leaf_size each,
+     * until a topology fills it), per leaf its factor this round (NULL:
+     * off) */
+    int *leaf, nleaves, leaf_size;
+    double *cong;
+    uint64_t spike_rng, cong_rng;
+    int drift_rounds; /* R: the drift is reached by round R */
+    double drift_now; /* this round's factor */
 };
 
 static int check_node(int v, int n, const char *what, tp_error *err)
@@ -36,6 +48,17 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
         return tp_error_set(err, TP_EUSAGE, "noise: 0 to 100%%");
     if (f->iters < 0 || f->iters > 1000000)
         return tp_error_set(err, TP_EUSAGE, "iters %d: 1 to 1000000", f->iters);
+    const struct tp_triage_burst *burst[2] = {&f->spikes, &f->congestion};
+    for (int i = 0; i < 2; i++)
+        if (!(burst[i]->rate >= 0 && burst[i]->rate <= 1) ||
+            !(burst[i]->size >= 0 && burst[i]->size <= 10))
+            return tp_error_set(err, TP_EUSAGE, "%s: rate %g: 0 to 100%%, size %g: 0 to 1000%%",
+                                i ? "congestion" : "spikes", burst[i]->rate, burst[i]->size);
+    if (f->leaf_size < 0 || f->leaf_size > TP_TRIAGE_MAX_NODES)
+        return tp_error_set(err, TP_EUSAGE, "leaf_size %d: 1 to %d", f->leaf_size,
+                            TP_TRIAGE_MAX_NODES);
+    if (!(f->drift >= -0.5 && f->drift <= 1))
+        return tp_error_set(err, TP_EUSAGE, "drift %g: -50%% to 100%%", f->drift);
     if (f->nslow < 0 || f->nslow > TP_TRIAGE_SIM_MAX_FAULTS || f->nlinks < 0 ||
         f->nlinks > TP_TRIAGE_SIM_MAX_FAULTS || f->nmissing < 0 ||
         f->nmissing > TP_TRIAGE_SIM_MAX_FAULTS || f->ndies < 0 ||
@@ -107,6 +130,38 @@ static double link_factor(const struct sim *s, int a, int b)
     return w;
 }
 
+/* A rare slowdown's factor: 1 + size X with probability rate (X >= 0,
+ * of mean 1: Lomax of tail index 2 when heavy, else exponential), or 1.
+ * Lomax for a host's hiccups: how long a stall lasts (a preemption, a
+ * page fault, a retransmission timeout) has a power-law tail; exponential
+ * for a leaf's congestion: another job takes a share of the links, which
+ * is bounded. */
+static double burst(const struct tp_triage_burst *b, bool heavy, uint64_t *rng)
+{
+    if (!(tp__triage_uniform(rng) < b->rate))
+        return 1;
+    double u = 1 - tp__triage_uniform(rng); /* (0, 1] */
+    return 1 + b->size * (heavy ? 1 / sqrt(u) - 1 : -log(u));
+}
+
+/* The round's congestion (each leaf's factor) and drift. */
+static void new_round(struct sim *s, int round)
+{
+    for (int l = 0; s->cong && l < s->nleaves; l++)
+        s->cong[l] = burst(&s->f->congestion, false, &s->cong_rng);
+    s->drift_now =
+        s->f->drift == 0 ? 1 : pow(1 + s->f->drift, (double)(round - 1) / (s->drift_rounds - 1));
+}
+
+/* The worst congestion of the leaves a test touches. */
+static double congested(const struct sim *s, const struct tp_triage_test *x)
+{
+    double w = 1;
+    for (int k = 0; s->cong && k < x->n; k++)
+        w = fmax(w, s->cong[s->leaf[x->nodes[k]]]);
+    return w;
+}
+
 static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool planned)
 {
     const struct tp_triage_fleet *f = s->f;
@@ -140,6 +195,9 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
         base = GROUP_FIG * 2.0 * (x->n - 1) / x->n;
     }
     double fig = base * worst * (1 + s->spread * tp__triage_normal(&s->rng));
+    fig *= s->drift_now * congested(s, x);
+    if (f->spikes.rate > 0)
+        fig *= burst(&f->spikes, true, &s->spike_rng);
     return fmax(fig, 1e-3 * base);
 }
 
@@ -210,6 +268,19 @@ static bool named_link(const json_t *named, int a, int b, int *round)
     return false;
 }
 
+/* The noise model the figures were drawn from, in the fleet file's keys
+ * (what a rerun needs), and R, the rounds the drift is spread over. */
+static json_t *noise_model(const struct sim *s)
+{
+    const struct tp_triage_fleet *f = s->f;
+    return json_pack("{s:f, s:i, s:f, s:I, s:{s:f, s:f}, s:{s:f, s:f}, s:i, s:f, s:i}", "noise",
+                     f->noise, "iters", f->iters ? f->iters : 20, "test_noise", f->test_noise,
+                     "seed", (json_int_t)f->seed, "spikes", "rate", f->spikes.rate, "size",
+                     f->spikes.size, "congestion", "rate", f->congestion.rate, "size",
+                     f->congestion.size, "leaf_size", s->leaf_size, "drift", f->drift,
+                     "drift_rounds", s->drift_rounds);
+}
+
 /* planted against named: the "simulated" object */
 static json_t *score(const struct sim *s, const json_t *res, double wall)
 {
@@ -241,15 +312,47 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                                                  s->exercised[i], "named", hit));
     }
     int nplanted = f->nslow + f->nlinks, nnamed = (int)json_array_size(named);
-    return json_pack("{s:f, s:o, s:i, s:i, s:i, s:f, s:f, s:o}", "wall_s", wall, "planted",
+    return json_pack("{s:f, s:o, s:i, s:i, s:i, s:f, s:f, s:o, s:o}", "wall_s", wall, "planted",
                      planted, "true_named", hits, "false_named", nnamed - hits, "missed",
                      nplanted - hits, "precision", nnamed ? (double)hits / nnamed : 1.0, "recall",
                      nplanted ? (double)hits / nplanted : 1.0, "rounds_to_name",
-                     all && nplanted ? json_integer(last) : json_null());
+                     all && nplanted ? json_integer(last) : json_null(), "noise_model",
+                     noise_model(s));
 }
 
-int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_triage_opts *o,
-                       bool brief, json_t **out, tp_error *err)
+/* The noise's streams, congestion's leaves (s->leaf, s->cong; nothing
+ * when it is off) and the drift's rounds, R: the tier's for the nodes
+ * that join and the isolation bound. 0 or TP_ENOMEM. */
+static int noise_setup(struct sim *s, const struct tp_triage_opts *o)
+{
+    const struct tp_triage_fleet *f = s->f;
+    int n = f->n, r[TP_TRIAGE_NSTAGES];
+    s->spike_rng = f->seed ^ 0x7370696b65000000ull;
+    s->cong_rng = f->seed ^ 0x636f6e6700000000ull;
+    s->drift_rounds = tp_triage_tier_rounds(o ? o->tier : NULL, n - f->nmissing, o, r) +
+                      tp_triage_isolation_bound(n);
+    s->drift_rounds = s->drift_rounds < 2 ? 2 : s->drift_rounds;
+    s->leaf_size = f->leaf_size > 0 ? f->leaf_size : 32;
+    if (!(f->congestion.rate > 0))
+        return 0;
+    s->nleaves = (n + s->leaf_size - 1) / s->leaf_size;
+    s->leaf = malloc(sizeof *s->leaf * (size_t)n);
+    s->cong = malloc(sizeof *s->cong * (size_t)s->nleaves);
+    if (!s->leaf || !s->cong)
+        return TP_ENOMEM;
+    for (int v = 0; v < n; v++) /* consecutive nodes: a topology's leaves can replace this */
+        s->leaf[v] = v / s->leaf_size;
+    return 0;
+}
+
+int tp_triage_simulate(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
+                       json_t **out, tp_error *err)
+{
+    return tp__triage_sim_run(f, o, brief, NULL, NULL, out, err);
+}
+
+int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_triage_opts *o,
+                       bool brief, tp__triage_sim_each *each, void *u, json_t **out, tp_error *err)
 {
     *out = NULL;
     int rc = check(given, o, err);
@@ -272,7 +375,8 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
     bool *joined = malloc(sizeof *joined * (size_t)n);
     double *fig = malloc(sizeof *fig * (size_t)(n / 2 + 1));
     tp_triage *t = NULL;
-    if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig)
+    if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig ||
+        noise_setup(&s, o))
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
     for (int v = 0; rc == 0 && v < n; v++) {
         s.fnet[v] = s.fall[v] = 1;
@@ -318,11 +422,14 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
                 s.lost[f->dies[i].node] = true;
         bool planned = !t->screened;
         double longest = 0;
+        new_round(&s, round);
         for (int i = 0; i < r->ntests; i++) {
             fig[i] = draw(&s, &r->tests[i], id++, planned);
             longest = fmax(longest, r->tests[i].group ? t->o.group_s : t->o.pair_s);
         }
         wall += longest + t->o.round_gap_s;
+        if (each)
+            each(u, round, r, fig);
         rc = tp_triage_record(t, fig, s.lost, err);
     }
     if (rc == 0) {
@@ -341,6 +448,8 @@ int tp_triage_simulate(const struct tp_triage_fleet *given, const struct tp_tria
     free(s.stamp);
     free(s.lost);
     free(s.exercised);
+    free(s.leaf);
+    free(s.cong);
     free(joined);
     free(fig);
     free(f);

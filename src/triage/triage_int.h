@@ -202,6 +202,19 @@ int tp__triage_bisect(tp_triage *t, const int *set, int n);
 
 void tp__triage_free_actions(tp_triage *t);
 
+/* ---- the simulator (sim.c) ---- */
+
+/* Told every round the simulator ran (1-based, every stage counted), its
+ * tests and the figures drawn for them, before the triage records them. */
+typedef void tp__triage_sim_each(void *u, int round, const struct tp_triage_round *r,
+                                 const double *fig);
+
+/* tp_triage_simulate, calling each (when not NULL) with every round: the
+ * noise model's tests draw their figures through the simulator's own path
+ * (tests/unit/test_triage.c). */
+int tp__triage_sim_run(const struct tp_triage_fleet *f, const struct tp_triage_opts *o, bool brief,
+                       tp__triage_sim_each *each, void *u, json_t **out, tp_error *err);
+
 /* tp_triage_result; with brief, nodes_detail lists only the nodes that
  * did not pass or passed with a remark (verdict.c). */
 json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err);

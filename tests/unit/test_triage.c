@@ -7,7 +7,11 @@
  * isolation rounds, one slow link (both ends) within ceil(log2 n) + 5, two
  * faults both, a fault only collectives show, a node that never joined is
  * missing (not slow), one that dies is lost, a link no round crossed is
- * not named. Then the fleet file's reader and its errors. */
+ * not named. The noise model beyond the Gaussian, its figures drawn
+ * through the simulator's own path: spikes at their rate and of their
+ * heavy tail, a leaf's congestion on the pairs and groups touching it
+ * (and two tests of a leaf correlated), the drift round by round. Then
+ * the fleet file's reader and its errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +25,9 @@
 
 #include "tp/triage.h"
 #include "tp_test.h"
+/* the simulator's hook, tp__triage_sim_run: the noise model's tests draw
+ * their figures through its own path */
+#include "../../src/triage/triage_int.h"
 
 static char dir[64];
 
@@ -796,6 +803,400 @@ static void sim_errors(void **state)
     TP_HAS(err.msg, "--tier full: 9001 rounds for 9000 nodes");
 }
 
+/* ---- the noise model (docs/fleet.md, "The noise model") ---- */
+
+/* What the noise model's tests keep of a simulated run: every pair test's
+ * figure with its round and nodes. */
+struct drawn {
+    int n, cap;
+    double *fig;
+    int *round, *a, *b;
+};
+
+static void keep_pairs(void *u, int round, const struct tp_triage_round *r, const double *fig)
+{
+    struct drawn *d = u;
+    for (int i = 0; i < r->ntests; i++) {
+        if (r->tests[i].group || isnan(fig[i]))
+            continue;
+        if (d->n == d->cap) {
+            d->cap = d->cap ? 2 * d->cap : 4096;
+            d->fig = realloc(d->fig, sizeof *d->fig * (size_t)d->cap);
+            d->round = realloc(d->round, sizeof *d->round * (size_t)d->cap);
+            d->a = realloc(d->a, sizeof *d->a * (size_t)d->cap);
+            d->b = realloc(d->b, sizeof *d->b * (size_t)d->cap);
+            assert_true(d->fig && d->round && d->a && d->b);
+        }
+        d->fig[d->n] = fig[i];
+        d->round[d->n] = round;
+        d->a[d->n] = r->tests[i].nodes[0];
+        d->b[d->n++] = r->tests[i].nodes[1];
+    }
+}
+
+/* Run f by tier, keeping its pair figures in *d (emptied first). Nothing
+ * is slow past 900 %: the tier's rounds alone, no isolation (what these
+ * tests look at is the figures, and a fleet congested without noise would
+ * send thousands of pairs to it). */
+static void draw_pairs(const struct tp_triage_fleet *f, const char *tier, struct drawn *d)
+{
+    struct tp_triage_opts o = {.tier = tier, .seed = f->seed, .min_effect = 9};
+    json_t *res = NULL;
+    tp_error err = {0};
+    d->n = 0;
+    if (tp__triage_sim_run(f, &o, true, keep_pairs, d, &res, &err) != 0)
+        fail_msg("simulate %d nodes: %s", f->n, err.msg);
+    json_decref(res);
+}
+
+static void drawn_free(struct drawn *d)
+{
+    free(d->fig);
+    free(d->round);
+    free(d->a);
+    free(d->b);
+    *d = (struct drawn){0};
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The median of v[0..n) (reordered). */
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of the pair figures of d (of round r only, r > 0), and how
+ * many there were. */
+static double pair_median(const struct drawn *d, int r, int *count)
+{
+    double *v = malloc(sizeof *v * (size_t)(d->n + 1));
+    assert_non_null(v);
+    int k = 0;
+    for (int i = 0; i < d->n; i++)
+        if (r <= 0 || d->round[i] == r)
+            v[k++] = d->fig[i];
+    double m = k ? median_of(v, k) : 0;
+    free(v);
+    *count = k;
+    return m;
+}
+
+/* k of n past a bar where p is expected: within 4.5 binomial deviations */
+static void expect_binomial(const char *what, int k, int n, double p)
+{
+    double sd = sqrt(n * p * (1 - p));
+    print_message("%s: %d of %d, expected %.1f (sd %.1f)\n", what, k, n, n * p, sd);
+    if (fabs(k - n * p) > 4.5 * sd + 1)
+        fail_msg("%s: %d of %d figures, expected %.1f +- %.1f (4.5 sd)", what, k, n, n * p,
+                 4.5 * sd);
+}
+
+/* Spikes: without other noise every figure is the base but a spike's, so
+ * the fraction above it is the rate, and the spikes' sizes follow the
+ * Lomax law of mean size: past 1 + size a quarter of them, past 1 + 3 size
+ * a sixteenth (an exponential law would give 37 % and 5 %). Off, none. */
+static void sim_noise_spikes(void **state)
+{
+    (void)state;
+    struct drawn d = {0};
+    struct tp_triage_fleet f = {.n = 16384, .seed = 3, .spikes = {.rate = 0.05, .size = 0.5}};
+    draw_pairs(&f, NULL, &d);
+    int count;
+    double base = pair_median(&d, 0, &count);
+    int above = 0, past1 = 0, past3 = 0;
+    for (int i = 0; i < d.n; i++) {
+        double x = (d.fig[i] / base - 1) / f.spikes.size; /* the spike's X */
+        above += x > 1e-9;
+        past1 += x > 1;
+        past3 += x > 3;
+    }
+    assert_true(d.n > 40000);
+    expect_binomial("spikes at 5 %", above, d.n, f.spikes.rate);
+    expect_binomial("past 1 + size", past1, d.n, f.spikes.rate / 4);
+    expect_binomial("past 1 + 3 size", past3, d.n, f.spikes.rate / 16);
+    f.spikes.rate = 0; /* off: every figure the base */
+    draw_pairs(&f, NULL, &d);
+    for (int i = 0; i < d.n; i++)
+        TP_NEAR_REL(d.fig[i], base, 1e-12);
+    drawn_free(&d);
+}
+
+/* Pearson's correlation of x and y over n. */
+static double correlation(const double *x, const double *y, int n)
+{
+    double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+    for (int i = 0; i < n; i++)
+        mx += x[i] / n, my += y[i] / n;
+    for (int i = 0; i < n; i++) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+}
+
+/* Per round and leaf of n nodes, two pair tests touching that leaf: the
+ * logs of their figures against the round's median, in x and y (at most
+ * cap). Returns how many (rounds of fewer than 64 pair tests, the
+ * isolation's, left out). */
+static int leaf_pairs(const struct drawn *d, int n, int leaf_size, double *x, double *y, int cap)
+{
+    int k = 0, rounds = 0;
+    for (int i = 0; i < d->n; i++)
+        rounds = d->round[i] > rounds ? d->round[i] : rounds;
+    int nleaves = (n + leaf_size - 1) / leaf_size;
+    int *first = malloc(sizeof *first * (size_t)nleaves);
+    assert_non_null(first);
+    for (int r = 1; r <= rounds; r++) {
+        int count;
+        double m = pair_median(d, r, &count);
+        if (count < 64)
+            continue;
+        for (int l = 0; l < nleaves; l++)
+            first[l] = -1;
+        for (int i = 0; i < d->n && k < cap; i++) {
+            if (d->round[i] != r)
+                continue;
+            int l = d->a[i] / leaf_size;
+            if (first[l] == -2)
+                continue;
+            if (first[l] == -1) {
+                first[l] = i;
+                continue;
+            }
+            x[k] = log(d->fig[first[l]] / m);
+            y[k++] = log(d->fig[i] / m);
+            first[l] = -2;
+        }
+    }
+    free(first);
+    return k;
+}
+
+/* Congestion: a leaf congested in a round slows every test touching it.
+ * Without other noise a pair is slowed when either of its leaves is: a
+ * pair within one leaf at the rate r, a pair across two at 1 - (1 - r)^2.
+ * With noise, two tests of one leaf in one round move together: their
+ * figures correlate, and do not without congestion. */
+static void sim_noise_congestion(void **state)
+{
+    (void)state;
+    struct drawn d = {0};
+    const double r = 0.2;
+    struct tp_triage_fleet f = {
+        .n = 512, .seed = 5, .leaf_size = 16, .congestion = {.rate = r, .size = 0.3}};
+    draw_pairs(&f, "full", &d); /* 511 rounds of every pair */
+    int count, within = 0, across = 0, slow_within = 0, slow_across = 0;
+    double base = pair_median(&d, 0, &count);
+    for (int i = 0; i < d.n; i++) {
+        bool same = d.a[i] / 16 == d.b[i] / 16, slow = d.fig[i] > base * (1 + 1e-9);
+        within += same;
+        across += !same;
+        slow_within += same && slow;
+        slow_across += !same && slow;
+    }
+    print_message("congested: %d of %d pairs within a leaf, %d of %d across\n", slow_within, within,
+                  slow_across, across);
+    /* a leaf's draw is shared by its pairs of a round: allow for it */
+    TP_NEAR((double)slow_within / within, r, 0.03);
+    TP_NEAR((double)slow_across / across, 1 - (1 - r) * (1 - r), 0.03);
+    drawn_free(&d);
+
+    /* correlated within a round's leaf, and not without congestion */
+    const int cap = 16384;
+    double *x = malloc(sizeof *x * (size_t)cap), *y = malloc(sizeof *y * (size_t)cap);
+    assert_true(x && y);
+    struct tp_triage_fleet g = {.n = 16384,
+                                .noise = 0.05,
+                                .seed = 7,
+                                .leaf_size = 32,
+                                .congestion = {.rate = 0.2, .size = 0.3}};
+    draw_pairs(&g, NULL, &d);
+    int k = leaf_pairs(&d, g.n, 32, x, y, cap);
+    double with = correlation(x, y, k);
+    g.congestion.rate = 0;
+    draw_pairs(&g, NULL, &d);
+    int k0 = leaf_pairs(&d, g.n, 32, x, y, cap);
+    double without = correlation(x, y, k0);
+    print_message("two tests of a leaf in a round: correlation %.3f with congestion (%d), "
+                  "%.3f without (%d)\n",
+                  with, k, without, k0);
+    assert_true(k > 2000 && k0 > 2000);
+    if (!(with > 0.25))
+        fail_msg("correlation %.3f of two tests of one leaf with congestion: expected > 0.25",
+                 with);
+    if (!(fabs(without) < 0.08))
+        fail_msg("correlation %.3f of two tests of one leaf without congestion: expected ~0",
+                 without);
+    free(x);
+    free(y);
+    drawn_free(&d);
+}
+
+/* The groups pass of a run: each group's figure and how many leaves its
+ * members are in. */
+struct groups_seen {
+    int leaf_size, n;
+    double fig[64];
+    int leaves[64];
+};
+
+static void keep_groups(void *u, int round, const struct tp_triage_round *r, const double *fig)
+{
+    (void)round;
+    struct groups_seen *g = u;
+    for (int i = 0; r->stage == TP_TRIAGE_GROUPS && i < r->ntests && g->n < 64; i++) {
+        const struct tp_triage_test *x = &r->tests[i];
+        int leaves = 0;
+        for (int k = 0; k < x->n; k++) {
+            bool seen = false;
+            for (int j = 0; j < k; j++)
+                seen |= x->nodes[j] / g->leaf_size == x->nodes[k] / g->leaf_size;
+            leaves += !seen;
+        }
+        g->fig[g->n] = fig[i];
+        g->leaves[g->n++] = leaves;
+    }
+}
+
+/* A group is as congested as the worst of its members' leaves: slowed at
+ * 1 - (1 - r)^k for k leaves (as one leaf's draw alone, at r, it would be
+ * far fewer). Each group against itself in the same run without
+ * congestion (the same plan: the planner draws nothing from the figures). */
+static void sim_noise_congestion_groups(void **state)
+{
+    (void)state;
+    const double r = 0.2;
+    int groups = 0, slowed = 0;
+    double expected = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        struct groups_seen g[2] = {{.leaf_size = 8}, {.leaf_size = 8}};
+        for (int k = 0; k < 2; k++) {
+            struct tp_triage_fleet f = {.n = 64,
+                                        .seed = seed,
+                                        .leaf_size = 8,
+                                        .congestion = {.rate = k ? 0 : r, .size = 0.3}};
+            struct tp_triage_opts o = {.seed = seed, .min_effect = 9};
+            json_t *res = NULL;
+            tp_error err = {0};
+            TP_EQ_INT(tp__triage_sim_run(&f, &o, true, keep_groups, &g[k], &res, &err), 0);
+            json_decref(res);
+        }
+        TP_EQ_INT(g[0].n, g[1].n);
+        for (int i = 0; i < g[0].n; i++) {
+            TP_EQ_INT(g[0].leaves[i], g[1].leaves[i]);
+            groups++;
+            slowed += g[0].fig[i] > g[1].fig[i] * (1 + 1e-9);
+            expected += 1 - pow(1 - r, g[0].leaves[i]);
+        }
+    }
+    print_message("groups congested: %d of %d, expected %.0f (one leaf's draw alone: %.0f)\n",
+                  slowed, groups, expected, r * groups);
+    TP_NEAR((double)slowed / groups, expected / groups, 0.05);
+}
+
+/* Drift: every figure times (1 + drift)^((k - 1) / (R - 1)) in round k, R
+ * the tier's rounds and the isolation bound: each round's median pair
+ * figure against the first's, and none without it. */
+static void sim_noise_drift(void **state)
+{
+    (void)state;
+    const double drifts[] = {0.1, -0.1, 0};
+    struct drawn d = {0};
+    for (size_t j = 0; j < sizeof drifts / sizeof *drifts; j++) {
+        struct tp_triage_fleet f = {.n = 4096, .noise = 0.02, .seed = 11, .drift = drifts[j]};
+        draw_pairs(&f, NULL, &d);
+        int r[TP_TRIAGE_NSTAGES], count, first = 0, checked = 0;
+        int R = tp_triage_tier_rounds(NULL, f.n, NULL, r) + tp_triage_isolation_bound(f.n);
+        double m0 = 0;
+        for (int k = 1; k <= R; k++) {
+            double m = pair_median(&d, k, &count);
+            if (count < 1000)
+                continue;
+            if (!first) {
+                first = k;
+                m0 = m;
+                continue;
+            }
+            double want = pow(1 + drifts[j], (double)(k - first) / (R - 1));
+            print_message("drift %+.0f %%: round %d of %d: median %.4f of round %d's, "
+                          "expected %.4f\n",
+                          100 * drifts[j], k, R, m / m0, first, want);
+            TP_NEAR(m / m0, want, 0.003);
+            checked++;
+        }
+        assert_true(checked >= 5);
+    }
+    drawn_free(&d);
+}
+
+/* The document says the noise model the figures were drawn from. */
+static void sim_noise_echoed(void **state)
+{
+    (void)state;
+    struct tp_triage_fleet f = {.n = 64,
+                                .noise = 0.08,
+                                .test_noise = 0.05,
+                                .seed = 9,
+                                .spikes = {0.01, 0.5},
+                                .congestion = {0.05, 0.1},
+                                .leaf_size = 8,
+                                .drift = -0.02};
+    json_t *res = simulate(&f, NULL, 9);
+    const json_t *m = json_object_get(sim_of(res), "noise_model");
+    assert_non_null(m);
+    TP_NEAR(json_real_value(json_object_get(m, "noise")), 0.08, 1e-12);
+    TP_EQ_INT(json_integer_value(json_object_get(m, "iters")), 20);
+    TP_NEAR(json_real_value(json_object_get(m, "test_noise")), 0.05, 1e-12);
+    TP_EQ_INT(json_integer_value(json_object_get(m, "seed")), 9);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "spikes"), "rate")), 0.01, 1e-12);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "spikes"), "size")), 0.5, 1e-12);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "congestion"), "rate")), 0.05,
+            1e-12);
+    TP_NEAR(json_real_value(json_object_get(json_object_get(m, "congestion"), "size")), 0.1, 1e-12);
+    TP_EQ_INT(json_integer_value(json_object_get(m, "leaf_size")), 8);
+    TP_NEAR(json_real_value(json_object_get(m, "drift")), -0.02, 1e-12);
+    int r[TP_TRIAGE_NSTAGES];
+    TP_EQ_INT(json_integer_value(json_object_get(m, "drift_rounds")),
+              tp_triage_tier_rounds(NULL, 64, NULL, r) + tp_triage_isolation_bound(64));
+    json_decref(res);
+    f.leaf_size = 0; /* the default */
+    res = simulate(&f, NULL, 9);
+    m = json_object_get(sim_of(res), "noise_model");
+    TP_EQ_INT(json_integer_value(json_object_get(m, "leaf_size")), 32);
+    json_decref(res);
+}
+
+static void sim_noise_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        struct tp_triage_fleet f;
+        const char *says;
+    } bad[] = {
+        {{.n = 8, .spikes = {1.5, 0.5}}, "spikes: rate 1.5"},
+        {{.n = 8, .spikes = {0.01, -0.5}}, "spikes: rate 0.01: 0 to 100%, size -0.5"},
+        {{.n = 8, .congestion = {0.05, 11}}, "congestion: rate 0.05: 0 to 100%, size 11"},
+        {{.n = 8, .congestion = {NAN, 0.1}}, "congestion: rate nan"},
+        {{.n = 8, .leaf_size = -1}, "leaf_size -1"},
+        {{.n = 8, .drift = -0.6}, "drift -0.6: -50% to 100%"},
+        {{.n = 8, .drift = 1.5}, "drift 1.5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *res = NULL;
+        tp_error err = {0};
+        TP_EQ_INT(tp_triage_simulate(&bad[i].f, NULL, true, &res, &err), TP_EUSAGE);
+        TP_HAS(err.msg, bad[i].says);
+        assert_null(res);
+    }
+}
+
 /* ---- the fleet file ---- */
 
 static void fleet_file(void **state)
@@ -888,6 +1289,82 @@ static void fleet_file_errors(void **state)
     TP_HAS(err.msg, "/nonexistent/fleet.yaml");
 }
 
+/* The noise model's keys: read, and off (leaf_size 32) when absent. */
+static void fleet_file_noise(void **state)
+{
+    (void)state;
+    char path[128];
+    tp_test_write(dir, "noisy.yaml",
+                  "nodes: 1024\n"
+                  "spikes: {rate: 1%, size: 50%}\n"
+                  "congestion:\n"
+                  "  rate: 0.05\n"
+                  "  size: 10%\n"
+                  "leaf_size: 16\n"
+                  "drift: -2%\n",
+                  path, sizeof path);
+    struct tp_triage_fleet f;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_NEAR(f.spikes.rate, 0.01, 1e-12);
+    TP_NEAR(f.spikes.size, 0.5, 1e-12);
+    TP_NEAR(f.congestion.rate, 0.05, 1e-12);
+    TP_NEAR(f.congestion.size, 0.1, 1e-12);
+    TP_EQ_INT(f.leaf_size, 16);
+    TP_NEAR(f.drift, -0.02, 1e-12);
+    tp_test_write(dir, "quiet.yaml", "nodes: 8\n", path, sizeof path);
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_NEAR(f.spikes.rate + f.spikes.size + f.congestion.rate + f.congestion.size, 0, 0);
+    TP_NEAR(f.drift, 0, 0);
+    TP_EQ_INT(f.leaf_size, 32);
+    /* docs/examples/fleet-noisy.yaml: the realistic values of docs/fleet.md */
+    assert_int_equal(
+        tp_triage_fleet_load(TP_SOURCE_ROOT "/docs/examples/fleet-noisy.yaml", &f, &err), 0);
+    assert_true(f.spikes.rate > 0 && f.congestion.rate > 0 && f.drift != 0);
+}
+
+static void fleet_file_noise_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text, *where, *path, *says;
+    } bad[] = {
+        {"spike rate past 100 %", "nodes: 8\nspikes: {rate: 150%, size: 50%}\n", "2:16",
+         "spikes.rate", "'150%' must be between 0 and 100%"},
+        {"negative spike rate", "nodes: 8\nspikes: {rate: -1%, size: 50%}\n", "2:16", "spikes.rate",
+         "must be between 0 and 100%"},
+        {"spike size past 1000 %", "nodes: 8\nspikes: {rate: 1%, size: 2000%}\n", "2:26",
+         "spikes.size", "'2000%' must be between 0 and 1000%"},
+        {"a spike rate alone", "nodes: 8\nspikes: {rate: 1%}\n", "2:1", "spikes.size", "required"},
+        {"spikes a number", "nodes: 8\nspikes: 1%\n", "2:9", "spikes", "expected a mapping"},
+        {"a spike's unknown key", "nodes: 8\nspikes: {rate: 1%, size: 5%, tail: 2}\n", "2:30",
+         "spikes.tail", "unknown key"},
+        {"congestion rate not a number", "nodes: 8\ncongestion: {rate: often, size: 10%}\n", "2:20",
+         "congestion.rate", "cannot parse 'often'"},
+        {"a congestion size alone", "nodes: 8\ncongestion: {size: 10%}\n", "2:1", "congestion.rate",
+         "required"},
+        {"leaf_size 0", "nodes: 8\nleaf_size: 0\n", "2:12", "leaf_size",
+         "'0' must be a node count between 1 and 1000000"},
+        {"leaf_size a fraction", "nodes: 8\nleaf_size: 2.5\n", "2:12", "leaf_size",
+         "not a whole number"},
+        {"drift past 100 %", "nodes: 8\ndrift: 150%\n", "2:8", "drift",
+         "'150%' must be between -50% and 100%"},
+        {"drift below -50 %", "nodes: 8\ndrift: -0.7\n", "2:8", "drift",
+         "'-0.7' must be between -50% and 100%"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[128], at[160];
+        tp_test_write(dir, "bad.yaml", bad[i].text, path, sizeof path);
+        struct tp_triage_fleet f;
+        tp_error err = {0};
+        int rc = tp_triage_fleet_load(path, &f, &err);
+        if (rc != TP_EUSAGE)
+            fail_msg("%s: rc %d, expected TP_EUSAGE (%s)", bad[i].name, rc, err.msg);
+        TP_EXPECT_ERR(bad[i].name, err.msg, path,
+                      tp_test_err_at(at, sizeof at, bad[i].where, bad[i].path), bad[i].says);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -911,6 +1388,14 @@ int main(void)
         cmocka_unit_test(sim_errors),
         cmocka_unit_test(fleet_file),
         cmocka_unit_test(fleet_file_errors),
+        cmocka_unit_test(sim_noise_spikes),
+        cmocka_unit_test(sim_noise_congestion),
+        cmocka_unit_test(sim_noise_congestion_groups),
+        cmocka_unit_test(sim_noise_drift),
+        cmocka_unit_test(sim_noise_echoed),
+        cmocka_unit_test(sim_noise_errors),
+        cmocka_unit_test(fleet_file_noise),
+        cmocka_unit_test(fleet_file_noise_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

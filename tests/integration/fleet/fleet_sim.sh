@@ -4,7 +4,8 @@
 # node, a slow link and a collective-only fault among 1,024 nodes are named
 # within the isolation bound and nothing else is; --budget picks the deepest
 # tier that fits and refuses one no tier fits; the result document is valid
-# and written for a refused run too; bad fleet files exit 2 naming
+# and written for a refused run too, saying the noise model the figures
+# were drawn from; bad fleet files exit 2 naming
 # FILE:LINE:COL and the key; the tier options are refused outside the
 # simulator.
 . "$(dirname "$0")/../lib.sh"
@@ -32,6 +33,17 @@ check "... the node that never joined is missing, the one that died lost" \
     test "$(json_get "$J" "sorted((v['node'], v['status']) for v in r['nodes_detail'] if v['status'] in ('missing', 'lost'))")" = "[(8, 'lost'), (44, 'missing')]"
 check "... a slow node's verdict: hardware, drain, with the evidence" \
     test "$(json_get "$J" "[(v['cause'], v['action'], v['evidence']['test'] != '') for v in r['nodes_detail'] if v['node'] == 17]")" = "[('hardware', 'drain', True)]"
+# the noise model is echoed: fleet.yaml's Gaussian alone; fleet-noisy.yaml's
+# spikes, congestion and drift (docs/fleet.md, "The noise model")
+noise_of() { json_get "$1" "tuple(r['simulated']['noise_model'][k] for k in ('noise', 'test_noise', 'spikes', 'congestion', 'leaf_size', 'drift'))"; }
+check "... its noise model echoed: no spikes, congestion or drift" test "$(noise_of "$J")" = \
+    "(0.05, 0.0, {'rate': 0.0, 'size': 0.0}, {'rate': 0.0, 'size': 0.0}, 32, 0.0)"
+"$TP" validate --simulate "$SRC/docs/examples/fleet-noisy.yaml" -q --json "$WORK/noisy.json" >"$WORK/out" 2>&1
+rc=$?
+check "docs/examples/fleet-noisy.yaml: run to the end (exit 0 or 1)" test "$rc" -le 1
+check "... its noise model echoed" test "$(noise_of "$WORK/noisy.json")" = \
+    "(0.08, 0.05, {'rate': 0.01, 'size': 0.5}, {'rate': 0.05, 'size': 0.1}, 32, 0.05)"
+check "... a valid result document" valid_doc "$WORK/noisy.json"
 
 # --min-effect: the naming threshold; past the planted faults (20-30 %)
 # none is named, and the run says it missed them
@@ -112,6 +124,8 @@ check "a node past the fleet: FILE:2:21: slow_nodes[0].node" \
 check "an unknown key: the nearest named" \
     expect_bad x 'nodes: 8\nslow_node: []\n' "bad.yaml:2:1: slow_node: unknown key \(did you mean slow_nodes"
 check "no nodes: required" expect_bad x 'noise: 5%%\n' "bad.yaml:1:1: nodes: required"
+check "a spike rate past 100 %: FILE:2:16: spikes.rate" expect_bad x \
+    'nodes: 8\nspikes: {rate: 150%%, size: 50%%}\n' "bad.yaml:2:16: spikes.rate: '150%' must be between 0 and 100%"
 check "a missing file: exit 2, named" run_rc 2 "$WORK/out" "$TP" validate --simulate "$WORK/nope.yaml"
 check "... named" grep -q "nope.yaml" "$WORK/out"
 check "--tier deep: exit 2, the tiers listed" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --tier deep
