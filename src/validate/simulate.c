@@ -30,6 +30,18 @@ static void print_plan(FILE *out, const struct tp_triage_fleet *f, const struct 
             stages, total, a, tp_triage_isolation_bound(f->n), b);
 }
 
+
+/* a planted fault in words, by its kind: the format and its fields */
+static const struct {
+    const char *kind, *fmt, *f1, *f2;
+} planted_words[] = {
+    {"node", "node %lld", "node", NULL},
+    {"link", "link %lld-%lld", "a", "b"},
+    {"switch", "leaf switch %lld", "leaf", NULL},
+    {"uplink", "the uplink of leaf %lld to spine %lld", "leaf", "spine"},
+    {"cable", "the cable of node %lld", "node", NULL},
+};
+
 static void print_outcome(FILE *out, const json_t *res)
 {
     size_t i;
@@ -42,16 +54,18 @@ static void print_outcome(FILE *out, const json_t *res)
             continue;
         const char *kind = json_string_value(json_object_get(v, "kind"));
         double sev = json_real_value(json_object_get(v, "severity"));
-        if (strcmp(kind, "node") == 0)
-            fprintf(out, "missed: node %lld (%.0f %% slower)\n",
-                    json_integer_value(json_object_get(v, "node")), 100 * sev);
-        else
-            fprintf(out, "missed: link %lld-%lld (%.0f %% slower%s)\n",
-                    json_integer_value(json_object_get(v, "a")),
-                    json_integer_value(json_object_get(v, "b")), 100 * sev,
-                    json_is_true(json_object_get(v, "exercised"))
-                        ? ""
-                        : "; no round of the tier crossed it");
+        char what[128] = "";
+        for (size_t w = 0; kind && w < sizeof planted_words / sizeof *planted_words; w++)
+            if (strcmp(kind, planted_words[w].kind) == 0)
+                snprintf(what, sizeof what, planted_words[w].fmt,
+                         json_integer_value(json_object_get(v, planted_words[w].f1)),
+                         planted_words[w].f2 ? json_integer_value(json_object_get(
+                                                   v, planted_words[w].f2))
+                                             : 0);
+        fprintf(out, "missed: %s (%.0f %% slower%s)\n", what, 100 * sev,
+                json_is_false(json_object_get(v, "exercised"))
+                    ? "; no round of the tier crossed it"
+                    : "");
     }
     const json_t *counts = json_object_get(res, "counts"), *c;
     const char *k;
