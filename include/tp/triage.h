@@ -72,6 +72,8 @@ struct tp_triage_round {
     struct tp_triage_test *tests;
 };
 
+struct tp_topology;
+
 /* ---- tiers ---- */
 
 /* The tiers' names in order, shallow to deep, NULL-terminated. */
@@ -106,6 +108,14 @@ struct tp_triage_opts {
      * the simulator's, TP_TRIAGE_SIM_MAX_ROUNDS): tp_triage_pick passes over
      * a deeper tier that plans more */
     int max_rounds;
+    /* the fabric's switches (include/tp/topology.h), node i of the
+     * triage its node i, on rail 0 (NULL: none). With one, the screen
+     * also judges each leaf switch's traffic, across its uplinks and
+     * within it, and the isolation names a slow leaf switch or a leaf's
+     * slow uplinks instead of the nodes behind them (docs/fleet.md,
+     * "Switches and uplinks"). The caller keeps it alive as long as the
+     * triage. */
+    const struct tp_topology *topo;
 };
 
 /* Rounds of each stage tier would plan for n nodes (all zero for an
@@ -175,6 +185,13 @@ int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_
  * end and why (why, at most 300 bytes, copied); a node named or lost keeps
  * its verdict; tp_triage_result says "partial": why. */
 void tp_triage_stop(tp_triage *t, const char *why);
+
+/* Node v's own counters named a fault of its link to its leaf switch
+ * (link errors, a link that flapped or trained down: include/tp/counters.h)
+ * what, a short phrase kept by the triage (at most 100 bytes): a node named
+ * slow is then a bad cable (status "cable", action service), any time
+ * before tp_triage_result. TP_EUSAGE for v out of range. */
+int tp_triage_link_errors(tp_triage *t, int v, const char *what, tp_error *err);
 
 /* Rounds recorded so far in stage s (TP_TRIAGE_NSTAGES: all of them). */
 int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s);
@@ -253,6 +270,33 @@ struct tp_triage_fleet {
         int a, b; /* both -1: a link the tier's rounds cross, drawn */
         double severity;
     } link[TP_TRIAGE_SIM_MAX_FAULTS];
+    /* The fabric (docs/fleet.md, "Switches and uplinks"): a two-level fat
+     * tree, leaf switch g over nodes g * per_leaf .. (g + 1) * per_leaf - 1,
+     * each leaf up to every one of `spines` spines (per_leaf 0: no
+     * switches, and no faults of them). A flow between two leaves takes a
+     * spine drawn for it, each way (ECMP: a test's connections are new
+     * flows); a pair's figure is then also the worst of its leaf switches
+     * and the uplinks its two flows crossed, a group's of its ring's. With
+     * a fabric, congestion's leaves are its leaves. The triage is given
+     * its topology (tp_triage_opts.topo). */
+    struct tp_triage_fabric {
+        int per_leaf, spines;
+    } fabric;
+    int nswitches;
+    struct tp_triage_slow_switch {
+        int leaf;        /* a leaf switch, 0-based: every flow through it slower */
+        double severity;
+    } slow_switch[TP_TRIAGE_SIM_MAX_FAULTS];
+    int nuplinks;
+    struct tp_triage_slow_uplink {
+        int leaf, spine; /* the cable from that leaf to that spine, both ways */
+        double severity;
+    } slow_uplink[TP_TRIAGE_SIM_MAX_FAULTS];
+    /* bad cables: a node's link to its leaf, slower by severity in every
+     * test of the node, and its counters name the link (the triage hears
+     * of it: tp_triage_link_errors) */
+    int ncables;
+    struct tp_triage_slow_node cable[TP_TRIAGE_SIM_MAX_FAULTS];
     int nmissing;
     int missing[TP_TRIAGE_SIM_MAX_FAULTS]; /* never join */
     int ndies;

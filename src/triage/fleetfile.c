@@ -72,6 +72,43 @@ static const key death_keys[] = {
 static const table death_tbl = {death_keys, TP_YAML_NKEYS(death_keys), NULL, NULL};
 static const key death_elem = {.kind = TP_YAML_MAP, .sub = &death_tbl};
 
+static const struct tp_yaml_range leafno_range = {0, TP_TRIAGE_MAX_NODES - 1, false,
+                                                  "must be a leaf number from 0"};
+static const struct tp_yaml_range spines_range = {1, 4096, false, "must be between 1 and 4096"};
+static const struct tp_yaml_range spineno_range = {0, 4095, false,
+                                                   "must be a spine number from 0"};
+
+/* fabric: a two-level fat tree */
+static const key fabric_keys[] = {
+    {.name = "per_leaf", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_fabric, per_leaf),
+     .range = &leaf_range, .flags = TP_YAML_REQUIRED, .what = "a node count", .eg = "32"},
+    {.name = "spines", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_fabric, spines),
+     .range = &spines_range, .def = 1, .what = "a spine count", .eg = "4"},
+};
+static const table fabric_tbl = {fabric_keys, TP_YAML_NKEYS(fabric_keys), NULL, NULL};
+
+static const key switch_keys[] = {
+    {.name = "leaf", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_switch, leaf),
+     .range = &leafno_range, .flags = TP_YAML_REQUIRED, .what = "a leaf number", .eg = "3"},
+    {.name = "severity", .kind = TP_YAML_FRAC,
+     .off = offsetof(struct tp_triage_slow_switch, severity), .range = &severity_range,
+     .flags = TP_YAML_REQUIRED, .eg = "15%, 0.15"},
+};
+static const table switch_tbl = {switch_keys, TP_YAML_NKEYS(switch_keys), NULL, NULL};
+static const key switch_elem = {.kind = TP_YAML_MAP, .sub = &switch_tbl};
+
+static const key uplink_keys[] = {
+    {.name = "leaf", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_uplink, leaf),
+     .range = &leafno_range, .flags = TP_YAML_REQUIRED, .what = "a leaf number", .eg = "3"},
+    {.name = "spine", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_uplink, spine),
+     .range = &spineno_range, .flags = TP_YAML_REQUIRED, .what = "a spine number", .eg = "1"},
+    {.name = "severity", .kind = TP_YAML_FRAC,
+     .off = offsetof(struct tp_triage_slow_uplink, severity), .range = &severity_range,
+     .flags = TP_YAML_REQUIRED, .eg = "15%, 0.15"},
+};
+static const table uplink_tbl = {uplink_keys, TP_YAML_NKEYS(uplink_keys), NULL, NULL};
+static const key uplink_elem = {.kind = TP_YAML_MAP, .sub = &uplink_tbl};
+
 /* spikes: and congestion: (both keys, or neither: off) */
 static const key burst_keys[] = {
     {.name = "rate", .kind = TP_YAML_FRAC, .off = offsetof(struct tp_triage_burst, rate),
@@ -104,6 +141,15 @@ static const key top_keys[] = {
     {.name = "slow_links", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, link, nlinks),
      .elem = &link_elem, .what = "a sequence of slow links",
      .eg = "[{a: 3, b: 900, severity: 30%}, {severity: 30%}]"},
+    {.name = "fabric", .kind = TP_YAML_MAP, .off = offsetof(FL, fabric), .sub = &fabric_tbl},
+    {.name = "slow_switches", .kind = TP_YAML_LIST,
+     TP_YAML_LIST_OF(FL, slow_switch, nswitches), .elem = &switch_elem,
+     .what = "a sequence of slow leaf switches", .eg = "[{leaf: 3, severity: 15%}]"},
+    {.name = "slow_uplinks", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, slow_uplink, nuplinks),
+     .elem = &uplink_elem, .what = "a sequence of slow uplinks",
+     .eg = "[{leaf: 3, spine: 1, severity: 15%}]"},
+    {.name = "bad_cables", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, cable, ncables),
+     .elem = &slow_elem, .what = "a sequence of bad cables", .eg = "[{node: 5, severity: 15%}]"},
     {.name = "missing", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, missing, nmissing),
      .elem = &missing_elem, .what = "a sequence of node numbers", .eg = "[44, 45]"},
     {.name = "dies", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, dies, ndies),
@@ -156,6 +202,34 @@ static int below_n(struct tp_yaml *y, const node *list, size_t i, const char *fi
     return tp_yaml_fail(y, at ? at : list, p, "node %d: the fleet has nodes 0 to %d", v, n - 1);
 }
 
+/* the switch faults on the fabric: its leaves and spines, and a fabric at
+ * all */
+static int fabric_check(struct tp_yaml *y, const node *map, const FL *f)
+{
+    int nl = f->fabric.per_leaf > 0 ? (f->n + f->fabric.per_leaf - 1) / f->fabric.per_leaf : 0;
+    char p[TP_YAML_PATH_LEN];
+    const char *keys[2] = {"slow_switches", "slow_uplinks"};
+    int counts[2] = {f->nswitches, f->nuplinks};
+    for (int k = 0; k < 2; k++) {
+        const node *l = tp_yaml_lookup(map, keys[k], true);
+        if (counts[k] && nl == 0)
+            return tp_yaml_fail(y, l, keys[k], "no fabric to plant it on (fabric: {per_leaf: 32, "
+                                "spines: 4})");
+        for (int i = 0; i < counts[k]; i++) {
+            int leaf = k ? f->slow_uplink[i].leaf : f->slow_switch[i].leaf;
+            const node *item = l && (size_t)i < l->n ? l->kid[i] : l;
+            tp_yaml_join_index(p, keys[k], (size_t)i);
+            if (leaf >= nl)
+                return tp_yaml_fail(y, item, p, "leaf %d: the fabric has leaves 0 to %d", leaf,
+                                    nl - 1);
+            if (k && f->slow_uplink[i].spine >= f->fabric.spines)
+                return tp_yaml_fail(y, item, p, "spine %d: the fabric has spines 0 to %d",
+                                    f->slow_uplink[i].spine, f->fabric.spines - 1);
+        }
+    }
+    return 0;
+}
+
 static int fleet_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                        void *base, uint64_t seen)
 {
@@ -173,6 +247,10 @@ static int fleet_check(struct tp_yaml *y, const node *map, const node *at, const
         if (rc == 0)
             rc = below_n(y, l, (size_t)i, "b", f->link[i].b, f->n, "slow_links");
     }
+    l = tp_yaml_lookup(map, "bad_cables", true);
+    for (int i = 0; rc == 0 && i < f->ncables; i++)
+        rc = below_n(y, l, (size_t)i, "node", f->cable[i].node, f->n, "bad_cables");
+    rc = rc ? rc : fabric_check(y, map, f);
     l = tp_yaml_lookup(map, "missing", true);
     for (int i = 0; rc == 0 && i < f->nmissing; i++)
         rc = below_n(y, l, (size_t)i, NULL, f->missing[i], f->n, "missing");

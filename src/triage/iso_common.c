@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "isolate_int.h"
+#include "tp/topology.h"
 
 bool tp__triage_iso_alive(const tp_triage *t, int v)
 {
@@ -102,6 +103,41 @@ int tp__triage_confirm_link(tp_triage *t, int a, int b)
     return tp__triage_iso_link_action(t, a, b, 0);
 }
 
+int tp__triage_iso_leaf_action(tp_triage *t, int l)
+{
+    if (t->leaf_state[l] != LEAF_NONE)
+        return 0;
+    struct tp__action *a = new_action(t, TP__A_LEAF);
+    if (!a)
+        return TP_ENOMEM;
+    a->a = l;
+    a->first = true;
+    t->leaf_state[l] = LEAF_ACTION;
+    return 0;
+}
+
+void tp__triage_iso_explained(tp_triage *t, int l, bool uplinks)
+{
+    for (struct tp__action *a = t->actions; a; a = a->next) {
+        if (a->done || (a->kind != TP__A_NODE && a->kind != TP__A_LINK))
+            continue;
+        bool ina = t->leaf_of[a->a] == l, inb = a->ends == 2 && t->leaf_of[a->b] == l;
+        bool explained = a->ends == 1 ? ina : uplinks ? ina != inb : ina || inb;
+        if (!explained)
+            continue;
+        a->done = a->cancelled = true;
+        for (int k = 0; k < a->ends; k++) {
+            int v = k ? a->b : a->a;
+            t->node[v].in_action = false;
+            if (t->node[v].status == ST_SUSPECT)
+                t->node[v].status = ST_PASS;
+        }
+        if (a->parent && !a->told && --a->parent->children == 0)
+            a->parent->done = true; /* a link's end: the link is settled with it */
+        a->told = true;
+    }
+}
+
 int tp__triage_bisect(tp_triage *t, const int *set, int n)
 {
     /* four or more: halves; two or three: each member alone */
@@ -143,12 +179,14 @@ void tp__triage_iso_unresolved(tp_triage *t, struct tp__action *a)
             t->node[a->set[i]].status = ST_SUSPECT;
     if (a->ends == 1)
         t->node[a->a].in_action = false;
-    if (a->parent && --a->parent->children == 0) {
+    if (a->parent && !a->told && --a->parent->children == 0) {
+        a->told = true;
         if (a->parent->needs_all)
             tp__triage_iso_unresolved(t, a->parent);
         else
             a->parent->done = true;
     }
+    a->told = true;
 }
 
 /* ---- scheduling ---- */
@@ -295,4 +333,49 @@ void tp__triage_name_link(tp_triage *t, int a, int b, double ref, const struct t
                                               "value", value, "median", ref, "threshold", thr,
                                               "round", t->iso_rounds + 1, "confidence", conf,
                                               "says", says));
+}
+
+void tp__triage_name_leaf(tp_triage *t, int l, enum tp__leaf_state st, const struct tp__sprt *across,
+                          const struct tp__sprt *within)
+{
+    char name[TP_TOPOLOGY_NAME_MAX + 16], says[400];
+    const struct tp_topology *topo = t->o.topo;
+    tp_topology_switch_name(topo, l, name, sizeof name);
+    double value = tp__triage_sprt_mean(across), thr = tp__triage_sprt_bar(t, across);
+    double in = within ? tp__triage_sprt_mean(within) : 0;
+    int up = topo->sw[l].nup;
+    if (st == LEAF_SWITCH)
+        snprintf(says, sizeof says, "leaf switch %s: its pairs %.2fx the fleet's median within it "
+                 "and %.2fx across its uplinks, alone (%d and %d rounds of its nodes at once): "
+                 "service the switch, not the nodes behind it", name, in, value,
+                 within ? within->n : 0, across->n);
+    else {
+        char inside[64] = ", no pair within it to compare";
+        if (within)
+            snprintf(inside, sizeof inside, ", %.2fx within it", in);
+        snprintf(says, sizeof says, "the uplinks of %s: its pairs across them %.2fx the "
+                 "fleet's median alone, %d rounds of its nodes at once (threshold %.2fx: one of its %d uplinks "
+                 "slow by %.0f %% or more)%s: service its uplinks, not the nodes behind it",
+                 name, value, across->n, thr, up > 0 ? up : 1, 100 * t->o.min_effect, inside);
+    }
+    json_t *e = json_pack("{s:s, s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:i, s:o, s:o, s:s}", "kind",
+                          st == LEAF_SWITCH ? "switch" : "uplink", "leaf", name, "switch", l,
+                          "uplinks", up, "test", "pairs", "value", value * t->pair_median,
+                          "median", t->pair_median, "threshold", thr * t->pair_median, "round",
+                          t->iso_rounds + 1, "confidence", tp__triage_sprt_json(t, across),
+                          "within", within ? tp__triage_sprt_json(t, within) : json_null(),
+                          "says", says);
+    json_array_append_new(t->named, e);
+    /* the evidence its nodes carry (leaves.c gives them its status) */
+    for (int k = t->leaf_off[l]; k < t->leaf_off[l + 1]; k++) {
+        struct tp__node *x = &t->node[t->leaf_nodes[k]];
+        if (x->status == ST_LINK || x->status == ST_LOST || x->status == ST_MISSING)
+            continue;
+        x->ev_value = (float)(value * t->pair_median);
+        x->ev_median = (float)t->pair_median;
+        x->ev_threshold = (float)(thr * t->pair_median);
+        x->ev_stage = (uint8_t)t->cur.stage;
+        json_decref(x->ev_conf);
+        x->ev_conf = json_incref(json_object_get(e, "confidence"));
+    }
 }

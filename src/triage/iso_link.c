@@ -5,7 +5,9 @@
  * sequential test with known-good partners, a child of this one): a slow
  * link when both ends are sound with others; an end slow with others too
  * is named as a node instead and explains the pair; an end left
- * undecided leaves the link suspect. */
+ * undecided leaves the link suspect. With a topology no link is named: a
+ * slow pair whose ends are sound is put to their leaves (leaf actions),
+ * its ends suspect unless a leaf is named that explains it. */
 #include <math.h>
 
 #include "isolate_int.h"
@@ -23,10 +25,26 @@ static void schedule(tp_triage *t, struct tp__action *a, struct tp__triage_iso_s
 
 static int children_done(tp_triage *t, struct tp__action *a)
 {
+    if (a->cancelled) /* a named leaf explains it */
+        return 0;
     a->done = true;
-    if (!a->named_any) /* an end slow with others explains the pair */
+    if (a->named_any) /* an end slow with others explains the pair */
+        return 0;
+    if (!t->o.topo) {
         tp__triage_name_link(t, a->a, a->b, t->pair_median, &a->sprt, "pairs");
-    return 0;
+        return 0;
+    }
+    /* in a switched fabric no cable joins two nodes: what slows the pair
+     * and neither end is its leaves' (a switch, its uplinks); the ends
+     * stay suspect unless one of those is named (leaves.c) */
+    a->deferred = true;
+    for (int k = 0; k < 2; k++)
+        if (t->node[k ? a->b : a->a].status == ST_PASS)
+            t->node[k ? a->b : a->a].status = ST_SUSPECT;
+    int rc = tp__triage_iso_leaf_action(t, t->leaf_of[a->a]);
+    if (rc == 0 && t->leaf_of[a->b] != t->leaf_of[a->a])
+        rc = tp__triage_iso_leaf_action(t, t->leaf_of[a->b]);
+    return rc;
 }
 
 /* slow alone: each end with others, as a node action of its own (again

@@ -78,9 +78,7 @@ static int result(tp_triage *t, struct tp__action *a, int step, double r)
     } else {
         rc = cleared(t, a);
     }
-    if (a->parent && --a->parent->children == 0 && rc == 0)
-        rc = tp__triage_iso_children_done(t, a->parent);
-    return rc;
+    return rc; /* its parent, if any, is told by isolate.c */
 }
 
 const struct tp__triage_iso_kind tp__triage_iso_node = {TP_TRIAGE_CONFIRM, schedule, result, NULL};

@@ -5,7 +5,8 @@
  *   link     a link suspect alone, then its two ends with others;
  *   bisect   a slow group split in halves, beside reference groups;
  *   members  the members of a group too small to split, one by one;
- *   probe    links as pairs (across a split, or of a small ring).
+ *   probe    links as pairs (across a split, or of a small ring);
+ *   leaf     a leaf switch's traffic across its uplinks, then within it.
  * A round takes every action whose nodes are free, older ones first and
  * side probes last, so disjoint suspects are isolated at once and each
  * node is in at most one test of a round; then reference groups of
@@ -19,8 +20,18 @@
 static const struct tp__triage_iso_kind *const kinds[TP__A_KINDS] = {
     [TP__A_NODE] = &tp__triage_iso_node,       [TP__A_LINK] = &tp__triage_iso_link,
     [TP__A_BISECT] = &tp__triage_iso_bisect,   [TP__A_MEMBERS] = &tp__triage_iso_members,
-    [TP__A_PROBE] = &tp__triage_iso_probe,
+    [TP__A_PROBE] = &tp__triage_iso_probe,     [TP__A_LEAF] = &tp__triage_iso_leaf,
 };
+
+/* a's children all settled: its kind's children_done */
+static int children_done(tp_triage *t, struct tp__action *a)
+{
+    const struct tp__triage_iso_kind *k = kinds[a->kind];
+    if (k->children_done)
+        return k->children_done(t, a);
+    a->done = true;
+    return 0;
+}
 
 /* count tests (groups of size, or pairs) of known-good free nodes: the
  * references the round's own tests are judged against */
@@ -68,10 +79,13 @@ bool tp__triage_iso_round(tp_triage *t)
     }
     struct tp__triage_iso_sizes z = {0};
     enum tp_triage_stage stage = TP_TRIAGE_CONFIRM;
-    for (int pass = 0; pass < 2; pass++)
+    /* the first ones (a leaf's: what it explains need not be measured),
+     * then the rest, then the side probes */
+    for (int pass = 0; pass < 3; pass++)
         for (struct tp__action *a = t->actions; a; a = a->next) {
             const struct tp__triage_iso_kind *k = kinds[a->kind];
-            if (a->done || a->later != (pass == 1) || !k->schedule)
+            int when = a->first ? 0 : a->later ? 2 : 1;
+            if (a->done || when != pass || !k->schedule)
                 continue;
             int before = t->cur.ntests;
             k->schedule(t, a, &z);
@@ -83,11 +97,17 @@ bool tp__triage_iso_round(tp_triage *t)
     /* pairs alone: known-good pairs beside them, so that a drift of the
      * whole fabric or another job's load in this round moves the
      * reference too */
-    bool pairs = false;
-    for (int i = 0; i < t->cur.ntests; i++)
-        pairs |= !t->cur.tests[i].group && t->cur_owner[i];
+    int pairs = 0, leaf = 0;
+    for (int i = 0; i < t->cur.ntests; i++) {
+        pairs += !t->cur.tests[i].group && t->cur_owner[i];
+        leaf += t->cur_owner[i] && t->cur_owner[i]->kind == TP__A_LEAF;
+    }
+    /* a leaf's round is judged as a whole: as many references as it has
+     * pairs, so that the reference's own noise stays below theirs */
     if (pairs)
-        refs(t, 2, false, TP__ISO_PAIR_REFS);
+        refs(t, 2, false, leaf > TP__ISO_PAIR_REFS
+                              ? (leaf < TP__ISO_PAIR_REFS_MAX ? leaf : TP__ISO_PAIR_REFS_MAX)
+                              : TP__ISO_PAIR_REFS);
     t->cur.stage = stage;
     if (t->cur.ntests == 0) { /* every action is waiting on nothing: none can go on */
         give_up_all(t);
@@ -100,15 +120,16 @@ bool tp__triage_iso_round(tp_triage *t)
  * screen's median) and the spread a ratio to it has */
 static void pair_reference(tp_triage *t, const double *figure)
 {
-    float v[TP__ISO_PAIR_REFS];
+    float v[TP__ISO_PAIR_REFS_MAX];
     int k = 0;
-    for (int i = 0; i < t->cur.ntests && k < TP__ISO_PAIR_REFS; i++)
+    for (int i = 0; i < t->cur.ntests && k < TP__ISO_PAIR_REFS_MAX; i++)
         if (!t->cur_owner[i] && !t->cur.tests[i].group && !isnan(figure[i]))
             v[k++] = (float)figure[i];
     t->round_ref = k >= 3 ? tp__triage_median(v, k) : t->pair_median;
     /* a ratio to the median of k has the spread of one figure and that of
      * the median (pi / 2k of a figure's variance) */
     t->round_spread = t->pair_spread * (k >= 3 ? sqrt(1 + M_PI / (2 * k)) : 1);
+    t->round_nref = k >= 3 ? k : 0;
 }
 
 int tp__triage_iso_record(tp_triage *t, const double *figure)
@@ -129,15 +150,12 @@ int tp__triage_iso_record(tp_triage *t, const double *figure)
                    : x->group ? (ref > 0 ? tp__triage_norm(f, x->n) / ref : NAN)
                               : f / t->round_ref;
         rc = kinds[a->kind]->result(t, a, t->cur_step[i], r);
+        /* settled: its parent told, once; the last child, its kind's end */
+        if (rc == 0 && a->done && a->parent && !a->told) {
+            a->told = true;
+            if (--a->parent->children == 0)
+                rc = children_done(t, a->parent);
+        }
     }
     return rc;
-}
-
-int tp__triage_iso_children_done(tp_triage *t, struct tp__action *a)
-{
-    const struct tp__triage_iso_kind *k = kinds[a->kind];
-    if (k->children_done)
-        return k->children_done(t, a);
-    a->done = true;
-    return 0;
 }

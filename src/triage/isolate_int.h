@@ -8,15 +8,18 @@
 #include "triage_int.h"
 
 /* the rows' indices in isolate.c's table */
-enum tp__akind { TP__A_NODE, TP__A_LINK, TP__A_BISECT, TP__A_MEMBERS, TP__A_PROBE, TP__A_KINDS };
+enum tp__akind {
+    TP__A_NODE, TP__A_LINK, TP__A_BISECT, TP__A_MEMBERS, TP__A_PROBE, TP__A_LEAF, TP__A_KINDS
+};
 
 /* A suspect's sequential test (sprt.c): its measurements alone, as
  * ratios to their round's reference, and the log likelihood ratio. */
 struct tp__sprt {
     float r[TP_TRIAGE_MAX_REPEATS];
     float sigma;  /* the spread the last measurement was judged with */
-    float effect; /* H1: this much slower (set at the first measurement) */
-    double llr;
+    float effect; /* H1: this much slower (0: set at the first measurement) */
+    float floor;  /* named only with the mean past 1 + this (0: min_effect) */
+    double llr, sum;
     int n;
 };
 
@@ -24,8 +27,12 @@ enum tp__sprt_state { TP__SPRT_MORE, TP__SPRT_SLOW, TP__SPRT_SOUND, TP__SPRT_UND
 
 /* Add measurement r (a ratio to its reference) judged with spread sigma. */
 void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, double sigma);
-/* Slow, sound, undecided after the repeats allowed, or more to measure. */
+/* Slow, sound, undecided after the repeats allowed, or more to measure:
+ * with steps the measurements taken (sprt_state) or the rounds (an
+ * action that measures many pairs a round: two rounds at least to name,
+ * repeats rounds at most). */
 enum tp__sprt_state tp__triage_sprt_state(const tp_triage *t, const struct tp__sprt *s);
+enum tp__sprt_state tp__triage_sprt_decide(const tp_triage *t, const struct tp__sprt *s, int steps);
 /* The mean of the ratios; the mean at which n of them would name. */
 double tp__triage_sprt_mean(const struct tp__sprt *s);
 double tp__triage_sprt_bar(const tp_triage *t, const struct tp__sprt *s);
@@ -38,6 +45,10 @@ struct tp__action {
     enum tp__akind kind;
     bool group_mode, done, named_any;
     bool later;  /* scheduled after every other action of a round (a side probe) */
+    bool first;  /* scheduled before every other (a leaf's) */
+    bool cancelled; /* ended unnamed: a named leaf explains it */
+    bool told;      /* its parent was told it settled */
+    bool deferred;  /* LINK (with a topology): slow, its ends sound: put to its leaves */
     bool on_set; /* set holds suspect nodes (bisect, members), not edges (probe) */
     int ends;    /* nodes it is about: 1 (a) or 2 (a, b); 0: its set */
     int step, retries, children;
@@ -47,8 +58,10 @@ struct tp__action {
     double res[4];
     int got;  /* LINK ends, BISECT halves: how many came back */
     int nused, used[TP_TRIAGE_MAX_REPEATS + 2]; /* partners it has had */
-    struct tp__sprt sprt; /* NODE, LINK: its measurements alone */
-    bool alone_done;      /* LINK: slow alone; its ends next */
+    struct tp__sprt sprt; /* NODE, LINK: its measurements alone; LEAF: across its uplinks */
+    struct tp__sprt sprt2; /* LEAF: within it */
+    int rounds[2];        /* LEAF: rounds run across, within */
+    bool alone_done;      /* LINK: slow alone, its ends next; LEAF: slow across, within next */
     bool needs_all;       /* a child given up gives this one up too (LINK) */
     bool *edge_done;
 };
@@ -67,19 +80,20 @@ struct tp__triage_iso_kind {
     enum tp_triage_stage stage;
     void (*schedule)(tp_triage *t, struct tp__action *a, struct tp__triage_iso_sizes *z);
     int (*result)(tp_triage *t, struct tp__action *a, int step, double r);
-    /* the last of its child node actions settled (NULL: it has none) */
+    /* the last of its child node actions settled (NULL: it has none;
+     * isolate.c tells it, as it records their results) */
     int (*children_done)(tp_triage *t, struct tp__action *a);
 };
 
-/* a's children all settled: its kind's children_done (isolate.c) */
-int tp__triage_iso_children_done(tp_triage *t, struct tp__action *a);
 
-extern const struct tp__triage_iso_kind tp__triage_iso_node, tp__triage_iso_link, tp__triage_iso_bisect, tp__triage_iso_members,
-    tp__triage_iso_probe;
+
+extern const struct tp__triage_iso_kind tp__triage_iso_node, tp__triage_iso_link,
+    tp__triage_iso_bisect, tp__triage_iso_members, tp__triage_iso_probe, tp__triage_iso_leaf;
 
 #define TP__ISO_REFS 3 /* reference groups per size and round */
 #define TP__ISO_RETRIES 3
 #define TP__ISO_PAIR_REFS 8 /* reference pairs in a round of pairs alone */
+#define TP__ISO_PAIR_REFS_MAX 64 /* ... in a leaf's round, one a pair of it */
 
 /* ---- iso_common.c ---- */
 
@@ -91,6 +105,8 @@ void tp__triage_iso_give_back(tp_triage *t, const int *v, int n); /* -1s skipped
 /* New actions (TP_ENOMEM). A node action with a parent counts as its child. */
 int tp__triage_iso_node_action(tp_triage *t, int s, bool group_mode, struct tp__action *parent);
 int tp__triage_iso_link_action(tp_triage *t, int a, int b, double probed);
+/* leaf switch l (a switch index), once */
+int tp__triage_iso_leaf_action(tp_triage *t, int l);
 /* links (v[2i], v[2i+1]), i < edges; later: after every other action */
 int tp__triage_iso_probe_action(tp_triage *t, const int *v, int edges, bool later);
 
@@ -108,6 +124,16 @@ void tp__triage_iso_want_refs(struct tp__triage_iso_sizes *z, int size);
 /* Give a up: its nodes not named stay suspect; its parent counts it. */
 void tp__triage_iso_unresolved(tp_triage *t, struct tp__action *a);
 
+
+/* Leaf l named slow (its switch, or its uplinks): the actions it explains
+ * end unnamed (a node under it, a link with an end under it: across it
+ * for uplinks), their nodes left to tp__triage_leaves_finish. */
+void tp__triage_iso_explained(tp_triage *t, int l, bool uplinks);
+
+/* Name leaf switch l (LEAF_SWITCH) or its uplinks (LEAF_UPLINK) by its
+ * sequential tests across its uplinks and within it (NULL: none ran). */
+void tp__triage_name_leaf(tp_triage *t, int l, enum tp__leaf_state st, const struct tp__sprt *across,
+                          const struct tp__sprt *within);
 
 /* The spread of the figures a test of that shape is judged by. */
 double tp__triage_iso_spread(const tp_triage *t, bool group);

@@ -244,6 +244,8 @@ int tp__triage_screen_judge(tp_triage *t)
         rc = link_suspects(t, sus, &links, &nlinks);
     if (rc == 0)
         rc = group_suspects(t, sus, links, nlinks, slow);
+    if (rc == 0) /* with a topology, the leaf switches' traffic as a whole */
+        rc = tp__triage_leaf_suspects(t, sus);
     /* the gang, against its baseline: slow with nothing else to explain it */
     bool any = nlinks > 0;
     for (int u = 0; u < n; u++)

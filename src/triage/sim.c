@@ -31,6 +31,7 @@ struct sim {
     uint64_t spike_rng, cong_rng;
     int drift_rounds; /* R: the drift is reached by round R */
     double drift_now; /* this round's factor */
+    struct tp__sim_fabric fab; /* the switches (sim_fabric.c) */
 };
 
 static int check_node(int v, int n, const char *what, tp_error *err)
@@ -48,6 +49,8 @@ static int check(const struct tp_triage_fleet *f, const struct tp_triage_opts *o
         return tp_error_set(err, TP_EUSAGE, "noise: 0 to 100%%");
     if (f->iters < 0 || f->iters > 1000000)
         return tp_error_set(err, TP_EUSAGE, "iters %d: 1 to 1000000", f->iters);
+    if (tp__sim_fabric_check(f, err))
+        return TP_EUSAGE;
     const struct tp_triage_burst *burst[2] = {&f->spikes, &f->congestion};
     for (int i = 0; i < 2; i++)
         if (!(burst[i]->rate >= 0 && burst[i]->rate <= 1) ||
@@ -172,6 +175,7 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
     if (!x->group) {
         int a = x->nodes[0], b = x->nodes[1];
         worst = fmax(fmax(s->fnet[a], s->fnet[b]), link_factor(s, a, b));
+        worst = fmax(worst, tp__sim_fabric_factor(&s->fab, a, b));
         base = PAIR_FIG;
         for (int i = 0; planned && i < f->nlinks; i++)
             s->exercised[i] |= (f->link[i].a == a && f->link[i].b == b) ||
@@ -181,6 +185,9 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
             worst = fmax(worst, s->fall[x->nodes[k]]);
             s->pos[x->nodes[k]] = k;
             s->stamp[x->nodes[k]] = id;
+            if (s->fab.topo && x->n >= 2) /* its ring's flows through the fabric */
+                worst = fmax(worst, tp__sim_fabric_factor(&s->fab, x->nodes[k],
+                                                          x->nodes[(k + 1) % x->n]));
         }
         for (int i = 0; i < f->nlinks; i++) {
             int a = f->link[i].a, b = f->link[i].b;
@@ -311,7 +318,9 @@ static json_t *score(const struct sim *s, const json_t *res, double wall)
                                                  "severity", f->link[i].severity, "exercised",
                                                  s->exercised[i], "named", hit));
     }
-    int nplanted = f->nslow + f->nlinks, nnamed = (int)json_array_size(named);
+    tp__sim_fabric_score(f, named, planted, &hits, &all, &last);
+    int nplanted = f->nslow + f->nlinks + f->nswitches + f->nuplinks + f->ncables,
+        nnamed = (int)json_array_size(named);
     return json_pack("{s:f, s:o, s:i, s:i, s:i, s:f, s:f, s:o, s:o}", "wall_s", wall, "planted",
                      planted, "true_named", hits, "false_named", nnamed - hits, "missed",
                      nplanted - hits, "precision", nnamed ? (double)hits / nnamed : 1.0, "recall",
@@ -332,7 +341,8 @@ static int noise_setup(struct sim *s, const struct tp_triage_opts *o)
     s->drift_rounds = tp_triage_tier_rounds(o ? o->tier : NULL, n - f->nmissing, o, r) +
                       tp_triage_isolation_bound(n);
     s->drift_rounds = s->drift_rounds < 2 ? 2 : s->drift_rounds;
-    s->leaf_size = f->leaf_size > 0 ? f->leaf_size : 32;
+    /* a fabric's leaves are congestion's */
+    s->leaf_size = f->fabric.per_leaf > 0 ? f->fabric.per_leaf : f->leaf_size > 0 ? f->leaf_size : 32;
     if (!(f->congestion.rate > 0))
         return 0;
     s->nleaves = (n + s->leaf_size - 1) / s->leaf_size;
@@ -378,6 +388,14 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     if (!s.fnet || !s.fall || !s.pos || !s.stamp || !s.lost || !s.exercised || !joined || !fig ||
         noise_setup(&s, o))
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = tp__sim_fabric_init(&s.fab, f, err);
+    /* the triage is told the fabric's topology */
+    struct tp_triage_opts oo = {0};
+    if (o)
+        oo = *o;
+    if (s.fab.topo)
+        oo.topo = s.fab.topo;
     for (int v = 0; rc == 0 && v < n; v++) {
         s.fnet[v] = s.fall[v] = 1;
         s.stamp[v] = -1;
@@ -389,6 +407,11 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         if (!f->slow[i].collective)
             s.fnet[v] = fmax(s.fnet[v], 1 + f->slow[i].severity);
     }
+    for (int i = 0; rc == 0 && i < f->ncables; i++) { /* a bad cable: every test of its node */
+        int v = f->cable[i].node;
+        s.fall[v] = fmax(s.fall[v], 1 + f->cable[i].severity);
+        s.fnet[v] = fmax(s.fnet[v], 1 + f->cable[i].severity);
+    }
     for (int i = 0; rc == 0 && i < f->nmissing; i++)
         joined[f->missing[i]] = false;
     bool *taken = calloc((size_t)n, sizeof *taken);
@@ -396,6 +419,8 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         rc = tp_error_set(err, TP_ENOMEM, "out of memory");
     for (int i = 0; rc == 0 && i < f->nslow; i++)
         taken[f->slow[i].node] = true;
+    for (int i = 0; rc == 0 && i < f->ncables; i++)
+        taken[f->cable[i].node] = true;
     for (int i = 0; rc == 0 && i < f->nlinks; i++)
         if (f->link[i].a >= 0)
             taken[f->link[i].a] = taken[f->link[i].b] = true;
@@ -410,7 +435,11 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         }
     free(taken);
     if (rc == 0)
-        rc = tp_triage_new(n, joined, o, &t, err);
+        rc = tp_triage_new(n, joined, &oo, &t, err);
+    /* a bad cable's counters name its link, as a node's own tests would */
+    for (int i = 0; rc == 0 && i < f->ncables; i++)
+        rc = tp_triage_link_errors(t, f->cable[i].node,
+                                   "symbol errors on its link to its leaf (simulated)", err);
     double wall = 0;
     int id = 0;
     const struct tp_triage_round *r;
@@ -450,6 +479,7 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     free(s.exercised);
     free(s.leaf);
     free(s.cong);
+    tp__sim_fabric_free(&s.fab);
     free(joined);
     free(fig);
     free(f);

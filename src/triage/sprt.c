@@ -6,7 +6,8 @@
  * delta = max(min_effect, 2 sigma) (H1: slow by the least worth naming,
  * or the least the noise lets the test see); each
  * measurement adds (x delta - delta^2 / 2) / sigma^2 to the log likelihood
- * ratio, x first clipped to [-delta, 2 delta] and the step to half the
+ * ratio, x first clipped to [-max(delta, 3 sigma), max(2 delta, 3 sigma)]
+ * and the step to half the
  * bar to name, so that one spike (a host's hiccup, another job's burst)
  * cannot decide alone. Slow once the sum reaches ln((1 - beta) / alpha)
  * after two measurements at least (nothing is named before it was
@@ -23,18 +24,20 @@
 
 void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, double sigma)
 {
-    /* the effect to tell from none: the least worth naming, or twice the
-     * spread where the fabric is noisier than that (a smaller effect
-     * cannot be told from the noise in the repeats allowed), fixed at the
-     * first measurement; sigma at least an eighth of it, as a fleet
-     * measured with no spread at all would decide on any difference */
-    if (s->n == 0)
+    /* the effect to tell from none, unless the action set its own: the
+     * least worth naming, or twice the spread where the fabric is noisier
+     * than that (a smaller effect cannot be told from the noise in the
+     * repeats allowed), fixed at the first measurement; sigma at least an
+     * eighth of it, as a fleet measured with no spread at all would decide
+     * on any difference */
+    if (s->n == 0 && !(s->effect > 0))
         s->effect = (float)fmax(t->o.min_effect, 2 * sigma);
     double d = s->effect, sg = fmax(sigma, d / 8);
-    double x = fmin(fmax(r - 1, -d), 2 * d);
+    double x = fmin(fmax(r - 1, -fmax(d, 3 * sg)), fmax(2 * d, 3 * sg));
     if (s->n < TP_TRIAGE_MAX_REPEATS)
         s->r[s->n] = (float)r;
     s->n++;
+    s->sum += r;
     /* and at most half the bar to name: two measurements alone at least,
      * however slow one of them was */
     double a = log((1 - t->o.beta) / t->alpha_each);
@@ -42,29 +45,32 @@ void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, doubl
     s->sigma = (float)sg;
 }
 
-enum tp__sprt_state tp__triage_sprt_state(const tp_triage *t, const struct tp__sprt *s)
+enum tp__sprt_state tp__triage_sprt_decide(const tp_triage *t, const struct tp__sprt *s, int steps)
 {
     double a = log((1 - t->o.beta) / t->alpha_each), b = log(t->o.beta / (1 - t->alpha_each));
-    /* named only past the least effect worth naming (--min-effect), as
-     * the mean of the measurements says: a smaller one is measured on */
-    if (s->llr >= a && s->n >= 2 && tp__triage_sprt_mean(s) > 1 + t->o.min_effect)
+    /* named only past the least effect worth naming (--min-effect, or the
+     * action's own floor), as the mean of the measurements says: a
+     * smaller one is measured on */
+    double floor = s->floor > 0 ? s->floor : t->o.min_effect;
+    if (s->llr >= a && steps >= 2 && tp__triage_sprt_mean(s) > 1 + floor)
         return TP__SPRT_SLOW;
     if (s->llr <= b)
         return TP__SPRT_SOUND;
     /* out of repeats: below half the bar to name, sound (a fault of the
      * effect sought would be past the bar by then, all but always) */
-    if (s->n >= t->o.repeats)
+    if (steps >= t->o.repeats)
         return s->llr < a / 2 ? TP__SPRT_SOUND : TP__SPRT_UNDECIDED;
     return TP__SPRT_MORE;
 }
 
+enum tp__sprt_state tp__triage_sprt_state(const tp_triage *t, const struct tp__sprt *s)
+{
+    return tp__triage_sprt_decide(t, s, s->n);
+}
+
 double tp__triage_sprt_mean(const struct tp__sprt *s)
 {
-    int n = s->n < TP_TRIAGE_MAX_REPEATS ? s->n : TP_TRIAGE_MAX_REPEATS;
-    double sum = 0;
-    for (int i = 0; i < n; i++)
-        sum += s->r[i];
-    return n ? sum / n : 0;
+    return s->n ? s->sum / s->n : 0;
 }
 
 double tp__triage_sprt_bar(const tp_triage *t, const struct tp__sprt *s)

@@ -75,6 +75,10 @@ int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_
         }
     if (rc == 0)
         rc = tp__triage_draw_matchings(t, r[TP_TRIAGE_MATCH]);
+    if (rc == 0 && (rc = tp__triage_leaves_init(t, err)) != 0) {
+        tp_triage_free(t);
+        return rc;
+    }
     if (rc) {
         tp_triage_free(t);
         return tp_error_set(err, rc, "out of memory");
@@ -88,8 +92,11 @@ void tp_triage_free(tp_triage *t)
     if (!t)
         return;
     tp__triage_free_actions(t);
-    for (int v = 0; t->node && v < t->n; v++)
+    for (int v = 0; t->node && v < t->n; v++) {
         json_decref(t->node[v].ev_conf);
+        free(t->node[v].link_errors);
+    }
+    tp__triage_leaves_free(t);
     free(t->node);
     free(t->order);
     free(t->plan_stage);
@@ -132,6 +139,7 @@ const struct tp_triage_round *tp_triage_next(tp_triage *t)
             }
             if (!tp__triage_iso_round(t)) {
                 t->done = true;
+                tp__triage_leaves_finish(t);
                 return NULL;
             }
         }
@@ -208,6 +216,18 @@ int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_
     x->status = ST_LOST;
     x->lost_stage = stage;
     x->lost_what = what;
+    return 0;
+}
+
+int tp_triage_link_errors(tp_triage *t, int v, const char *what, tp_error *err)
+{
+    if (v < 0 || v >= t->n)
+        return tp_error_set(err, TP_EUSAGE, "triage: node %d of %d", v, t->n);
+    char *w = strndup(what && *what ? what : "link errors", 100);
+    if (!w)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    free(t->node[v].link_errors);
+    t->node[v].link_errors = w;
     return 0;
 }
 

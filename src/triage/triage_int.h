@@ -69,6 +69,8 @@ struct tp__group { /* one group measurement: nodes in tp_triage.gnodes */
 enum tp__status {
     ST_PASS, ST_SUSPECT, ST_SLOW, ST_LINK, ST_ERROR, ST_LOST, ST_MISSING,
     ST_CORRUPT, ST_UNDECIDED, /* the SDC screen's (tp_triage_verdict_as): never a triage's own */
+    ST_SWITCH, ST_UPLINK,     /* behind a leaf switch, or a leaf's uplinks, named slow */
+    ST_CABLE,                 /* verdicts only: slow, and its counters name its link */
 };
 
 struct tp__node {
@@ -80,8 +82,9 @@ struct tp__node {
     int busy;            /* the round number it is in a test of */
     float ev_value, ev_median, ev_threshold; /* the evidence */
     uint8_t ev_stage;
-    int ev_other;        /* the other end of its link, or -1 */
+    int ev_other;        /* the other end of its link, its leaf (ST_SWITCH, ST_UPLINK), or -1 */
     json_t *ev_conf;     /* the sequential test behind a name (sprt.c), or NULL */
+    char *link_errors;   /* what its counters said of its link (tp_triage_link_errors), or NULL */
     const char *lost_stage, *lost_what; /* lost outside the rounds (tp_triage_lose), or NULL */
     bool unfinished;     /* error: the run stopped before it was validated (tp_triage_stop) */
 };
@@ -147,6 +150,13 @@ struct tp_triage {
     int *good;                    /* the known-good pool */
     int ngood;
     double alpha_each;        /* a suspect's share of the run's false-name bound */
+    /* the switches (leaves.c; all NULL without a topology): per node its
+     * leaf (a switch index), per switch its nodes (leaf_nodes[leaf_off[L]
+     * .. leaf_off[L + 1]]) and what was found of it (enum tp__leaf_state) */
+    int *leaf_of, *leaf_off, *leaf_nodes;
+    uint8_t *leaf_state;
+    int nswitches;
+    int round_nref;                 /* reference pairs behind round_ref (0: the screen's) */
     double round_ref, round_spread; /* this isolation round's pair reference and the
                                        spread of a ratio to it (isolate.c) */
     int harness_failures;
@@ -180,6 +190,28 @@ double tp__triage_slow(const tp_triage *t);    /* to name: 1 + max(min_effect, z
 double tp__triage_suspect(const tp_triage *t); /* to look again: 1 + max(min_effect/2,
                                                    z_screen spread) */
 
+/* ---- switches (leaves.c) ---- */
+
+enum tp__leaf_state {
+    LEAF_NONE, LEAF_ACTION, LEAF_SWITCH, LEAF_UPLINK, LEAF_UNSETTLED, LEAF_CLEARED
+};
+
+/* t's leaf tables from t->o.topo (nothing without one): TP_EUSAGE when
+ * its nodes are not the fleet's, TP_ENOMEM. */
+int tp__triage_leaves_init(tp_triage *t, tp_error *err);
+void tp__triage_leaves_free(tp_triage *t);
+
+/* After the screen's node and link suspects: each leaf whose pairs
+ * across its uplinks or within it are slow as a whole, or with two node
+ * suspects or more, is a leaf action. 0 or TP_ENOMEM. */
+int tp__triage_leaf_suspects(tp_triage *t, const bool *sus);
+
+/* Once the isolation is over: the nodes behind a named leaf switch or
+ * uplinks take its status, and their own names as slow nodes, which it
+ * explains, are withdrawn (the fewest faults that explain what was
+ * measured). */
+void tp__triage_leaves_finish(tp_triage *t);
+
 /* ---- judgement (judge.c) ---- */
 
 /* After the tier's rounds: the fleet's medians and spreads, the suspects,
@@ -202,7 +234,36 @@ int tp__triage_bisect(tp_triage *t, const int *set, int n);
 
 void tp__triage_free_actions(tp_triage *t);
 
+/* ---- the simulator's fabric (sim_fabric.c) ---- */
+
+/* A model fleet's switches (tp_triage_fleet.fabric): the topology the
+ * triage is given, and the factor every flow through a slow leaf switch
+ * or uplink takes. */
+struct tp__sim_fabric {
+    struct tp_topology *topo; /* NULL: no fabric */
+    int per_leaf, spines, nleaves;
+    double *sw, *up; /* per leaf; per leaf and spine (leaf * spines + spine) */
+    bool any_uplink;
+    uint64_t rng;    /* the spines flows take */
+};
+
+/* The fleet's fabric faults in range (TP_EUSAGE naming the first that is
+ * not). */
+int tp__sim_fabric_check(const struct tp_triage_fleet *f, tp_error *err);
+/* fb from f: 0, TP_EUSAGE or TP_ENOMEM (err says). */
+int tp__sim_fabric_init(struct tp__sim_fabric *fb, const struct tp_triage_fleet *f, tp_error *err);
+void tp__sim_fabric_free(struct tp__sim_fabric *fb);
+/* The worst factor of the switches and uplinks between nodes a and b, a
+ * spine drawn for each way's flow (1: no fabric). */
+double tp__sim_fabric_factor(struct tp__sim_fabric *fb, int a, int b);
+/* The fabric's planted faults (switches, uplinks, cables) scored against
+ * named: each appended to planted with whether it was named; *hits, *all
+ * and *last (the latest round one was named in) updated. */
+void tp__sim_fabric_score(const struct tp_triage_fleet *f, const json_t *named, json_t *planted,
+                          int *hits, bool *all, int *last);
+
 /* ---- the simulator (sim.c) ---- */
+
 
 /* Told every round the simulator ran (1-based, every stage counted), its
  * tests and the figures drawn for them, before the triage records them. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tp/topology.h"
 #include "triage_int.h"
 
 typedef void says_fn(const tp_triage *t, int v, char *out, size_t size);
@@ -33,6 +34,37 @@ static void says_link(const tp_triage *t, int v, char *out, size_t size)
     const struct tp__node *x = &t->node[v];
     snprintf(out, size, "an end of the slow link %d-%d (%.2fx the median); normal with other "
              "partners", v, x->ev_other, x->ev_value / x->ev_median);
+}
+
+static void says_cable(const tp_triage *t, int v, char *out, size_t size)
+{
+    const struct tp__node *x = &t->node[v];
+    snprintf(out, size, "its link to its leaf switch: %.2fx the fleet's median alone with "
+             "known-good partners, and its counters name the link (%s): service the cable or "
+             "its ports", x->ev_value / x->ev_median, x->link_errors);
+}
+
+/* a switch's name, or its index when there is no topology to ask */
+static const char *leaf_name(const tp_triage *t, int l, char *buf, size_t size)
+{
+    if (t->o.topo)
+        return tp_topology_switch_name(t->o.topo, l, buf, size);
+    snprintf(buf, size, "%d", l);
+    return buf;
+}
+
+static void says_switch(const tp_triage *t, int v, char *out, size_t size)
+{
+    char name[TP_TOPOLOGY_NAME_MAX + 16];
+    snprintf(out, size, "behind leaf switch %s, named slow: service the switch, not the node",
+             leaf_name(t, t->node[v].ev_other, name, sizeof name));
+}
+
+static void says_uplink(const tp_triage *t, int v, char *out, size_t size)
+{
+    char name[TP_TOPOLOGY_NAME_MAX + 16];
+    snprintf(out, size, "behind %s, whose uplinks were named slow: service them, not the "
+             "node", leaf_name(t, t->node[v].ev_other, name, sizeof name));
 }
 
 static void says_error(const tp_triage *t, int v, char *out, size_t size)
@@ -74,7 +106,18 @@ static const struct {
     [ST_MISSING] = {"missing", "timeout", "rerun", false, says_missing},
     [ST_CORRUPT] = {"corrupt", "hardware", "drain", true, NULL},
     [ST_UNDECIDED] = {"undecided", "hardware", "rerun", true, NULL},
+    [ST_SWITCH] = {"switch", "hardware", "service", true, says_switch},
+    [ST_UPLINK] = {"uplink", "hardware", "service", true, says_uplink},
+    [ST_CABLE] = {"cable", "hardware", "service", true, says_cable},
 };
+
+/* v's status as its verdict says it: slow with its counters naming its
+ * link is a bad cable */
+static enum tp__status status_of(const tp_triage *t, int v)
+{
+    const struct tp__node *x = &t->node[v];
+    return x->status == ST_SLOW && x->link_errors ? ST_CABLE : (enum tp__status)x->status;
+}
 
 json_t *tp_triage_verdict_as(const char *status, int node, const char *stage, int tests,
                              json_t *evidence, const char *says)
@@ -94,30 +137,58 @@ json_t *tp_triage_verdict(const tp_triage *t, int v)
     if (v < 0 || v >= t->n)
         return NULL;
     const struct tp__node *x = &t->node[v];
-    const char *cause = verdicts[x->status].cause;
+    enum tp__status st = status_of(t, v);
+    const char *cause = verdicts[st].cause;
     const char *stage = x->status == ST_MISSING ? "join"
                         : x->status == ST_LOST && x->lost_stage ? x->lost_stage
                                                                 : tp_triage_stage_name(x->stage);
     if (x->status == ST_PASS && x->contention)
         cause = "contention";
     char says[480];
-    verdicts[x->status].says(t, v, says, sizeof says);
-    json_t *ev = verdicts[x->status].evidence
+    verdicts[st].says(t, v, says, sizeof says);
+    json_t *ev = verdicts[st].evidence
                      ? json_pack("{s:s, s:f, s:f, s:f}", "test", tp_triage_stage_name(x->ev_stage),
                                  "value", (double)x->ev_value, "median", (double)x->ev_median,
                                  "threshold", (double)x->ev_threshold)
                      : json_null();
     if (ev && x->ev_conf && json_is_object(ev)) /* the measurements behind it */
         json_object_set(ev, "confidence", x->ev_conf);
+    char name[TP_TOPOLOGY_NAME_MAX + 16];
+    if (ev && json_is_object(ev) && (st == ST_SWITCH || st == ST_UPLINK))
+        json_object_set_new(ev, "component",
+                            json_pack("{s:s, s:s}", "kind", verdicts[st].status, "leaf",
+                                      leaf_name(t, x->ev_other, name, sizeof name)));
     return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:o, s:s}", "node", v, "status",
-                     verdicts[x->status].status, "cause", cause, "action",
-                     verdicts[x->status].action, "stage", stage, "tests",
-                     x->tests, "evidence", ev, "says", says);
+                     verdicts[st].status, "cause", cause, "action", verdicts[st].action, "stage",
+                     stage, "tests", x->tests, "evidence", ev, "says", says);
 }
 
 json_t *tp_triage_result(const tp_triage *t, tp_error *err)
 {
     return tp__triage_result_of(t, false, err);
+}
+
+/* what was named, a node whose counters name its link as a cable */
+static json_t *named_of(const tp_triage *t)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(t->named, i, e) {
+        json_t *c = json_deep_copy(e);
+        const char *kind = json_string_value(json_object_get(e, "kind"));
+        int v = (int)json_integer_value(json_object_get(e, "node"));
+        if (c && kind && strcmp(kind, "node") == 0 && v >= 0 && v < t->n &&
+            status_of(t, v) == ST_CABLE) {
+            char says[480];
+            says_cable(t, v, says, sizeof says);
+            json_object_set_new(c, "kind", json_string("cable"));
+            json_object_set_new(c, "counters", json_string(t->node[v].link_errors));
+            json_object_set_new(c, "says", json_string(says));
+        }
+        json_array_append_new(out, c);
+    }
+    return out;
 }
 
 json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err)
@@ -128,18 +199,18 @@ json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err)
                             json_integer(t->rounds[s]));
     int count[sizeof verdicts / sizeof verdicts[0]] = {0};
     for (int v = 0; v < t->n; v++) {
-        count[t->node[v].status]++;
+        count[status_of(t, v)]++;
         if (!brief || t->node[v].status != ST_PASS || t->node[v].contention)
             json_array_append_new(detail, tp_triage_verdict(t, v));
     }
     for (size_t i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++)
         json_object_set_new(counts, verdicts[i].status, json_integer(count[i]));
-    json_t *r = json_pack("{s:s, s:i, s:i, s:o, s:i, s:i, s:i, s:f, s:f, s:f, s:O, s:i, s:o, s:o}",
+    json_t *r = json_pack("{s:s, s:i, s:i, s:o, s:i, s:i, s:i, s:f, s:f, s:f, s:o, s:i, s:o, s:o}",
                           "tier", t->tier->name, "nodes", t->n, "joined", t->m, "rounds", rounds,
                           "rounds_total", t->round_no, "rounds_isolation", t->iso_rounds,
                           "isolation_bound", tp__triage_iso_bound(t->n, &t->o), "pair_median",
                           t->pair_median, "spread", t->pair_spread, "threshold",
-                          t->pair_median > 0 ? tp__triage_slow(t) : 0.0, "named", t->named,
+                          t->pair_median > 0 ? tp__triage_slow(t) : 0.0, "named", named_of(t),
                           "harness_failures", t->harness_failures, "counts", counts,
                           "nodes_detail", detail);
     if (r && t->stopped[0])

@@ -78,6 +78,24 @@ done
 check "--min-effect 0: exit 2" run_rc 2 "$WORK/out" "$TP" validate --simulate "$EX" --min-effect 0
 check "... the range said" grep -q -- "--min-effect: '0' is out of range 1..900" "$WORK/out"
 
+# a fabric (docs/fleet.md, "Switches and uplinks"): a slow uplink is named
+# as leaf 5's uplinks, not as the 32 nodes behind it, which are serviced,
+# not drained
+printf 'nodes: 1024\nnoise: 8%%\ntest_noise: 5%%\nseed: 1\nfabric: {per_leaf: 32, spines: 4}\nslow_uplinks: [{leaf: 5, spine: 2, severity: 15%%}]\n' >"$WORK/fabric.yaml"
+check "a slow uplink on a fabric: exit 0 (named, nothing else)" \
+    run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/fabric.yaml" --json "$WORK/fabric.json"
+check "... named: the uplinks of leaf5, and only them" test "$(json_run "$WORK/fabric.json" \
+    "print([(e['kind'], e['leaf']) for e in r['named']], r['simulated']['true_named'], r['simulated']['false_named'])")" = \
+    "[('uplink', 'leaf5')] 1 0"
+check "... the 32 nodes behind it: status uplink, action service, none drained" test "$(json_run "$WORK/fabric.json" \
+    "v = [x for x in r['nodes_detail'] if 160 <= x['node'] < 192]; print(len(v), {x['status'] for x in v}, {x['action'] for x in v}, r['counts']['slow'])")" = \
+    "32 {'uplink'} {'service'} 0"
+check "... said" grep -q "^named: the uplinks of leaf5: its pairs across them" "$WORK/out"
+check "... a valid result document" valid_doc "$WORK/fabric.json"
+check "a slow switch past the fabric: exit 2, its place named" expect_bad x \
+    'nodes: 64\nfabric: {per_leaf: 32, spines: 2}\nslow_switches: [{leaf: 2, severity: 15%%}]\n' \
+    "slow_switches\[0\]: leaf 2: the fabric has leaves 0 to 1"
+
 # a clean fleet of 4096 nodes: nothing named, exit 0
 printf 'nodes: 4096\nseed: 3\n' >"$WORK/clean.yaml"
 check "a clean fleet of 4096: exit 0" run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/clean.yaml" --json "$WORK/c.json"
