@@ -6,7 +6,7 @@
  * crosses one of its uplinks, as the fabric spreads flows over them). Slow
  * across: then within it, its free nodes in pairs among themselves: slow
  * there too, the leaf switch is named; sound, its uplinks. Sound across:
- * cleared. Each round is judged whole, two rounds at least each way
+ * cleared. Each round is judged whole, three rounds at least each way
  * before anything is named. */
 #include <math.h>
 

@@ -29,7 +29,7 @@ enum tp__sprt_state { TP__SPRT_MORE, TP__SPRT_SLOW, TP__SPRT_SOUND, TP__SPRT_UND
 void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, double sigma);
 /* Slow, sound, undecided after the repeats allowed, or more to measure:
  * with steps the measurements taken (sprt_state) or the rounds (an
- * action that measures many pairs a round: two rounds at least to name,
+ * action that measures many pairs a round: three rounds at least to name,
  * repeats rounds at most). */
 enum tp__sprt_state tp__triage_sprt_state(const tp_triage *t, const struct tp__sprt *s);
 enum tp__sprt_state tp__triage_sprt_decide(const tp_triage *t, const struct tp__sprt *s, int steps);

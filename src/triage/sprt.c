@@ -7,11 +7,11 @@
  * or the least the noise lets the test see); each
  * measurement adds (x delta - delta^2 / 2) / sigma^2 to the log likelihood
  * ratio, x first clipped to [-max(delta, 3 sigma), max(2 delta, 3 sigma)]
- * and the step to half the
- * bar to name, so that one spike (a host's hiccup, another job's burst)
+ * and the step to a third of the bar to name, so that a spike (a host's
+ * hiccup) or two (another job's load on the suspect's leaf in two rounds)
  * cannot decide alone. Slow once the sum reaches ln((1 - beta) / alpha)
- * after two measurements at least (nothing is named before it was
- * measured again alone, twice) with their mean past 1 + min_effect (the
+ * after three measurements at least (nothing is named before it was
+ * measured again alone, three times) with their mean past 1 + min_effect (the
  * least worth naming, as --min-effect says); sound once it
  * falls to ln(beta / (1 - alpha)); after `repeats` measurements, sound
  * when the sum is below half the bar to name, else undecided (left
@@ -38,10 +38,10 @@ void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, doubl
         s->r[s->n] = (float)r;
     s->n++;
     s->sum += r;
-    /* and at most half the bar to name: two measurements alone at least,
-     * however slow one of them was */
+    /* and at most a third of the bar to name: three measurements alone at
+     * least, however slow one or two of them were */
     double a = log((1 - t->o.beta) / t->alpha_each);
-    s->llr += fmin((x * d - d * d / 2) / (sg * sg), a / 2);
+    s->llr += fmin((x * d - d * d / 2) / (sg * sg), a / 3);
     s->sigma = (float)sg;
 }
 
@@ -52,7 +52,7 @@ enum tp__sprt_state tp__triage_sprt_decide(const tp_triage *t, const struct tp__
      * action's own floor), as the mean of the measurements says: a
      * smaller one is measured on */
     double floor = s->floor > 0 ? s->floor : t->o.min_effect;
-    if (s->llr >= a && steps >= 2 && tp__triage_sprt_mean(s) > 1 + floor)
+    if (s->llr >= a && steps >= 3 && tp__triage_sprt_mean(s) > 1 + floor)
         return TP__SPRT_SLOW;
     if (s->llr <= b)
         return TP__SPRT_SOUND;

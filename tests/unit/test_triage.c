@@ -568,7 +568,8 @@ static void sim_noisy_fabric(void **state)
     (void)state;
     static const int noisy_sizes[] = {1024, 16384};
     for (size_t i = 0; i < sizeof noisy_sizes / sizeof *noisy_sizes; i++) {
-        int n = noisy_sizes[i], seeds = seeds_for(n), clean_false = 0, one = 0, two = 0;
+        int n = noisy_sizes[i], seeds = seeds_for(n), clean_false = 0, one = 0, two = 0,
+            fault_false = 0;
         for (int s = 1; s <= seeds; s++) {
             struct tp_triage_fleet f = {.n = n, .noise = 0.08, .test_noise = 0.05,
                                         .seed = (uint64_t)s};
@@ -587,16 +588,18 @@ static void sim_noisy_fabric(void **state)
             res = simulate(&f, NULL, (uint64_t)s);
             two += named_right(res, planted, 2, &falsely) == 2;
             json_decref(res);
-            if (falsely)
-                fail_msg("%d nodes, seed %d: %d named falsely beside planted faults", n, s,
-                         falsely);
+            fault_false += falsely;
         }
         printf("# noisy fabric, %d nodes, %d seeds: one slow node named %d, two named %d, "
-               "clean runs' false names %d\n", n, seeds, one, two, clean_false);
-        if (100 * one < 99 * seeds || 100 * two < 95 * seeds || 100 * clean_false > seeds)
+               "clean runs' false names %d, the fault runs' %d\n", n, seeds, one, two,
+               clean_false, fault_false);
+        /* at most one false name in 100 runs, clean or not (the fault runs
+         * are two a seed) */
+        if (100 * one < 99 * seeds || 100 * two < 95 * seeds || 100 * clean_false > seeds ||
+            100 * fault_false > 2 * seeds)
             fail_msg("%d nodes: one named in %d of %d runs (99 %% wanted), two in %d (95 %%), "
-                     "%d false names in clean runs (at most 1 in 100)", n, one, seeds, two,
-                     clean_false);
+                     "%d false names in clean runs, %d in the fault runs (at most 1 in 100)", n,
+                     one, seeds, two, clean_false, fault_false);
     }
 }
 
@@ -737,8 +740,9 @@ static void sim_small_fleets(void **state)
  * normal after). Its known-good partners must not include node 1 while
  * others are to be had: their pair was the slow link, so node 2 would look
  * slow again (on the bed, with noise in its other test, it was drained for
- * the link's fault). The link itself is measured alone twice: so in the
- * isolation 1-2 is measured twice, never a third time as a partner. */
+ * the link's fault). The link itself is measured alone three times (the
+ * sequential test's least): so in the isolation 1-2 is measured three
+ * times, never a fourth as a partner. */
 static double bed_figure(const struct tp_triage_test *x, bool screen)
 {
     double f = 1;
@@ -793,8 +797,8 @@ static void iso_partner_not_across_the_link(void **state)
             fail_msg("seed %llu: node 2, an end of the slow link, named slow",
                      (unsigned long long)seed);
         TP_EQ_STR(s4, "slow");
-        if (link_tests > 2)
-            fail_msg("seed %llu: the link 1-2 measured %d times in the isolation (2 alone, "
+        if (link_tests > 3)
+            fail_msg("seed %llu: the link 1-2 measured %d times in the isolation (3 alone, "
                      "the rest as node 2's partner)", (unsigned long long)seed, link_tests);
         json_decref(res);
         tp_triage_free(t);
