@@ -10,7 +10,10 @@
 # node suspect, the isolation rounds and the wall time of the seeds. Each seed draws the
 # same Gaussian noise in every row (the noise model's other draws have
 # streams of their own), so the rows differ by the component alone.
-# Not a test: it prints a table.
+# Then a second table: the same noise with all three components, on a
+# fabric (32 nodes a leaf, 4 spines), one fault a row: a slow node, a slow
+# uplink, a slow leaf switch, a bad cable (docs/fleet.md, "Switches and
+# uplinks"). Not a test: it prints tables.
 set -uo pipefail
 TP=${1:-build/trainpath}
 SEEDS=${FLEET_NOISE_SEEDS:-20}
@@ -25,14 +28,15 @@ rows=("Gaussian alone|" "+ spikes|$SPIKES" "+ congestion|$CONGESTION" "+ drift|$
 echo "# $SEEDS seeds, 1024 nodes, noise 8 %, test_noise 5 %, one node 15 % slow; $("$TP" --version 2>/dev/null | head -1)"
 printf '| noise | named the slow node | runs naming another | named falsely | runs leaving a suspect | isolation rounds, median (max) | wall s, all seeds |\n'
 printf '|---|---|---|---|---|---|---|\n'
-for row in "${rows[@]}"; do
-    name=${row%%|*} extra=${row#*|}
+# run_row NAME FAULT-YAML EXTRA-YAML: SEEDS runs, one table row
+run_row() {
+    local name=$1 fault=$2 extra=$3
     : >"$W/list"
     start=$(date +%s.%N)
     for s in $(seq 1 "$SEEDS"); do
         slow=$(( (s * 337) % 1024 ))
-        printf 'nodes: 1024\nnoise: 8%%\ntest_noise: 5%%\nseed: %d\nslow_nodes: [{node: %d, severity: 15%%}]\n%s\n' \
-            "$s" "$slow" "$extra" >"$W/f.yaml"
+        printf 'nodes: 1024\nnoise: 8%%\ntest_noise: 5%%\nseed: %d\n%s\n%s\n' "$s" \
+            "$(printf "$fault" "$slow" "$(( slow / 32 ))" "$(( s % 4 ))")" "$extra" >"$W/f.yaml"
         "$TP" validate --simulate "$W/f.yaml" -q --json "$W/s$s.json" >/dev/null 2>&1
         [ $? -le 1 ] || { echo "fleet-noise: seed $s failed (see $W/f.yaml)" >&2; exit 1; }
         echo "$W/s$s.json" >>"$W/list"
@@ -54,4 +58,19 @@ for path in runs.split():
 print(f"| {name} | {named} of {seeds} | {other} | {falsely} | {suspect} | "
       f"{statistics.median(iso):g} ({max(iso)}) | {cpu} |")
 PY
+}
+NODE='slow_nodes: [{node: %d, severity: 15%%}]%.0s%.0s'
+for row in "${rows[@]}"; do
+    run_row "${row%%|*}" "$NODE" "${row#*|}"
 done
+ALL="$SPIKES"$'\n'"$CONGESTION"$'\n'"$DRIFT"
+FABRIC='fabric: {per_leaf: 32, spines: 4}'
+echo
+echo "# all three components, on a fabric of 32 nodes a leaf and 4 spines; one fault a row"
+printf '| fault | named it | runs naming another | named falsely | runs leaving a suspect | isolation rounds, median (max) | wall s, all seeds |\n'
+printf '|---|---|---|---|---|---|---|\n'
+run_row "a slow node" "$NODE" "$FABRIC"$'\n'"$ALL"
+run_row "a slow uplink" 'slow_uplinks: [{leaf: %.0s%d, spine: %d, severity: 15%%}]' "$FABRIC"$'\n'"$ALL"
+run_row "a slow leaf switch" 'slow_switches: [{leaf: %.0s%d, severity: 15%%}]%.0s' "$FABRIC"$'\n'"$ALL"
+run_row "a bad cable" 'bad_cables: [{node: %d, severity: 15%%}]%.0s%.0s' "$FABRIC"$'\n'"$ALL"
+run_row "nothing (a clean fabric)" '%.0s%.0s%.0s' "$FABRIC"$'\n'"$ALL"
