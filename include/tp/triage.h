@@ -9,17 +9,22 @@
  *              small group collective) and k random perfect matchings;
  *              full: the gang, the groups pass and every pair by the circle
  *              method. The rows are in src/triage/tier.c, one file each.
- *   judgement  a test is slow when its figure (a time: lower is better) is
- *              above the fleet's own median of the same test, at the same
- *              group size, by more than max(min_effect, z * the fleet's
- *              robust spread) (the median and MAD, as `report fleet`).
- *   isolation  after the tier's rounds, what looked slow is measured again
- *              alone, in more rounds: a node suspect against known-good
- *              partners, a link suspect by itself and its two ends with
- *              others, a slow group that no pair explains split in halves
- *              (beside reference groups of known-good nodes of the same
- *              size) down to its members, with the links across each split
- *              probed. Nothing is named before it was measured again alone.
+ *   judgement  a test is a suspect when its figure (a time: lower is
+ *              better) is above the fleet's own median of the same test, at
+ *              the same group size, by more than max(min_effect / 2,
+ *              z_screen * the fleet's robust spread) (the median and MAD, as
+ *              `report fleet`); with a topology, a leaf switch whose pairs
+ *              are slow as a whole too.
+ *   isolation  after the tier's rounds, each suspect is measured again
+ *              alone, a round at a time, until a sequential probability
+ *              ratio test decides: a node against known-good partners, a
+ *              link by itself and its two ends with others, a leaf switch
+ *              across its uplinks and within it, a slow group that no pair
+ *              explains split in halves (beside reference groups of
+ *              known-good nodes of the same size) down to its members, with
+ *              the links across each split probed. Nothing is named before
+ *              it was measured again alone, three times; a named switch or
+ *              uplinks take the names of the nodes behind them.
  *   verdicts   every node: a status, a cause class, the evidence and the
  *              action a scheduler can take.
  *   simulator  the same planner, judgement and isolation fed by a model
@@ -125,9 +130,9 @@ int tp_triage_tier_rounds(const char *tier, int n, const struct tp_triage_opts *
                           int rounds[TP_TRIAGE_NSTAGES]);
 
 /* The isolation rounds one fault takes at most after the tier's own, at
- * the default 10 repeats: ceil(log2 n) + 13 (a group split down to its
- * members, then each suspect's sequential test of at most 10
- * measurements alone, a link's two ends with others and a probe). The
+ * the default 10 repeats: ceil(log2 n) + 23 (a group split down to its
+ * members, a probe, a link's sequential test of at most 10 measurements
+ * alone, then its two ends' with others, at most 10 more). The
  * estimates add it; the isolation itself stops after three times it, what
  * is left unsettled then being "suspect". */
 int tp_triage_isolation_bound(int n);

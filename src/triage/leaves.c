@@ -193,6 +193,9 @@ static void deferred_links(tp_triage *t)
 
 void tp__triage_leaves_finish(tp_triage *t)
 {
+    if (t->leaves_finished) /* once: at the isolation's end, or a stop */
+        return;
+    t->leaves_finished = true;
     if (t->leaf_state) {
         withdraw_links(t);
         deferred_links(t);

@@ -80,9 +80,11 @@ int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
     int lg = 0;
     while (lg < 31 && (1 << lg) < n)
         lg++;
-    /* a group halved down to its members, a suspect's sequential test,
-     * a link's ends with others, a probe and the link's own test */
-    return lg + (o->repeats > 0 ? o->repeats : 10) + 3;
+    /* a group halved down to its members, a probe, a link's sequential
+     * test alone, then its ends' with others (a node's is one of those),
+     * and a round to spare */
+    int r = o->repeats > 0 ? o->repeats : 10;
+    return lg + 2 * r + 3;
 }
 
 int tp_triage_isolation_bound(int n)

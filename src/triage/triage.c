@@ -234,6 +234,7 @@ int tp_triage_link_errors(tp_triage *t, int v, const char *what, tp_error *err)
 void tp_triage_stop(tp_triage *t, const char *why)
 {
     snprintf(t->stopped, sizeof t->stopped, "%.300s", why && *why ? why : "stopped");
+    tp__triage_leaves_finish(t); /* what a leaf named so far explains */
     for (int v = 0; v < t->n; v++)
         if (t->node[v].status == ST_PASS) {
             t->node[v].status = ST_ERROR;

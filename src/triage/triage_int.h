@@ -156,6 +156,7 @@ struct tp_triage {
     int *leaf_of, *leaf_off, *leaf_nodes;
     uint8_t *leaf_state;
     int nswitches;
+    bool leaves_finished;         /* tp__triage_leaves_finish ran */
     int round_nref;                 /* reference pairs behind round_ref (0: the screen's) */
     double round_ref, round_spread; /* this isolation round's pair reference and the
                                        spread of a ratio to it (isolate.c) */
