@@ -121,6 +121,10 @@ struct tp_triage_opts {
      * "Switches and uplinks"). The caller keeps it alive as long as the
      * triage. */
     const struct tp_topology *topo;
+    /* with topo: node i of the triage is topo's node topo_nodes[i] (-1:
+     * a node that never joined, in no leaf); NULL: node i (then topo has
+     * exactly the fleet's nodes). Read by tp_triage_new only. */
+    const int *topo_nodes;
 };
 
 /* Rounds of each stage tier would plan for n nodes (all zero for an

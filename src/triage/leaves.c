@@ -16,7 +16,8 @@ int tp__triage_leaves_init(tp_triage *t, tp_error *err)
     const struct tp_topology *topo = t->o.topo;
     if (!topo)
         return 0;
-    if (topo->nnodes != t->n)
+    const int *map = t->o.topo_nodes;
+    if (!map && topo->nnodes != t->n)
         return tp_error_set(err, TP_EUSAGE,
                             "the topology has %d nodes, the fleet %d: one "
                             "entry a node, in the fleet's order",
@@ -30,9 +31,15 @@ int tp__triage_leaves_init(tp_triage *t, tp_error *err)
     if (!t->leaf_of || !t->leaf_off || !t->leaf_nodes || !t->leaf_state)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     for (int v = 0; v < t->n; v++) { /* rail 0: the first NIC's leaf */
-        t->leaf_of[v] = topo->leaf[(size_t)v * (size_t)topo->nrails];
-        t->leaf_off[t->leaf_of[v] + 1]++;
+        int tv = map ? map[v] : v;
+        if (tv >= topo->nnodes || (tv < 0 && t->node[v].status != ST_MISSING))
+            return tp_error_set(err, TP_EUSAGE, "node %d: topology node %d of %d", v, tv,
+                                topo->nnodes);
+        t->leaf_of[v] = tv < 0 ? -1 : topo->leaf[(size_t)tv * (size_t)topo->nrails];
+        if (tv >= 0)
+            t->leaf_off[t->leaf_of[v] + 1]++;
     }
+    t->o.topo_nodes = NULL; /* read once: the caller's map need not outlive this */
     for (int l = 0; l < ns; l++)
         t->leaf_off[l + 1] += t->leaf_off[l];
     int *fill = malloc(sizeof *fill * (size_t)(ns + 1));
@@ -40,7 +47,8 @@ int tp__triage_leaves_init(tp_triage *t, tp_error *err)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     memcpy(fill, t->leaf_off, sizeof *fill * (size_t)(ns + 1));
     for (int v = 0; v < t->n; v++)
-        t->leaf_nodes[fill[t->leaf_of[v]]++] = v;
+        if (t->leaf_of[v] >= 0)
+            t->leaf_nodes[fill[t->leaf_of[v]]++] = v;
     free(fill);
     return 0;
 }
@@ -109,7 +117,8 @@ int tp__triage_leaf_suspects(tp_triage *t, const bool *sus)
     int nall = 0;
     add_pairs(t, s, &all, &nall);
     for (int v = 0; v < t->n; v++)
-        s[t->leaf_of[v]].suspects += sus[v];
+        if (t->leaf_of[v] >= 0) /* -1: never joined */
+            s[t->leaf_of[v]].suspects += sus[v];
     for (int l = 0; l < ns; l++)
         nleaves += t->leaf_off[l + 1] > t->leaf_off[l];
     /* a leaf is one of many: its bar holds the screen's false leaf
