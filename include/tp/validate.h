@@ -93,6 +93,7 @@ struct tp_validate_opts {
                             * test deadlines) */
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     double sdc_minutes;   /* > 0: the sdc test a soak of about this long */
+    const char *topology; /* allocation: the fabric's topology file (tp/topology.h), or NULL */
     bool quiet;           /* no progress line, no summary */
     bool progress_line;   /* the progress line on stderr (tp/progress.h; the CLI: a terminal
                              and not quiet) */

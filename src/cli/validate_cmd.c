@@ -21,6 +21,7 @@ static void usage(FILE *f)
            "                          [--key-file F] [--tier T | --budget DUR] [--matchings K]\n"
            "                          [--seed N] [--min-effect PCT] [--node-timeout DUR]\n"
            "                          [--on-fail none|drain] [--sdc-minutes M]\n"
+           "                          [--topology FILE]\n"
            "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
            "                          [--matchings K] [--seed N] [--min-effect PCT]\n"
            "                          [--json FILE] [-q]\n"
@@ -76,6 +77,10 @@ static void usage(FILE *f)
            "                judged bad is drained (scontrol update State=DRAIN with the\n"
            "                test and evidence as the reason), each scontrol stopped after\n"
            "                --node-timeout (default 60 s) or at SIGINT\n"
+           "  --topology FILE  allocation: the fabric's switches, Slurm's topology.conf or\n"
+           "                its YAML form (docs/topology.md), every node in it by its Slurm\n"
+           "                name (else its host name): a slow leaf switch or a leaf's slow\n"
+           "                uplinks are named instead of the nodes behind them\n"
            "  --sdc-minutes M  the SDC screen (sdc) runs about M minutes (a decimal) on\n"
            "                every node instead of the profile's steps: a longer soak; on\n"
            "                an allocation rank 0 names the node whose hashes differ\n"
@@ -127,6 +132,7 @@ int cmd_validate(int argc, char **argv)
         OPT_ON_FAIL,
         OPT_SDC_MINUTES,
         OPT_TRACE,
+        OPT_TOPOLOGY,
     };
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'},
@@ -150,6 +156,7 @@ int cmd_validate(int argc, char **argv)
         {"on-fail", required_argument, NULL, OPT_ON_FAIL},
         {"sdc-minutes", required_argument, NULL, OPT_SDC_MINUTES},
         {"trace", no_argument, NULL, OPT_TRACE},
+        {"topology", required_argument, NULL, OPT_TOPOLOGY},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -212,6 +219,7 @@ int cmd_validate(int argc, char **argv)
             real_only = "--sdc-minutes";
             break;
         case OPT_TRACE: o.trace = true, real_only = "--trace"; break;
+        case OPT_TOPOLOGY: o.topology = optarg, real_only = "--topology"; break;
         case 'q': o.quiet = sim.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;

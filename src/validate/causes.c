@@ -78,7 +78,8 @@ static void cite(json_t *out, const json_t *e, size_t max)
 void tp_validate_cite_counters(json_t *verdicts, const json_t *gathered,
                                const char *const *labels, int n)
 {
-    static const char *const named[] = {"slow", "link", "suspect", "error"};
+    static const char *const named[] = {"slow", "link", "suspect", "error", "switch", "uplink",
+                                        "cable"};
     size_t i, r, q;
     json_t *v;
     const json_t *g, *e;

@@ -255,6 +255,13 @@ static void combine(char **all, int n, int ntests, double *figure)
 
 static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o)
 {
+    if (c->topo) {
+        int leaves = 0, above = 0;
+        for (int s = 0; s < c->topo->nswitches; s++)
+            c->topo->sw[s].level == 0 ? leaves++ : above++;
+        printf("plan: the topology %s: %d leaf switches, %d above them; every node found in it\n",
+               c->topology, leaves, above);
+    }
     int r[TP_TRIAGE_NSTAGES];
     int total = tp_triage_tier_rounds(c->tier, n, o, r);
     printf("plan: the %s tier for %d nodes:", c->tier, n);
@@ -285,18 +292,43 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
     fflush(stdout);
 }
 
+/* Each rank's node in the topology: by its Slurm name, else its label
+ * (the host); one that never joined has none (-1). Every rank finds the
+ * same, so a node missing from the file fails every rank alike (exit 2,
+ * nothing measured). */
+static int topology_nodes(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
+                          int n, int *map, tp_error *err)
+{
+    for (int r = 0; r < n; r++) {
+        const char *name = nodes[r].sched[0] ? nodes[r].sched : nodes[r].label;
+        map[r] = nodes[r].missing ? -1 : tp_topology_node(c->topo, name);
+        if (map[r] < 0 && !nodes[r].missing)
+            return tp_error_set(err, TP_EUSAGE, "--topology %s: node %s (rank %d) is not in it",
+                                c->topology, name, r);
+    }
+    return 0;
+}
+
 int tp__validate_triage_new(const struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
                             int n, int me, tp_triage **tri, tp_error *err)
 {
     struct tp_triage_opts o;
     opts_of(c, n, &o);
     bool *joined = malloc((size_t)n * sizeof *joined);
-    if (!joined)
+    int *map = c->topo ? malloc((size_t)n * sizeof *map) : NULL;
+    if (!joined || (c->topo && !map)) {
+        free(joined);
         return tp_error_set(err, TP_ENOMEM, "out of memory");
+    }
     for (int r = 0; r < n; r++)
         joined[r] = !nodes[r].missing;
-    int rc = tp_triage_new(n, joined, &o, tri, err);
+    int rc = c->topo ? topology_nodes(c, nodes, n, map, err) : 0;
+    o.topo = c->topo;
+    o.topo_nodes = map; /* read by tp_triage_new alone */
+    if (rc == 0)
+        rc = tp_triage_new(n, joined, &o, tri, err);
     free(joined);
+    free(map);
     if (rc == 0 && me == 0 && !c->quiet)
         print_plan(c, n, &o);
     return rc;

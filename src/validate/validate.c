@@ -206,8 +206,13 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .node_timeout_s = o->node_timeout_s,
                                    .on_fail = o->on_fail,
                                    .sdc_minutes = o->sdc_minutes,
+                                   .topology = o->topology,
                                    .keyfd = -1};
     int rc = check_files(c, err);
+    /* the fabric's switches, read before any node joins (its errors name
+     * the file's line and column) */
+    if (rc == 0 && c->topology && (rc = tp_topology_load(c->topology, &c->topo, err)) != 0)
+        tp_error_prefix(err, "--topology");
     /* the tier's name now; --budget's pick once the group's size is known */
     if (rc == 0 && c->tier && c->budget_s > 0)
         rc = tp_error_set(err, TP_EUSAGE, "--tier %s and --budget: one or the other", c->tier);
@@ -236,11 +241,12 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
     struct tp_boot *b = NULL;
     if (rc == 0 && tp_boot_launched(c->launcher)) {
         json_t *bo_opts = json_pack(
-            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:f, s:f, s:s?, s:f}", "profile",
+            "{s:s, s:s?, s:s?, s:i, s:s?, s:f, s:i, s:I, s:f, s:f, s:s?, s:f, s:s?}", "profile",
             c->profile, "only", c->only, "policy", c->policy ? "given" : NULL, "pairs-at-once",
             c->pairs_at_once, "tier", c->tier, "budget", c->budget_s, "matchings", c->matchings,
             "seed", (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout",
-            c->node_timeout_s, "on-fail", c->on_fail, "sdc-minutes", c->sdc_minutes);
+            c->node_timeout_s, "on-fail", c->on_fail, "sdc-minutes", c->sdc_minutes, "topology",
+            c->topology);
         /* with links to measure (the tier's triage), a node that has not
          * joined by then (--node-timeout, else the group's hour) is left
          * out, and the others go on */
@@ -313,6 +319,7 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         close(lock);
     bool lost = c->lost, done = c->done;
     free(c->envp);
+    tp_topology_free(c->topo);
     free(c);
     if (lost) {
         /* a rank lost where the launcher's group cannot end without it

@@ -14,6 +14,7 @@
 #include "tp/boot.h"
 #include "tp/error.h"
 #include "tp/triage.h"
+#include "tp/topology.h"
 #include "tp/validate.h"
 
 struct tp__validate_ctx {
@@ -31,6 +32,8 @@ struct tp__validate_ctx {
     double min_effect;  /* slow: this far above the median at least (0: the triage's) */
     double node_timeout_s; /* a rank silent this long in a round is lost (0: its tests' deadlines) */
     double sdc_minutes; /* > 0: the sdc test a soak of about this long */
+    const char *topology;    /* --topology: the file, or NULL */
+    struct tp_topology *topo; /* ... read before the group forms */
     bool lost;          /* a rank was lost: the group ends by tp_boot_abort */
     bool own_star;      /* the tier's stages meet over a star of their own (control.c) */
     bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
