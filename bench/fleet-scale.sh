@@ -5,7 +5,12 @@
 # same per-test durations (3 s a pair test, 5 s a group test, 0.2 s between
 # rounds), the ratio, and what the screen tier found in the simulator (a
 # slow node and a slow link planted) with the CPU time the simulation took.
-# Not a test: it prints a table.
+# Then the same sizes on a noisy fabric (docs/fleet.md, "Measured"): 32
+# nodes a leaf, up to 8 spines, 8 % per-sample and 5 % run-to-run noise,
+# spikes, congestion and drift at their realistic values, a 15 % slow node
+# and a 15 % slow uplink planted, SCALE_SEEDS seeds a size (default 5): the
+# rounds, the simulated wall time, precision and recall, the CPU time.
+# Not a test: it prints tables.
 set -uo pipefail
 TP=${1:-build/trainpath}
 [ -x "$TP" ] || { echo "fleet-scale: no binary $TP (make build)" >&2; exit 2; }
@@ -34,3 +39,37 @@ print(f"| {n} | {planned} (+{r['isolation_bound']}) | {fmt(screen)} | {allp_roun
       f"{allp / screen:.0f}x | {s['true_named']} of 2, {s['false_named']} false | {r['rounds_isolation']} | {cpu:.2f} |")
 PY
 done
+SEEDS=${SCALE_SEEDS:-5}
+echo
+echo "# a noisy fabric: $SEEDS seeds a size, a 15 % slow node and a 15 % slow uplink planted"
+printf '| nodes | spines | rounds, mean (isolation) | simulated wall, mean | named of planted | false names | precision | recall | simulator CPU s, all seeds |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+for n in 64 256 1024 4096 16384 65536; do
+    leaves=$((n / 32)) spines=8
+    [ "$leaves" -lt 8 ] && spines=$leaves
+    : >"$W/list"
+    /usr/bin/time -f '%U %S' -o "$W/time" bash -c '
+        for s in $(seq 1 "$4"); do
+            printf "nodes: %d\nnoise: 8%%\ntest_noise: 5%%\nseed: %d\nspikes: {rate: 1%%, size: 50%%}\ncongestion: {rate: 5%%, size: 10%%}\ndrift: 5%%\nfabric: {per_leaf: 32, spines: %d}\nslow_nodes: [{node: %d, severity: 15%%}]\nslow_uplinks: [{leaf: %d, spine: %d, severity: 15%%}]\n" \
+                "$1" "$s" "$2" $(( (s * 337) % $1 )) $(( ((s * 337) % $1 / 32 + 1) % ($1 / 32) )) $(( s % $2 )) >"$3/n$s.yaml"
+            "$5" validate --simulate "$3/n$s.yaml" -q --json "$3/n$s.json" >/dev/null 2>&1
+            echo "$3/n$s.json" >>"$3/list"
+        done' _ "$n" "$spines" "$W" "$SEEDS" "$TP"
+    cpu=$(awk '{print $1 + $2}' "$W/time")
+    python3 - "$n" "$spines" "$cpu" "$W/list" <<'PY'
+import json, sys
+n, spines, cpu, runs = sys.argv[1], sys.argv[2], float(sys.argv[3]), open(sys.argv[4]).read().split()
+rounds = iso = wall = hit = planted = false = 0
+named = 0
+for path in runs:
+    r = json.load(open(path))["results"]; s = r["simulated"]
+    rounds += r["rounds_total"]; iso += r["rounds_isolation"]; wall += s["wall_s"]
+    hit += s["true_named"]; false += s["false_named"]; planted += len(s["planted"])
+    named += s["true_named"] + s["false_named"]
+k = len(runs)
+fmt = lambda x: f"{x / 60:.1f} min" if x >= 60 else f"{x:.0f} s"
+print(f"| {n} | {spines} | {rounds / k:.1f} ({iso / k:.1f}) | {fmt(wall / k)} | {hit} of {planted} | {false} | "
+      f"{hit / named if named else 1:.2f} | {hit / planted:.2f} | {cpu:.2f} |")
+PY
+done
+
