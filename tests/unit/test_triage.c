@@ -1330,12 +1330,29 @@ static void fleet_file(void **state)
     TP_EQ_INT(f.nslow + f.nlinks + f.nmissing + f.ndies, 0);
 }
 
+/* A fleet file that must be refused: its text, where the error points
+ * (LINE:COL and the key path) and what it says. */
+struct bad_fleet {
+    const char *name, *text, *where, *path, *says;
+};
+
+static void expect_bad_fleet(const struct bad_fleet *b)
+{
+    char path[128], at[160];
+    tp_test_write(dir, "bad.yaml", b->text, path, sizeof path);
+    struct tp_triage_fleet f;
+    tp_error err = {0};
+    int rc = tp_triage_fleet_load(path, &f, &err);
+    if (rc != TP_EUSAGE)
+        fail_msg("%s: rc %d, expected TP_EUSAGE (%s)", b->name, rc, err.msg);
+    TP_EXPECT_ERR(b->name, err.msg, path, tp_test_err_at(at, sizeof at, b->where, b->path),
+                  b->says);
+}
+
 static void fleet_file_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *name, *text, *where, *path, *says;
-    } bad[] = {
+    static const struct bad_fleet bad[] = {
         {"empty", "# nothing\n", "1:1", "", "empty document"},
         {"no nodes", "noise: 5%\n", "1:1", "nodes", "required"},
         {"one node", "nodes: 1\n", "1:8", "nodes", "between 2 and 1000000"},
@@ -1370,17 +1387,8 @@ static void fleet_file_errors(void **state)
         {"a cable past the fleet", "nodes: 8\nbad_cables: [{node: 8, severity: 15%}]\n", "2:21",
          "bad_cables[0].node", "node 8: the fleet has nodes 0 to 7"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char path[128], at[160];
-        tp_test_write(dir, "bad.yaml", bad[i].text, path, sizeof path);
-        struct tp_triage_fleet f;
-        tp_error err = {0};
-        int rc = tp_triage_fleet_load(path, &f, &err);
-        if (rc != TP_EUSAGE)
-            fail_msg("%s: rc %d, expected TP_EUSAGE (%s)", bad[i].name, rc, err.msg);
-        TP_EXPECT_ERR(bad[i].name, err.msg, path,
-                      tp_test_err_at(at, sizeof at, bad[i].where, bad[i].path), bad[i].says);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        expect_bad_fleet(&bad[i]);
     tp_error err = {0};
     struct tp_triage_fleet f;
     assert_int_equal(tp_triage_fleet_load("/nonexistent/fleet.yaml", &f, &err), TP_EUSAGE);
@@ -1424,9 +1432,7 @@ static void fleet_file_noise(void **state)
 static void fleet_file_noise_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *name, *text, *where, *path, *says;
-    } bad[] = {
+    static const struct bad_fleet bad[] = {
         {"spike rate past 100 %", "nodes: 8\nspikes: {rate: 150%, size: 50%}\n", "2:16",
          "spikes.rate", "'150%' must be between 0 and 100%"},
         {"negative spike rate", "nodes: 8\nspikes: {rate: -1%, size: 50%}\n", "2:16", "spikes.rate",
@@ -1450,17 +1456,8 @@ static void fleet_file_noise_errors(void **state)
         {"drift below -50 %", "nodes: 8\ndrift: -0.7\n", "2:8", "drift",
          "'-0.7' must be between -50% and 100%"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char path[128], at[160];
-        tp_test_write(dir, "bad.yaml", bad[i].text, path, sizeof path);
-        struct tp_triage_fleet f;
-        tp_error err = {0};
-        int rc = tp_triage_fleet_load(path, &f, &err);
-        if (rc != TP_EUSAGE)
-            fail_msg("%s: rc %d, expected TP_EUSAGE (%s)", bad[i].name, rc, err.msg);
-        TP_EXPECT_ERR(bad[i].name, err.msg, path,
-                      tp_test_err_at(at, sizeof at, bad[i].where, bad[i].path), bad[i].says);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        expect_bad_fleet(&bad[i]);
 }
 
 int main(void)
