@@ -207,6 +207,18 @@ static int all(struct tp_conn *c, const json_t *body, const struct session *s, t
     return rc;
 }
 
+/* the answer that ends a barrier: the gone, never rank 0 */
+static int gone(struct tp_conn *c, const json_t *body, const struct session *s, tp_error *err)
+{
+    int size = group_of(s, 1);
+    bool *g = calloc((size_t)size, sizeof *g);
+    FZ_ASSERT(g, "out of memory");
+    int rc = tp_boot_parse_gone(c, body, size, g, err);
+    FZ_ASSERT(!g[0], "rank 0 accepted as gone");
+    free(g);
+    return rc;
+}
+
 /* byte 0 picks a row */
 static const struct {
     const char *name;
@@ -215,6 +227,7 @@ static const struct {
     {"REQUEST", request},     {"CONNECT", connect_}, {"RUN", run},
     {"JOIN", join},           {"TIME", time_},       {"GROUP", group},
     {"GATHER", contribution}, {"GATHER part", part}, {"GATHER all", all},
+    {"GATHER gone", gone},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -226,7 +226,19 @@ typedef int (*tp_boot_each_fn)(void *ctx, int r, const char *data, tp_error *err
 int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                         tp_error *err);
 
-/* Wait until every rank has arrived. */
+/* Rank 0 gives every rank its own string: parts[r] (rank 0 only; any
+ * length, valid UTF-8; parts[r] of a rank left out is not sent, and may be
+ * NULL) reaches rank r as *mine (malloc'd, free it), rank 0's own too. The
+ * bytes are what each rank needs and no more: the sum of the parts'
+ * lengths out of rank 0, one part into each rank (where an allgather sends
+ * every rank everything). A rank lost on the way is left out as in a
+ * gather; on the others an error says that rank 0 was lost or what it
+ * reported. */
+int tp_boot_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err);
+
+/* Wait until every rank has arrived. Over a star, rank 0 answers each rank
+ * with the ranks left out so far, not with everyone's part: a barrier
+ * costs each rank bytes by the lost, not by the group's size. */
 int tp_boot_barrier(struct tp_boot *b, tp_error *err);
 
 /* Leave the group. Rank 0 of a local group also waits for the ranks it
@@ -277,6 +289,11 @@ int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const c
  * with more not NULL, a part of a gather, which also carries "more". */
 int tp_boot_parse_data(struct tp_conn *c, const json_t *body, size_t max, const char **data,
                        bool *more, tp_error *err);
+
+/* Read the GATHER that ends a barrier: {"gone"}, every rank left out so
+ * far (each in 1..size - 1), marked in gone[] (the others unchanged). */
+int tp_boot_parse_gone(struct tp_conn *c, const json_t *body, int size, bool *gone,
+                       tp_error *err);
 
 /* Read the gathered GATHER rank 0 sends back: {"all"}, size strings of at
  * most TP_BOOT_MAX_BLOB bytes (without NUL) into all[0..size); null for a

@@ -291,6 +291,12 @@ int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn,
     return b->be->gather(b, mine, fn, ctx, err);
 }
 
+int tp_boot_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err)
+{
+    *mine = NULL;
+    return b->be->scatter(b, parts, mine, err);
+}
+
 int tp_boot_barrier(struct tp_boot *b, tp_error *err)
 {
     return b->be->barrier(b, err);

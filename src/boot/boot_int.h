@@ -65,6 +65,9 @@ struct tp_boot_backend {
      * other ranks. */
     int (*gather)(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                   tp_error *err);
+    /* tp_boot_scatter: *mine set to parts[b->rank] (parts read on rank 0
+     * alone) */
+    int (*scatter)(struct tp_boot *b, char *const *parts, char **mine, tp_error *err);
     int (*barrier)(struct tp_boot *b, tp_error *err);
     /* Bound every later operation: rank 0 waits at most ns for each rank
      * (one silent longer is lost), the others twice that for rank 0, which
@@ -133,6 +136,7 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
 int tp__boot_star_allgather(struct tp_boot *b, const char *mine, char **res, tp_error *err);
 int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, void *ctx,
                          tp_error *err);
+int tp__boot_star_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err);
 int tp__boot_star_barrier(struct tp_boot *b, tp_error *err);
 void tp__boot_star_set_timeout(struct tp_boot *b, uint64_t ns);
 int tp__boot_star_fini(struct tp_boot *b);

@@ -130,6 +130,7 @@ const struct tp_boot_backend tp__boot_env = {
     .init = env_init,
     .allgather = tp__boot_star_allgather,
     .gather = tp__boot_star_gather,
+    .scatter = tp__boot_star_scatter,
     .barrier = tp__boot_star_barrier,
     .set_timeout = tp__boot_star_set_timeout,
     .can_leave_out = true,

@@ -61,6 +61,25 @@ int tp_boot_parse_time(struct tp_conn *c, const json_t *body, int64_t *t, tp_err
     return rc;
 }
 
+/* The ranks an optional "gone" array of body names (each in 1..size - 1)
+ * set in gone[]; what, the frame as an error names it. */
+static int gone_of(struct tp_conn *c, const json_t *body, const char *what, int size, bool *gone,
+                   tp_error *err)
+{
+    const json_t *g = json_object_get(body, "gone"), *v;
+    size_t i;
+    if (g && !json_is_array(g))
+        return tp_error_set(err, TP_EPROTO, "peer %s: %s's gone is not an array", c->peer, what);
+    json_array_foreach(g, i, v) {
+        json_int_t r = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (r < 1 || r >= size)
+            return tp_error_set(err, TP_EPROTO, "peer %s: %s's gone names a rank not in 1..%d",
+                                c->peer, what, size - 1);
+        gone[r] = true;
+    }
+    return 0;
+}
+
 int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const char **hosts,
                         int64_t *offset, uint64_t *rtt, bool *gone, tp_error *err)
 {
@@ -87,19 +106,18 @@ int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const c
         rtt[r] = (uint64_t)json_integer_value(tv);
         gone[r] = false;
     }
-    const json_t *g = json_object_get(body, "gone"), *v;
-    size_t i;
-    if (g && !json_is_array(g))
-        return tp_error_set(err, TP_EPROTO, "peer %s: GROUP's gone is not an array", c->peer);
-    json_array_foreach(g, i, v) {
-        json_int_t r = json_is_integer(v) ? json_integer_value(v) : 0;
-        if (r < 1 || r >= size)
-            return tp_error_set(err, TP_EPROTO,
-                                "peer %s: GROUP's gone names a rank not in 1..%d", c->peer,
-                                size - 1);
-        gone[r] = true;
-    }
-    return 0;
+    return gone_of(c, body, "GROUP", size, gone, err);
+}
+
+int tp_boot_parse_gone(struct tp_conn *c, const json_t *body, int size, bool *gone, tp_error *err)
+{
+    if (size < 1 || size > TP_BOOT_MAX_RANKS)
+        return tp_error_set(err, TP_EPROTO, "peer %s: GATHER for a group of %d ranks", c->peer,
+                            size);
+    if (!json_is_array(json_object_get(body, "gone")))
+        return tp_error_set(err, TP_EPROTO, "peer %s: the barrier's answer has no gone array",
+                            c->peer);
+    return gone_of(c, body, "the barrier's answer", size, gone, err);
 }
 
 int tp_boot_parse_data(struct tp_conn *c, const json_t *body, size_t max, const char **data,

@@ -125,6 +125,7 @@ const struct tp_boot_backend tp__boot_local = {
     .init = local_init,
     .allgather = tp__boot_star_allgather,
     .gather = tp__boot_star_gather,
+    .scatter = tp__boot_star_scatter,
     .barrier = tp__boot_star_barrier,
     .set_timeout = tp__boot_star_set_timeout,
     .can_leave_out = true,

@@ -5,6 +5,7 @@
  * launcher ends the job when a rank dies. The only file that sees MPI: in a
  * build without it the row stays (the launcher is still detected, its
  * variables still known) and its init says that this build has none. */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +268,47 @@ static int mpi_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, v
     return frc;
 }
 
+/* The parts' lengths first, then the parts (MPI_Scatterv). */
+static int mpi_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err)
+{
+    int *lens = NULL, *offs = NULL, len = 0, mrc = 0;
+    char *buf = NULL;
+    bool nomem = false;
+    if (b->rank == 0) {
+        lens = calloc((size_t)b->size, sizeof *lens);
+        offs = calloc((size_t)b->size, sizeof *offs);
+        size_t total = 0;
+        for (int r = 0; lens && r < b->size; r++)
+            total += parts[r] ? strlen(parts[r]) : 0;
+        nomem = !lens || !offs || total > INT_MAX || !(buf = malloc(total + 1));
+        for (int r = 0, at = 0; !nomem && r < b->size; r++) {
+            lens[r] = parts[r] ? (int)strlen(parts[r]) : 0;
+            offs[r] = at;
+            memcpy(buf + at, parts[r] ? parts[r] : "", (size_t)lens[r]);
+            at += lens[r];
+        }
+        if (nomem) /* every rank still takes part: an empty part each */
+            for (int r = 0; lens && r < b->size; r++)
+                lens[r] = 0;
+    }
+    if ((mrc = MPI_Scatter(lens, 1, MPI_INT, &len, 1, MPI_INT, 0, MPI_COMM_WORLD)) == 0) {
+        *mine = malloc((size_t)len + 1);
+        mrc = MPI_Scatterv(buf, lens, offs, MPI_CHAR, *mine ? *mine : (char[1]){0},
+                           *mine ? len : 0, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (*mine)
+            (*mine)[len] = 0;
+    }
+    free(buf);
+    free(lens);
+    free(offs);
+    if (mrc) {
+        free(*mine);
+        *mine = NULL;
+        return mpi_fail(mrc, "scatter", err);
+    }
+    return nomem || !*mine ? tp_error_set(err, TP_ENOMEM, "scatter") : 0;
+}
+
 static int mpi_barrier(struct tp_boot *b, tp_error *err)
 {
     (void)b;
@@ -318,6 +360,7 @@ const struct tp_boot_backend tp__boot_mpi = {
 #ifdef TP_HAVE_MPI
     .allgather = mpi_allgather,
     .gather = mpi_gather,
+    .scatter = mpi_scatter,
     .barrier = mpi_barrier,
     .fini = mpi_fini,
     .abort = mpi_abort,

@@ -781,15 +781,70 @@ int tp__boot_star_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn
     return frc;
 }
 
-/* A barrier is an allgather of nothing: rank 0 answers once all arrived. */
+/* Rank 0 sends each rank its part, one at a time (send_text: a long part
+ * in several frames); a rank it cannot reach is lost. */
+int tp__boot_star_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err)
+{
+    int rc = 0;
+    if (b->rank != 0) {
+        if ((rc = recv_text(&b->conn[0], TP_F_GATHER, NULL, mine, err)))
+            tp_error_prefix(err, "rank %d: scatter from rank 0 on %s", b->rank,
+                            tp__boot_host(b, 0));
+        return rc;
+    }
+    for (int r = 1; r < b->size && !rc; r++)
+        if (!b->gone[r] && (rc = send_text(&b->conn[r], TP_F_GATHER, parts[r] ? parts[r] : "", err)))
+            rc = lose(b, r, err);
+    if (rc) {
+        tell_all(b, err);
+        return rc;
+    }
+    *mine = strdup(parts[0] ? parts[0] : "");
+    return *mine ? 0 : tp_error_set(err, TP_ENOMEM, "scatter");
+}
+
+/* A barrier: every rank sends an empty part; rank 0, once all arrived (or
+ * were left out), answers each with the ranks left out so far. */
 int tp__boot_star_barrier(struct tp_boot *b, tp_error *err)
 {
-    char **res = calloc((size_t)b->size, sizeof *res);
-    int rc =
-        res ? tp__boot_star_allgather(b, "", res, err) : tp_error_set(err, TP_ENOMEM, "allgather");
-    for (int r = 0; res && r < b->size; r++)
-        free(res[r]);
-    free(res);
+    int rc = 0;
+    json_t *m = NULL;
+    if (b->rank != 0) {
+        json_t *e = json_pack("{s:s}", "data", "");
+        rc = e ? tp_wire_send(&b->conn[0], TP_F_GATHER, e, err)
+               : tp_error_set(err, TP_ENOMEM, "barrier");
+        json_decref(e);
+        if (!rc && !(rc = tp_wire_expect(&b->conn[0], TP_F_GATHER, &m, err)))
+            rc = tp_boot_parse_gone(&b->conn[0], m, b->size, b->gone, err);
+        json_decref(m);
+        if (rc)
+            tp_error_prefix(err, "rank %d: barrier through rank 0 on %s", b->rank,
+                            tp__boot_host(b, 0));
+        return rc;
+    }
+    uint64_t deadline = tp_now_ns() + b->timeout_ns;
+    for (int r = 1; r < b->size && !rc; r++) {
+        const char *s;
+        if (!b->gone[r] &&
+            ((rc = read_part(b, r, deadline, &m, err)) ||
+             (rc = tp_boot_parse_data(&b->conn[r], m, TP_BOOT_MAX_BLOB, &s, NULL, err))))
+            rc = lose(b, r, err);
+        json_decref(m);
+        m = NULL;
+    }
+    json_t *gone = json_array();
+    for (int r = 1; r < b->size && gone; r++)
+        if (b->gone[r])
+            json_array_append_new(gone, json_integer(r));
+    json_t *answer = gone ? json_pack("{s:o}", "gone", gone) : NULL;
+    if (!rc && !answer)
+        rc = tp_error_set(err, TP_ENOMEM, "barrier");
+    for (int r = 1; r < b->size && !rc; r++)
+        if (!b->gone[r] && (rc = tp_wire_send(&b->conn[r], TP_F_GATHER, answer, err)))
+            rc = lose(b, r, err);
+    json_decref(answer);
+    if (rc)
+        tell_all(b, err);
     return rc;
 }
 

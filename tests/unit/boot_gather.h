@@ -92,6 +92,51 @@ static int allgather_long_check(struct tp_boot *b)
     return 0;
 }
 
+/* Rank r's part of scatter_check: rank 1's long (several frames, a
+ * character of three bytes across their bounds), rank 2's empty, the
+ * others short; malloc'd. */
+static char *scatter_part(int r)
+{
+    size_t len = r == 1 ? 3 * TP_BOOT_GATHER_PART + 5 : 32;
+    char *p = malloc(len + 1);
+    if (!p)
+        return NULL;
+    if (r == 1) {
+        for (size_t i = 0; i + 3 <= len; i += 3)
+            memcpy(p + i, "€", 3);
+        memset(p + len - len % 3, 'x', len % 3);
+        p[len] = 0;
+    } else {
+        snprintf(p, len + 1, r == 2 ? "" : "part-%d", r);
+    }
+    return p;
+}
+
+/* tp_boot_scatter: each rank gets its own part and only it. */
+static int scatter_check(struct tp_boot *b)
+{
+    int rank = tp_boot_rank(b), size = tp_boot_size(b), rc = 0;
+    char **parts = rank == 0 ? calloc((size_t)size, sizeof *parts) : NULL, *mine = NULL;
+    for (int r = 0; parts && r < size; r++)
+        parts[r] = scatter_part(r);
+    tp_error err;
+    if (tp_boot_scatter(b, parts, &mine, &err)) {
+        fprintf(stderr, "rank %d: scatter: %s\n", rank, err.msg);
+        rc = 17;
+    }
+    char *want = scatter_part(rank);
+    if (!rc && (!want || strcmp(mine, want) != 0)) {
+        fprintf(stderr, "rank %d: scattered %zu bytes, not its part\n", rank, strlen(mine));
+        rc = 18;
+    }
+    free(want);
+    free(mine);
+    for (int r = 0; parts && r < size; r++)
+        free(parts[r]);
+    free(parts);
+    return rc;
+}
+
 /* What rank 0's callback saw of a tp_boot_gather_each. */
 struct each_seen {
     int next;     /* the rank expected next */

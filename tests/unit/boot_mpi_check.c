@@ -87,7 +87,8 @@ int main(void)
         return 1;
     }
     tp_boot_free_strings(all, size);
-    if (gather_check(b) || gather_each_check(b) || allgather_long_check(b))
+    if (gather_check(b) || gather_each_check(b) || allgather_long_check(b) ||
+        scatter_check(b))
         return 1;
     printf("ok rank %d of %d on %s\n", rank, size, tp_boot_host(b, rank));
     return tp_boot_fini(b);

@@ -259,6 +259,8 @@ static int group_work(struct tp_boot *b)
         grc = gather_each_check(b);
     if (!grc)
         grc = allgather_long_check(b);
+    if (!grc)
+        grc = scatter_check(b);
     if (grc)
         return grc;
     if (size > 1 && getenv("TP_TEST_SKEWED") &&
@@ -370,8 +372,9 @@ static int lo_each(void *ctx, int r, const char *data, tp_error *err)
 
 /* A local group of 7 that leaves the lost out, its operations bounded to
  * 1.5 s: rank 2 dies after joining, ranks 4, 5 and 6 stay silent. The
- * others' allgather goes on without them, the same NULLs on every rank; so
- * do a barrier and a gather (fn sees NULL for each). The three silent ranks
+ * others' barrier goes on without them and tells every rank who is gone;
+ * an allgather has the same NULLs on every rank; a scatter skips them and
+ * so does a gather (fn sees NULL for each). The three silent ranks
  * cost one timeout, not three: the others wait 3 s for rank 0, which
  * waiting 1.5 s for each in turn (4.5 s) would exceed. */
 static int leave_out_group(void *arg)
@@ -395,6 +398,14 @@ static int leave_out_group(void *arg)
     }
     char mine[24], **all = NULL;
     snprintf(mine, sizeof mine, "rank-%d", me);
+    /* a barrier first: its answer tells every rank who is gone */
+    if (!rc && tp_boot_barrier(b, &err))
+        rc = rank_fail("barrier", &err);
+    for (int r = 0; !rc && r < LO_SIZE; r++)
+        if ((r == 2 || r >= 4) != tp_boot_gone(b, r)) {
+            fprintf(stderr, "rank %d: after the barrier gone(%d) = %d\n", me, r, tp_boot_gone(b, r));
+            rc = 17;
+        }
     if (!rc && tp_boot_allgather(b, mine, &all, &err))
         rc = rank_fail("allgather", &err);
     for (int r = 0; !rc && r < LO_SIZE; r++) {
@@ -411,8 +422,17 @@ static int leave_out_group(void *arg)
         }
     }
     tp_boot_free_strings(all, LO_SIZE);
-    if (!rc && tp_boot_barrier(b, &err))
-        rc = rank_fail("barrier", &err);
+    /* a scatter skips the gone: parts of theirs may be NULL */
+    char *parts[LO_SIZE] = {0}, *got = NULL;
+    for (int r = 0; me == 0 && r < LO_SIZE; r++)
+        parts[r] = r == 2 || r >= 4 ? NULL : mine; /* rank 0's word: its own name */
+    if (!rc && tp_boot_scatter(b, parts, &got, &err))
+        rc = rank_fail("scatter", &err);
+    if (!rc && strcmp(got, "rank-0") != 0) {
+        fprintf(stderr, "rank %d: scattered %s\n", me, got);
+        rc = 18;
+    }
+    free(got);
     if (!rc && tp_boot_gather_each(b, mine, lo_each, NULL, &err))
         rc = rank_fail("gather", &err);
     for (int r = 0; !rc && me == 0 && r < LO_SIZE; r++)
