@@ -125,6 +125,18 @@ struct tp_triage_opts {
      * a node that never joined, in no leaf); NULL: node i (then topo has
      * exactly the fleet's nodes). Read by tp_triage_new only. */
     const int *topo_nodes;
+    /* Evict or localise (docs/fleet.md): what the decision made when the
+     * screen ends with suspects weighs, in plan's names and units
+     * (docs/plan.md, `cluster`): GPUs a node (0: 8, at most
+     * plan's TP_PLAN_MAX_GPUS_PER_NODE), a node's mean time between failures
+     * (0: 6000 h), what swapping nodes into the job costs it, the
+     * restart (0: 10 min), nodes standing by to take a suspect's place
+     * (0: none) and how long an evicted node is away before it is
+     * returned (0: 1 h). Negative values are refused by tp_triage_new. */
+    int gpus_per_node;
+    double mtbf_node_s, restart_s;
+    int spare_nodes;
+    double evict_return_s;
 };
 
 /* Rounds of each stage tier would plan for n nodes (all zero for an
@@ -202,8 +214,66 @@ void tp_triage_stop(tp_triage *t, const char *why);
  * before tp_triage_result. TP_EUSAGE for v out of range. */
 int tp_triage_link_errors(tp_triage *t, int v, const char *what, tp_error *err);
 
+/* The round tp_triage_record took last took seconds of wall time (> 0,
+ * finite), as its driver measured it: the decision to evict or isolate
+ * (tp_triage_decision) weighs the isolation's rounds at the mean of the
+ * rounds measured before it, else at the estimate's durations. TP_EUSAGE
+ * for a bad time, before the first round is recorded, or a second time
+ * for one round. */
+int tp_triage_round_took(tp_triage *t, double seconds, tp_error *err);
+
 /* Rounds recorded so far in stage s (TP_TRIAGE_NSTAGES: all of them). */
 int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s);
+
+/* ---- evict or localise (docs/fleet.md) ---- */
+
+/* What the choice between waiting for the isolation of a suspect group
+ * and evicting the whole group now weighs. */
+struct tp_triage_decide_in {
+    int nodes;             /* the job's nodes (alive when the screen ended) */
+    int suspects;          /* nodes in the suspect group */
+    int rounds_left;       /* isolation rounds still to run, at most */
+    double round_s;        /* one isolation round */
+    int gpus_per_node;
+    double mtbf_node_s;    /* a node's mean time between failures */
+    double restart_s;      /* swapping nodes into the job: reschedule, reload */
+    int spare_nodes;       /* nodes standing by to take a suspect's place */
+    double evict_return_s; /* an evicted node away before it is returned */
+    double alpha, beta;    /* the isolation's sequential test: a false name in the
+                              run, a missed fault of min_effect per suspect */
+    double min_effect;     /* the least slowdown a fault is named at */
+};
+
+/* Expected GPU-hours lost by each choice, and its terms. */
+struct tp_triage_decision {
+    bool evict;            /* evicting loses fewer (a tie: isolate) */
+    double isolate_gpu_h, evict_gpu_h;
+    double iso_wait_gpu_h;     /* every GPU of the job waits out the rounds */
+    double iso_fail_gpu_h;     /* a node failing meanwhile restarts the job */
+    double iso_false_gpu_h;    /* a sound node named (alpha), away until returned */
+    double iso_missed_gpu_h;   /* the fault cleared (beta): the job slower by
+                                  min_effect until its next failure */
+    double evict_restart_gpu_h; /* every GPU of the job waits out the restart */
+    double evict_fail_gpu_h;    /* a node failing meanwhile restarts it again */
+    double evict_short_gpu_h;   /* sound suspects no spare replaces: the job that
+                                   many nodes short until they are returned */
+};
+
+/* The expected GPU-hours each choice loses, with one fault among the
+ * suspects (it leaves the job under either choice, so neither is charged
+ * for it); g = gpus_per_node, G = nodes x g, W = rounds_left x round_s, M
+ * the MTBF, R the restart (docs/fleet.md, "Evict or localise"):
+ *   isolate = G W + (nodes W / M) G R + alpha g return + beta min_effect g M
+ *   evict   = G R + (nodes R / M) G R + max(suspects - max(spares, 1), 0) g return
+ * each over 3600 s; evict when it loses fewer. Inputs as tp_triage_new
+ * checks them (mtbf_node_s > 0); no error. */
+void tp_triage_decide(const struct tp_triage_decide_in *in, struct tp_triage_decision *out);
+
+/* The decision made when the screen ended with suspects, as the result
+ * holds it (its "decision", below), a new reference; NULL before the
+ * screen ended, when it raised no suspects (nothing to decide), or on
+ * ENOMEM. A driver may print its "says" as the isolation starts. */
+json_t *tp_triage_decision_json(const tp_triage *t);
 
 /* The judgement, when tp_triage_next has returned NULL (before: what is
  * known so far):
@@ -211,7 +281,8 @@ int tp_triage_rounds(const tp_triage *t, enum tp_triage_stage s);
  *    "rounds_isolation", "isolation_bound", "pair_median", "spread",
  *    "threshold", "named": [{"kind": "node" | "link", "node" | "a","b",
  *                             "test", "value", "median", "says"}],
- *    "counts": {STATUS: n}, "nodes_detail": [VERDICT per node]}
+ *    "counts": {STATUS: n}, "nodes_detail": [VERDICT per node],
+ *    "decision": tp_triage_decision_json's, or null}
  * where a VERDICT is tp_triage_verdict's. NULL on TP_ENOMEM. */
 json_t *tp_triage_result(const tp_triage *t, tp_error *err);
 
@@ -312,6 +383,10 @@ struct tp_triage_fleet {
     struct tp_triage_death {
         int node, round; /* dies in that round (1-based, counting every round) */
     } dies[TP_TRIAGE_SIM_MAX_FAULTS];
+    /* what the decision to evict or isolate weighs: tp_triage_opts' fields
+     * of the same names, where the options leave them 0 */
+    int gpus_per_node, spare_nodes;
+    double mtbf_node_s, restart_s, evict_return_s;
 };
 
 /* Read a model fleet from a YAML file (docs/fleet.md, "The simulator"):

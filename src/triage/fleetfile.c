@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "tp/plan.h" /* TP_PLAN_MAX_GPUS_PER_NODE: plan's bound on the same key */
 #include "tp/triage.h"
 #include "tp/yaml.h"
 
@@ -28,6 +29,18 @@ static const struct tp_yaml_range size_range = {0, 10, false, "must be between 0
 static const struct tp_yaml_range leaf_range = {1, TP_TRIAGE_MAX_NODES, false,
                                                 "must be a node count between 1 and 1000000"};
 static const struct tp_yaml_range drift_range = {-0.5, 1, false, "must be between -50% and 100%"};
+/* evict or localise: plan's cluster keys (docs/plan.md), their ranges
+ * but for the restart, which costs something here (0: the default) */
+static const struct tp_yaml_range gpn_range = {1, TP_PLAN_MAX_GPUS_PER_NODE, false,
+                                               "must be at least 1 and at most 1024 GPUs per node"};
+static const struct tp_yaml_range mtbf_range = {60, 1000 * 31536000.0, false,
+                                                "must be between 1 min and 1000 y"};
+static const struct tp_yaml_range restart_range = {0, 7 * 86400, true,
+                                                   "must be above 0 and at most 1 w"};
+static const struct tp_yaml_range spares_range = {0, TP_TRIAGE_MAX_NODES, false,
+                                                  "must be a node count between 0 and 1000000"};
+static const struct tp_yaml_range return_range = {0, 31536000, true,
+                                                  "must be above 0 and at most 1 y"};
 
 static int link_check(struct tp_yaml *y, const node *map, const node *at, const char *path,
                       void *base, uint64_t seen);
@@ -154,6 +167,17 @@ static const key top_keys[] = {
      .elem = &missing_elem, .what = "a sequence of node numbers", .eg = "[44, 45]"},
     {.name = "dies", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, dies, ndies),
      .elem = &death_elem, .what = "a sequence of deaths", .eg = "[{node: 8, round: 3}]"},
+    /* evict or localise (docs/fleet.md) */
+    {.name = "gpus_per_node", .kind = TP_YAML_UINT, .off = offsetof(FL, gpus_per_node),
+     .range = &gpn_range, .def = 8, .what = "a GPU count", .eg = "8"},
+    {.name = "mtbf_per_node", .kind = TP_YAML_DUR, .off = offsetof(FL, mtbf_node_s),
+     .range = &mtbf_range, .def = 6000 * 3600.0, .eg = "6000h"},
+    {.name = "restart", .kind = TP_YAML_DUR, .off = offsetof(FL, restart_s),
+     .range = &restart_range, .def = 600, .eg = "10m"},
+    {.name = "spare_nodes", .kind = TP_YAML_UINT, .off = offsetof(FL, spare_nodes),
+     .range = &spares_range, .what = "a node count", .eg = "16"},
+    {.name = "evict_return", .kind = TP_YAML_DUR, .off = offsetof(FL, evict_return_s),
+     .range = &return_range, .def = 3600, .eg = "1h"},
 };
 static const table top_tbl = {top_keys, TP_YAML_NKEYS(top_keys), fleet_check, NULL};
 /* clang-format on */

@@ -396,6 +396,12 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         oo = *o;
     if (s.fab.topo)
         oo.topo = s.fab.topo;
+    /* evict or localise: the fleet's, where the options leave them */
+    oo.gpus_per_node = oo.gpus_per_node ? oo.gpus_per_node : f->gpus_per_node;
+    oo.spare_nodes = oo.spare_nodes ? oo.spare_nodes : f->spare_nodes;
+    oo.mtbf_node_s = oo.mtbf_node_s > 0 ? oo.mtbf_node_s : f->mtbf_node_s;
+    oo.restart_s = oo.restart_s > 0 ? oo.restart_s : f->restart_s;
+    oo.evict_return_s = oo.evict_return_s > 0 ? oo.evict_return_s : f->evict_return_s;
     for (int v = 0; rc == 0 && v < n; v++) {
         s.fnet[v] = s.fall[v] = 1;
         s.stamp[v] = -1;
@@ -460,6 +466,8 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         if (each)
             each(u, round, r, fig);
         rc = tp_triage_record(t, fig, s.lost, err);
+        if (rc == 0) /* its simulated wall time, as a driver measures a round's */
+            rc = tp_triage_round_took(t, longest + t->o.round_gap_s, err);
     }
     if (rc == 0) {
         json_t *res = tp__triage_result_of(t, brief, err);

@@ -31,6 +31,17 @@ void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *
         out->group_s = 5;
     if (out->round_gap_s <= 0)
         out->round_gap_s = 0.2;
+    /* evict or localise: plan's example cluster (docs/plan.md) */
+    if (out->gpus_per_node <= 0)
+        out->gpus_per_node = 8;
+    if (out->mtbf_node_s <= 0)
+        out->mtbf_node_s = 6000 * 3600.0;
+    if (out->restart_s <= 0)
+        out->restart_s = 600;
+    if (out->spare_nodes < 0)
+        out->spare_nodes = 0;
+    if (out->evict_return_s <= 0)
+        out->evict_return_s = 3600;
 }
 
 int tp__triage_one_round(int m, const struct tp_triage_opts *o)

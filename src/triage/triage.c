@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp/plan.h" /* TP_PLAN_MAX_GPUS_PER_NODE: the same bound as plan's */
 #include "triage_int.h"
 
 int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_triage **out,
@@ -30,6 +31,13 @@ int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_
         return tp_error_set(err, TP_EUSAGE, "sequential test out of range (alpha %g, beta %g: "
                             "below 0.5; repeats %d: 2 to %d)", d.alpha, d.beta, d.repeats,
                             TP_TRIAGE_MAX_REPEATS);
+    if (o && (o->gpus_per_node < 0 || o->gpus_per_node > TP_PLAN_MAX_GPUS_PER_NODE ||
+              o->mtbf_node_s < 0 || o->restart_s < 0 || o->spare_nodes < 0 ||
+              o->evict_return_s < 0))
+        return tp_error_set(err, TP_EUSAGE, "evict or localise: inputs out of range (%d GPUs a "
+                            "node: 1 to %d; MTBF %g s, restart %g s, %d spare nodes, return "
+                            "%g s: none below 0)", o->gpus_per_node, TP_PLAN_MAX_GPUS_PER_NODE,
+                            o->mtbf_node_s, o->restart_s, o->spare_nodes, o->evict_return_s);
     tp_triage *t = calloc(1, sizeof *t);
     if (!t)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
@@ -136,6 +144,7 @@ const struct tp_triage_round *tp_triage_next(tp_triage *t)
                     t->done = true;
                     return NULL;
                 }
+                tp__triage_decide_at_screen(t); /* evict or localise, with suspects */
             }
             if (!tp__triage_iso_round(t)) {
                 t->done = true;

@@ -162,6 +162,14 @@ struct tp_triage {
                                        spread of a ratio to it (isolate.c) */
     int harness_failures;
     char stopped[320];            /* why the run stopped before the end (tp_triage_stop), or "" */
+    /* evict or localise (decide.c): the round times its driver measured
+     * (tp_triage_round_took; [0] the planned rounds, [1] the isolation's)
+     * and the decision made when the screen ended with suspects */
+    double took_s[2];
+    int took_n[2], took_round;
+    bool decided, dec_measured;   /* dec_measured: dec_in.round_s was measured */
+    struct tp_triage_decide_in dec_in;
+    struct tp_triage_decision dec;
 };
 
 /* Append a measurement (TP_ENOMEM). */
@@ -218,6 +226,12 @@ void tp__triage_leaves_finish(tp_triage *t);
 /* After the tier's rounds: the fleet's medians and spreads, the suspects,
  * the first isolation actions, the known-good pool. 0 or TP_ENOMEM. */
 int tp__triage_screen_judge(tp_triage *t);
+
+/* ---- evict or localise (decide.c) ---- */
+
+/* Once the screen is judged: with suspects, the choice between their
+ * isolation and evicting them (t->decided, t->dec); none without. */
+void tp__triage_decide_at_screen(tp_triage *t);
 
 /* ---- isolation (isolate.c) ---- */
 

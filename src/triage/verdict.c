@@ -213,6 +213,10 @@ json_t *tp__triage_result_of(const tp_triage *t, bool brief, tp_error *err)
                           t->pair_median > 0 ? tp__triage_slow(t) : 0.0, "named", named_of(t),
                           "harness_failures", t->harness_failures, "counts", counts,
                           "nodes_detail", detail);
+    if (r) {
+        json_t *d = tp_triage_decision_json(t);
+        json_object_set_new(r, "decision", d ? d : json_null());
+    }
     if (r && t->stopped[0])
         json_object_set_new(r, "partial", json_string(t->stopped));
     if (!r)

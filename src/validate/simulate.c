@@ -76,6 +76,9 @@ static void print_outcome(FILE *out, const json_t *res)
             at += (size_t)snprintf(line + at, sizeof line - at, "%s%s %lld", at ? ", " : "", k,
                                    json_integer_value(c));
     fprintf(out, "verdicts: %s\n", line);
+    const json_t *decision = json_object_get(res, "decision"); /* null: no suspects */
+    if (json_is_object(decision))
+        fprintf(out, "decision: %s\n", json_string_value(json_object_get(decision, "says")));
     const json_t *rt = json_object_get(sim, "rounds_to_name");
     char w[32];
     tp_fmt_duration_s(json_real_value(json_object_get(sim, "wall_s")), w, sizeof w);

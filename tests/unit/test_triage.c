@@ -1328,6 +1328,23 @@ static void fleet_file(void **state)
     TP_NEAR(f.noise, 0.05, 1e-12);
     TP_EQ_INT(f.iters, 20);
     TP_EQ_INT(f.nslow + f.nlinks + f.nmissing + f.ndies, 0);
+    /* evict or localise: plan's defaults (8 GPUs, 6000 h, 10 min), no
+     * spare, back after 1 h; and given */
+    TP_EQ_INT(f.gpus_per_node, 8);
+    TP_NEAR(f.mtbf_node_s, 6000 * 3600.0, 0);
+    TP_NEAR(f.restart_s, 600, 0);
+    TP_EQ_INT(f.spare_nodes, 0);
+    TP_NEAR(f.evict_return_s, 3600, 0);
+    tp_test_write(dir, "evict.yaml",
+                  "nodes: 8\ngpus_per_node: 4\nmtbf_per_node: 2000h\nrestart: 90s\n"
+                  "spare_nodes: 16\nevict_return: 2h\n",
+                  path, sizeof path);
+    assert_int_equal(tp_triage_fleet_load(path, &f, &err), 0);
+    TP_EQ_INT(f.gpus_per_node, 4);
+    TP_NEAR(f.mtbf_node_s, 2000 * 3600.0, 0);
+    TP_NEAR(f.restart_s, 90, 0);
+    TP_EQ_INT(f.spare_nodes, 16);
+    TP_NEAR(f.evict_return_s, 7200, 0);
 }
 
 /* A fleet file that must be refused: its text, where the error points
@@ -1386,6 +1403,13 @@ static void fleet_file_errors(void **state)
         {"no per_leaf", "nodes: 64\nfabric: {spines: 2}\n", "2:1", "fabric.per_leaf", "required"},
         {"a cable past the fleet", "nodes: 8\nbad_cables: [{node: 8, severity: 15%}]\n", "2:21",
          "bad_cables[0].node", "node 8: the fleet has nodes 0 to 7"},
+        {"a negative MTBF", "nodes: 8\nmtbf_per_node: -5h\n", "2:16", "mtbf_per_node",
+         "'-5h' must be between 1 min and 1000 y"},
+        {"spares not whole", "nodes: 8\nspare_nodes: 2.5\n", "2:14", "spare_nodes",
+         "'2.5' is not a whole number"},
+        {"no restart", "nodes: 8\nrestart: 0\n", "2:10", "restart", "must be above 0"},
+        {"no GPUs", "nodes: 8\ngpus_per_node: 0\n", "2:16", "gpus_per_node",
+         "at least 1 and at most 1024"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_bad_fleet(&bad[i]);
@@ -1460,6 +1484,209 @@ static void fleet_file_noise_errors(void **state)
         expect_bad_fleet(&bad[i]);
 }
 
+/* ---- evict or localise (docs/fleet.md) ---- */
+
+/* The model at hand-worked inputs: 1,000 nodes of 8 GPUs (G = 8,000), 10
+ * suspects, 30 rounds of 4 s left (W = 120 s), MTBF 6,000 h (21.6e6 s), a
+ * 10 min restart, 4 spares, back after 1 h, alpha 1e-3, beta 0.01, min
+ * effect 10 %. Every figure below is worked out by hand from the
+ * formulas of docs/fleet.md, not by the code under test. */
+static const struct tp_triage_decide_in hand = {
+    .nodes = 1000, .suspects = 10, .rounds_left = 30, .round_s = 4, .gpus_per_node = 8,
+    .mtbf_node_s = 21.6e6, .restart_s = 600, .spare_nodes = 4, .evict_return_s = 3600,
+    .alpha = 1e-3, .beta = 0.01, .min_effect = 0.10};
+
+static void decide_model(void **state)
+{
+    (void)state;
+    struct tp_triage_decision d;
+    tp_triage_decide(&hand, &d);
+    /* isolate: 8,000 GPUs wait 120 s: 266.667 GPU-h; failures meanwhile
+     * 1000 x 120 / 21.6e6 = 1/180, each a restart of 8,000 x 600 s =
+     * 1333.33 GPU-h: 7.4074; a false name 1e-3 x 8 GPUs x 1 h = 0.008; a
+     * missed fault 0.01 x 0.10 x 8 x 6000 h = 48 */
+    TP_NEAR(d.iso_wait_gpu_h, 266.666667, 1e-5);
+    TP_NEAR(d.iso_fail_gpu_h, 7.407407, 1e-5);
+    TP_NEAR(d.iso_false_gpu_h, 0.008, 1e-9);
+    TP_NEAR(d.iso_missed_gpu_h, 48, 1e-9);
+    TP_NEAR(d.isolate_gpu_h, 266.666667 + 7.407407 + 0.008 + 48, 1e-4);
+    /* evict: the restart 1333.33; failures during it 1000 x 600 / 21.6e6
+     * = 1/36 of a restart: 37.037; 10 suspects, one of them the fault, 9
+     * sound ones, 3 spares left after the fault's: 6 nodes short for
+     * 1 h, 48 */
+    TP_NEAR(d.evict_restart_gpu_h, 1333.333333, 1e-5);
+    TP_NEAR(d.evict_fail_gpu_h, 37.037037, 1e-5);
+    TP_NEAR(d.evict_short_gpu_h, 48, 1e-9);
+    TP_NEAR(d.evict_gpu_h, 1333.333333 + 37.037037 + 48, 1e-4);
+    assert_false(d.evict);
+}
+
+/* Where the choice flips: in the restart (spares for every suspect), and
+ * in the spares (a short restart, the evicted away 4 h). */
+static void decide_flips(void **state)
+{
+    (void)state;
+    struct tp_triage_decision d;
+    /* spares for all: with a = G / 3600, k = n / M, evict = a (R + k R^2)
+     * and isolate = C + a k W R (its failures restart the job too), C =
+     * 266.6667 + 0.008 + 48 = 314.6747; equal at the root R* of
+     * k R^2 + (1 - k W) R - C / a = 0, C / a = 141.6036 s, k W = 1 / 180 */
+    double a = 8000 / 3600.0, k = 1000 / 21.6e6, kw = 1 / 180.0, c = 266.666667 + 0.008 + 48;
+    double r_star = (-(1 - kw) + sqrt((1 - kw) * (1 - kw) + 4 * k * c / a)) / (2 * k);
+    /* 141.6036 / (1 - 1/180) = 142.395, less the failures' share: 141.463 */
+    TP_NEAR(r_star, 141.463, 0.001);
+    struct tp_triage_decide_in in = hand;
+    in.spare_nodes = 10;
+    in.restart_s = r_star * (1 - 1e-6);
+    tp_triage_decide(&in, &d);
+    assert_true(d.evict);
+    TP_NEAR(d.evict_short_gpu_h, 0, 0);
+    in.restart_s = r_star * (1 + 1e-6);
+    tp_triage_decide(&in, &d);
+    assert_false(d.evict);
+    /* a 60 s restart, the evicted away 4 h: evict = 133.333 + 0.3704 +
+     * (9 - (P - 1)) x 8 x 4 = 133.704 + 32 (10 - P), for P >= 1; isolate
+     * 266.667 + 0.032 + 48 + a k W 60 = 315.439; evict is below it while
+     * 32 (10 - P) < 181.735, that is from P = 5 */
+    in.restart_s = 60;
+    in.evict_return_s = 4 * 3600;
+    in.spare_nodes = 5;
+    tp_triage_decide(&in, &d);
+    TP_NEAR(d.evict_short_gpu_h, 160, 1e-9);
+    TP_NEAR(d.evict_gpu_h, 133.333333 + 0.370370 + 160, 1e-4);
+    /* the false name's sound node away 4 h now: 1e-3 x 8 x 4 = 0.032 */
+    TP_NEAR(d.isolate_gpu_h, 266.666667 + 0.032 + 48 + 8000 / 3600.0 / 180 * 60, 1e-4);
+    assert_true(d.evict);
+    in.spare_nodes = 4;
+    tp_triage_decide(&in, &d);
+    TP_NEAR(d.evict_short_gpu_h, 192, 1e-9);
+    assert_false(d.evict);
+    /* no spare: the fault leaves the job either way, its 9 sound fellows
+     * short 4 h: 288, as with one spare */
+    in.spare_nodes = 0;
+    tp_triage_decide(&in, &d);
+    TP_NEAR(d.evict_short_gpu_h, 9 * 8 * 4, 1e-9);
+    assert_false(d.evict);
+    in.spare_nodes = 1;
+    tp_triage_decide(&in, &d);
+    TP_NEAR(d.evict_short_gpu_h, 9 * 8 * 4, 1e-9);
+    /* a tie is isolation's: nothing is learnt by evicting */
+    struct tp_triage_decide_in tie = {.nodes = 1, .suspects = 1, .rounds_left = 1,
+                                      .round_s = 600, .gpus_per_node = 1, .mtbf_node_s = 1e300,
+                                      .restart_s = 600, .evict_return_s = 1};
+    tp_triage_decide(&tie, &d);
+    TP_NEAR(d.isolate_gpu_h, d.evict_gpu_h, 0);
+    assert_false(d.evict);
+}
+
+/* A fleet of 64 with one slow node, simulated: the decision is made as
+ * the isolation starts, from the screen's measured rounds, and flips
+ * with the restart and the spares. */
+static json_t *decide_sim(double restart_s, int spares, int *spares_in_fleet)
+{
+    struct tp_triage_fleet f = {.n = 64, .noise = 0.05, .seed = 3, .nslow = 1};
+    f.slow[0].node = 17;
+    f.slow[0].severity = 0.25;
+    if (spares_in_fleet) /* through the fleet's keys rather than the options */
+        f.spare_nodes = *spares_in_fleet;
+    struct tp_triage_opts o = {.seed = 3, .restart_s = restart_s, .spare_nodes = spares};
+    json_t *res = NULL;
+    tp_error err = {0};
+    if (tp_triage_simulate(&f, &o, true, &res, &err))
+        fail_msg("simulate: %s", err.msg);
+    return res;
+}
+
+static void decide_in_the_triage(void **state)
+{
+    (void)state;
+    json_t *res = decide_sim(600, 0, NULL);
+    const json_t *d = json_object_get(res, "decision");
+    assert_true(json_is_object(d));
+    TP_EQ_STR(json_string_value(json_object_get(d, "choice")), "isolate");
+    long long sus = json_integer_value(json_object_get(d, "suspects"));
+    assert_true(sus >= 1);
+    /* the screen tier at 64 nodes: the gang and the groups (5 s + 0.2 s),
+     * 2 ring and 4 matching rounds (3 s + 0.2 s): 29.6 s over 8 rounds */
+    TP_NEAR(json_real_value(json_object_get(d, "round_s")), 29.6 / 8, 1e-9);
+    assert_true(json_is_true(json_object_get(d, "round_s_measured")));
+    TP_EQ_INT(json_integer_value(json_object_get(d, "rounds_left_bound")), 6 + 23);
+    TP_EQ_INT(json_integer_value(json_object_get(d, "nodes")), 64);
+    /* the defaults: 8 GPUs, 6000 h, 10 min, no spare, back after 1 h */
+    TP_EQ_INT(json_integer_value(json_object_get(d, "gpus_per_node")), 8);
+    TP_NEAR(json_real_value(json_object_get(d, "mtbf_per_node_s")), 21.6e6, 0);
+    TP_NEAR(json_real_value(json_object_get(d, "restart_s")), 600, 0);
+    TP_EQ_INT(json_integer_value(json_object_get(d, "spares")), 0);
+    /* isolate: 512 GPUs x 29 x 3.7 s = 15.260 GPU-h; failures 64 x 107.3 /
+     * 21.6e6 x 512 x 600 / 3600 = 0.02713; 0.008; 48 */
+    TP_NEAR(json_real_value(json_object_get(d, "isolate_gpu_hours")),
+            512 * 29 * 3.7 / 3600 + 64 * 29 * 3.7 / 21.6e6 * 512 * 600 / 3600 + 0.008 + 48,
+            1e-9);
+    /* evict: 85.333 + 64 x 600 / 21.6e6 x 85.333 + (sus - 1) x 8 x 1 h */
+    TP_NEAR(json_real_value(json_object_get(d, "evict_gpu_hours")),
+            512 * 600 / 3600.0 + 64 * 600 / 21.6e6 * 512 * 600 / 3600 + (double)(sus - 1) * 8,
+            1e-9);
+    /* the isolation ran all the same: what it cost, at its rounds' times */
+    double spent = json_real_value(json_object_get(d, "isolation_spent_gpu_hours"));
+    double iso = (double)json_integer_value(json_object_get(res, "rounds_isolation"));
+    assert_true(spent >= 512 * iso * 3.2 / 3600 - 1e-9 && spent <= 512 * iso * 5.2 / 3600 + 1e-9);
+    TP_HAS(json_string_value(json_object_get(d, "says")), "isolate: isolating the ");
+    json_decref(res);
+    /* a 1 min restart with a spare for every suspect: evicting loses
+     * 8.53 GPU-h and some, against the isolation's 63 */
+    res = decide_sim(60, 1000, NULL);
+    d = json_object_get(res, "decision");
+    TP_EQ_STR(json_string_value(json_object_get(d, "choice")), "evict");
+    TP_NEAR(json_real_value(json_object_get(json_object_get(json_object_get(d, "terms"), "evict"),
+                                            "short")),
+            0, 0);
+    TP_HAS(json_string_value(json_object_get(d, "says")), "a spare for each");
+    json_decref(res);
+    /* ... and the fleet's own key, where the options leave it */
+    int fleet_spares = 1000;
+    res = decide_sim(60, 0, &fleet_spares);
+    d = json_object_get(res, "decision");
+    TP_EQ_INT(json_integer_value(json_object_get(d, "spares")), 1000);
+    TP_EQ_STR(json_string_value(json_object_get(d, "choice")), "evict");
+    json_decref(res);
+}
+
+/* Zero suspects: nothing to decide, "decision" null; the round times and
+ * the inputs refused where they are bad. */
+static void decide_nothing_and_errors(void **state)
+{
+    (void)state;
+    struct tp_triage_fleet f = {.n = 64, .noise = 0.001, .seed = 1};
+    json_t *res = simulate(&f, NULL, 1);
+    TP_EQ_INT(json_array_size(json_object_get(res, "named")), 0);
+    TP_EQ_INT(json_integer_value(json_object_get(res, "rounds_isolation")), 0);
+    assert_true(json_is_null(json_object_get(res, "decision")));
+    json_decref(res);
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    assert_int_equal(tp_triage_new(8, NULL, NULL, &t, &err), 0);
+    assert_null(tp_triage_decision_json(t)); /* before the screen */
+    assert_int_equal(tp_triage_round_took(t, 3, &err), TP_EUSAGE); /* no round yet */
+    const struct tp_triage_round *r = tp_triage_next(t);
+    double fig[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    assert_int_equal(tp_triage_record(t, fig, NULL, &err), 0);
+    assert_int_equal(tp_triage_round_took(t, -1, &err), TP_EUSAGE);
+    TP_HAS(err.msg, "a time above 0");
+    assert_int_equal(tp_triage_round_took(t, INFINITY, &err), TP_EUSAGE);
+    assert_int_equal(tp_triage_round_took(t, 2.5, &err), 0);
+    assert_int_equal(tp_triage_round_took(t, 2.5, &err), TP_EUSAGE); /* once a round */
+    (void)r;
+    tp_triage_free(t);
+    struct tp_triage_opts bad[] = {{.mtbf_node_s = -1}, {.restart_s = -60}, {.spare_nodes = -1},
+                                   {.gpus_per_node = 1025}, {.evict_return_s = -1}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        t = NULL;
+        assert_int_equal(tp_triage_new(8, NULL, &bad[i], &t, &err), TP_EUSAGE);
+        assert_null(t);
+        TP_HAS(err.msg, "evict or localise");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1492,6 +1719,10 @@ int main(void)
         cmocka_unit_test(sim_noise_errors),
         cmocka_unit_test(fleet_file_noise),
         cmocka_unit_test(fleet_file_noise_errors),
+        cmocka_unit_test(decide_model),
+        cmocka_unit_test(decide_flips),
+        cmocka_unit_test(decide_in_the_triage),
+        cmocka_unit_test(decide_nothing_and_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -5,9 +5,10 @@
 # within the isolation bound and nothing else is; --budget picks the deepest
 # tier that fits and refuses one no tier fits; the result document is valid
 # and written for a refused run too, saying the noise model the figures
-# were drawn from; bad fleet files exit 2 naming
-# FILE:LINE:COL and the key; the tier options are refused outside the
-# simulator.
+# were drawn from; the evict-or-localise decision is in the document and
+# said, and flips with the restart and the spares (none without
+# suspects); bad fleet files exit 2 naming FILE:LINE:COL and the key; the
+# tier options are refused outside the simulator.
 . "$(dirname "$0")/../lib.sh"
 
 EX=$SRC/docs/examples/fleet.yaml
@@ -135,6 +136,39 @@ check "... the full tier's rounds: the gang, the groups, 511 of pairs" \
     test "$(json_get "$WORK/full.json" "r['rounds']['gang'], r['rounds']['groups'], r['rounds']['pairs']")" = "1 1 511"
 check "--json - : the document alone on stdout" \
     bash -c '"$1" validate --simulate "$2" --json - 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); assert d[\"command\"] == \"validate simulate\""' _ "$TP" "$EX"
+
+# evict or localise (docs/fleet.md): the decision when the screen ends
+# with suspects, in the document and said after the verdicts; it flips
+# with the restart and the spares; none without suspects
+check "the example's decision: isolate, said after the verdicts" \
+    test "$(json_get "$J" "r['decision']['choice'], r['decision']['rounds_left_bound'], r['decision']['round_s_measured']")" = "isolate 33 True"
+"$TP" validate --simulate "$EX" >"$WORK/out" 2>&1
+check "... said: a decision: line after the verdicts: line" \
+    test "$(grep -n -E '^(verdicts|decision): ' "$WORK/out" | cut -d: -f2 | tr '\n' ' ')" = "verdicts decision "
+evict_fleet() { # evict_fleet NAME EXTRA-KEYS: a 256-node fleet, one slow node
+    printf "nodes: 256\nseed: 2\nslow_nodes: [{node: 17, severity: 25%%}]\n$2" >"$WORK/$1.yaml"
+    run_rc 0 "$WORK/$1.out" "$TP" validate --simulate "$WORK/$1.yaml" --json "$WORK/$1.json"
+}
+choice_of() { json_get "$WORK/$1.json" "r['decision']['choice'], r['decision']['spares'], r['decision']['restart_s']"; }
+check "a 1 min restart, 64 spares: exit 0" evict_fleet ev1 'restart: 1m\nspare_nodes: 64\n'
+check "... evict" test "$(choice_of ev1)" = "evict 64 60.0"
+check "... said" grep -q "^decision: evict: evicting the [0-9]* suspect nodes now loses about .* a spare for each" "$WORK/ev1.out"
+check "... a valid result document" valid_doc "$WORK/ev1.json"
+check "a 10 min restart, 64 spares: exit 0" evict_fleet ev2 'restart: 10m\nspare_nodes: 64\n'
+check "... isolate" test "$(choice_of ev2)" = "isolate 64 600.0"
+check "a 1 min restart, no spare, the evicted away 2 days: exit 0" evict_fleet ev3 'restart: 1m\nevict_return: 2d\n'
+check "... isolate" test "$(choice_of ev3)" = "isolate 0 60.0"
+check "... said: the sound suspects with no spare" grep -q "sound ones with no spare, away 2.0 d" "$WORK/ev3.out"
+printf 'nodes: 256\nnoise: 0.1%%\n' >"$WORK/quiet.yaml"
+check "no suspects (a quiet clean fleet): exit 0" \
+    run_rc 0 "$WORK/quiet.out" "$TP" validate --simulate "$WORK/quiet.yaml" --json "$WORK/quiet.json"
+check "... no isolation round, decision null" \
+    test "$(json_get "$WORK/quiet.json" "r['rounds_isolation'], r['decision']")" = "0 None"
+check "... nothing said" test "$(grep -c '^decision:' "$WORK/quiet.out")" = 0
+check "a negative MTBF: exit 2, FILE:LINE:COL and the key" \
+    expect_bad x 'nodes: 8\nmtbf_per_node: -5h\n' "bad.yaml:2:16: mtbf_per_node: '-5h' must be between 1 min and 1000 y"
+check "spares not a whole number: exit 2, named" \
+    expect_bad x 'nodes: 8\nspare_nodes: 2.5\n' "bad.yaml:2:14: spare_nodes: '2.5' is not a whole number"
 
 # bad input: exit 2, named
 check "a node past the fleet: FILE:2:21: slow_nodes[0].node" \
