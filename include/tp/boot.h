@@ -150,6 +150,21 @@ bool tp_boot_leave_out(struct tp_boot *b);
  * on the others from the allgathers (and barriers) since. */
 bool tp_boot_gone(const struct tp_boot *b, int r);
 
+/* Rank 0, failed of its own outside the group's operations: tell every
+ * rank still connected, so that the operation each waits in fails with
+ * why as rank 0's report (tp_boot_lead_lost false), not as rank 0 lost.
+ * Nothing on the other ranks, or where there is no connection to rank 0
+ * (MPI). */
+void tp_boot_tell(struct tp_boot *b, const tp_error *why);
+
+/* On a rank other than 0, after an operation failed: whether rank 0 was
+ * lost (its control connection closed, reset or silent past the timeout),
+ * not rank 0 reporting an error of its own to every rank. False on rank 0
+ * and for a group with no connection to rank 0 (MPI: the launcher ends the
+ * job). What the fleet triage's deputy asks before it writes the fleet
+ * document in rank 0's place. */
+bool tp_boot_lead_lost(const struct tp_boot *b, const tp_error *err);
+
 /* Rank 0: why rank r was left out (the error that lost it: "peer ... did
  * not answer on the control connection within 15.0 s", "... closed the
  * control connection"); NULL when it was not, and on the other ranks. */

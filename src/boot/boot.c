@@ -291,6 +291,19 @@ int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn,
     return b->be->gather(b, mine, fn, ctx, err);
 }
 
+void tp_boot_tell(struct tp_boot *b, const tp_error *why)
+{
+    for (int r = 1; b->rank == 0 && b->conn && r < b->size; r++)
+        if (b->conn[r].fd >= 0 && !b->gone[r])
+            tp_wire_send_error(&b->conn[r], why);
+}
+
+bool tp_boot_lead_lost(const struct tp_boot *b, const tp_error *err)
+{
+    return b->rank != 0 && b->conn && !b->conn[0].peer_said_error && err &&
+           (err->code == TP_EPEER || err->code == TP_ETIMEOUT);
+}
+
 int tp_boot_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err)
 {
     *mine = NULL;

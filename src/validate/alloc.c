@@ -34,6 +34,7 @@
 
 #include "tp/judge.h"
 #include "tp/wire.h"
+#include "tp/log.h"
 #include "validate_int.h"
 
 
@@ -259,30 +260,25 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
     }
 }
 
-/* Every node's own tests, and the allgather that ends them: lost[r] for a
+/* Every node's own tests, and the barrier that ends them: lost[r] for a
  * node lost in them. */
 static int local_stage(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
                        const struct tp__validate_node *nodes, json_t *tests, bool *lost,
                        tp_error *err)
 {
     node_tests(c, b, nodes, tests);
-    char **all = NULL;
-    int rc = tp__validate_stage_end(ctl, "", &all, lost, err);
-    tp_boot_free_strings(all, tp_boot_size(b));
-    return rc;
+    return tp__validate_stage_barrier(ctl, lost, err);
 }
 
 /* Rank 0 takes each node's result in as it arrives, one at a time: up the
- * launcher's tree under MPI while every node is there (the allgather
+ * launcher's tree under MPI while every node is there (the barrier
  * before it says so, on every node alike), else over the control path,
  * which leaves out a node lost in the gather (its result: NULL, never
  * taken in). */
 static int gather_stage(struct tp_boot *b, struct tp_boot *ctl, const char *mine,
                         struct tp__validate_collect *col, bool *lost, tp_error *err)
 {
-    char **all = NULL;
-    int n = tp_boot_size(b), rc = tp__validate_stage_end(ctl, "", &all, lost, err);
-    tp_boot_free_strings(all, n);
+    int n = tp_boot_size(b), rc = tp__validate_stage_barrier(ctl, lost, err);
     bool any = false;
     for (int r = 0; r < n; r++)
         any |= lost[r];
@@ -306,7 +302,7 @@ static void stopped(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boo
     json_t *triage = tp__validate_triage_stopped(c, tri, b, ctl, err);
     bool mine = !col;
     if (mine && (col = tp__validate_collect_new(c, nodes, n)))
-        tp__validate_collect_add(col, 0, json_incref(own));
+        tp__validate_collect_add(col, tp_boot_rank(b), json_incref(own));
     if (col && triage)
         tp__validate_collect_finish(col, triage, err);
     if (mine)
@@ -337,8 +333,11 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
      * as it is (validate.c asked it to leave nobody out) */
     struct tp_boot *ctl = b;
     tp_triage *tri = NULL;
-    if (rc == 0 && net && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0)
-        rc = tp__validate_triage_new(c, nodes, n, me, &tri, &err);
+    struct tp__validate_rounds *rs = NULL;
+    if (rc == 0 && net && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0 &&
+        (rc = tp__validate_triage_new(c, nodes, n, me, &tri, &err)) == 0 &&
+        !(rs = tp__validate_rounds_new(n, me)))
+        rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
     json_t *tests = json_array(), *pairs = json_array(), *groups = json_array(), *triage = NULL;
     if (rc == 0) {
         if (net)
@@ -350,7 +349,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     /* the links: the rounds of the tier's triage */
     if (rc == 0 && net) {
         tp__validate_control_stage(c, ctl, TP__VALIDATE_ROUNDS);
-        rc = tp__validate_triage(c, ctl, nodes, tri, pairs, groups, &err);
+        rc = tp__validate_triage(c, ctl, nodes, tri, rs, pairs, groups, &err);
     }
     if (me == 0)
         tp__validate_progress_clear(c);
@@ -385,10 +384,28 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         tp__validate_progress_clear(c);
     tp__validate_stop_server(c);
     if (rc) {
+        if (me == 0 && broken && net) /* the others: rank 0 failed, it was not lost */
+            tp_boot_tell(ctl, &err);
         status = tp__validate_fail(&err);
-        if (me == 0 && tri && broken) {
-            json_t *own = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "label", nodes[0].label,
-                                    "host", tp_boot_host(b, 0), "addr", c->addr, "tests", tests,
+        /* rank 0 writes the fleet document of a run that stopped; when
+         * rank 0 itself was lost, its deputy does, from the rounds rank 0
+         * recorded (rounds.c), rank 0 named lost where it was */
+        bool deputy = me != 0 && tri && broken && net && tp__validate_rounds_deputy(rs) &&
+                      tp_boot_lead_lost(ctl, &err);
+        if (deputy) {
+            bool *zero = calloc((size_t)n, sizeof *zero);
+            tp_error spare;
+            if (zero && c->stage >= 0) {
+                zero[0] = true;
+                tp__validate_lose(tri, n, (enum tp__validate_stage)c->stage, zero, &spare);
+            }
+            free(zero);
+            tp_log(TP_LOG_WARN, "rank 0 lost: rank %d, its deputy, writes the fleet document", me);
+            tp_error_prefix(&err, "rank 0 lost (the fleet document is its deputy's, rank %d)", me);
+        }
+        if ((me == 0 || deputy) && tri && broken) {
+            json_t *own = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}", "label", nodes[me].label,
+                                    "host", tp_boot_host(b, me), "addr", c->addr, "tests", tests,
                                     "pairs", pairs, "groups", groups);
             stopped(c, b, ctl, nodes, tri, col, own, &err);
             json_decref(own);
@@ -401,13 +418,17 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
      * mpirun and srun report it whichever rank they read, and no node
      * leaves (making the launcher end the job) before rank 0 is done */
     if (!broken) {
-        char word[16], **st = NULL;
+        char word[16], *st = NULL, **words = me == 0 ? calloc((size_t)n, sizeof *words) : NULL;
         snprintf(word, sizeof word, "%d", status);
-        if (tp_boot_allgather(ctl, word, &st, &err) == 0) {
-            status = atoi(st[0]);
-            tp_boot_free_strings(st, n);
+        for (int r = 0; words && r < n; r++)
+            words[r] = word;
+        if ((me != 0 || words) && tp_boot_scatter(ctl, words, &st, &err) == 0) {
+            status = atoi(st);
+            free(st);
             c->done = true;
         } else {
+            if (me == 0 && !words)
+                tp_error_set(&err, TP_ENOMEM, "out of memory");
             end_rc = err.code;
             status = tp__validate_fail(&err);
         }
@@ -419,6 +440,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     c->keyfd = -1;
     c->keyfile[0] = 0;
     tp_triage_free(tri);
+    tp__validate_rounds_free(rs);
     free(mine);
     json_decref(tests);
     json_decref(pairs);

@@ -134,6 +134,19 @@ static void stall_hook(const struct tp__validate_ctx *c, const struct tp_boot *c
     _exit(3);
 }
 
+void tp__validate_round_hook(const struct tp__validate_ctx *c, const struct tp_boot *ctl,
+                             int round)
+{
+    const char *v = getenv("TP_FAULT_STALL");
+    int k, rank, used = 0;
+    if (!v || sscanf(v, "rounds.%d:%d%n", &k, &rank, &used) != 2 || v[used] || k != round ||
+        rank != tp_boot_rank(ctl))
+        return;
+    tp_log(TP_LOG_WARN, "TP_FAULT_STALL: rank %d stops answering in round %d", rank, round);
+    sleep((unsigned)(2 * tp__validate_stage_timeout_s(c, TP__VALIDATE_ROUNDS)) + 10);
+    _exit(3);
+}
+
 void tp__validate_control_stage(struct tp__validate_ctx *c, struct tp_boot *ctl,
                                 enum tp__validate_stage s)
 {
@@ -162,12 +175,11 @@ int tp__validate_control_close(struct tp__validate_ctx *c, struct tp_boot *b, st
     return rc;
 }
 
-int tp__validate_stage_end(struct tp_boot *ctl, const char *mine, char ***all, bool *lost,
-                           tp_error *err)
+int tp__validate_stage_barrier(struct tp_boot *ctl, bool *lost, tp_error *err)
 {
-    int n = tp_boot_size(ctl), rc = tp_boot_allgather(ctl, mine, all, err);
-    for (int r = 0; lost && r < n; r++)
-        lost[r] = rc == 0 && !(*all)[r];
+    int rc = tp_boot_barrier(ctl, err);
+    for (int r = 0; r < tp_boot_size(ctl); r++)
+        lost[r] = rc == 0 && tp_boot_gone(ctl, r);
     return rc;
 }
 

@@ -2,13 +2,10 @@
  * screen and full run the rounds tp_triage plans (full: every pair by the
  * circle method) and those its isolation asks for.
  *
- * Every node holds the same triage (the same options, the same seed, the
- * same figures in the same order), so no node waits for a plan: each asks
- * its own tp_triage_next for the round, runs its part of it, and the
- * round's figures cross in one allgather before each records them. That
- * allgather also says which nodes were lost in the round (control.c): each
- * node's triage records them there and plans the rounds after without
- * them.
+ * Rank 0 holds the triage (and its deputy a copy: rounds.c): it plans each
+ * round and tells every node its own part; each node runs its part and
+ * sends its figure back to rank 0 alone, which records the round, the
+ * nodes lost in it too (they are left out of the rounds after).
  *
  *   a pair test    the profile's net tests from the pair's first node
  *                  against the second's server, then the bandwidth the
@@ -116,18 +113,6 @@ static void fig_add(struct fig *f, const json_t *entry)
     /* other net tests (bibw, loaded) are kept in the results, not figured */
 }
 
-/* This node's test in round rd: its index and the node's place in it. */
-static int my_test(const struct tp_triage_round *rd, int me, int *pos)
-{
-    for (int i = 0; i < rd->ntests; i++)
-        for (int k = 0; k < rd->tests[i].n; k++)
-            if (rd->tests[i].nodes[k] == me) {
-                *pos = k;
-                return i;
-            }
-    return -1;
-}
-
 static void annotate(json_t *o, int round, const char *stage, const char *sub)
 {
     json_object_set_new(o, "round", json_integer(round));
@@ -140,33 +125,27 @@ static void annotate(json_t *o, int round, const char *stage, const char *sub)
  * one slot without it), each both ways (a barrier between): the first node
  * runs every net test against the second's server, then the second the
  * directional ones against the first's. Every node takes every slot's
- * barriers; t is this node's pair test (the ti-th of the round), or NULL. */
+ * barriers; p says how many pair tests the round has and which is this
+ * node's (if any). */
 static int run_pairs(struct tp__validate_ctx *c, struct tp_boot *b,
-                     const struct tp__validate_node *nodes, const struct tp_triage_round *rd,
-                     int ti, int pos, int round, const char *stage, json_t *pairs, struct fig *f,
-                     tp_error *err)
+                     const struct tp__validate_node *nodes, const struct tp__validate_part *p,
+                     json_t *pairs, struct fig *f, tp_error *err)
 {
-    int me = tp_boot_rank(b), npairs = 0, mine = -1;
-    for (int i = 0; i < rd->ntests; i++)
-        if (!rd->tests[i].group) {
-            if (i == ti)
-                mine = npairs;
-            npairs++;
-        }
-    int at_once = c->pairs_at_once > 0 ? c->pairs_at_once : npairs;
-    int slots = (npairs + at_once - 1) / at_once;
-    const struct tp_triage_test *t = mine >= 0 ? &rd->tests[ti] : NULL;
+    int me = tp_boot_rank(b), mine = p->pair, pos = p->pos;
+    int at_once = c->pairs_at_once > 0 ? c->pairs_at_once : p->npairs;
+    int slots = (p->npairs + at_once - 1) / at_once;
+    const char *stage = tp_triage_stage_name(p->stage);
     char sub[64];
-    snprintf(sub, sizeof sub, "%s-r%d", stage, round);
+    snprintf(sub, sizeof sub, "%s-r%d", stage, p->round);
     for (int k = 0; k < 2 * slots; k++) {
         int slot = k / 2, way = k % 2;
-        for (int i = 0; t && mine / at_once == slot && pos == way && i < c->tests.n; i++) {
+        for (int i = 0; mine >= 0 && mine / at_once == slot && pos == way && i < c->tests.n; i++) {
             struct tp_validate_test *nt = &c->tests.t[i];
             if (strcmp(nt->group, "net") != 0 || nt->across || (way == 1 && !nt->directional))
                 continue;
-            int other = t->nodes[1 - pos];
+            int other = p->t.nodes[1 - pos];
             json_t *o = tp__validate_measure_pair(c, nt, nodes, me, other, sub);
-            annotate(o, round, stage, sub);
+            annotate(o, p->round, stage, sub);
             fig_add(f, o);
             json_array_append_new(pairs, o);
         }
@@ -178,10 +157,12 @@ static int run_pairs(struct tp__validate_ctx *c, struct tp_boot *b,
 }
 
 /* A group test: this node's rank of the collective across t's nodes. */
-static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node *nodes,
-                      const struct tp_triage_test *t, int pos, int round, const char *stage,
-                      json_t *groups, struct fig *f)
+static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node *nodes, int me,
+                      const struct tp__validate_part *p, json_t *groups, struct fig *f)
 {
+    const struct tp_triage_test *t = &p->t;
+    int pos = p->pos, round = p->round;
+    const char *stage = tp_triage_stage_name(p->stage);
     struct tp_validate_test *across = NULL;
     for (int i = 0; i < c->tests.n && !across; i++)
         if (c->tests.t[i].across)
@@ -194,7 +175,7 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     char *env[] = {vars[0], vars[1], vars[2], vars[3], NULL};
     char dir[4700];
     snprintf(dir, sizeof dir, "%s/groups/%s-r%d-%s/%s", c->outdir, stage, round, lead->label,
-             nodes[t->nodes[pos]].label);
+             nodes[me].label);
     tp__validate_mkdirs(dir);
     c->extra_env = env;
     const char *st = tp__validate_run_test(c, across, dir, NULL, NULL);
@@ -205,11 +186,14 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     char sub[600];
     snprintf(sub, sizeof sub, "%s-r%d-%s", stage, round, lead->label);
     annotate(o, round, stage, sub);
-    json_t *members = json_array();
-    for (int k = 0; k < t->n; k++)
-        json_array_append_new(members, json_string(nodes[t->nodes[k]].label));
-    json_object_set_new(o, "members", members);
-    json_object_set_new(o, "node", json_string(nodes[t->nodes[pos]].label));
+    if (p->listed) { /* a large group's are the lead's alone (rounds.c) */
+        json_t *members = json_array();
+        for (int k = 0; k < t->n; k++)
+            json_array_append_new(members, json_string(nodes[t->nodes[k]].label));
+        json_object_set_new(o, "members", members);
+    }
+    json_object_set_new(o, "size", json_integer(t->n));
+    json_object_set_new(o, "node", json_string(nodes[me].label));
     if (pos == 0) {
         fig_add(f, o);
     } else {
@@ -219,38 +203,6 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
         json_object_del(o, "doc");
     }
     json_array_append_new(groups, o);
-}
-
-/* The round's figures from every node's "TEST KIND VALUE" words (NULL: a
- * node left out, no word). */
-static void combine(char **all, int n, int ntests, double *figure)
-{
-    double *bw = calloc((size_t)ntests, sizeof *bw), *lat = calloc((size_t)ntests, sizeof *lat);
-    bool *failed = calloc((size_t)ntests, sizeof *failed);
-    for (int i = 0; i < ntests; i++)
-        figure[i] = NAN;
-    for (int r = 0; bw && lat && failed && r < n; r++) {
-        int ti;
-        char kind;
-        double v;
-        if (!all[r] || sscanf(all[r], "%d %c %lf", &ti, &kind, &v) != 3 || ti < 0 ||
-            ti >= ntests)
-            continue;
-        if (kind == 'F')
-            failed[ti] = true;
-        else if (kind == 'b')
-            bw[ti] = fmax(bw[ti], v);
-        else if (kind == 'l')
-            lat[ti] = fmax(lat[ti], v);
-        else if (kind == 'g')
-            bw[ti] = v;
-    }
-    for (int i = 0; bw && lat && failed && i < ntests; i++)
-        if (!failed[i])
-            figure[i] = bw[i] > 0 ? bw[i] : lat[i] > 0 ? lat[i] : NAN;
-    free(bw);
-    free(lat);
-    free(failed);
 }
 
 static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_triage_opts *o)
@@ -335,8 +287,9 @@ int tp__validate_triage_new(const struct tp__validate_ctx *c, const struct tp__v
 }
 
 int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
-                        const struct tp__validate_node *nodes, tp_triage *tri, json_t *pairs,
-                        json_t *groups, tp_error *err)
+                        const struct tp__validate_node *nodes, tp_triage *tri,
+                        struct tp__validate_rounds *rs, json_t *pairs, json_t *groups,
+                        tp_error *err)
 {
     int n = tp_boot_size(ctl), me = tp_boot_rank(ctl);
     struct tp_triage_opts o;
@@ -344,52 +297,51 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
     double est = tp_triage_estimate_s(c->tier, n, &o, false), t0 = tp__validate_now_s();
     int stage_rounds[TP_TRIAGE_NSTAGES];
     int planned = tp_triage_tier_rounds(c->tier, n, &o, stage_rounds);
-    double *figure = malloc(sizeof *figure * (size_t)(n / 2 + 1));
-    bool *lost = calloc((size_t)n, sizeof *lost);
-    int rc = figure && lost ? 0 : tp_error_set(err, TP_ENOMEM, "out of memory");
-    const struct tp_triage_round *rd = NULL;
-    for (int round = 1; rc == 0 && (rd = tp_triage_next(tri)); round++) {
-        const char *stage = tp_triage_stage_name(rd->stage);
+    int rc = 0;
+    bool said = false; /* the decision to evict or isolate */
+    for (;;) {
+        struct tp__validate_part p;
+        if ((rc = tp__validate_round_next(rs, ctl, tri, &p, err)) || p.end) {
+            tp__validate_part_free(&p);
+            break;
+        }
+        const char *stage = tp_triage_stage_name(p.stage);
         if (me == 0) {
             char what[96];
-            snprintf(what, sizeof what, "%s tier, round %d (%s)", c->tier, round, stage);
-            tp__validate_progress(c, round - 1, round > planned ? round : planned, what,
+            snprintf(what, sizeof what, "%s tier, round %d (%s)", c->tier, p.round, stage);
+            tp__validate_progress(c, p.round - 1, p.round > planned ? p.round : planned, what,
                                   fmax(0, est - (tp__validate_now_s() - t0)));
         }
-        int pos = -1, ti = my_test(rd, me, &pos);
-        const struct tp_triage_test *t = ti >= 0 ? &rd->tests[ti] : NULL;
-        bool pair_tests = false; /* then every node takes the pairs' two barriers */
-        for (int i = 0; i < rd->ntests; i++)
-            pair_tests |= !rd->tests[i].group;
-        struct fig f = {0};
-        if (t && t->group)
-            run_group(c, nodes, t, pos, round, stage, groups, &f);
-        if (pair_tests)
-            rc = run_pairs(c, ctl, nodes, rd, ti, pos, round, stage, pairs, &f, err);
-        char mine[96] = "";
-        if (t && f.ran) {
-            if (f.failed)
-                snprintf(mine, sizeof mine, "%d F 0", ti);
-            else if (f.group > 0)
-                snprintf(mine, sizeof mine, "%d g %.9g", ti, f.group);
-            else if (f.bw > 0)
-                snprintf(mine, sizeof mine, "%d b %.9g", ti, f.bw);
-            else if (f.lat > 0)
-                snprintf(mine, sizeof mine, "%d l %.9g", ti, f.lat);
+        tp__validate_round_hook(c, ctl, p.round);
+        json_t *d = me == 0 && !said ? tp_triage_decision_json(tri) : NULL;
+        if (d && !c->quiet) { /* the screen ended with suspects: evict or isolate */
+            printf("decision: %s\n", json_string_value(json_object_get(d, "says")));
+            fflush(stdout);
         }
-        /* the round's figures, and the nodes lost in it (its tests with
-         * them measured nothing; the rounds go on without them) */
-        char **all = NULL;
-        if (rc == 0)
-            rc = tp__validate_stage_end(ctl, mine, &all, lost, err);
-        if (rc)
+        said |= d != NULL;
+        json_decref(d);
+        struct fig f = {0};
+        if (p.ti >= 0 && p.t.group)
+            run_group(c, nodes, me, &p, groups, &f);
+        if (p.npairs > 0) /* every node takes the pairs' barriers */
+            rc = run_pairs(c, ctl, nodes, &p, pairs, &f, err);
+        char mine[96] = "";
+        if (p.ti >= 0 && f.ran) {
+            if (f.failed)
+                snprintf(mine, sizeof mine, "%d F 0", p.ti);
+            else if (f.group > 0)
+                snprintf(mine, sizeof mine, "%d g %.9g", p.ti, f.group);
+            else if (f.bw > 0)
+                snprintf(mine, sizeof mine, "%d b %.9g", p.ti, f.bw);
+            else if (f.lat > 0)
+                snprintf(mine, sizeof mine, "%d l %.9g", p.ti, f.lat);
+        }
+        tp__validate_part_free(&p);
+        /* the round's figures to rank 0, and the nodes lost in it (its
+         * tests with them measured nothing; the rounds go on without them) */
+        if (rc || (rc = tp__validate_round_end(rs, ctl, tri, mine, err)))
             break;
-        combine(all, n, rd->ntests, figure);
-        tp_boot_free_strings(all, n);
-        rc = tp_triage_record(tri, figure, lost, err);
     }
-    free(figure);
-    free(lost);
     return rc;
 }
 

@@ -182,16 +182,64 @@ const char *tp__validate_stage_what(enum tp__validate_stage s);
 int tp__validate_control_close(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
                                int rc);
 
-/* The allgather that ends a stage: *all as tp_boot_allgather's, lost[r]
- * (lost may be NULL) true for each rank it has as NULL (left out, the
- * same on every rank). */
-int tp__validate_stage_end(struct tp_boot *ctl, const char *mine, char ***all, bool *lost,
-                           tp_error *err);
+/* The barrier that ends a stage nobody sends anything in: lost[r] true
+ * for each rank left out by its end (the same on every rank: the
+ * barrier's answer names them). */
+int tp__validate_stage_barrier(struct tp_boot *ctl, bool *lost, tp_error *err);
+
+/* The test hook TP_FAULT_STALL=rounds.K:RANK (docs/env.md): that rank stops
+ * answering as round K begins, as TP_FAULT_STALL=STAGE:RANK does as a
+ * stage begins. */
+void tp__validate_round_hook(const struct tp__validate_ctx *c, const struct tp_boot *ctl,
+                             int round);
 
 /* tp_triage_lose for every lost[r] of n nodes, in stage s (not the
  * rounds: those a round's record says). */
 int tp__validate_lose(tp_triage *tri, int n, enum tp__validate_stage s, const bool *lost,
                       tp_error *err);
+
+/* ---- rounds.c: the control of the tier's rounds ---- */
+
+/* One node's part of a round, as rank 0 sent it. */
+struct tp__validate_part {
+    bool end;                  /* no round more: the rounds are done */
+    int round;                 /* from 1 */
+    enum tp_triage_stage stage;
+    int npairs;                /* the round's pair tests (every node takes their barriers) */
+    int deputy;                /* 1: this node is rank 0's deputy */
+    int ti;                    /* this node's test in the round, -1: none */
+    int pair;                  /* its index among the pair tests, -1: a group test */
+    int pos;                   /* this node's place in it */
+    int lead;                  /* the test's first node */
+    bool listed;               /* t.nodes holds every node of it (else t.nodes[0] alone) */
+    struct tp_triage_test t;   /* the test (nodes malloc'd: tp__validate_part_free) */
+};
+
+/* The rounds' state of one node: rank 0's log of every round's record and
+ * who its deputy is, the deputy's count of records replayed. NULL on
+ * ENOMEM. */
+struct tp__validate_rounds *tp__validate_rounds_new(int n, int me);
+void tp__validate_rounds_free(struct tp__validate_rounds *rs);
+
+/* Whether this node (not rank 0) is rank 0's deputy now: the one that
+ * writes the fleet document when rank 0 is lost (rank 1 before the first
+ * round). */
+bool tp__validate_rounds_deputy(const struct tp__validate_rounds *rs);
+
+/* Every node: the next round's part. Rank 0 plans it with tri and sends
+ * every node its own (tp_boot_scatter; p->end after the last); the deputy
+ * records into its tri the rounds rank 0 recorded that it has not. Free
+ * p with tp__validate_part_free (after an error too). */
+int tp__validate_round_next(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_triage *tri,
+                            struct tp__validate_part *p, tp_error *err);
+void tp__validate_part_free(struct tp__validate_part *p);
+
+/* Every node: the round ends (a barrier, then this node's figure, mine,
+ * "TEST KIND VALUE" or "", to rank 0 alone); rank 0 records the round's
+ * figures and the nodes lost in it (left out: no figure) into tri and
+ * its log. */
+int tp__validate_round_end(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_triage *tri,
+                           const char *mine, tp_error *err);
 
 /* ---- tiered.c: an allocation by a triage tier (prolog, screen, full) ---- */
 
@@ -210,16 +258,18 @@ int tp__validate_triage_new(const struct tp__validate_ctx *c, const struct tp__v
 /* Every node: the rounds the tier plans and its isolation asks for, over
  * the control path ctl (tp__validate_control_open), each round's pair
  * tests (the net tests, both ways) and collectives across groups of nodes
- * (coll-across) at once, their figures shared by an allgather so that
- * every node's triage records the same; a node lost in a round (NULL in
- * that allgather) is recorded lost there and the rounds go on without it.
+ * (coll-across) at once, each node told its part by rank 0 and its figure
+ * sent back to rank 0 (rounds.c: rank 0's triage, and its deputy's,
+ * record them); a node lost in a round is recorded lost there and the
+ * rounds go on without it.
  * Appends what this node ran to pairs (as measure_pair's, with "round",
  * "stage" and "sub") and groups (a collective: "round", "stage",
  * "members"). Returns 0, or the error that stopped the rounds (rank 0
  * lost, an interrupt, memory). */
 int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
-                        const struct tp__validate_node *nodes, tp_triage *tri, json_t *pairs,
-                        json_t *groups, tp_error *err);
+                        const struct tp__validate_node *nodes, tp_triage *tri,
+                        struct tp__validate_rounds *rs, json_t *pairs, json_t *groups,
+                        tp_error *err);
 
 /* Rank 0, the run stopped in c->stage by err (an interrupt, a failure of
  * its own): the triage stopped there (tp_triage_stop: the nodes still

@@ -370,7 +370,9 @@ int tp_wire_expect(struct tp_conn *c, enum tp_frame want, json_t **body, tp_erro
     int peer_code = code ? code_from_name(code) : TP_EPEER;
     json_decref(j);
     switch (t) {
-    case TP_F_ERROR: return tp_error_set(err, peer_code, "peer %s: %s", c->peer, text);
+    case TP_F_ERROR:
+        c->peer_said_error = true;
+        return tp_error_set(err, peer_code, "peer %s: %s", c->peer, text);
     case TP_F_BUSY:
         return tp_error_set(err, TP_EBUSY,
                             "server %s is busy running another test; try again later", c->peer);

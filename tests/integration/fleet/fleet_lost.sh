@@ -95,6 +95,37 @@ check "... fleet.json lists all 3, rank2's result never arrived" test "$(json_ru
     = "[True, True, False] rank2"
 check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK/join/nodes.jsonl"
 
+# rank 0 lost mid-run: it stops answering as round 2 begins
+# (TP_FAULT_STALL=rounds.2:0); rank 1, its deputy, has round 1 from it
+# and writes the fleet document in its place, rank 0 named lost there
+port=$(free_port)
+for k in 0 1 2; do
+    env TP_FAULT_STALL=rounds.2:0 RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
+        --node-timeout 5s --out "$WORK/lead" >"$WORK/lead$k.out" 2>&1 &
+    pid[$k]=$!
+    PIDS+=($!)
+done
+wait "${pid[1]}"; rc1=$?
+wait "${pid[2]}"; rc2=$?
+kill -9 $(pgrep -P "${pid[0]}") "${pid[0]}" 2>/dev/null; wait "${pid[0]}" 2>/dev/null
+# its net server ends with it (after the session a pair test of round 2
+# may have open with it)
+for _ in $(seq 300); do [ -z "$(servers)" ] && break; sleep 0.1; done
+sed 's/^/# /' "$WORK/lead1.out" | grep -v "^#  \|^# connection\|^# counters\|^# server" | head -12
+check "rank 0 lost in round 2: ranks 1 and 2 exit 1 ($rc1 $rc2)" test "$rc1$rc2" = 11
+check "... rank 1, its deputy, says it writes the fleet document" \
+    grep -q "rank 0 lost: rank 1, its deputy, writes the fleet document" "$WORK/lead1.out"
+check "... rank 2 does not" eval "! grep -q 'its deputy, writes' '$WORK/lead2.out'"
+check "... fleet.json valid, saying where it stopped and whose it is" test "$(json_run \
+    "$WORK/lead/fleet.json" "print(r['partial'].startswith('the run stopped in round 2'), 'deputy' in r['partial'])")" \
+    = "True True"
+check "... round 1 recorded (rank 0's record, replayed), node 0 lost in the rounds" test \
+    "$(json_run "$WORK/lead/fleet.json" "print(r['rounds'])") $(verdict lead 0 status) $(verdict lead 0 stage)" \
+    = "1 lost rounds"
+check "... every verdict line valid, fleet.json valid" eval \
+    "valid_doc --lines validate_node_line '$WORK/lead/nodes.jsonl' && valid_doc '$WORK/lead/fleet.json'"
+
 # every rank sent SIGTERM mid-run (as Slurm does at a job's time limit):
 # rank 0 still writes the fleet document and the verdict lines, each node
 # not validated to the end saying where the run stopped

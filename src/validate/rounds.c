@@ -1,0 +1,387 @@
+/* The control of the tier's rounds across an allocation (docs/fleet.md,
+ * "Every node accounted for"): rank 0 holds the triage, plans each round
+ * and tells every node its own part of it (tp_boot_scatter); the nodes run
+ * their tests, and the figures go back to rank 0 alone (a barrier, then
+ * tp_boot_gather). A round's control bytes are so O(N) in all, not N²: a
+ * node gets what its next round needs, not every node's result.
+ *
+ * A deputy (the lowest rank after 0 not lost) follows rank 0's triage: its
+ * part carries the rounds' records it has not had yet (each round's
+ * figures and lost nodes, one line each; the whole log when a new deputy
+ * takes over), which it records into a triage of its own in the same
+ * order. When rank 0 is lost, the deputy has every round up to the one in
+ * which it was lost, and writes the fleet document in its place
+ * (alloc.c).
+ *
+ * A part, one line: "R ROUND STAGE NPAIRS DEPUTY TI PAIR POS N LEAD
+ * [MEMBERS...]" (TI -1: no test this round; PAIR -1: a group test; the
+ * members listed when N <= MEMBERS_MAX or to the lead alone), or "E" after
+ * the last round; the deputy's then "F K FIG... L M NODE... T SECONDS"
+ * lines, K the round's tests' figures ("%.17g": the same doubles again),
+ * the M nodes lost in it and its wall time as rank 0 measured it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate_int.h"
+
+/* A group's members are listed to every member up to this size; above it
+ * to its lead alone (a gang round's one group is every node). */
+#define MEMBERS_MAX 64
+
+struct tp__validate_rounds {
+    int n;
+    int deputy;     /* rank 0: the rank it made deputy (0: none left) */
+    bool am_deputy; /* the other ranks: whether rank 0 made this one its deputy */
+    int synced;     /* rank 0: records the deputy has had */
+    int recorded;   /* the deputy: records replayed into its triage */
+    char **log;     /* rank 0: each round's record line */
+    int nlog, cap;
+    int round;
+    const struct tp_triage_round *rd; /* rank 0: the round under way */
+    double t0, took;                  /* rank 0: when it began; how long the last took */
+    double *figure;
+    bool *lost;
+};
+
+struct tp__validate_rounds *tp__validate_rounds_new(int n, int me)
+{
+    struct tp__validate_rounds *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return NULL;
+    rs->n = n;
+    rs->deputy = n > 1; /* rank 1 until rank 0 says otherwise */
+    rs->am_deputy = me == 1;
+    rs->figure = malloc(sizeof *rs->figure * (size_t)(n / 2 + 1));
+    rs->lost = calloc((size_t)n, sizeof *rs->lost);
+    if (!rs->figure || !rs->lost) {
+        tp__validate_rounds_free(rs);
+        return NULL;
+    }
+    return rs;
+}
+
+void tp__validate_rounds_free(struct tp__validate_rounds *rs)
+{
+    if (!rs)
+        return;
+    for (int i = 0; i < rs->nlog; i++)
+        free(rs->log[i]);
+    free(rs->log);
+    free(rs->figure);
+    free(rs->lost);
+    free(rs);
+}
+
+bool tp__validate_rounds_deputy(const struct tp__validate_rounds *rs)
+{
+    return rs && rs->am_deputy;
+}
+
+/* ---- rank 0 ---- */
+
+/* The lowest rank after 0 not left out; 0 when none is. */
+static int pick_deputy(const struct tp_boot *ctl)
+{
+    for (int r = 1; r < tp_boot_size(ctl); r++)
+        if (!tp_boot_gone(ctl, r))
+            return r;
+    return 0;
+}
+
+/* The text an open_memstream f wrote into *text (NULL, freed, when
+ * writing it failed). */
+static char *finish(FILE *f, char **text)
+{
+    bool bad = ferror(f);
+    fclose(f); /* sets *text */
+    if (bad) {
+        free(*text);
+        *text = NULL;
+    }
+    return *text;
+}
+
+/* Node v's part of round rd (round number k), deputy or not. */
+static char *part_of(const struct tp_triage_round *rd, int k, int v, int deputy, int npairs)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int ti = -1, pos = -1, pair = -1;
+    for (int i = 0, p = 0; i < rd->ntests && ti < 0; i++) {
+        for (int m = 0; m < rd->tests[i].n; m++)
+            if (rd->tests[i].nodes[m] == v) {
+                ti = i;
+                pos = m;
+                pair = rd->tests[i].group ? -1 : p;
+            }
+        p += !rd->tests[i].group;
+    }
+    fprintf(f, "R %d %d %d %d %d %d %d", k, (int)rd->stage, npairs, deputy, ti, pair, pos);
+    if (ti >= 0) {
+        const struct tp_triage_test *t = &rd->tests[ti];
+        fprintf(f, " %d %d", t->n, t->nodes[0]);
+        if (t->n <= MEMBERS_MAX || pos == 0)
+            for (int m = 0; m < t->n; m++)
+                fprintf(f, " %d", t->nodes[m]);
+    }
+    return finish(f, &text);
+}
+
+/* The deputy's catching up: the record lines from rs->synced on. */
+static char *with_log(struct tp__validate_rounds *rs, char *part)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = part ? open_memstream(&text, &len) : NULL;
+    if (!f) {
+        free(part);
+        return NULL;
+    }
+    fputs(part, f);
+    for (int i = rs->synced; i < rs->nlog; i++)
+        fprintf(f, "\n%s", rs->log[i]);
+    free(part);
+    return finish(f, &text);
+}
+
+/* Rank 0: plan the next round (or say the end) and send every node its
+ * part. */
+static int send_parts(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_triage *tri,
+                      char **mine, tp_error *err)
+{
+    int n = rs->n;
+    rs->rd = tp_triage_next(tri);
+    int deputy = pick_deputy(ctl);
+    if (deputy != rs->deputy)
+        rs->synced = 0; /* a new deputy: the whole log */
+    rs->deputy = deputy;
+    char **parts = calloc((size_t)n, sizeof *parts);
+    if (!parts)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    int npairs = 0;
+    for (int i = 0; rs->rd && i < rs->rd->ntests; i++)
+        npairs += !rs->rd->tests[i].group;
+    bool nomem = false;
+    for (int r = 0; r < n && !nomem; r++) {
+        if (tp_boot_gone(ctl, r))
+            continue;
+        parts[r] = rs->rd ? part_of(rs->rd, rs->round + 1, r, r == deputy, npairs) : strdup("E");
+        if (parts[r] && r == deputy)
+            parts[r] = with_log(rs, parts[r]);
+        nomem = !parts[r];
+    }
+    int rc = nomem ? tp_error_set(err, TP_ENOMEM, "out of memory")
+                   : tp_boot_scatter(ctl, parts, mine, err);
+    if (rc == 0 && deputy)
+        rs->synced = rs->nlog;
+    for (int r = 0; r < n; r++)
+        free(parts[r]);
+    free(parts);
+    return rc;
+}
+
+/* Rank 0: the round's record line, into the log. */
+static int log_round(struct tp__validate_rounds *rs, int ntests, tp_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    int nlost = 0;
+    for (int r = 0; r < rs->n; r++)
+        nlost += rs->lost[r];
+    fprintf(f, "F %d", ntests);
+    for (int i = 0; i < ntests; i++)
+        fprintf(f, " %.17g", rs->figure[i]);
+    fprintf(f, " L %d", nlost);
+    for (int r = 0; r < rs->n; r++)
+        if (rs->lost[r])
+            fprintf(f, " %d", r);
+    fprintf(f, " T %.17g", rs->took);
+    if (!finish(f, &text))
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    if (rs->nlog == rs->cap) {
+        int cap = rs->cap ? 2 * rs->cap : 64;
+        char **grown = realloc(rs->log, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            free(text);
+            return tp_error_set(err, TP_ENOMEM, "out of memory");
+        }
+        rs->log = grown;
+        rs->cap = cap;
+    }
+    rs->log[rs->nlog++] = text;
+    return 0;
+}
+
+/* The round's figures from every node's "TEST KIND VALUE" words (NULL: a
+ * node left out, no word). */
+static void combine(char **all, int n, int ntests, double *figure)
+{
+    double *bw = calloc((size_t)ntests, sizeof *bw), *lat = calloc((size_t)ntests, sizeof *lat);
+    bool *failed = calloc((size_t)ntests, sizeof *failed);
+    for (int i = 0; i < ntests; i++)
+        figure[i] = NAN;
+    for (int r = 0; bw && lat && failed && r < n; r++) {
+        int ti;
+        char kind;
+        double v;
+        if (!all[r] || sscanf(all[r], "%d %c %lf", &ti, &kind, &v) != 3 || ti < 0 || ti >= ntests)
+            continue;
+        if (kind == 'F')
+            failed[ti] = true;
+        else if (kind == 'b')
+            bw[ti] = fmax(bw[ti], v);
+        else if (kind == 'l')
+            lat[ti] = fmax(lat[ti], v);
+        else if (kind == 'g')
+            bw[ti] = v;
+    }
+    for (int i = 0; bw && lat && failed && i < ntests; i++)
+        if (!failed[i])
+            figure[i] = bw[i] > 0 ? bw[i] : lat[i] > 0 ? lat[i] : NAN;
+    free(bw);
+    free(lat);
+    free(failed);
+}
+
+/* ---- every node ---- */
+
+/* The deputy: one record line into its triage, as rank 0 recorded it. */
+static int replay(struct tp__validate_rounds *rs, tp_triage *tri, const char *line, tp_error *err)
+{
+    const struct tp_triage_round *rd = tp_triage_next(tri);
+    int ntests, nlost, used;
+    if (!rd || sscanf(line, "F %d%n", &ntests, &used) != 1 || ntests != rd->ntests)
+        return tp_error_set(err, TP_EPROTO,
+                            "the deputy's triage does not follow rank 0's at round %d",
+                            rs->recorded + 1);
+    line += used;
+    for (int i = 0; i < ntests; i++) {
+        char *end;
+        rs->figure[i] = strtod(line, &end);
+        if (end == line)
+            return tp_error_set(err, TP_EPROTO, "rank 0's record of round %d is cut short",
+                                rs->recorded + 1);
+        line = end;
+    }
+    memset(rs->lost, 0, sizeof *rs->lost * (size_t)rs->n);
+    if (sscanf(line, " L %d%n", &nlost, &used) != 1)
+        return tp_error_set(err, TP_EPROTO, "rank 0's record of round %d has no lost list",
+                            rs->recorded + 1);
+    line += used;
+    for (int k = 0; k < nlost; k++) {
+        int r;
+        if (sscanf(line, " %d%n", &r, &used) != 1 || r < 0 || r >= rs->n)
+            return tp_error_set(err, TP_EPROTO, "rank 0's record of round %d: a bad lost node",
+                                rs->recorded + 1);
+        rs->lost[r] = true;
+        line += used;
+    }
+    double took;
+    if (sscanf(line, " T %lf", &took) != 1)
+        return tp_error_set(err, TP_EPROTO, "rank 0's record of round %d has no duration",
+                            rs->recorded + 1);
+    int rc = tp_triage_record(tri, rs->figure, rs->lost, err);
+    if (rc == 0)
+        rc = tp_triage_round_took(tri, took, err);
+    rs->recorded += rc == 0;
+    return rc;
+}
+
+/* A part's first line into p. */
+static int parse_part(const char *text, struct tp__validate_part *p, tp_error *err)
+{
+    int stage, used, lead;
+    *p = (struct tp__validate_part){.ti = -1, .pos = -1, .pair = -1};
+    if (text[0] == 'E' && (text[1] == 0 || text[1] == '\n')) {
+        p->end = true;
+        return 0;
+    }
+    if (sscanf(text, "R %d %d %d %d %d %d %d%n", &p->round, &stage, &p->npairs, &p->deputy, &p->ti,
+               &p->pair, &p->pos, &used) != 7 ||
+        stage < 0 || stage >= TP_TRIAGE_NSTAGES)
+        return tp_error_set(err, TP_EPROTO, "rank 0 sent a broken part of a round: %.60s", text);
+    p->stage = (enum tp_triage_stage)stage;
+    if (p->ti < 0)
+        return 0;
+    text += used;
+    if (sscanf(text, " %d %d%n", &p->t.n, &lead, &used) != 2 || p->t.n < 2 || p->pos < 0 ||
+        p->pos >= p->t.n)
+        return tp_error_set(err, TP_EPROTO, "rank 0 sent a broken test in round %d", p->round);
+    text += used;
+    p->t.group = p->pair < 0;
+    p->lead = lead;
+    int want = p->t.n;
+    if (!(p->t.nodes = calloc((size_t)want, sizeof *p->t.nodes)))
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    int k = 0;
+    while (k < want && sscanf(text, " %d%n", &p->t.nodes[k], &used) == 1) {
+        text += used;
+        k++;
+    }
+    p->listed = k == want;
+    if (!p->listed && k > 0)
+        return tp_error_set(err, TP_EPROTO, "rank 0 sent %d of a test's %d nodes", k, want);
+    p->t.nodes[0] = lead;
+    return 0;
+}
+
+void tp__validate_part_free(struct tp__validate_part *p)
+{
+    free(p->t.nodes);
+    p->t.nodes = NULL;
+}
+
+int tp__validate_round_next(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_triage *tri,
+                            struct tp__validate_part *p, tp_error *err)
+{
+    char *mine = NULL;
+    int me = tp_boot_rank(ctl);
+    *p = (struct tp__validate_part){.ti = -1};
+    rs->t0 = tp__validate_now_s();
+    int rc =
+        me == 0 ? send_parts(rs, ctl, tri, &mine, err) : tp_boot_scatter(ctl, NULL, &mine, err);
+    if (rc == 0)
+        rc = parse_part(mine, p, err);
+    if (rc == 0 && me != 0 && !p->end)
+        rs->am_deputy = p->deputy;
+    /* the deputy: rank 0's records it has not had */
+    for (char *line = mine ? strchr(mine, '\n') : NULL; rc == 0 && line; line = strchr(line, '\n'))
+        rc = replay(rs, tri, ++line, err);
+    if (rc == 0 && !p->end)
+        rs->round = p->round;
+    free(mine);
+    return rc;
+}
+
+int tp__validate_round_end(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_triage *tri,
+                           const char *mine, tp_error *err)
+{
+    /* a barrier first: the silent are found by one deadline for all of
+     * them (the gather after reads one rank after another) */
+    int n = rs->n, rc = tp_boot_barrier(ctl, err);
+    char **all = NULL;
+    if (rc == 0)
+        rc = tp_boot_gather(ctl, mine, &all, err);
+    if (rc || tp_boot_rank(ctl) != 0)
+        return rc;
+    int ntests = rs->rd->ntests;
+    for (int r = 0; r < n; r++)
+        rs->lost[r] = !all[r];
+    combine(all, n, ntests, rs->figure);
+    tp_boot_free_strings(all, n);
+    /* its measured wall time weighs the isolation's rounds in the
+     * decision to evict or isolate (tp_triage_round_took) */
+    rs->took = fmax(tp__validate_now_s() - rs->t0, 1e-6);
+    rc = log_round(rs, ntests, err);
+    if (rc == 0)
+        rc = tp_triage_record(tri, rs->figure, rs->lost, err);
+    return rc ? rc : tp_triage_round_took(tri, rs->took, err);
+}
