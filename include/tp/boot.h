@@ -157,6 +157,12 @@ bool tp_boot_gone(const struct tp_boot *b, int r);
  * (MPI). */
 void tp_boot_tell(struct tp_boot *b, const tp_error *why);
 
+/* The bytes this rank has sent and received over the group's control
+ * connections so far (a star: rank 0's to every rank, the others' to rank
+ * 0; frames with their headers): what its operations cost on the wire.
+ * Both 0 where the launcher moves the bytes (MPI). */
+void tp_boot_bytes(const struct tp_boot *b, uint64_t *sent, uint64_t *received);
+
 /* On a rank other than 0, after an operation failed: whether rank 0 was
  * lost (its control connection closed, reset or silent past the timeout),
  * not rank 0 reporting an error of its own to every rank. False on rank 0

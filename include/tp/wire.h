@@ -50,6 +50,7 @@ struct tp_conn {
     uint64_t deadline_ns; /* 0, or an absolute tp_now_ns() bound on every frame: a
                              whole exchange (a handshake, a session) within it */
     bool peer_said_error; /* an ERROR frame came (tp_wire_expect): the peer was there */
+    uint64_t bytes_sent, bytes_received; /* the frames' bytes so far, headers included */
 };
 
 /* Connect to host:port (name or numeric; IPv4 or IPv6) within timeout_ns.

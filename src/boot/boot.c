@@ -291,6 +291,15 @@ int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn,
     return b->be->gather(b, mine, fn, ctx, err);
 }
 
+void tp_boot_bytes(const struct tp_boot *b, uint64_t *sent, uint64_t *received)
+{
+    *sent = *received = 0;
+    for (int r = 0; b->conn && r < (b->rank == 0 ? b->size : 1); r++) {
+        *sent += b->conn[r].bytes_sent;
+        *received += b->conn[r].bytes_received;
+    }
+}
+
 void tp_boot_tell(struct tp_boot *b, const tp_error *why)
 {
     for (int r = 1; b->rank == 0 && b->conn && r < b->size; r++)

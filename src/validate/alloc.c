@@ -374,6 +374,8 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         ((rc = tp__validate_lose(tri, n, TP__VALIDATE_GATHER, lost, &err)) ||
          !(triage = tp__validate_triage_result(tri, b, ctl, &err))))
         rc = rc ? rc : err.code ? err.code : tp_error_set(&err, TP_ENOMEM, "out of memory");
+    if (triage) /* what the rounds' control cost rank 0 on the wire */
+        json_object_set_new(triage, "control", tp__validate_rounds_bytes(rs));
     int status = 0;
     /* after a collective failed, no more of them: every node stops */
     bool broken = rc != 0;

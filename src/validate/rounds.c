@@ -41,6 +41,10 @@ struct tp__validate_rounds {
     int round;
     const struct tp_triage_round *rd; /* rank 0: the round under way */
     double t0, took;                  /* rank 0: when it began; how long the last took */
+    /* what the rounds' control cost rank 0 on the wire (tp_boot_bytes):
+     * at the first round's start, in all since, the most one round took */
+    uint64_t sent0, received0, sent, received, round_sent_max, round_received_max;
+    int rounds;
     double *figure;
     bool *lost;
 };
@@ -346,6 +350,8 @@ int tp__validate_round_next(struct tp__validate_rounds *rs, struct tp_boot *ctl,
     int me = tp_boot_rank(ctl);
     *p = (struct tp__validate_part){.ti = -1};
     rs->t0 = tp__validate_now_s();
+    if (me == 0 && rs->rounds == 0 && rs->round == 0)
+        tp_boot_bytes(ctl, &rs->sent0, &rs->received0);
     int rc =
         me == 0 ? send_parts(rs, ctl, tri, &mine, err) : tp_boot_scatter(ctl, NULL, &mine, err);
     if (rc == 0)
@@ -380,8 +386,30 @@ int tp__validate_round_end(struct tp__validate_rounds *rs, struct tp_boot *ctl, 
     /* its measured wall time weighs the isolation's rounds in the
      * decision to evict or isolate (tp_triage_round_took) */
     rs->took = fmax(tp__validate_now_s() - rs->t0, 1e-6);
+    uint64_t sent, received;
+    tp_boot_bytes(ctl, &sent, &received);
+    sent -= rs->sent0;
+    received -= rs->received0;
+    if (sent - rs->sent > rs->round_sent_max)
+        rs->round_sent_max = sent - rs->sent;
+    if (received - rs->received > rs->round_received_max)
+        rs->round_received_max = received - rs->received;
+    rs->sent = sent;
+    rs->received = received;
+    rs->rounds++;
     rc = log_round(rs, ntests, err);
     if (rc == 0)
         rc = tp_triage_record(tri, rs->figure, rs->lost, err);
     return rc ? rc : tp_triage_round_took(tri, rs->took, err);
+}
+
+json_t *tp__validate_rounds_bytes(const struct tp__validate_rounds *rs)
+{
+    double k = rs->rounds > 0 ? rs->rounds : 1;
+    return json_pack("{s:i, s:i, s:I, s:I, s:f, s:f, s:I, s:I}", "nodes", rs->n, "rounds",
+                     rs->rounds, "bytes_sent", (json_int_t)rs->sent, "bytes_received",
+                     (json_int_t)rs->received, "bytes_sent_per_round", (double)rs->sent / k,
+                     "bytes_received_per_round", (double)rs->received / k,
+                     "bytes_sent_round_max", (json_int_t)rs->round_sent_max,
+                     "bytes_received_round_max", (json_int_t)rs->round_received_max);
 }

@@ -241,6 +241,13 @@ void tp__validate_part_free(struct tp__validate_part *p);
 int tp__validate_round_end(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_triage *tri,
                            const char *mine, tp_error *err);
 
+/* Rank 0: what the rounds' control cost it on the wire (tp_boot_bytes
+ * from the first round's start: the parts, barriers and figures, the
+ * pair tests' own traffic not included): {"nodes", "rounds", "bytes_sent",
+ * "bytes_received", "bytes_sent_per_round", "bytes_received_per_round",
+ * "bytes_sent_round_max", "bytes_received_round_max"}; NULL on ENOMEM. */
+json_t *tp__validate_rounds_bytes(const struct tp__validate_rounds *rs);
+
 /* ---- tiered.c: an allocation by a triage tier (prolog, screen, full) ---- */
 
 /* Pick the tier for n nodes (by c->budget_s when given), or refuse:

@@ -244,6 +244,7 @@ static int io_all(struct tp_conn *c, void *buf, size_t len, bool writing, uint64
             return tp_error_set(err, TP_EPEER, "peer %s closed the control connection", c->peer);
         p += k;
         len -= (size_t)k;
+        *(writing ? &c->bytes_sent : &c->bytes_received) += (uint64_t)k;
     }
     return 0;
 }
