@@ -372,6 +372,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     }
     if (rc == 0 && net && me == 0 &&
         ((rc = tp__validate_lose(tri, n, TP__VALIDATE_GATHER, lost, &err)) ||
+         (rc = tp__validate_link_errors(tri, tp__validate_collect_gathered(col), nodes, n, &err)) ||
          !(triage = tp__validate_triage_result(tri, b, ctl, &err))))
         rc = rc ? rc : err.code ? err.code : tp_error_set(&err, TP_ENOMEM, "out of memory");
     if (triage) /* what the rounds' control cost rank 0 on the wire */

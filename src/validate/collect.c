@@ -459,6 +459,11 @@ int tp__validate_collect_error(const struct tp__validate_collect *k, tp_error *e
     return k->rc;
 }
 
+const json_t *tp__validate_collect_gathered(const struct tp__validate_collect *k)
+{
+    return k ? k->gathered : NULL;
+}
+
 /* fleet.jsonl: its temporary file committed over it. */
 static int fleet_commit(struct tp__validate_collect *k, tp_error *err)
 {

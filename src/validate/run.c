@@ -346,6 +346,10 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, c
     if (e && json_array_size(causes))
         json_object_set(e, "counters", causes);
     json_decref(causes);
+    json_t *link = doc ? tp__validate_link_causes(doc) : NULL; /* for the triage: cables.c */
+    if (e && json_array_size(link))
+        json_object_set(e, "link", link);
+    json_decref(link);
     return e;
 }
 

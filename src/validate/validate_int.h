@@ -120,6 +120,29 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, c
  * a new array, empty when none. */
 json_t *tp__validate_counter_causes(const json_t *doc);
 
+/* ---- cables.c: a node's own counters to the triage ---- */
+
+/* The causes of kind errors or flap (docs/counters.md) that a test
+ * document's counters name on a node's own link: the evidence of
+ * results.counters (the node that ran the test: "node": "") and of
+ * results.peer_counters (the net server's node: "node": "server") on the
+ * device of their "path" (the interface that carried the test's traffic;
+ * counters without a path name no link), each {"node", "cause", "dev",
+ * "name", "delta"}. A new array, empty when none (NULL on ENOMEM). */
+json_t *tp__validate_link_causes(const json_t *doc);
+
+/* Rank 0, every node's result gathered and before the triage's result:
+ * each node whose own link the entries of gathered name (each entry's
+ * "link", tp__validate_link_causes's, of the node that sent it or, for
+ * "server", of the pair's b) handed to the triage by tp_triage_link_errors,
+ * with what they said summed over the tests ("flap on v6: carrier_changes
+ * +4 in 2 tests"): a node the triage names slow is then a bad cable.
+ * gathered: [{label, tests, pairs, groups: [{..., b?, link?}]}], as
+ * alloc.c sends them; labels not among nodes' are passed over. Returns 0,
+ * or tp_triage_link_errors's error, or TP_ENOMEM. */
+int tp__validate_link_errors(tp_triage *tri, const json_t *gathered,
+                             const struct tp__validate_node *nodes, int n, tp_error *err);
+
 
 
 /* Measure t from node a against node b's server, the documents in
@@ -325,6 +348,11 @@ int tp__validate_collect_node(void *ctx, int r, const char *data, tp_error *err)
 
 /* The first error kept (copied into err), or 0. */
 int tp__validate_collect_error(const struct tp__validate_collect *k, tp_error *err);
+
+/* Every node's entry taken in so far, in the order they arrived (their
+ * documents dropped; each test's and pair's "counters" and "link" kept):
+ * the collect's own, valid until it is freed. */
+const json_t *tp__validate_collect_gathered(const struct tp__validate_collect *k);
 
 /* Judge and write the rest of the results folder: fleet.jsonl, fleet.json
  * (with the triage's verdicts and --on-fail's actions where the tier's

@@ -17,7 +17,10 @@
 
 #include "tp_test.h"
 #include "tp/gpu.h"
+#include "tp/triage.h"
 #include "tp/validate.h"
+
+#include "../../src/validate/validate_int.h"
 
 static struct tp_validate_list list;
 
@@ -369,6 +372,117 @@ static void verdicts_cite_counters(void **state)
     json_decref(gathered);
 }
 
+/* The causes a test document's counters name on a node's own link: errors
+ * and flaps on the device of the counters' path, the client's and the
+ * server's; not another device's, not loss, not counters without a path. */
+static void link_causes(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc = json_loads(
+        "{\"results\": {"
+        " \"counters\": {\"path\": \"v6\", \"causes\": ["
+        "  {\"cause\": \"flap\", \"evidence\": [{\"dev\": \"v6\", \"name\": \"carrier_changes\","
+        "   \"delta\": 2}, {\"dev\": \"eth9\", \"name\": \"carrier_changes\", \"delta\": 5}]},"
+        "  {\"cause\": \"loss\", \"evidence\": [{\"dev\": \"Tcp\", \"name\": \"RetransSegs\","
+        "   \"delta\": 40}]}]},"
+        " \"peer_counters\": {\"path\": \"v3\", \"causes\": ["
+        "  {\"cause\": \"errors\", \"evidence\": [{\"dev\": \"v3\", \"name\": \"rx_crc_errors\","
+        "   \"delta\": 4}]}]}}}",
+        0, &je);
+    assert_non_null(doc);
+    json_t *l = tp__validate_link_causes(doc);
+    TP_EQ_INT((int)json_array_size(l), 2);
+    char *s = json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS);
+    TP_EQ_STR(s, "[{\"cause\":\"flap\",\"delta\":2,\"dev\":\"v6\",\"name\":\"carrier_changes\","
+                 "\"node\":\"\"},{\"cause\":\"errors\",\"delta\":4,\"dev\":\"v3\",\"name\":"
+                 "\"rx_crc_errors\",\"node\":\"server\"}]");
+    free(s);
+    json_decref(l);
+    /* no path (a collective's counters): no link named */
+    json_object_del(json_object_get(json_object_get(doc, "results"), "counters"), "path");
+    json_object_del(json_object_get(doc, "results"), "peer_counters");
+    l = tp__validate_link_causes(doc);
+    TP_EQ_INT((int)json_array_size(l), 0);
+    json_decref(l);
+    json_decref(doc);
+}
+
+/* Rank 0 hands each node's link causes to the triage: a node named slow
+ * whose link the counters name (here as the server of another node's
+ * pair) is a bad cable, its counters summed in its verdict; a node that
+ * passed stays passed though its counters name its link; a label that is
+ * no node's is passed over. */
+static void link_errors_name_a_cable(void **state)
+{
+    (void)state;
+    enum { N = 8, SLOW = 2 };
+    struct tp_triage_opts o = {.tier = "screen", .seed = 3, .min_effect = 0.5};
+    tp_triage *t = NULL;
+    tp_error err = {0};
+    TP_EQ_INT(tp_triage_new(N, NULL, &o, &t, &err), 0);
+    const struct tp_triage_round *r;
+    double fig[N];
+    unsigned x = 1;
+    while ((r = tp_triage_next(t)) != NULL) {
+        for (int i = 0; i < r->ntests && i < N; i++) {
+            x = x * 1103515245u + 12345u; /* a figure within 1 % of 1 */
+            fig[i] = 1 + (double)(x >> 16 & 0xff) / 25600;
+            for (int k = 0; k < r->tests[i].n; k++)
+                if (r->tests[i].nodes[k] == SLOW)
+                    fig[i] *= 3;
+        }
+        TP_EQ_INT(tp_triage_record(t, fig, NULL, &err), 0);
+    }
+    struct tp__validate_node nodes[N];
+    memset(nodes, 0, sizeof nodes);
+    for (int v = 0; v < N; v++)
+        snprintf(nodes[v].label, sizeof nodes[v].label, "n%d", v);
+    json_error_t je;
+    json_t *gathered = json_loads(
+        "[{\"label\": \"n1\", \"tests\": [], \"pairs\": ["
+        "  {\"test\": \"net-bw\", \"a\": \"n1\", \"b\": \"n2\", \"link\": [{\"node\": \"server\","
+        "   \"cause\": \"flap\", \"dev\": \"v2\", \"name\": \"carrier_changes\", \"delta\": 2}]},"
+        "  {\"test\": \"net-lat\", \"a\": \"n1\", \"b\": \"n2\"}]},"
+        " {\"label\": \"n2\", \"tests\": [], \"pairs\": ["
+        "  {\"test\": \"net-bw\", \"a\": \"n2\", \"b\": \"n6\", \"link\": [{\"node\": \"\","
+        "   \"cause\": \"flap\", \"dev\": \"v2\", \"name\": \"carrier_changes\", \"delta\": 4}]}]},"
+        " {\"label\": \"n5\", \"tests\": [{\"test\": \"net-bw\", \"link\": [{\"node\": \"\","
+        "   \"cause\": \"errors\", \"dev\": \"v5\", \"name\": \"rx_crc_errors\", \"delta\": 3}]}]},"
+        " {\"label\": \"elsewhere\", \"tests\": [{\"test\": \"net-bw\", \"link\": [{\"node\":"
+        "   \"\", \"cause\": \"errors\", \"dev\": \"v9\", \"name\": \"rx_crc_errors\","
+        "   \"delta\": 1}]}]}]",
+        0, &je);
+    assert_non_null(gathered);
+    TP_EQ_INT(tp__validate_link_errors(t, gathered, nodes, N, &err), 0);
+    json_t *res = tp_triage_result(t, &err);
+    assert_non_null(res);
+    json_t *d = json_object_get(res, "nodes_detail"), *v;
+    size_t i;
+    int cables = 0;
+    json_array_foreach(d, i, v) {
+        int node = (int)json_integer_value(json_object_get(v, "node"));
+        const char *st = json_string_value(json_object_get(v, "status"));
+        if (node == SLOW) {
+            TP_EQ_STR(st, "cable");
+            TP_EQ_STR(json_string_value(json_object_get(v, "action")), "service");
+            TP_HAS(json_string_value(json_object_get(v, "says")),
+                   "its counters name the link (flap on v2: carrier_changes +6 in 2 tests)");
+            cables++;
+        } else if (strcmp(st, "pass") != 0) {
+            fail_msg("node %d: %s, not passed", node, st);
+        }
+    }
+    TP_EQ_INT(cables, 1);
+    json_t *named = json_array_get(json_object_get(res, "named"), 0);
+    TP_EQ_STR(json_string_value(json_object_get(named, "kind")), "cable");
+    TP_EQ_STR(json_string_value(json_object_get(named, "counters")),
+              "flap on v2: carrier_changes +6 in 2 tests");
+    json_decref(res);
+    json_decref(gathered);
+    tp_triage_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +496,8 @@ int main(void)
         cmocka_unit_test(check_row_and_policy),
         cmocka_unit_test(run_refuses_bad_input),
         cmocka_unit_test(verdicts_cite_counters),
+        cmocka_unit_test(link_causes),
+        cmocka_unit_test(link_errors_name_a_cable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
