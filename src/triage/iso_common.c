@@ -338,9 +338,10 @@ void tp__triage_name_link(tp_triage *t, int a, int b, double ref, const struct t
 void tp__triage_name_leaf(tp_triage *t, int l, enum tp__leaf_state st, const struct tp__sprt *across,
                           const struct tp__sprt *within)
 {
-    char name[TP_TOPOLOGY_NAME_MAX + 16], says[400];
+    char buf[TP_TOPOLOGY_NAME_MAX + 16], says[400];
     const struct tp_topology *topo = t->o.topo;
-    tp_topology_switch_name(topo, l, name, sizeof name);
+    /* a file's own name, else one made up in buf (a generated fabric) */
+    const char *name = tp_topology_switch_name(topo, l, buf, sizeof buf);
     double value = tp__triage_sprt_mean(across), thr = tp__triage_sprt_bar(t, across);
     double in = within ? tp__triage_sprt_mean(within) : 0;
     int up = topo->sw[l].nup;

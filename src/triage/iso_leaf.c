@@ -94,6 +94,15 @@ static void add_round(tp_triage *t, struct tp__action *a, struct tp__sprt *x)
      * uplink that some of its pairs' flows cross and some not spreads
      * them wider than noise does) */
     double mean = a->res[0] / n, own = n > 1 ? (a->res[2] - n * mean * mean) / (n - 1) : 0;
+    /* that spread grows with the slowdown itself (the crossing pairs'
+     * ratios spread by how slow the uplink is): taken at the effect
+     * sought, a round far slower than it is not made to look noisy (a
+     * leaf of two nodes behind an uplink at a hundredth of its rate:
+     * pairs 97x and 60x the median, a spread of 26 that no rate of
+     * rounds could cross) */
+    double at = 1 + x->effect;
+    if (mean > at)
+        own *= (at / mean) * (at / mean);
     double pv = fmax(sd * sd, own);
     double var = pv / n + sd * sd * (t->round_nref ? M_PI / (2 * t->round_nref) : 0);
     tp__triage_sprt_add(t, x, mean, sqrt(var));
