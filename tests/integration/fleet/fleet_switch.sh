@@ -7,14 +7,10 @@
 # topology.conf --on-fail drain` under srun:
 #   1. a slow uplink: TBF at 200 Mbit/s on both directions of leaf0's
 #      uplink (u0 in the leaf, s0 on the spine): exit 1, the plan saying
-#      the topology; as TAP TODO (not done yet at 2 nodes a leaf: the
-#      leaf's test takes its round's own spread of two pairs and does not
-#      decide, and the nodes are named slow: docs/fleet.md, "The test
-#      bed"): leaf0's uplinks named
-#      (kind uplink, leaf leaf0), node0 and node1 behind it status uplink
-#      (cause hardware, action service), the others passed, nothing
-#      drained (an uplink is serviced, its nodes are not drained), every
-#      node idle;
+#      the topology, leaf0's uplinks named (kind uplink, leaf leaf0: the
+#      file's name), node0 and node1 behind it status uplink (cause
+#      hardware, action service), the others passed, nothing drained (an
+#      uplink is serviced, its nodes are not drained), every node idle;
 #   2. a bad cable on node6 (leaf3): TBF at 200 Mbit/s on both directions
 #      of its cable (v6 in the node, p6 in the leaf) and the cable's
 #      carrier dropped for 0.1 s every 1.5 s during the run (`ip link set
@@ -77,36 +73,23 @@ shape() { # shape NS DEV: TBF at 200 Mbit/s on DEV's egress in namespace NS
     ip netns exec "$1" tc qdisc add dev "$2" root tbf rate 200mbit burst 64kb latency 400ms
 }
 
-# todo DESC COND...: a check of what the triage does not do yet here, as
-# TAP's TODO (a known shortfall: reported, not failed; meson calls its
-# passing an unexpected pass): at 2 nodes a leaf the leaf's test across
-# its uplinks takes the spread of its round's two pairs, which a fault of
-# 50-100x spreads by tens, and never decides; the nodes' own tests name
-# node0 and node1 slow first (docs/fleet.md, "The test bed")
-todo() {
-    local desc=$1; shift
-    n=$((n + 1))
-    if "$@"; then echo "ok $n - $desc # TODO leaf test at 2 nodes a leaf"
-    else echo "not ok $n - $desc # TODO leaf test at 2 nodes a leaf"; fi
-}
-
 # ---- 1. a slow uplink: leaf0's, both ways ----
 shape tplf0.$$ u0 && shape $BR s0
 check "leaf0's uplink shaped both ways (TBF on u0 and s0)" test $? -eq 0
 srun_validate uplink
-echo "# the switched bed, a slow uplink, screen tier: $WALL s"
+echo "# the switched bed, a slow uplink, screen tier: $WALL s; named $(named uplink); statuses $(statuses uplink)"
 check "srun validate --topology, a slow uplink: exit 1" test "$RC" -eq 1
 check "... the plan says the topology" grep -q "^plan: the topology .*topology.conf: 4 leaf switches, 1 above them; every node found in it" "$WORK/uplink.out"
-todo "... leaf0's uplinks named, nothing else" test "$(named uplink)" = "uplink:leaf0"
-todo "... node0 and node1 behind them status uplink, the others passed" test "$(statuses uplink)" = \
+check "... leaf0's uplinks named, nothing else" test "$(named uplink)" = "uplink:leaf0"
+check "... node0 and node1 behind them status uplink, the others passed" test "$(statuses uplink)" = \
     "uplink uplink pass pass pass pass pass pass"
-todo "... their verdicts: hardware, service, the component leaf0" test "$(/usr/bin/python3 -c "
+check "... their verdicts: hardware, service, the component leaf0" test "$(/usr/bin/python3 -c "
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1])][:2]
 print(all(v['cause'] == 'hardware' and v['action'] == 'service' and
           v['evidence']['component'] == {'kind': 'uplink', 'leaf': 'leaf0'} for v in o))" "$WORK/uplink/nodes.jsonl")" = True
-todo "... nothing drained, every node idle" test "$(drained)|$(idle)" = "|$N"
-todo "... no action taken (fleet.json)" test "$(json_get "$WORK/uplink/fleet.json" "len(r['actions'])")" = 0
+check "... nothing drained, every node idle" test "$(drained)|$(idle)" = "|$N"
+check "... no action taken (fleet.json)" test "$(json_get "$WORK/uplink/fleet.json" "len(r['actions'])")" = 0
 check "... fleet.json and the verdict lines valid" eval \
     'valid_doc "$WORK/uplink/fleet.json" && valid_doc --lines validate_node_line "$WORK/uplink/nodes.jsonl"'
 resume_all
@@ -131,7 +114,7 @@ kill $FLAP
 wait $FLAP 2>/dev/null
 ip -n tplf3.$$ link set p6 up
 c1=$(ip netns exec tpbn6.$$ cat /sys/class/net/v6/carrier_changes)
-echo "# the switched bed, a bad cable, screen tier: $WALL s (v6 carrier_changes +$((c1 - c0)))"
+echo "# the switched bed, a bad cable, screen tier: $WALL s (v6 carrier_changes +$((c1 - c0))); named $(named cable); statuses $(statuses cable)"
 check "srun validate --topology, a bad cable: exit 1" test "$RC" -eq 1
 check "... node6 named, as its cable" test "$(named cable)" = "cable:6"
 check "... its counters cited: a flap on v6" eval \
