@@ -94,6 +94,9 @@ struct tp_validate_opts {
     const char *on_fail;  /* none (NULL) or drain (Slurm: scontrol) */
     double sdc_minutes;   /* > 0: the sdc test a soak of about this long */
     const char *topology; /* allocation: the fabric's topology file (tp/topology.h), or NULL */
+    const char *plan;     /* allocation: the job's plan file (tp/plan.h): its GPUs a node,
+                           * MTBF and restart for the decision to evict or isolate; NULL */
+    int spare_nodes;      /* allocation: nodes standing by, for that decision */
     bool quiet;           /* no progress line, no summary */
     bool progress_line;   /* the progress line on stderr (tp/progress.h; the CLI: a terminal
                              and not quiet) */

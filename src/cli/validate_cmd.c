@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "tp/triage.h"
 #include "tp/units.h"
 #include "tp/validate.h"
 
@@ -21,7 +22,7 @@ static void usage(FILE *f)
            "                          [--key-file F] [--tier T | --budget DUR] [--matchings K]\n"
            "                          [--seed N] [--min-effect PCT] [--node-timeout DUR]\n"
            "                          [--on-fail none|drain] [--sdc-minutes M]\n"
-           "                          [--topology FILE]\n"
+           "                          [--topology FILE] [--plan FILE] [--spare-nodes N]\n"
            "       trainpath validate --simulate FLEET [--tier T | --budget DUR]\n"
            "                          [--matchings K] [--seed N] [--min-effect PCT]\n"
            "                          [--json FILE] [-q]\n"
@@ -81,6 +82,12 @@ static void usage(FILE *f)
            "                its YAML form (docs/topology.md), every node in it by its Slurm\n"
            "                name (else its host name): a slow leaf switch or a leaf's slow\n"
            "                uplinks are named instead of the nodes behind them\n"
+           "  --plan FILE   allocation: the plan file of the job the allocation is for\n"
+           "                (docs/plan.md): its GPUs a node, MTBF and restart weigh, when\n"
+           "                the screen ends with suspects, isolating them against evicting\n"
+           "                them all now (the decision line, fleet.json's decision)\n"
+           "  --spare-nodes N  allocation: nodes standing by to replace evicted ones\n"
+           "                (default 0), for that decision\n"
            "  --sdc-minutes M  the SDC screen (sdc) runs about M minutes (a decimal) on\n"
            "                every node instead of the profile's steps: a longer soak; on\n"
            "                an allocation rank 0 names the node whose hashes differ\n"
@@ -133,6 +140,8 @@ int cmd_validate(int argc, char **argv)
         OPT_SDC_MINUTES,
         OPT_TRACE,
         OPT_TOPOLOGY,
+        OPT_PLAN,
+        OPT_SPARES,
     };
     static const struct option opts[] = {
         {"profile", required_argument, NULL, 'p'},
@@ -157,6 +166,8 @@ int cmd_validate(int argc, char **argv)
         {"sdc-minutes", required_argument, NULL, OPT_SDC_MINUTES},
         {"trace", no_argument, NULL, OPT_TRACE},
         {"topology", required_argument, NULL, OPT_TOPOLOGY},
+        {"plan", required_argument, NULL, OPT_PLAN},
+        {"spare-nodes", required_argument, NULL, OPT_SPARES},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -220,6 +231,14 @@ int cmd_validate(int argc, char **argv)
             break;
         case OPT_TRACE: o.trace = true, real_only = "--trace"; break;
         case OPT_TOPOLOGY: o.topology = optarg, real_only = "--topology"; break;
+        case OPT_PLAN: o.plan = optarg, real_only = "--plan"; break;
+        case OPT_SPARES: {
+            uint64_t k;
+            rc = tp_parse_u64(optarg, "--spare-nodes", 0, TP_TRIAGE_MAX_NODES, &k, &err);
+            o.spare_nodes = (int)k;
+            real_only = "--spare-nodes";
+            break;
+        }
         case 'q': o.quiet = sim.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case ':': rc = tp_error_set(&err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]); break;
@@ -249,8 +268,9 @@ int cmd_validate(int argc, char **argv)
             {"--json", sim.json, NULL}, {"--db", o.db, NULL}, {"--prometheus", o.prom, NULL}};
         const struct tp_file_arg ins[] = {{"--simulate", sim.fleet, NULL},
                                           {"--policy", o.policy, NULL},
-                                          {"--key-file", o.key_file, NULL}};
-        if (cli_distinct(outs, 3, ins, 3))
+                                          {"--key-file", o.key_file, NULL},
+                                          {"--plan", o.plan, NULL}};
+        if (cli_distinct(outs, 3, ins, 4))
             return 2;
     }
     if (rc)

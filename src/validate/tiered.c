@@ -27,6 +27,7 @@
 
 #include "tp/atomicfile.h"
 #include "tp/log.h"
+#include "tp/units.h"
 #include "validate_int.h"
 
 static double expect_s(const struct tp_validate_test *t)
@@ -44,7 +45,12 @@ static void opts_of(const struct tp__validate_ctx *c, int n, struct tp_triage_op
     /* --pairs-at-once K: a round of n/2 pairs takes that many slots */
     if (c->pairs_at_once > 0)
         o->pair_s *= (n / 2 + c->pairs_at_once - 1) / c->pairs_at_once;
-    o->round_gap_s = 0.5; /* starting the children, the allgather */
+    o->round_gap_s = 0.5; /* starting the children, the barriers */
+    /* the decision to evict or isolate: --plan's job (0: the defaults) */
+    o->gpus_per_node = c->gpus_per_node;
+    o->mtbf_node_s = c->mtbf_node_s;
+    o->restart_s = c->restart_s;
+    o->spare_nodes = c->spare_nodes;
 }
 
 int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err)
@@ -232,6 +238,18 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
            total, tp_triage_estimate_s(c->tier, n, o, false), pair, o->group_s,
            c->budget_s > 0 ? ", the deepest tier within --budget" : "",
            tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
+    if (c->job_plan) {
+        char m[48] = "not given (the triage's default)", rs[32];
+        if (c->mtbf_node_s > 0)
+            tp_fmt_duration_s(c->mtbf_node_s, m, sizeof m);
+        printf("plan: suspects after the screen weighed, isolate or evict, for the job of %s: "
+               "%d GPUs a node, a node's MTBF %s, a restart %s; %d spare nodes\n",
+               c->job_plan, c->gpus_per_node, m, tp_fmt_duration_s(c->restart_s, rs, sizeof rs),
+               c->spare_nodes);
+    } else if (c->spare_nodes) {
+        printf("plan: suspects after the screen weighed, isolate or evict, with %d spare nodes\n",
+               c->spare_nodes);
+    }
     printf("plan: a node silent for %.0f s in a round is lost (%s), %.0f s in its own tests, "
            "%.0f s in the gather; the lost are left out and the others go on%s\n",
            tp__validate_stage_timeout_s(c, TP__VALIDATE_ROUNDS),

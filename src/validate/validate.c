@@ -20,6 +20,7 @@
 #include "tp/file.h"
 #include "tp/gpu.h"
 #include "tp/intr.h"
+#include "tp/plan.h"
 #include "validate_int.h"
 
 /* GPUs the NVIDIA driver exposes here (/dev/nvidia0, 1, ...), without
@@ -123,6 +124,28 @@ static int out_file_ok(const char *what, const char *path, tp_error *err)
  * here, naming the file, not after the other tests ran), a readable
  * --key-file, a --db that is an SQLite database or can become one, a
  * --prometheus file that can be written. */
+/* --plan FILE: the job's GPUs a node, a node's MTBF (or the job's over its
+ * nodes) and its restart, for the decision to evict or isolate; a bad
+ * file is refused as `plan` refuses it (file:line:col), prefixed --plan. */
+static int job_of_plan(struct tp__validate_ctx *c, tp_error *err)
+{
+    struct tp_plan_spec *s = calloc(1, sizeof *s);
+    if (!s)
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    int rc = tp_plan_parse(c->job_plan, s, err);
+    if (rc == 0) {
+        const struct tp_plan_cluster *k = &s->c;
+        c->gpus_per_node = (int)k->gpus_per_node;
+        c->mtbf_node_s = k->mtbf_node_s > 0 ? k->mtbf_node_s : k->mtbf_job_s * k->nodes;
+        c->restart_s = k->restart_s;
+    } else {
+        tp_error_prefix(err, "--plan");
+    }
+    tp_plan_spec_free(s);
+    free(s);
+    return rc;
+}
+
 static int check_files(const struct tp__validate_ctx *c, tp_error *err)
 {
     if (c->policy) {
@@ -207,12 +230,16 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                    .on_fail = o->on_fail,
                                    .sdc_minutes = o->sdc_minutes,
                                    .topology = o->topology,
+                                   .job_plan = o->plan,
+                                   .spare_nodes = o->spare_nodes,
                                    .keyfd = -1};
     int rc = check_files(c, err);
     /* the fabric's switches, read before any node joins (its errors name
      * the file's line and column) */
     if (rc == 0 && c->topology && (rc = tp_topology_load(c->topology, &c->topo, err)) != 0)
         tp_error_prefix(err, "--topology");
+    if (rc == 0 && c->job_plan)
+        rc = job_of_plan(c, err);
     /* the tier's name now; --budget's pick once the group's size is known */
     if (rc == 0 && c->tier && c->budget_s > 0)
         rc = tp_error_set(err, TP_EUSAGE, "--tier %s and --budget: one or the other", c->tier);
@@ -247,6 +274,13 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
             "seed", (json_int_t)c->seed, "min-effect", c->min_effect, "node-timeout",
             c->node_timeout_s, "on-fail", c->on_fail, "sdc-minutes", c->sdc_minutes, "topology",
             c->topology);
+        if (bo_opts && c->job_plan) /* the decision's figures, the same on every node */
+            json_object_set_new(bo_opts, "plan",
+                                json_pack("{s:i, s:f, s:f, s:i}", "gpus_per_node", c->gpus_per_node,
+                                          "mtbf_node_s", c->mtbf_node_s, "restart_s",
+                                          c->restart_s, "spare_nodes", c->spare_nodes));
+        else if (bo_opts)
+            json_object_set_new(bo_opts, "spare-nodes", json_integer(c->spare_nodes));
         /* with links to measure (the tier's triage), a node that has not
          * joined by then (--node-timeout, else the group's hour) is left
          * out, and the others go on */

@@ -34,6 +34,10 @@ struct tp__validate_ctx {
     double sdc_minutes; /* > 0: the sdc test a soak of about this long */
     const char *topology;    /* --topology: the file, or NULL */
     struct tp_topology *topo; /* ... read before the group forms */
+    const char *job_plan;    /* --plan: the job's plan file, or NULL */
+    int gpus_per_node;       /* ... its figures for the decision to evict or isolate */
+    double mtbf_node_s, restart_s; /* (0: the triage's defaults) */
+    int spare_nodes;         /* --spare-nodes */
     bool lost;          /* a rank was lost: the group ends by tp_boot_abort */
     bool own_star;      /* the tier's stages meet over a star of their own (control.c) */
     bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
