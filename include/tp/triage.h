@@ -366,32 +366,43 @@ struct tp_triage_fleet {
         double severity;
     } link[TP_TRIAGE_SIM_MAX_FAULTS];
     /* The fabric (docs/fleet.md, "Switches and uplinks"): a two-level fat
-     * tree, leaf switch g over nodes g * per_leaf .. (g + 1) * per_leaf - 1,
+     * tree, group g of nodes g * per_leaf .. (g + 1) * per_leaf - 1 under
+     * one leaf switch a rail (rails 0: 1; more: rail-optimised, NIC r of
+     * each node cabled to its group's rail-r leaf, switch g * rails + r),
      * each leaf up to every one of `spines` spines (per_leaf 0: no
-     * switches, and no faults of them). A flow between two leaves takes a
-     * spine drawn for it, each way (ECMP: a test's connections are new
-     * flows); a pair's figure is then also the worst of its leaf switches
-     * and the uplinks its two flows crossed, a group's of its ring's. With
-     * a fabric, congestion's leaves are its leaves. The triage is given
-     * its topology (tp_triage_opts.topo). */
+     * switches, and no faults of them). A test's traffic is split evenly
+     * over the rails it runs on (every rail unless pinned), rail r's share
+     * from NIC r to NIC r; it ends when its slowest share does. A flow
+     * between two leaves takes a spine drawn for it, each way and rail
+     * (ECMP: a test's connections are new flows); a pair's figure is then
+     * also the worst, over its rails, of the leaf switches, uplinks and
+     * cables its flows crossed, a group's of its ring's. With a fabric,
+     * congestion's leaves are its groups. The triage is given its
+     * topology (tp_triage_opts.topo) and can pin tests to rails. */
     struct tp_triage_fabric {
-        int per_leaf, spines;
+        int per_leaf, spines, rails;
     } fabric;
     int nswitches;
     struct tp_triage_slow_switch {
-        int leaf;        /* a leaf switch, 0-based: every flow through it slower */
+        int leaf;        /* a group's leaf switch, 0-based: every flow through it slower */
         double severity;
+        int rail;        /* the rail whose leaf it is (0) */
     } slow_switch[TP_TRIAGE_SIM_MAX_FAULTS];
     int nuplinks;
     struct tp_triage_slow_uplink {
         int leaf, spine; /* the cable from that leaf to that spine, both ways */
         double severity;
+        int rail;        /* the rail of the leaf (0) */
     } slow_uplink[TP_TRIAGE_SIM_MAX_FAULTS];
-    /* bad cables: a node's link to its leaf, slower by severity in every
-     * test of the node, and its counters name the link (the triage hears
-     * of it: tp_triage_link_errors) */
+    /* bad cables: a node's link to its leaf on a rail, slower by severity
+     * in every test of the node that rail carries, and its counters name
+     * the link (the triage hears of it: tp_triage_link_errors_rail) */
     int ncables;
-    struct tp_triage_slow_node cable[TP_TRIAGE_SIM_MAX_FAULTS];
+    struct tp_triage_bad_cable {
+        int node;
+        double severity;
+        int rail; /* its NIC's rail (0) */
+    } cable[TP_TRIAGE_SIM_MAX_FAULTS];
     int nmissing;
     int missing[TP_TRIAGE_SIM_MAX_FAULTS]; /* never join */
     int ndies;

@@ -276,10 +276,12 @@ void tp__triage_free_actions(tp_triage *t);
  * or uplink takes. */
 struct tp__sim_fabric {
     struct tp_topology *topo; /* NULL: no fabric */
-    int per_leaf, spines, nleaves;
-    double *sw, *up; /* per leaf; per leaf and spine (leaf * spines + spine) */
+    int per_leaf, spines, nleaves, rails; /* nleaves: groups, one leaf a rail each */
+    double *sw, *up; /* per switch (group * rails + rail); per switch and spine */
     bool any_uplink;
     uint64_t rng;    /* the spines flows take */
+    int ncables;     /* the bad cables: each its node's link on its rail */
+    const struct tp_triage_bad_cable *cable;
 };
 
 /* The fleet's fabric faults in range (TP_EUSAGE naming the first that is
@@ -288,9 +290,10 @@ int tp__sim_fabric_check(const struct tp_triage_fleet *f, tp_error *err);
 /* fb from f: 0, TP_EUSAGE or TP_ENOMEM (err says). */
 int tp__sim_fabric_init(struct tp__sim_fabric *fb, const struct tp_triage_fleet *f, tp_error *err);
 void tp__sim_fabric_free(struct tp__sim_fabric *fb);
-/* The worst factor of the switches and uplinks between nodes a and b, a
- * spine drawn for each way's flow (1: no fabric). */
-double tp__sim_fabric_factor(struct tp__sim_fabric *fb, int a, int b);
+/* The worst factor, over the rails of a test (a bit each; 0: every
+ * rail), of the cables, switches and uplinks between nodes a and b, a
+ * spine drawn for each rail's and way's flow (1: nothing slow). */
+double tp__sim_fabric_factor(struct tp__sim_fabric *fb, int a, int b, uint64_t rails);
 /* The fabric's planted faults (switches, uplinks, cables) scored against
  * named: each appended to planted with whether it was named; *hits, *all
  * and *last (the latest round one was named in) updated. */

@@ -635,11 +635,11 @@ static void sim_fabric_faults(void **state)
         for (int c = 0; c < 4; c++) {
             struct tp_triage_fleet g = f;
             if (c == 0 || c == 3)
-                g.slow_uplink[g.nuplinks++] = (struct tp_triage_slow_uplink){leaf, s % 4, 0.15};
+                g.slow_uplink[g.nuplinks++] = (struct tp_triage_slow_uplink){leaf, s % 4, 0.15, 0};
             if (c == 1)
-                g.slow_switch[g.nswitches++] = (struct tp_triage_slow_switch){leaf, 0.15};
+                g.slow_switch[g.nswitches++] = (struct tp_triage_slow_switch){leaf, 0.15, 0};
             if (c == 2)
-                g.cable[g.ncables++] = (struct tp_triage_slow_node){pick, 0.15, false};
+                g.cable[g.ncables++] = (struct tp_triage_bad_cable){pick, 0.15, 0};
             if (c == 3) /* a node on another leaf */
                 g.slow[g.nslow++] = (struct tp_triage_slow_node){(pick + 64) % n, 0.15, false};
             res = simulate(&g, NULL, (uint64_t)s);
