@@ -16,7 +16,8 @@
  * the same pairs (within it for a switch, across for uplinks), half of
  * them on one half of the rails still suspect, half on the other, a
  * sequential test a half; the half found slow is halved again until one
- * rail is left, log2 of the rails' steps. Neither half slow (or no
+ * rail is left, log2 of the rails' steps. The fault was named by then at
+ * the run's bound; a step only picks the half, at 1 % of a wrong one. Neither half slow (or no
  * verdict within the rounds allowed): named for the group, the rail not
  * told apart. */
 #include <math.h>
@@ -26,6 +27,7 @@
 #include "tp/topology.h"
 
 #define LEAF_PAIRS 64 /* pairs of a leaf action in one round, at most */
+#define RAIL_ALPHA 0.01f /* a rail search's step: the wrong half of the rails */
 
 /* a free known-good node under another leaf than l, taken; -1: none */
 static int outside(tp_triage *t, int l)
@@ -194,6 +196,9 @@ static void search_round(tp_triage *t, struct tp__action *a)
     enum tp__sprt_state st[2];
     for (int k = 0; k < 2; k++) {
         a->half[k].effect = a->half[k].floor = (float)eff;
+        /* the fault is named already (its test's alpha spent): this picks
+         * its rail, a wrong half at most once in RAIL_ALPHA^-1 */
+        a->half[k].alpha = RAIL_ALPHA;
         add_round(t, a->hres[k], &a->half[k]);
         st[k] = a->half[k].n ? tp__triage_sprt_state(t, &a->half[k]) : TP__SPRT_MORE;
     }

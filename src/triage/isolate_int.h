@@ -19,6 +19,7 @@ struct tp__sprt {
     float sigma;  /* the spread the last measurement was judged with */
     float effect; /* H1: this much slower (0: set at the first measurement) */
     float floor;  /* named only with the mean past 1 + this (0: min_effect) */
+    float alpha;  /* its false-name bound (0: the run's share, t->alpha_each) */
     double llr, sum;
     int n;
 };
