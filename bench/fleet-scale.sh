@@ -9,7 +9,9 @@
 # nodes a leaf, up to 8 spines, 8 % per-sample and 5 % run-to-run noise,
 # spikes, congestion and drift at their realistic values, a 15 % slow node
 # and a 15 % slow uplink planted, SCALE_SEEDS seeds a size (default 5): the
-# rounds, the simulated wall time, precision and recall, the CPU time.
+# rounds, the simulated wall time, precision and recall, the CPU time;
+# then 1,024 to 16,384 of them on a rail-optimised fabric of 8 rails, the
+# uplink on rail seed mod 8 (docs/fleet.md, "Rails").
 # Not a test: it prints tables.
 set -uo pipefail
 TP=${1:-build/trainpath}
@@ -40,21 +42,24 @@ print(f"| {n} | {planned} (+{r['isolation_bound']}) | {fmt(screen)} | {allp_roun
 PY
 done
 SEEDS=${SCALE_SEEDS:-5}
+noisy() { # noisy RAILS SIZES...: the table of a noisy fabric of RAILS rails
+rails=$1
+shift
 echo
-echo "# a noisy fabric: $SEEDS seeds a size, a 15 % slow node and a 15 % slow uplink planted"
+echo "# a noisy fabric of $rails rail(s): $SEEDS seeds a size, a 15 % slow node and a 15 % slow uplink planted"
 printf '| nodes | spines | rounds, mean (isolation) | simulated wall, mean | named of planted | false names | precision | recall | simulator CPU s, all seeds |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'
-for n in 64 256 1024 4096 16384 65536; do
+for n in "$@"; do
     leaves=$((n / 32)) spines=8
     [ "$leaves" -lt 8 ] && spines=$leaves
     : >"$W/list"
     /usr/bin/time -f '%U %S' -o "$W/time" bash -c '
         for s in $(seq 1 "$4"); do
-            printf "nodes: %d\nnoise: 8%%\ntest_noise: 5%%\nseed: %d\nspikes: {rate: 1%%, size: 50%%}\ncongestion: {rate: 5%%, size: 10%%}\ndrift: 5%%\nfabric: {per_leaf: 32, spines: %d}\nslow_nodes: [{node: %d, severity: 15%%}]\nslow_uplinks: [{leaf: %d, spine: %d, severity: 15%%}]\n" \
-                "$1" "$s" "$2" $(( (s * 337) % $1 )) $(( ((s * 337) % $1 / 32 + 1) % ($1 / 32) )) $(( s % $2 )) >"$3/n$s.yaml"
+            printf "nodes: %d\nnoise: 8%%\ntest_noise: 5%%\nseed: %d\nspikes: {rate: 1%%, size: 50%%}\ncongestion: {rate: 5%%, size: 10%%}\ndrift: 5%%\nfabric: {per_leaf: 32, spines: %d, rails: %d}\nslow_nodes: [{node: %d, severity: 15%%}]\nslow_uplinks: [{leaf: %d, spine: %d, rail: %d, severity: 15%%}]\n" \
+                "$1" "$s" "$2" "$6" $(( (s * 337) % $1 )) $(( ((s * 337) % $1 / 32 + 1) % ($1 / 32) )) $(( s % $2 )) $(( s % $6 )) >"$3/n$s.yaml"
             "$5" validate --simulate "$3/n$s.yaml" -q --json "$3/n$s.json" >/dev/null 2>&1
             echo "$3/n$s.json" >>"$3/list"
-        done' _ "$n" "$spines" "$W" "$SEEDS" "$TP"
+        done' _ "$n" "$spines" "$W" "$SEEDS" "$TP" "$rails"
     cpu=$(awk '{print $1 + $2}' "$W/time")
     python3 - "$n" "$spines" "$cpu" "$W/list" <<'PY'
 import json, sys
@@ -72,4 +77,6 @@ print(f"| {n} | {spines} | {rounds / k:.1f} ({iso / k:.1f}) | {fmt(wall / k)} | 
       f"{hit / named if named else 1:.2f} | {hit / planted:.2f} | {cpu:.2f} |")
 PY
 done
-
+}
+noisy 1 64 256 1024 4096 16384 65536
+noisy 8 1024 4096 16384

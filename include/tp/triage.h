@@ -64,11 +64,16 @@ enum tp_triage_stage {
 const char *tp_triage_stage_name(enum tp_triage_stage s);
 
 /* One test: a pair (n == 2, both directions) or a group collective over
- * nodes[0..n) in that ring order. */
+ * nodes[0..n) in that ring order. rails: the rails of a rail-optimised
+ * topology it runs on, a bit each (NIC r of each node to NIC r of the
+ * other), the traffic split evenly over them; 0: every rail. Only a
+ * triage told that its driver can pin a test (tp_triage_opts.pin_rails)
+ * plans one that is not 0. */
 struct tp_triage_test {
     bool group;
     int n;
     int *nodes;
+    uint64_t rails;
 };
 
 struct tp_triage_round {
@@ -114,13 +119,18 @@ struct tp_triage_opts {
      * a deeper tier that plans more */
     int max_rounds;
     /* the fabric's switches (include/tp/topology.h), node i of the
-     * triage its node i, on rail 0 (NULL: none). With one, the screen
+     * triage its node i, on every rail (NULL: none). With one, the screen
      * also judges each leaf switch's traffic, across its uplinks and
      * within it, and the isolation names a slow leaf switch or a leaf's
      * slow uplinks instead of the nodes behind them (docs/fleet.md,
      * "Switches and uplinks"). The caller keeps it alive as long as the
      * triage. */
     const struct tp_topology *topo;
+    /* the driver can run a pair test on some rails only (a test's
+     * rails): then the isolation finds which rail of a rail-optimised
+     * topology's slow leaf or uplinks it is; false: named as the leaves
+     * of its group of nodes, the rail not told apart */
+    bool pin_rails;
     /* with topo: node i of the triage is topo's node topo_nodes[i] (-1:
      * a node that never joined, in no leaf); NULL: node i (then topo has
      * exactly the fleet's nodes). Read by tp_triage_new only. */
@@ -213,6 +223,11 @@ void tp_triage_stop(tp_triage *t, const char *why);
  * slow is then a bad cable (status "cable", action service), any time
  * before tp_triage_result. TP_EUSAGE for v out of range. */
 int tp_triage_link_errors(tp_triage *t, int v, const char *what, tp_error *err);
+
+/* tp_triage_link_errors for the link of node v's NIC on rail (0 to the
+ * topology's rails - 1; -1: not known), which the cable's name then
+ * carries. TP_EUSAGE for v or rail out of range. */
+int tp_triage_link_errors_rail(tp_triage *t, int v, int rail, const char *what, tp_error *err);
 
 /* The round tp_triage_record took last took seconds of wall time (> 0,
  * finite), as its driver measured it: the decision to evict or isolate
@@ -351,32 +366,43 @@ struct tp_triage_fleet {
         double severity;
     } link[TP_TRIAGE_SIM_MAX_FAULTS];
     /* The fabric (docs/fleet.md, "Switches and uplinks"): a two-level fat
-     * tree, leaf switch g over nodes g * per_leaf .. (g + 1) * per_leaf - 1,
+     * tree, group g of nodes g * per_leaf .. (g + 1) * per_leaf - 1 under
+     * one leaf switch a rail (rails 0: 1; more: rail-optimised, NIC r of
+     * each node cabled to its group's rail-r leaf, switch g * rails + r),
      * each leaf up to every one of `spines` spines (per_leaf 0: no
-     * switches, and no faults of them). A flow between two leaves takes a
-     * spine drawn for it, each way (ECMP: a test's connections are new
-     * flows); a pair's figure is then also the worst of its leaf switches
-     * and the uplinks its two flows crossed, a group's of its ring's. With
-     * a fabric, congestion's leaves are its leaves. The triage is given
-     * its topology (tp_triage_opts.topo). */
+     * switches, and no faults of them). A test's traffic is split evenly
+     * over the rails it runs on (every rail unless pinned), rail r's share
+     * from NIC r to NIC r; it ends when its slowest share does. A flow
+     * between two leaves takes a spine drawn for it, each way and rail
+     * (ECMP: a test's connections are new flows); a pair's figure is then
+     * also the worst, over its rails, of the leaf switches, uplinks and
+     * cables its flows crossed, a group's of its ring's. With a fabric,
+     * congestion's leaves are its groups. The triage is given its
+     * topology (tp_triage_opts.topo) and can pin tests to rails. */
     struct tp_triage_fabric {
-        int per_leaf, spines;
+        int per_leaf, spines, rails;
     } fabric;
     int nswitches;
     struct tp_triage_slow_switch {
-        int leaf;        /* a leaf switch, 0-based: every flow through it slower */
+        int leaf;        /* a group's leaf switch, 0-based: every flow through it slower */
         double severity;
+        int rail;        /* the rail whose leaf it is (0) */
     } slow_switch[TP_TRIAGE_SIM_MAX_FAULTS];
     int nuplinks;
     struct tp_triage_slow_uplink {
         int leaf, spine; /* the cable from that leaf to that spine, both ways */
         double severity;
+        int rail;        /* the rail of the leaf (0) */
     } slow_uplink[TP_TRIAGE_SIM_MAX_FAULTS];
-    /* bad cables: a node's link to its leaf, slower by severity in every
-     * test of the node, and its counters name the link (the triage hears
-     * of it: tp_triage_link_errors) */
+    /* bad cables: a node's link to its leaf on a rail, slower by severity
+     * in every test of the node that rail carries, and its counters name
+     * the link (the triage hears of it: tp_triage_link_errors_rail) */
     int ncables;
-    struct tp_triage_slow_node cable[TP_TRIAGE_SIM_MAX_FAULTS];
+    struct tp_triage_bad_cable {
+        int node;
+        double severity;
+        int rail; /* its NIC's rail (0) */
+    } cable[TP_TRIAGE_SIM_MAX_FAULTS];
     int nmissing;
     int missing[TP_TRIAGE_SIM_MAX_FAULTS]; /* never join */
     int ndies;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tp/plan.h" /* TP_PLAN_MAX_GPUS_PER_NODE: plan's bound on the same key */
+#include "tp/topology.h" /* TP_TOPOLOGY_MAX_RAILS: the fabric is one */
 #include "tp/triage.h"
 #include "tp/yaml.h"
 
@@ -90,13 +91,19 @@ static const struct tp_yaml_range leafno_range = {0, TP_TRIAGE_MAX_NODES - 1, fa
 static const struct tp_yaml_range spines_range = {1, 4096, false, "must be between 1 and 4096"};
 static const struct tp_yaml_range spineno_range = {0, 4095, false,
                                                    "must be a spine number from 0"};
+static const struct tp_yaml_range rails_range = {1, TP_TOPOLOGY_MAX_RAILS, false,
+                                                 "must be between 1 and 64"};
+static const struct tp_yaml_range railno_range = {0, TP_TOPOLOGY_MAX_RAILS - 1, false,
+                                                  "must be a rail number from 0"};
 
-/* fabric: a two-level fat tree */
+/* fabric: a two-level fat tree, rail-optimised with rails */
 static const key fabric_keys[] = {
     {.name = "per_leaf", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_fabric, per_leaf),
      .range = &leaf_range, .flags = TP_YAML_REQUIRED, .what = "a node count", .eg = "32"},
     {.name = "spines", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_fabric, spines),
      .range = &spines_range, .def = 1, .what = "a spine count", .eg = "4"},
+    {.name = "rails", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_fabric, rails),
+     .range = &rails_range, .def = 1, .what = "a rail count", .eg = "8"},
 };
 static const table fabric_tbl = {fabric_keys, TP_YAML_NKEYS(fabric_keys), NULL, NULL};
 
@@ -106,6 +113,8 @@ static const key switch_keys[] = {
     {.name = "severity", .kind = TP_YAML_FRAC,
      .off = offsetof(struct tp_triage_slow_switch, severity), .range = &severity_range,
      .flags = TP_YAML_REQUIRED, .eg = "15%, 0.15"},
+    {.name = "rail", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_switch, rail),
+     .range = &railno_range, .what = "a rail number", .eg = "2"},
 };
 static const table switch_tbl = {switch_keys, TP_YAML_NKEYS(switch_keys), NULL, NULL};
 static const key switch_elem = {.kind = TP_YAML_MAP, .sub = &switch_tbl};
@@ -118,9 +127,24 @@ static const key uplink_keys[] = {
     {.name = "severity", .kind = TP_YAML_FRAC,
      .off = offsetof(struct tp_triage_slow_uplink, severity), .range = &severity_range,
      .flags = TP_YAML_REQUIRED, .eg = "15%, 0.15"},
+    {.name = "rail", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_slow_uplink, rail),
+     .range = &railno_range, .what = "a rail number", .eg = "2"},
 };
 static const table uplink_tbl = {uplink_keys, TP_YAML_NKEYS(uplink_keys), NULL, NULL};
 static const key uplink_elem = {.kind = TP_YAML_MAP, .sub = &uplink_tbl};
+
+/* a bad cable: a node's link to its leaf on a rail */
+static const key cable_keys[] = {
+    {.name = "node", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_bad_cable, node),
+     .range = &node_range, .flags = TP_YAML_REQUIRED, .what = "a node number", .eg = "5"},
+    {.name = "severity", .kind = TP_YAML_FRAC,
+     .off = offsetof(struct tp_triage_bad_cable, severity), .range = &severity_range,
+     .flags = TP_YAML_REQUIRED, .eg = "15%, 0.15"},
+    {.name = "rail", .kind = TP_YAML_UINT, .off = offsetof(struct tp_triage_bad_cable, rail),
+     .range = &railno_range, .what = "a rail number", .eg = "2"},
+};
+static const table cable_tbl = {cable_keys, TP_YAML_NKEYS(cable_keys), NULL, NULL};
+static const key cable_elem = {.kind = TP_YAML_MAP, .sub = &cable_tbl};
 
 /* spikes: and congestion: (both keys, or neither: off) */
 static const key burst_keys[] = {
@@ -162,7 +186,8 @@ static const key top_keys[] = {
      .elem = &uplink_elem, .what = "a sequence of slow uplinks",
      .eg = "[{leaf: 3, spine: 1, severity: 15%}]"},
     {.name = "bad_cables", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, cable, ncables),
-     .elem = &slow_elem, .what = "a sequence of bad cables", .eg = "[{node: 5, severity: 15%}]"},
+     .elem = &cable_elem, .what = "a sequence of bad cables",
+     .eg = "[{node: 5, severity: 15%, rail: 2}]"},
     {.name = "missing", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, missing, nmissing),
      .elem = &missing_elem, .what = "a sequence of node numbers", .eg = "[44, 45]"},
     {.name = "dies", .kind = TP_YAML_LIST, TP_YAML_LIST_OF(FL, dies, ndies),
@@ -226,11 +251,32 @@ static int below_n(struct tp_yaml *y, const node *list, size_t i, const char *fi
     return tp_yaml_fail(y, at ? at : list, p, "node %d: the fleet has nodes 0 to %d", v, n - 1);
 }
 
-/* the switch faults on the fabric: its leaves and spines, and a fabric at
- * all */
+/* a fault's rail (field rail of list key's item i) on the fabric's rails */
+static int rail_check(struct tp_yaml *y, const node *map, const char *name, int i, int rail,
+                      int rails)
+{
+    if (rail < rails)
+        return 0;
+    const node *l = tp_yaml_lookup(map, name, true);
+    const node *item = l && (size_t)i < l->n ? l->kid[i] : l;
+    const node *at = item ? tp_yaml_lookup(item, "rail", true) : NULL;
+    char p[TP_YAML_PATH_LEN], q[TP_YAML_PATH_LEN];
+    tp_yaml_join_index(p, name, (size_t)i);
+    tp_yaml_join(q, p, "rail");
+    if (rails > 1)
+        return tp_yaml_fail(y, at ? at : item, q, "rail %d: the fabric has rails 0 to %d", rail,
+                            rails - 1);
+    return tp_yaml_fail(y, at ? at : item, q,
+                        "rail %d: the fabric has one rail, 0 (fabric: {per_leaf, spines, "
+                        "rails: N} for more)", rail);
+}
+
+/* the switch faults on the fabric: its leaves, spines and rails, and a
+ * fabric at all */
 static int fabric_check(struct tp_yaml *y, const node *map, const FL *f)
 {
     int nl = f->fabric.per_leaf > 0 ? (f->n + f->fabric.per_leaf - 1) / f->fabric.per_leaf : 0;
+    int nr = nl > 0 && f->fabric.rails > 1 ? f->fabric.rails : 1;
     char p[TP_YAML_PATH_LEN];
     const char *keys[2] = {"slow_switches", "slow_uplinks"};
     int counts[2] = {f->nswitches, f->nuplinks};
@@ -249,7 +295,16 @@ static int fabric_check(struct tp_yaml *y, const node *map, const FL *f)
             if (k && f->slow_uplink[i].spine >= f->fabric.spines)
                 return tp_yaml_fail(y, item, p, "spine %d: the fabric has spines 0 to %d",
                                     f->slow_uplink[i].spine, f->fabric.spines - 1);
+            int rc = rail_check(y, map, keys[k], i,
+                                k ? f->slow_uplink[i].rail : f->slow_switch[i].rail, nr);
+            if (rc)
+                return rc;
         }
+    }
+    for (int i = 0; i < f->ncables; i++) {
+        int rc = rail_check(y, map, "bad_cables", i, f->cable[i].rail, nr);
+        if (rc)
+            return rc;
     }
     return 0;
 }

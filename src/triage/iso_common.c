@@ -105,6 +105,7 @@ int tp__triage_confirm_link(tp_triage *t, int a, int b)
 
 int tp__triage_iso_leaf_action(tp_triage *t, int l)
 {
+    l = t->leaf_sib[l]; /* a rail-optimised group's leaves: one action */
     if (t->leaf_state[l] != LEAF_NONE)
         return 0;
     struct tp__action *a = new_action(t, TP__A_LEAF);
@@ -113,6 +114,11 @@ int tp__triage_iso_leaf_action(tp_triage *t, int l)
     a->a = l;
     a->first = true;
     t->leaf_state[l] = LEAF_ACTION;
+    int sw[TP_TOPOLOGY_MAX_RAILS];
+    a->rails = tp__triage_leaf_rails(t, l, sw); /* the rails it may be on */
+    for (int r = 0; r < t->nrails; r++)
+        if (sw[r] >= 0)
+            t->leaf_state[sw[r]] = LEAF_ACTION;
     return 0;
 }
 
@@ -121,7 +127,7 @@ void tp__triage_iso_explained(tp_triage *t, int l, bool uplinks)
     for (struct tp__action *a = t->actions; a; a = a->next) {
         if (a->done || (a->kind != TP__A_NODE && a->kind != TP__A_LINK))
             continue;
-        bool ina = t->leaf_of[a->a] == l, inb = a->ends == 2 && t->leaf_of[a->b] == l;
+        bool ina = tp__triage_under(t, a->a, l), inb = a->ends == 2 && tp__triage_under(t, a->b, l);
         bool explained = a->ends == 1 ? ina : uplinks ? ina != inb : ina || inb;
         if (!explained)
             continue;
@@ -336,28 +342,40 @@ void tp__triage_name_link(tp_triage *t, int a, int b, double ref, const struct t
 }
 
 void tp__triage_name_leaf(tp_triage *t, int l, enum tp__leaf_state st, const struct tp__sprt *across,
-                          const struct tp__sprt *within)
+                          const struct tp__sprt *within, const struct tp__rail_found *rail)
 {
-    char buf[TP_TOPOLOGY_NAME_MAX + 16], says[400];
+    char buf[TP_TOPOLOGY_NAME_MAX + 16], says[600], where[200] = "";
     const struct tp_topology *topo = t->o.topo;
     /* a file's own name, else one made up in buf (a generated fabric) */
     const char *name = tp_topology_switch_name(topo, l, buf, sizeof buf);
     double value = tp__triage_sprt_mean(across), thr = tp__triage_sprt_bar(t, across);
     double in = within ? tp__triage_sprt_mean(within) : 0;
     int up = topo->sw[l].nup;
+    /* which rail: found by tests pinned to it, or not told apart */
+    if (rail && rail->rail >= 0)
+        snprintf(where, sizeof where, " on rail %d (its group's %d rails halved down to it, "
+                 "the last half's pairs %.2fx the fleet's median in %d rounds)", rail->rail,
+                 t->nrails, tp__triage_sprt_mean(&rail->test), rail->test.n);
+    else if (rail && rail->rails) {
+        int k = snprintf(where, sizeof where, " or another rail's leaf over its nodes (rails");
+        for (int r = 0; r < t->nrails && k > 0 && (size_t)k < sizeof where - 24; r++)
+            if (rail->rails >> r & 1)
+                k += snprintf(where + k, sizeof where - (size_t)k, " %d", r);
+        snprintf(where + k, sizeof where - (size_t)k, ": %s)", rail->why);
+    }
     if (st == LEAF_SWITCH)
-        snprintf(says, sizeof says, "leaf switch %s: its pairs %.2fx the fleet's median within it "
+        snprintf(says, sizeof says, "leaf switch %s%s: its pairs %.2fx the fleet's median within it "
                  "and %.2fx across its uplinks, alone (%d and %d rounds of its nodes at once): "
-                 "service the switch, not the nodes behind it", name, in, value,
+                 "service the switch, not the nodes behind it", name, where, in, value,
                  within ? within->n : 0, across->n);
     else {
         char inside[64] = ", no pair within it to compare";
         if (within)
             snprintf(inside, sizeof inside, ", %.2fx within it", in);
-        snprintf(says, sizeof says, "the uplinks of %s: its pairs across them %.2fx the "
+        snprintf(says, sizeof says, "the uplinks of %s%s: its pairs across them %.2fx the "
                  "fleet's median alone, %d rounds of its nodes at once (threshold %.2fx: one of its %d uplinks "
                  "slow by %.0f %% or more)%s: service its uplinks, not the nodes behind it",
-                 name, value, across->n, thr, up > 0 ? up : 1, 100 * t->o.min_effect, inside);
+                 name, where, value, across->n, thr, up > 0 ? up : 1, 100 * t->o.min_effect, inside);
     }
     json_t *e = json_pack("{s:s, s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:i, s:o, s:o, s:s}", "kind",
                           st == LEAF_SWITCH ? "switch" : "uplink", "leaf", name, "switch", l,
@@ -366,6 +384,22 @@ void tp__triage_name_leaf(tp_triage *t, int l, enum tp__leaf_state st, const str
                           t->iso_rounds + 1, "confidence", tp__triage_sprt_json(t, across),
                           "within", within ? tp__triage_sprt_json(t, within) : json_null(),
                           "says", says);
+    /* its rail: the switch's own, the one found, or (its group's named,
+     * the rail not told apart) null with the rails it may be on */
+    int r = rail && rail->rail >= 0 ? rail->rail : topo->sw[l].rail;
+    bool group = rail && rail->rail < 0 && rail->rails;
+    json_object_set_new(e, "rail", r >= 0 && !group ? json_integer(r) : json_null());
+    json_object_set_new(e, "rail_test", rail && rail->rail >= 0
+                                            ? tp__triage_sprt_json(t, &rail->test)
+                                            : json_null());
+    if (group) {
+        json_t *rs = json_array();
+        for (int k = 0; k < t->nrails; k++)
+            if (rail->rails >> k & 1)
+                json_array_append_new(rs, json_integer(k));
+        json_object_set_new(e, "rails", rs);
+        t->leaf_group[l] = true;
+    }
     json_array_append_new(t->named, e);
     /* the evidence its nodes carry (leaves.c gives them its status) */
     for (int k = t->leaf_off[l]; k < t->leaf_off[l + 1]; k++) {

@@ -7,20 +7,35 @@
  * across: then within it, its free nodes in pairs among themselves: slow
  * there too, the leaf switch is named; sound, its uplinks. Sound across:
  * cleared. Each round is judged whole, three rounds at least each way
- * before anything is named. */
+ * before anything is named.
+ *
+ * On a rail-optimised topology the action is a group's (its leaves, one a
+ * rail, over the same nodes: every pair above crosses them all). Once
+ * its switch or uplinks are found slow, and where the driver can pin a
+ * test to rails (tp_triage_opts.pin_rails), the rail search: each round
+ * the same pairs (within it for a switch, across for uplinks), half of
+ * them on one half of the rails still suspect, half on the other, a
+ * sequential test a half; the half found slow is halved again until one
+ * rail is left, log2 of the rails' steps. The fault was named by then at
+ * the run's bound; a step only picks the half, at 1 % of a wrong one. Neither half slow (or no
+ * verdict within the rounds allowed): named for the group, the rail not
+ * told apart. */
 #include <math.h>
+#include <string.h>
 
 #include "isolate_int.h"
 #include "tp/topology.h"
 
 #define LEAF_PAIRS 64 /* pairs of a leaf action in one round, at most */
+#define RAIL_ALPHA 0.01f /* a rail search's step: the wrong half of the rails */
 
 /* a free known-good node under another leaf than l, taken; -1: none */
 static int outside(tp_triage *t, int l)
 {
     for (int tries = 0; tries < 64 && t->ngood > 0; tries++) {
         int g = t->good[tp__triage_rand(&t->rng) % (uint64_t)t->ngood];
-        if (t->leaf_of[g] != l && t->node[g].status == ST_PASS && tp__triage_iso_is_free(t, g)) {
+        if (!tp__triage_under(t, g, l) && t->node[g].status == ST_PASS &&
+            tp__triage_iso_is_free(t, g)) {
             tp__triage_iso_take(t, g);
             return g;
         }
@@ -33,11 +48,35 @@ static bool usable(const tp_triage *t, int v)
     return tp__triage_iso_is_free(t, v) && t->node[v].status != ST_ERROR;
 }
 
+/* the rails of mask, a bit each, split in two: the lower half of them
+ * (rounded up), and the rest */
+static void halves(uint64_t mask, uint64_t h[2])
+{
+    int n = 0, k = 0;
+    for (uint64_t m = mask; m; m &= m - 1)
+        n++;
+    h[0] = h[1] = 0;
+    for (int r = 0; r < 64; r++)
+        if (mask >> r & 1)
+            h[k++ < (n + 1) / 2 ? 0 : 1] |= (uint64_t)1 << r;
+}
+
+static int bits(uint64_t m)
+{
+    int n = 0;
+    for (; m; m &= m - 1)
+        n++;
+    return n;
+}
+
 static void schedule(tp_triage *t, struct tp__action *a, struct tp__triage_iso_sizes *z)
 {
     (void)z;
     int l = a->a, pairs = 0, held = -1;
-    bool within = a->alone_done;
+    bool search = a->found != 0; /* the rail search: the pairs that found it */
+    bool within = search ? a->found == LEAF_SWITCH : a->alone_done;
+    uint64_t h[2];
+    halves(a->rails, h);
     for (int k = t->leaf_off[l]; k < t->leaf_off[l + 1] && pairs < LEAF_PAIRS; k++) {
         int v = t->leaf_nodes[k];
         if (!usable(t, v))
@@ -56,10 +95,13 @@ static void schedule(tp_triage *t, struct tp__action *a, struct tp__triage_iso_s
         }
         tp__triage_iso_take(t, w[0]);
         tp__triage_iso_take(t, w[1]);
-        tp__triage_iso_test_of(t, false, w, 2, a, within);
+        tp__triage_iso_test_of(t, false, w, 2, a, search ? 2 + pairs % 2 : within);
+        if (search) /* pinned to a half of the rails, alternately */
+            t->cur.tests[t->cur.ntests - 1].rails = h[pairs % 2];
         pairs++;
     }
-    a->rounds[within] += pairs > 0;
+    if (!search)
+        a->rounds[within] += pairs > 0;
     a->got = pairs; /* results to come: the round is judged whole */
 }
 
@@ -72,28 +114,74 @@ static int alive(const tp_triage *t, int l)
     return k;
 }
 
-static void settle(tp_triage *t, struct tp__action *a, enum tp__leaf_state st)
+/* the action over: st for the switch named (its group's lowest leaf when
+ * the rail was not told apart, rail NULL on a topology of one rail), the
+ * group's other leaves cleared once one is named */
+static void settle(tp_triage *t, struct tp__action *a, enum tp__leaf_state st,
+                   const struct tp__rail_found *rail)
 {
     a->done = true;
-    t->leaf_state[a->a] = (uint8_t)st;
-    if (st == LEAF_SWITCH || st == LEAF_UPLINK) {
-        tp__triage_name_leaf(t, a->a, st, &a->sprt, a->rounds[1] ? &a->sprt2 : NULL);
-        tp__triage_iso_explained(t, a->a, st == LEAF_UPLINK);
+    bool named = st == LEAF_SWITCH || st == LEAF_UPLINK;
+    int sw[TP_TOPOLOGY_MAX_RAILS], l = a->a;
+    tp__triage_leaf_rails(t, a->a, sw);
+    if (rail && rail->rail >= 0)
+        l = sw[rail->rail];
+    for (int r = 0; r < t->nrails; r++)
+        if (sw[r] >= 0)
+            t->leaf_state[sw[r]] = (uint8_t)(named ? LEAF_CLEARED : st);
+    t->leaf_state[a->a] = (uint8_t)(named ? LEAF_CLEARED : st);
+    t->leaf_state[l] = (uint8_t)st;
+    if (named) {
+        tp__triage_name_leaf(t, l, st, &a->sprt, a->rounds[1] ? &a->sprt2 : NULL, rail);
+        tp__triage_iso_explained(t, l, st == LEAF_UPLINK);
     }
+}
+
+/* the group's rail not told apart: named for the group */
+static void settle_group(tp_triage *t, struct tp__action *a, const char *why)
+{
+    struct tp__rail_found f = {.rail = -1, .rails = a->rails, .why = why};
+    settle(t, a, (enum tp__leaf_state)a->found, &f);
+}
+
+/* switch or uplinks found: its rail searched for, where the driver pins
+ * tests to rails, the group has more than one and the pairs can be
+ * split between two halves of them; else named */
+static void found(tp_triage *t, struct tp__action *a, enum tp__leaf_state st)
+{
+    a->found = (uint8_t)st;
+    if (bits(a->rails) < 2) { /* one rail, or a leaf of every rail */
+        settle(t, a, st, NULL);
+        return;
+    }
+    if (!t->o.pin_rails) {
+        settle_group(t, a, "the driver cannot pin a test to a rail");
+        return;
+    }
+    if (alive(t, a->a) < (st == LEAF_SWITCH ? 4 : 2))
+        settle_group(t, a, "too few nodes to test two halves of its rails");
+}
+
+/* the share of a leaf's pairs across it one of whose two flows crosses
+ * one given uplink of its up, as the fabric spreads flows over them */
+static double share_across(const tp_triage *t, int l)
+{
+    int up = t->o.topo->sw[l].nup > 0 ? t->o.topo->sw[l].nup : 1;
+    return 1 - (1 - 1.0 / up) * (1 - 1.0 / up);
 }
 
 /* the round's mean ratio as one measurement: its spread that of a mean of
  * its pairs and of the reference they were divided by (a median of
  * round_nref pairs, or the screen's) */
-static void add_round(tp_triage *t, struct tp__action *a, struct tp__sprt *x)
+static void add_round(tp_triage *t, double res[3], struct tp__sprt *x)
 {
-    double n = a->res[1], sd = t->pair_spread;
+    double n = res[1], sd = t->pair_spread;
     if (n < 1)
         return;
     /* a pair's spread: the fleet's, or the round's own when more (a slow
      * uplink that some of its pairs' flows cross and some not spreads
      * them wider than noise does) */
-    double mean = a->res[0] / n, own = n > 1 ? (a->res[2] - n * mean * mean) / (n - 1) : 0;
+    double mean = res[0] / n, own = n > 1 ? (res[2] - n * mean * mean) / (n - 1) : 0;
     /* that spread grows with the slowdown itself (the crossing pairs'
      * ratios spread by how slow the uplink is): taken at the effect
      * sought, a round far slower than it is not made to look noisy (a
@@ -106,48 +194,87 @@ static void add_round(tp_triage *t, struct tp__action *a, struct tp__sprt *x)
     double pv = fmax(sd * sd, own);
     double var = pv / n + sd * sd * (t->round_nref ? M_PI / (2 * t->round_nref) : 0);
     tp__triage_sprt_add(t, x, mean, sqrt(var));
-    a->res[0] = a->res[1] = a->res[2] = 0;
+    res[0] = res[1] = res[2] = 0;
 }
 
-static int result(tp_triage *t, struct tp__action *a, int within, double r)
+/* a round of the rail search judged: a half slow is halved again (down
+ * to one rail: named on it); neither slow: the group's */
+static void search_round(tp_triage *t, struct tp__action *a)
 {
+    double eff = t->o.min_effect * (a->found == LEAF_SWITCH ? 1 : share_across(t, a->a));
+    enum tp__sprt_state st[2];
+    for (int k = 0; k < 2; k++) {
+        a->half[k].effect = a->half[k].floor = (float)eff;
+        /* the fault is named already (its test's alpha spent): this picks
+         * its rail, a wrong half at most once in RAIL_ALPHA^-1 */
+        a->half[k].alpha = RAIL_ALPHA;
+        add_round(t, a->hres[k], &a->half[k]);
+        st[k] = a->half[k].n ? tp__triage_sprt_state(t, &a->half[k]) : TP__SPRT_MORE;
+    }
+    if (st[0] == TP__SPRT_SLOW || st[1] == TP__SPRT_SLOW) {
+        /* both: two of its rails slow; the worse one is searched */
+        int k = st[0] == TP__SPRT_SLOW && st[1] == TP__SPRT_SLOW
+                    ? tp__triage_sprt_mean(&a->half[1]) > tp__triage_sprt_mean(&a->half[0])
+                    : st[1] == TP__SPRT_SLOW;
+        uint64_t h[2];
+        halves(a->rails, h);
+        a->rails = h[k];
+        a->on_rail = a->half[k];
+        memset(a->half, 0, sizeof a->half);
+        if (bits(a->rails) == 1) {
+            struct tp__rail_found f = {.rail = 0, .test = a->on_rail, .rails = a->rails};
+            while (!(a->rails >> f.rail & 1))
+                f.rail++;
+            settle(t, a, (enum tp__leaf_state)a->found, &f);
+        }
+        return;
+    }
+    if (st[0] != TP__SPRT_MORE && st[1] != TP__SPRT_MORE)
+        settle_group(t, a, "neither half of them slow alone");
+}
+
+static int result(tp_triage *t, struct tp__action *a, int step, double r)
+{
+    bool within = step == 1;
+    double *res = step >= 2 ? a->hres[step - 2] : a->res;
     struct tp__sprt *x = within ? &a->sprt2 : &a->sprt;
     if (!isnan(r)) { /* a pair lost: the others of the round still count */
-        a->res[0] += r;
-        a->res[1]++;
-        a->res[2] += r * r;
+        res[0] += r;
+        res[1]++;
+        res[2] += r * r;
     }
     if (--a->got > 0)
         return 0;
+    if (step >= 2) {
+        search_round(t, a);
+        return 0;
+    }
     if (!within) {
         /* one uplink of its up slow by the least worth naming: the share
          * of pairs one of whose two flows crosses it, that much slower */
-        const struct tp_topology *topo = t->o.topo;
-        int up = topo->sw[a->a].nup > 0 ? topo->sw[a->a].nup : 1;
-        double share = 1 - (1 - 1.0 / up) * (1 - 1.0 / up);
-        a->sprt.effect = a->sprt.floor = (float)(t->o.min_effect * share);
+        a->sprt.effect = a->sprt.floor = (float)(t->o.min_effect * share_across(t, a->a));
     } else {
         a->sprt2.effect = a->sprt2.floor = (float)t->o.min_effect;
     }
-    add_round(t, a, x);
+    add_round(t, a->res, x);
     if (!within) {
         switch (tp__triage_sprt_state(t, &a->sprt)) {
-        case TP__SPRT_SOUND: settle(t, a, LEAF_CLEARED); break;
-        case TP__SPRT_UNDECIDED: settle(t, a, LEAF_UNSETTLED); break;
+        case TP__SPRT_SOUND: settle(t, a, LEAF_CLEARED, NULL); break;
+        case TP__SPRT_UNDECIDED: settle(t, a, LEAF_UNSETTLED, NULL); break;
         case TP__SPRT_SLOW: /* within it next; a leaf of one node: its uplinks */
             a->alone_done = true;
             if (alive(t, a->a) < 2)
-                settle(t, a, LEAF_UPLINK);
+                found(t, a, LEAF_UPLINK);
             break;
         case TP__SPRT_MORE: break;
         }
         return 0;
     }
     switch (tp__triage_sprt_state(t, &a->sprt2)) {
-    case TP__SPRT_SLOW: settle(t, a, LEAF_SWITCH); break;
+    case TP__SPRT_SLOW: found(t, a, LEAF_SWITCH); break;
     case TP__SPRT_SOUND:
     case TP__SPRT_UNDECIDED: /* slow across, not within: the uplinks, at least */
-        settle(t, a, LEAF_UPLINK);
+        found(t, a, LEAF_UPLINK);
         break;
     case TP__SPRT_MORE: break;
     }

@@ -41,9 +41,10 @@ static int children_done(tp_triage *t, struct tp__action *a)
     for (int k = 0; k < 2; k++)
         if (t->node[k ? a->b : a->a].status == ST_PASS)
             t->node[k ? a->b : a->a].status = ST_SUSPECT;
-    int rc = tp__triage_iso_leaf_action(t, t->leaf_of[a->a]);
-    if (rc == 0 && t->leaf_of[a->b] != t->leaf_of[a->a])
-        rc = tp__triage_iso_leaf_action(t, t->leaf_of[a->b]);
+    int la = tp__triage_leaf_of(t, a->a, 0), lb = tp__triage_leaf_of(t, a->b, 0);
+    int rc = tp__triage_iso_leaf_action(t, la); /* rail 0's: its group's leaves */
+    if (rc == 0 && lb != la)
+        rc = tp__triage_iso_leaf_action(t, lb);
     return rc;
 }
 

@@ -19,6 +19,7 @@ struct tp__sprt {
     float sigma;  /* the spread the last measurement was judged with */
     float effect; /* H1: this much slower (0: set at the first measurement) */
     float floor;  /* named only with the mean past 1 + this (0: min_effect) */
+    float alpha;  /* its false-name bound (0: the run's share, t->alpha_each) */
     double llr, sum;
     int n;
 };
@@ -62,6 +63,14 @@ struct tp__action {
     struct tp__sprt sprt2; /* LEAF: within it */
     int rounds[2];        /* LEAF: rounds run across, within */
     bool alone_done;      /* LINK: slow alone, its ends next; LEAF: slow across, within next */
+    /* LEAF on a rail-optimised topology: the rails it may still be on (a
+     * bit each), what was found before its rail (switch or uplinks: the
+     * rail search runs), the search's two halves of those rails, their
+     * round's sums, and the last half found slow */
+    uint64_t rails;
+    uint8_t found;
+    struct tp__sprt half[2], on_rail;
+    double hres[2][3];
     bool needs_all;       /* a child given up gives this one up too (LINK) */
     bool *edge_done;
 };
@@ -130,10 +139,21 @@ void tp__triage_iso_unresolved(tp_triage *t, struct tp__action *a);
  * for uplinks), their nodes left to tp__triage_leaves_finish. */
 void tp__triage_iso_explained(tp_triage *t, int l, bool uplinks);
 
+/* Which rail of a rail-optimised group's leaves a named one is on: rail
+ * (found by the tests pinned to it, test), or -1 with the rails it may be
+ * on and why it was not told apart. */
+struct tp__rail_found {
+    int rail;
+    struct tp__sprt test;
+    uint64_t rails;
+    const char *why;
+};
+
 /* Name leaf switch l (LEAF_SWITCH) or its uplinks (LEAF_UPLINK) by its
- * sequential tests across its uplinks and within it (NULL: none ran). */
+ * sequential tests across its uplinks and within it (NULL: none ran), on
+ * its rail (NULL: a topology of one rail, or a leaf of every rail). */
 void tp__triage_name_leaf(tp_triage *t, int l, enum tp__leaf_state st, const struct tp__sprt *across,
-                          const struct tp__sprt *within);
+                          const struct tp__sprt *within, const struct tp__rail_found *rail);
 
 /* The spread of the figures a test of that shape is judged by. */
 double tp__triage_iso_spread(const tp_triage *t, bool group);

@@ -1,15 +1,29 @@
 /* The fleet's switches in the triage (tp_triage_opts.topo): per leaf
- * switch its nodes; the screen's judgement of each leaf's traffic, across
- * its uplinks and within it (a fault of a switch or an uplink slows many
- * pairs by a little each, which no pair's own figure shows); and, once
- * the isolation is over, the nodes a named switch or uplinks explain.
- * The leaf actions that settle a leaf suspect are iso_leaf.c's. */
+ * switch its nodes, on every rail; the screen's judgement of each leaf's
+ * traffic, across its uplinks and within it (a fault of a switch or an
+ * uplink slows many pairs by a little each, which no pair's own figure
+ * shows); and, once the isolation is over, the nodes a named switch or
+ * uplinks explain. A pair's traffic crosses every rail, so the leaves of
+ * a rail-optimised group (one a rail over the same nodes) see the same
+ * pairs: they are judged as one, their lowest, and the leaf action
+ * (iso_leaf.c) finds the rail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "isolate_int.h"
 #include "tp/topology.h"
+
+/* is l node v's leaf on an earlier rail than r (a leaf given no rail
+ * serves them all): counted once */
+static bool seen_before(const tp_triage *t, const int *lv, int r)
+{
+    (void)t;
+    for (int q = 0; q < r; q++)
+        if (lv[q] == lv[r])
+            return true;
+    return false;
+}
 
 int tp__triage_leaves_init(tp_triage *t, tp_error *err)
 {
@@ -22,22 +36,30 @@ int tp__triage_leaves_init(tp_triage *t, tp_error *err)
                             "the topology has %d nodes, the fleet %d: one "
                             "entry a node, in the fleet's order",
                             topo->nnodes, t->n);
-    int ns = topo->nswitches;
+    int ns = topo->nswitches, R = topo->nrails > 0 ? topo->nrails : 1;
+    size_t nr = (size_t)t->n * (size_t)R;
     t->nswitches = ns;
-    t->leaf_of = malloc(sizeof *t->leaf_of * (size_t)t->n);
+    t->nrails = R;
+    t->leaf_of = malloc(sizeof *t->leaf_of * nr);
     t->leaf_off = calloc((size_t)ns + 1, sizeof *t->leaf_off);
-    t->leaf_nodes = malloc(sizeof *t->leaf_nodes * (size_t)t->n);
+    t->leaf_nodes = malloc(sizeof *t->leaf_nodes * nr);
+    t->leaf_sib = malloc(sizeof *t->leaf_sib * ((size_t)ns + 1));
     t->leaf_state = calloc((size_t)ns + 1, 1);
-    if (!t->leaf_of || !t->leaf_off || !t->leaf_nodes || !t->leaf_state)
+    t->leaf_group = calloc((size_t)ns + 1, sizeof *t->leaf_group);
+    if (!t->leaf_of || !t->leaf_off || !t->leaf_nodes || !t->leaf_sib || !t->leaf_state ||
+        !t->leaf_group)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
-    for (int v = 0; v < t->n; v++) { /* rail 0: the first NIC's leaf */
+    for (int v = 0; v < t->n; v++) { /* each NIC's leaf, a rail each */
         int tv = map ? map[v] : v;
         if (tv >= topo->nnodes || (tv < 0 && t->node[v].status != ST_MISSING))
             return tp_error_set(err, TP_EUSAGE, "node %d: topology node %d of %d", v, tv,
                                 topo->nnodes);
-        t->leaf_of[v] = tv < 0 ? -1 : topo->leaf[(size_t)tv * (size_t)topo->nrails];
-        if (tv >= 0)
-            t->leaf_off[t->leaf_of[v] + 1]++;
+        int *lv = t->leaf_of + (size_t)v * (size_t)R;
+        for (int r = 0; r < R; r++) {
+            lv[r] = tv < 0 ? -1 : topo->leaf[(size_t)tv * (size_t)topo->nrails + (size_t)r];
+            if (tv >= 0 && !seen_before(t, lv, r))
+                t->leaf_off[lv[r] + 1]++;
+        }
     }
     t->o.topo_nodes = NULL; /* read once: the caller's map need not outlive this */
     for (int l = 0; l < ns; l++)
@@ -46,10 +68,14 @@ int tp__triage_leaves_init(tp_triage *t, tp_error *err)
     if (!fill)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     memcpy(fill, t->leaf_off, sizeof *fill * (size_t)(ns + 1));
-    for (int v = 0; v < t->n; v++)
-        if (t->leaf_of[v] >= 0)
-            t->leaf_nodes[fill[t->leaf_of[v]]++] = v;
+    for (int v = 0; v < t->n; v++) {
+        const int *lv = t->leaf_of + (size_t)v * (size_t)R;
+        for (int r = 0; r < R; r++)
+            if (lv[r] >= 0 && !seen_before(t, lv, r))
+                t->leaf_nodes[fill[lv[r]]++] = v;
+    }
     free(fill);
+    tp__triage_leaf_siblings(t);
     return 0;
 }
 
@@ -58,7 +84,9 @@ void tp__triage_leaves_free(tp_triage *t)
     free(t->leaf_of);
     free(t->leaf_off);
     free(t->leaf_nodes);
+    free(t->leaf_sib);
     free(t->leaf_state);
+    free(t->leaf_group);
 }
 
 /* z with an upper normal tail of p (bisection: nothing here is hot) */
@@ -84,24 +112,40 @@ struct sums {
     int ncross, nwithin, suspects;
 };
 
+/* a pair crosses every rail (its traffic is split over them): each rail's
+ * leaves of its ends take it, a leaf of several rails once */
 static void add_pairs(const tp_triage *t, struct sums *s, double *all_cross, int *nall)
 {
     double m = t->pair_median, c = 3 * fmax(t->pair_spread, 1e-3);
+    int R = t->nrails;
     for (int i = 0; i < t->npairs; i++) {
         const struct tp__pair *p = &t->pairs[i];
         double x = fmin(fmax(p->fig / m - 1, -c), c);
-        int la = t->leaf_of[p->a], lb = t->leaf_of[p->b];
-        if (la == lb) {
-            s[la].within += x;
-            s[la].nwithin++;
-            continue;
+        const int *ka = t->leaf_of + (size_t)p->a * (size_t)R,
+                  *kb = t->leaf_of + (size_t)p->b * (size_t)R;
+        for (int r = 0; r < R; r++) {
+            int la = ka[r], lb = kb[r];
+            bool da = seen_before(t, ka, r), db = seen_before(t, kb, r);
+            if (la == lb) {
+                if (!da) {
+                    s[la].within += x;
+                    s[la].nwithin++;
+                }
+                continue;
+            }
+            if (!da) {
+                s[la].cross += x;
+                s[la].ncross++;
+            }
+            if (!db) {
+                s[lb].cross += x;
+                s[lb].ncross++;
+            }
+            if (r == 0) { /* the fleet's mean across, once a pair */
+                *all_cross += x;
+                (*nall)++;
+            }
         }
-        s[la].cross += x;
-        s[lb].cross += x;
-        s[la].ncross++;
-        s[lb].ncross++;
-        *all_cross += x;
-        (*nall)++;
     }
 }
 
@@ -117,16 +161,22 @@ int tp__triage_leaf_suspects(tp_triage *t, const bool *sus)
     int nall = 0;
     add_pairs(t, s, &all, &nall);
     for (int v = 0; v < t->n; v++)
-        if (t->leaf_of[v] >= 0) /* -1: never joined */
-            s[t->leaf_of[v]].suspects += sus[v];
+        for (int k = 0; sus[v] && k < t->nrails; k++) {
+            const int *lv = t->leaf_of + (size_t)v * (size_t)t->nrails;
+            if (lv[k] >= 0 && !seen_before(t, lv, k)) /* -1: never joined */
+                s[lv[k]].suspects++;
+        }
+    /* a rail-optimised group's leaves see the same pairs: one leaf */
     for (int l = 0; l < ns; l++)
-        nleaves += t->leaf_off[l + 1] > t->leaf_off[l];
+        nleaves += t->leaf_off[l + 1] > t->leaf_off[l] && t->leaf_sib[l] == l;
     /* a leaf is one of many: its bar holds the screen's false leaf
      * suspects to one in 20 runs (they cost rounds, not names) */
     double bar = fmax(t->o.z_screen, z_of_tail(0.05 / (nleaves > 0 ? nleaves : 1)));
     double sigma = fmax(t->pair_spread, 1e-3), mean = nall ? all / nall : 0;
     int rc = 0;
     for (int l = 0; rc == 0 && l < ns; l++) {
+        if (t->leaf_sib[l] != l) /* its group's action is its lowest leaf's */
+            continue;
         double zc =
             s[l].ncross >= 3 ? (s[l].cross / s[l].ncross - mean) / (sigma / sqrt(s[l].ncross)) : 0;
         double zw =
@@ -155,13 +205,17 @@ static void withdraw(tp_triage *t, int v)
 }
 
 /* a named link a named leaf explains: one end under a slow switch, or
- * its two ends on either side of slow uplinks */
+ * its two ends on either side of slow uplinks, on any rail */
 static bool link_explained(const tp_triage *t, int a, int b)
 {
-    int la = t->leaf_of[a], lb = t->leaf_of[b];
-    uint8_t sa = t->leaf_state[la], sb = t->leaf_state[lb];
-    return sa == LEAF_SWITCH || sb == LEAF_SWITCH ||
-           (la != lb && (sa == LEAF_UPLINK || sb == LEAF_UPLINK));
+    for (int r = 0; r < t->nrails; r++) {
+        int la = tp__triage_leaf_of(t, a, r), lb = tp__triage_leaf_of(t, b, r);
+        uint8_t sa = t->leaf_state[la], sb = t->leaf_state[lb];
+        if (sa == LEAF_SWITCH || sb == LEAF_SWITCH ||
+            (la != lb && (sa == LEAF_UPLINK || sb == LEAF_UPLINK)))
+            return true;
+    }
+    return false;
 }
 
 static void withdraw_links(tp_triage *t)

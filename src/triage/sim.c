@@ -175,7 +175,7 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
     if (!x->group) {
         int a = x->nodes[0], b = x->nodes[1];
         worst = fmax(fmax(s->fnet[a], s->fnet[b]), link_factor(s, a, b));
-        worst = fmax(worst, tp__sim_fabric_factor(&s->fab, a, b));
+        worst = fmax(worst, tp__sim_fabric_factor(&s->fab, a, b, x->rails));
         base = PAIR_FIG;
         for (int i = 0; planned && i < f->nlinks; i++)
             s->exercised[i] |= (f->link[i].a == a && f->link[i].b == b) ||
@@ -185,9 +185,9 @@ static double draw(struct sim *s, const struct tp_triage_test *x, int id, bool p
             worst = fmax(worst, s->fall[x->nodes[k]]);
             s->pos[x->nodes[k]] = k;
             s->stamp[x->nodes[k]] = id;
-            if (s->fab.topo && x->n >= 2) /* its ring's flows through the fabric */
+            if (x->n >= 2) /* its ring's flows through the fabric, every rail */
                 worst = fmax(worst, tp__sim_fabric_factor(&s->fab, x->nodes[k],
-                                                          x->nodes[(k + 1) % x->n]));
+                                                          x->nodes[(k + 1) % x->n], 0));
         }
         for (int i = 0; i < f->nlinks; i++) {
             int a = f->link[i].a, b = f->link[i].b;
@@ -394,8 +394,10 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     struct tp_triage_opts oo = {0};
     if (o)
         oo = *o;
-    if (s.fab.topo)
+    if (s.fab.topo) { /* and can pin a test to rails */
         oo.topo = s.fab.topo;
+        oo.pin_rails = true;
+    }
     /* evict or localise: the fleet's, where the options leave them */
     oo.gpus_per_node = oo.gpus_per_node ? oo.gpus_per_node : f->gpus_per_node;
     oo.spare_nodes = oo.spare_nodes ? oo.spare_nodes : f->spare_nodes;
@@ -412,11 +414,6 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
         s.fall[v] = fmax(s.fall[v], 1 + f->slow[i].severity);
         if (!f->slow[i].collective)
             s.fnet[v] = fmax(s.fnet[v], 1 + f->slow[i].severity);
-    }
-    for (int i = 0; rc == 0 && i < f->ncables; i++) { /* a bad cable: every test of its node */
-        int v = f->cable[i].node;
-        s.fall[v] = fmax(s.fall[v], 1 + f->cable[i].severity);
-        s.fnet[v] = fmax(s.fnet[v], 1 + f->cable[i].severity);
     }
     for (int i = 0; rc == 0 && i < f->nmissing; i++)
         joined[f->missing[i]] = false;
@@ -442,10 +439,11 @@ int tp__triage_sim_run(const struct tp_triage_fleet *given, const struct tp_tria
     free(taken);
     if (rc == 0)
         rc = tp_triage_new(n, joined, &oo, &t, err);
-    /* a bad cable's counters name its link, as a node's own tests would */
+    /* a bad cable's counters name its link, as a node's own tests would
+     * (its NIC's, so its rail) */
     for (int i = 0; rc == 0 && i < f->ncables; i++)
-        rc = tp_triage_link_errors(t, f->cable[i].node,
-                                   "symbol errors on its link to its leaf (simulated)", err);
+        rc = tp_triage_link_errors_rail(t, f->cable[i].node, s.fab.topo ? f->cable[i].rail : -1,
+                                        "symbol errors on its link to its leaf (simulated)", err);
     double wall = 0;
     int id = 0;
     const struct tp_triage_round *r;

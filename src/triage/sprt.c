@@ -17,10 +17,17 @@
  * when the sum is below half the bar to name, else undecided (left
  * suspect). alpha here
  * is each suspect's share of the run's (tp_triage_opts.alpha): that split
- * evenly over the suspects the screen raised (t->alpha_each, judge.c). */
+ * evenly over the suspects the screen raised (t->alpha_each, judge.c), or
+ * the test's own (a rail search's: which rail, once the fault is named). */
 #include <math.h>
 
 #include "isolate_int.h"
+
+/* s's false-name bound: its own, or the run's share for a suspect */
+static double alpha_of(const tp_triage *t, const struct tp__sprt *s)
+{
+    return s->alpha > 0 ? s->alpha : t->alpha_each;
+}
 
 void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, double sigma)
 {
@@ -40,14 +47,14 @@ void tp__triage_sprt_add(const tp_triage *t, struct tp__sprt *s, double r, doubl
     s->sum += r;
     /* and at most a third of the bar to name: three measurements alone at
      * least, however slow one or two of them were */
-    double a = log((1 - t->o.beta) / t->alpha_each);
+    double a = log((1 - t->o.beta) / alpha_of(t, s));
     s->llr += fmin((x * d - d * d / 2) / (sg * sg), a / 3);
     s->sigma = (float)sg;
 }
 
 enum tp__sprt_state tp__triage_sprt_decide(const tp_triage *t, const struct tp__sprt *s, int steps)
 {
-    double a = log((1 - t->o.beta) / t->alpha_each), b = log(t->o.beta / (1 - t->alpha_each));
+    double a = log((1 - t->o.beta) / alpha_of(t, s)), b = log(t->o.beta / (1 - alpha_of(t, s)));
     /* named only past the least effect worth naming (--min-effect, or the
      * action's own floor), as the mean of the measurements says: a
      * smaller one is measured on */
@@ -77,7 +84,7 @@ double tp__triage_sprt_bar(const tp_triage *t, const struct tp__sprt *s)
 {
     /* the sum reaches ln((1 - beta) / alpha) when the mean of x is
      * delta / 2 + A sigma^2 / (n delta) (unclipped) */
-    double d = s->effect, a = log((1 - t->o.beta) / t->alpha_each);
+    double d = s->effect, a = log((1 - t->o.beta) / alpha_of(t, s));
     int n = s->n > 0 ? s->n : 1;
     return 1 + d / 2 + a * (double)s->sigma * s->sigma / (n * d);
 }
@@ -90,7 +97,7 @@ json_t *tp__triage_sprt_json(const tp_triage *t, const struct tp__sprt *s)
         json_array_append_new(r, json_real(round(s->r[i] * 1e4) / 1e4));
     return json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "test", "sprt", "ratios", r,
                      "effect", (double)s->effect, "llr", s->llr, "accept",
-                     log((1 - t->o.beta) / t->alpha_each), "reject",
-                     log(t->o.beta / (1 - t->alpha_each)), "alpha", t->alpha_each, "beta",
+                     log((1 - t->o.beta) / alpha_of(t, s)), "reject",
+                     log(t->o.beta / (1 - alpha_of(t, s))), "alpha", alpha_of(t, s), "beta",
                      t->o.beta, "sigma", (double)s->sigma);
 }

@@ -51,7 +51,7 @@ int *tp__triage_cur_test(tp_triage *t, bool group, int n)
     int i = t->cur.ntests++;
     int *p = t->cur_nodes + t->cur_nnodes;
     t->cur_nnodes += n;
-    t->cur.tests[i] = (struct tp_triage_test){group, n, p};
+    t->cur.tests[i] = (struct tp_triage_test){group, n, p, 0};
     t->cur_owner[i] = NULL;
     t->cur_step[i] = 0;
     return p;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tp/plan.h" /* TP_PLAN_MAX_GPUS_PER_NODE: the same bound as plan's */
+#include "tp/topology.h"
 #include "triage_int.h"
 
 int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_triage **out,
@@ -60,6 +61,7 @@ int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_
                  : TP_ENOMEM;
     for (int i = 0; rc == 0 && i < n; i++) {
         t->node[i].ev_other = -1;
+        t->node[i].link_rail = -1;
         t->node[i].busy = -1;
         if (joined && !joined[i])
             t->node[i].status = ST_MISSING;
@@ -230,13 +232,22 @@ int tp_triage_lose(tp_triage *t, int v, const char *stage, const char *what, tp_
 
 int tp_triage_link_errors(tp_triage *t, int v, const char *what, tp_error *err)
 {
+    return tp_triage_link_errors_rail(t, v, -1, what, err);
+}
+
+int tp_triage_link_errors_rail(tp_triage *t, int v, int rail, const char *what, tp_error *err)
+{
     if (v < 0 || v >= t->n)
         return tp_error_set(err, TP_EUSAGE, "triage: node %d of %d", v, t->n);
+    int nr = t->o.topo ? t->o.topo->nrails : 1;
+    if (rail < -1 || rail >= nr)
+        return tp_error_set(err, TP_EUSAGE, "triage: node %d: rail %d of %d", v, rail, nr);
     char *w = strndup(what && *what ? what : "link errors", 100);
     if (!w)
         return tp_error_set(err, TP_ENOMEM, "out of memory");
     free(t->node[v].link_errors);
     t->node[v].link_errors = w;
+    t->node[v].link_rail = rail;
     return 0;
 }
 

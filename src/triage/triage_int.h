@@ -85,6 +85,7 @@ struct tp__node {
     int ev_other;        /* the other end of its link, its leaf (ST_SWITCH, ST_UPLINK), or -1 */
     json_t *ev_conf;     /* the sequential test behind a name (sprt.c), or NULL */
     char *link_errors;   /* what its counters said of its link (tp_triage_link_errors), or NULL */
+    int link_rail;       /* the rail of that link (-1: not known) */
     const char *lost_stage, *lost_what; /* lost outside the rounds (tp_triage_lose), or NULL */
     bool unfinished;     /* error: the run stopped before it was validated (tp_triage_stop) */
 };
@@ -150,12 +151,17 @@ struct tp_triage {
     int *good;                    /* the known-good pool */
     int ngood;
     double alpha_each;        /* a suspect's share of the run's false-name bound */
-    /* the switches (leaves.c; all NULL without a topology): per node its
-     * leaf (a switch index), per switch its nodes (leaf_nodes[leaf_off[L]
-     * .. leaf_off[L + 1]]) and what was found of it (enum tp__leaf_state) */
-    int *leaf_of, *leaf_off, *leaf_nodes;
+    /* the switches (leaves.c; all NULL without a topology): per node and
+     * rail its leaf (a switch index: leaf_of[v * nrails + r]), per switch
+     * its nodes (leaf_nodes[leaf_off[L] .. leaf_off[L + 1]]), the lowest
+     * switch over the same nodes (leaf_sib: a rail-optimised group's
+     * leaves, one a rail, share it), what was found of it (enum
+     * tp__leaf_state) and whether it was named for its group of nodes,
+     * its rail not told apart (leaf_group) */
+    int *leaf_of, *leaf_off, *leaf_nodes, *leaf_sib;
     uint8_t *leaf_state;
-    int nswitches;
+    bool *leaf_group;
+    int nswitches, nrails;
     bool leaves_finished;         /* tp__triage_leaves_finish ran */
     int round_nref;                 /* reference pairs behind round_ref (0: the screen's) */
     double round_ref, round_spread; /* this isolation round's pair reference and the
@@ -210,6 +216,20 @@ enum tp__leaf_state {
 int tp__triage_leaves_init(tp_triage *t, tp_error *err);
 void tp__triage_leaves_free(tp_triage *t);
 
+/* ---- the rails (rails.c) ---- */
+
+/* t->leaf_sib from the leaves' node lists (leaves.c, once they are made). */
+void tp__triage_leaf_siblings(tp_triage *t);
+/* Node v's leaf switch on rail r (-1: it never joined). */
+int tp__triage_leaf_of(const tp_triage *t, int v, int r);
+/* Is node v under leaf switch l (on l's rail). */
+bool tp__triage_under(const tp_triage *t, int v, int l);
+/* The rails of a rail-optimised topology whose leaves serve exactly leaf
+ * l's nodes (l's siblings and l itself), a bit each, each one's switch in
+ * sw[r] when sw is not NULL (-1 for the others); 0 when l serves every
+ * rail (a leaf given none). */
+uint64_t tp__triage_leaf_rails(const tp_triage *t, int l, int *sw);
+
 /* After the screen's node and link suspects: each leaf whose pairs
  * across its uplinks or within it are slow as a whole, or with two node
  * suspects or more, is a leaf action. 0 or TP_ENOMEM. */
@@ -256,10 +276,12 @@ void tp__triage_free_actions(tp_triage *t);
  * or uplink takes. */
 struct tp__sim_fabric {
     struct tp_topology *topo; /* NULL: no fabric */
-    int per_leaf, spines, nleaves;
-    double *sw, *up; /* per leaf; per leaf and spine (leaf * spines + spine) */
+    int per_leaf, spines, nleaves, rails; /* nleaves: groups, one leaf a rail each */
+    double *sw, *up; /* per switch (group * rails + rail); per switch and spine */
     bool any_uplink;
     uint64_t rng;    /* the spines flows take */
+    int ncables;     /* the bad cables: each its node's link on its rail */
+    const struct tp_triage_bad_cable *cable;
 };
 
 /* The fleet's fabric faults in range (TP_EUSAGE naming the first that is
@@ -268,9 +290,10 @@ int tp__sim_fabric_check(const struct tp_triage_fleet *f, tp_error *err);
 /* fb from f: 0, TP_EUSAGE or TP_ENOMEM (err says). */
 int tp__sim_fabric_init(struct tp__sim_fabric *fb, const struct tp_triage_fleet *f, tp_error *err);
 void tp__sim_fabric_free(struct tp__sim_fabric *fb);
-/* The worst factor of the switches and uplinks between nodes a and b, a
- * spine drawn for each way's flow (1: no fabric). */
-double tp__sim_fabric_factor(struct tp__sim_fabric *fb, int a, int b);
+/* The worst factor, over the rails of a test (a bit each; 0: every
+ * rail), of the cables, switches and uplinks between nodes a and b, a
+ * spine drawn for each rail's and way's flow (1: nothing slow). */
+double tp__sim_fabric_factor(struct tp__sim_fabric *fb, int a, int b, uint64_t rails);
 /* The fabric's planted faults (switches, uplinks, cables) scored against
  * named: each appended to planted with whether it was named; *hits, *all
  * and *last (the latest round one was named in) updated. */

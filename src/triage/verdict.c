@@ -39,30 +39,45 @@ static void says_link(const tp_triage *t, int v, char *out, size_t size)
 static void says_cable(const tp_triage *t, int v, char *out, size_t size)
 {
     const struct tp__node *x = &t->node[v];
-    snprintf(out, size, "its link to its leaf switch: %.2fx the fleet's median alone with "
+    char rail[48] = "";
+    if (x->link_rail >= 0) /* its NIC's: which of its links */
+        snprintf(rail, sizeof rail, " on rail %d (its NIC %d)", x->link_rail, x->link_rail);
+    snprintf(out, size, "its link to its leaf switch%s: %.2fx the fleet's median alone with "
              "known-good partners, and its counters name the link (%s): service the cable or "
-             "its ports", x->ev_value / x->ev_median, x->link_errors);
+             "its ports", rail, x->ev_value / x->ev_median, x->link_errors);
 }
 
-/* a switch's name, or its index when there is no topology to ask */
+/* a switch's name and, with rails, its rail (or its group's, the rail
+ * not told apart); its index when there is no topology to ask */
 static const char *leaf_name(const tp_triage *t, int l, char *buf, size_t size)
 {
-    if (t->o.topo)
-        return tp_topology_switch_name(t->o.topo, l, buf, size);
-    snprintf(buf, size, "%d", l);
+    if (!t->o.topo) {
+        snprintf(buf, size, "%d", l);
+        return buf;
+    }
+    char made[TP_TOPOLOGY_NAME_MAX + 16];
+    /* a file's own name, else one made up in made (a generated fabric) */
+    const char *name = tp_topology_switch_name(t->o.topo, l, made, sizeof made);
+    int rail = t->o.topo->sw[l].rail;
+    if (t->leaf_group && t->leaf_group[l])
+        snprintf(buf, size, "%s (or another rail's leaf over its nodes)", name);
+    else if (t->nrails > 1 && rail >= 0)
+        snprintf(buf, size, "%s on rail %d", name, rail);
+    else
+        snprintf(buf, size, "%s", name);
     return buf;
 }
 
 static void says_switch(const tp_triage *t, int v, char *out, size_t size)
 {
-    char name[TP_TOPOLOGY_NAME_MAX + 16];
+    char name[TP_TOPOLOGY_NAME_MAX + 64];
     snprintf(out, size, "behind leaf switch %s, named slow: service the switch, not the node",
              leaf_name(t, t->node[v].ev_other, name, sizeof name));
 }
 
 static void says_uplink(const tp_triage *t, int v, char *out, size_t size)
 {
-    char name[TP_TOPOLOGY_NAME_MAX + 16];
+    char name[TP_TOPOLOGY_NAME_MAX + 64];
     snprintf(out, size, "behind %s, whose uplinks were named slow: service them, not the "
              "node", leaf_name(t, t->node[v].ev_other, name, sizeof name));
 }
@@ -184,6 +199,9 @@ static json_t *named_of(const tp_triage *t)
             says_cable(t, v, says, sizeof says);
             json_object_set_new(c, "kind", json_string("cable"));
             json_object_set_new(c, "counters", json_string(t->node[v].link_errors));
+            json_object_set_new(c, "rail", t->node[v].link_rail >= 0
+                                               ? json_integer(t->node[v].link_rail)
+                                               : json_null());
             json_object_set_new(c, "says", json_string(says));
         }
         json_array_append_new(out, c);

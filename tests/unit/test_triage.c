@@ -636,11 +636,11 @@ static void sim_fabric_faults(void **state)
         for (int c = 0; c < 4; c++) {
             struct tp_triage_fleet g = f;
             if (c == 0 || c == 3)
-                g.slow_uplink[g.nuplinks++] = (struct tp_triage_slow_uplink){leaf, s % 4, 0.15};
+                g.slow_uplink[g.nuplinks++] = (struct tp_triage_slow_uplink){leaf, s % 4, 0.15, 0};
             if (c == 1)
-                g.slow_switch[g.nswitches++] = (struct tp_triage_slow_switch){leaf, 0.15};
+                g.slow_switch[g.nswitches++] = (struct tp_triage_slow_switch){leaf, 0.15, 0};
             if (c == 2)
-                g.cable[g.ncables++] = (struct tp_triage_slow_node){pick, 0.15, false};
+                g.cable[g.ncables++] = (struct tp_triage_bad_cable){pick, 0.15, 0};
             if (c == 3) /* a node on another leaf */
                 g.slow[g.nslow++] = (struct tp_triage_slow_node){(pick + 64) % n, 0.15, false};
             res = simulate(&g, NULL, (uint64_t)s);
@@ -668,6 +668,82 @@ static void sim_fabric_faults(void **state)
         (100 * got[3] < 95 * seeds && seeds - got[3] > 1) || 100 * clean_false > seeds)
         fail_msg("fabric: uplink %d, switch %d, cable %d, node and uplink %d of %d; clean false "
                  "names %d", got[0], got[1], got[2], got[3], seeds, clean_false);
+}
+
+/* A rail-optimised fabric small enough to reason out: 128 nodes in 8
+ * groups of 16, each group under one leaf a rail on 4 rails (leaf g * 4 +
+ * r, as tp_topology_fat_tree numbers them), 2 spines; 5 % noise, faults of
+ * 30 %. A pair's traffic is split over its 4 rails and ends when the
+ * slowest share does, so a fault on one rail slows every pair through it
+ * by its whole 30 %, and only a test pinned to some rails tells which:
+ * - group 2's leaf on rail 3 (leaf11) slow: every pair with an end in
+ *   nodes 32-47 is 1.3x, within the group too; rails {0, 1} against
+ *   {2, 3} pinned, then {2} against {3}: the switch leaf11, rail 3, and
+ *   nodes 32-47 "switch" (service), nothing drained;
+ * - group 5's rail-2 uplink to spine 0 (leaf22's) slow: a pair across it
+ *   is 1.3x when either of its rail-2 flows took spine 0 (3 in 4 of them
+ *   at 2 spines), a pair within it never: the uplinks of leaf22, rail 2;
+ * - node 5's cable on rail 1: every pair of node 5 1.3x, and its counters
+ *   name its NIC 1's link: a cable, node 5, rail 1, its verdict saying
+ *   which rail. */
+static const json_t *only_named(const json_t *res, int seed)
+{
+    const json_t *named = json_object_get(res, "named");
+    if (json_array_size(named) != 1)
+        fail_msg("seed %d: %zu named, one wanted: %s", seed, json_array_size(named),
+                 json_dumps(named, 0));
+    return json_array_get(named, 0);
+}
+
+static void sim_rail_fabric(void **state)
+{
+    (void)state;
+    for (int s = 1; s <= 4; s++) {
+        struct tp_triage_fleet f = {.n = 128, .noise = 0.05, .seed = (uint64_t)s,
+                                    .fabric = {.per_leaf = 16, .spines = 2, .rails = 4}};
+        struct tp_triage_fleet g = f;
+        g.slow_switch[g.nswitches++] = (struct tp_triage_slow_switch){2, 0.3, 3};
+        json_t *res = simulate(&g, NULL, (uint64_t)s);
+        const json_t *e = only_named(res, s);
+        TP_EQ_STR(json_string_value(json_object_get(e, "kind")), "switch");
+        TP_EQ_STR(json_string_value(json_object_get(e, "leaf")), "leaf11");
+        TP_EQ_INT(json_integer_value(json_object_get(e, "switch")), 11);
+        TP_EQ_INT(json_integer_value(json_object_get(e, "rail")), 3);
+        TP_HAS(json_string_value(json_object_get(e, "says")), "leaf11 on rail 3");
+        for (int v = 32; v < 48; v++) {
+            const json_t *d = detail_of(res, v);
+            assert_non_null(d);
+            TP_EQ_STR(json_string_value(json_object_get(d, "status")), "switch");
+            TP_EQ_STR(json_string_value(json_object_get(d, "action")), "service");
+            TP_HAS(json_string_value(json_object_get(d, "says")), "leaf11 on rail 3");
+        }
+        TP_EQ_INT(json_integer_value(json_object_get(json_object_get(res, "counts"), "slow")), 0);
+        json_decref(res);
+
+        g = f;
+        g.slow_uplink[g.nuplinks++] = (struct tp_triage_slow_uplink){5, 0, 0.3, 2};
+        res = simulate(&g, NULL, (uint64_t)s);
+        e = only_named(res, s);
+        TP_EQ_STR(json_string_value(json_object_get(e, "kind")), "uplink");
+        TP_EQ_INT(json_integer_value(json_object_get(e, "switch")), 22);
+        TP_EQ_INT(json_integer_value(json_object_get(e, "rail")), 2);
+        TP_EQ_STR(json_string_value(json_object_get(detail_of(res, 80), "status")), "uplink");
+        json_decref(res);
+
+        g = f;
+        g.cable[g.ncables++] = (struct tp_triage_bad_cable){5, 0.3, 1};
+        res = simulate(&g, NULL, (uint64_t)s);
+        e = only_named(res, s);
+        TP_EQ_STR(json_string_value(json_object_get(e, "kind")), "cable");
+        TP_EQ_INT(json_integer_value(json_object_get(e, "node")), 5);
+        TP_EQ_INT(json_integer_value(json_object_get(e, "rail")), 1);
+        const json_t *d = detail_of(res, 5);
+        assert_non_null(d);
+        TP_EQ_STR(json_string_value(json_object_get(d, "status")), "cable");
+        TP_HAS(json_string_value(json_object_get(d, "says")), "on rail 1 (its NIC 1)");
+        TP_EQ_INT(sim_int(res, "false_named"), 0);
+        json_decref(res);
+    }
 }
 
 /* small fleets, as a test bed of 6 to 8 nodes has: a slow node and a slow
@@ -1514,6 +1590,25 @@ static void fleet_file_errors(void **state)
         {"no per_leaf", "nodes: 64\nfabric: {spines: 2}\n", "2:1", "fabric.per_leaf", "required"},
         {"a cable past the fleet", "nodes: 8\nbad_cables: [{node: 8, severity: 15%}]\n", "2:21",
          "bad_cables[0].node", "node 8: the fleet has nodes 0 to 7"},
+        {"no rails", "nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 0}\n", "2:42",
+         "fabric.rails", "must be between 1 and 64"},
+        {"too many rails", "nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 65}\n", "2:42",
+         "fabric.rails", "must be between 1 and 64"},
+        {"a rail past the fabric",
+         "nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 4}\nslow_switches: [{leaf: 1, "
+         "rail: 4, severity: 15%}]\n", "3:33", "slow_switches[0].rail",
+         "rail 4: the fabric has rails 0 to 3"},
+        {"an uplink's rail past the fabric",
+         "nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 2}\nslow_uplinks: [{leaf: 1, "
+         "spine: 0, rail: 2, severity: 15%}]\n", "3:42", "slow_uplinks[0].rail",
+         "rail 2: the fabric has rails 0 to 1"},
+        {"a cable's rail on one rail",
+         "nodes: 64\nfabric: {per_leaf: 32, spines: 2}\nbad_cables: [{node: 3, rail: 1, "
+         "severity: 15%}]\n", "3:30", "bad_cables[0].rail",
+         "rail 1: the fabric has one rail, 0"},
+        {"a rail not a number",
+         "nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 2}\nbad_cables: [{node: 3, rail: "
+         "one, severity: 15%}]\n", "3:30", "bad_cables[0].rail", "'one'"},
         {"a negative MTBF", "nodes: 8\nmtbf_per_node: -5h\n", "2:16", "mtbf_per_node",
          "'-5h' must be between 1 min and 1000 y"},
         {"spares not whole", "nodes: 8\nspare_nodes: 2.5\n", "2:14", "spare_nodes",
@@ -1814,6 +1909,7 @@ int main(void)
         cmocka_unit_test(sim_two_faults),
         cmocka_unit_test(sim_noisy_fabric),
         cmocka_unit_test(sim_fabric_faults),
+        cmocka_unit_test(sim_rail_fabric),
         cmocka_unit_test(sim_small_fleets),
         cmocka_unit_test(iso_partner_not_across_the_link),
         cmocka_unit_test(topology_names_its_uplinks),

@@ -97,6 +97,28 @@ check "a slow switch past the fabric: exit 2, its place named" expect_bad x \
     'nodes: 64\nfabric: {per_leaf: 32, spines: 2}\nslow_switches: [{leaf: 2, severity: 15%%}]\n' \
     "slow_switches\[0\]: leaf 2: the fabric has leaves 0 to 1"
 
+# a rail-optimised fabric (8 rails: NIC r of each node to its group's
+# rail-r leaf, leaf g * 8 + r): group 3's rail-5 leaf slow is named as
+# leaf29 on rail 5 (3 * 8 + 5), its 32 nodes (96-127) serviced; node 600's
+# rail-2 cable as a cable on rail 2
+printf 'nodes: 1024\nnoise: 8%%\ntest_noise: 5%%\nseed: 1\nfabric: {per_leaf: 32, spines: 4, rails: 8}\nslow_switches: [{leaf: 3, rail: 5, severity: 15%%}]\nbad_cables: [{node: 600, rail: 2, severity: 15%%}]\n' >"$WORK/rail.yaml"
+check "a slow leaf on one of 8 rails and a bad cable on another: exit 0 (both named, nothing else)" \
+    run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/rail.yaml" --json "$WORK/rail.json"
+check "... named: leaf29 on rail 5, node 600's cable on rail 2, and only them" test "$(json_run "$WORK/rail.json" \
+    "print(sorted((e['kind'], e.get('leaf', e.get('node')), e['rail']) for e in r['named']), r['simulated']['false_named'])")" = \
+    "[('cable', 600, 2), ('switch', 'leaf29', 5)] 0"
+check "... the 32 nodes behind it: status switch, action service" test "$(json_run "$WORK/rail.json" \
+    "v = [x for x in r['nodes_detail'] if 96 <= x['node'] < 128]; print(len(v), {x['status'] for x in v}, {x['action'] for x in v})")" = \
+    "32 {'switch'} {'service'}"
+check "... said, with the rail" grep -q "^named: leaf switch leaf29 on rail 5 (its group's 8 rails halved down to it" "$WORK/out"
+check "... a valid result document" valid_doc "$WORK/rail.json"
+check "a rail past the fabric: exit 2, its place named" expect_bad x \
+    'nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 8}\nslow_switches: [{leaf: 1, rail: 8, severity: 15%%}]\n' \
+    "bad.yaml:3:33: slow_switches\[0\]\.rail: rail 8: the fabric has rails 0 to 7"
+check "rails: 0: exit 2, its place named" expect_bad x \
+    'nodes: 64\nfabric: {per_leaf: 32, spines: 2, rails: 0}\n' \
+    "bad.yaml:2:42: fabric\.rails: .*must be between 1 and 64"
+
 # a clean fleet of 4096 nodes: nothing named, exit 0
 printf 'nodes: 4096\nseed: 3\n' >"$WORK/clean.yaml"
 check "a clean fleet of 4096: exit 0" run_rc 0 "$WORK/out" "$TP" validate --simulate "$WORK/clean.yaml" --json "$WORK/c.json"
