@@ -80,3 +80,44 @@ done
 }
 noisy 1 64 256 1024 4096 16384 65536
 noisy 8 1024 4096 16384
+
+
+# The rounds' control on a real group (docs/fleet.md, "Bytes per round"):
+# N ranks of validate under the env launcher on loopback, --tier prolog,
+# the quick profile's net tests; fleet.json's triage.control is what rank
+# 0's control connections carried from the first round's start to the
+# last's end (frames with their headers; the pair tests' own traffic
+# not). Beside it, what the allgather design (before 2026-12-07: every
+# round's figures to every node, the barriers answered with everyone's
+# part) would have sent out of rank 0 for the same rounds, from the same
+# figure words: per round (N - 1) frames of the whole set (N words of 22
+# bytes), and per pair round two barriers of (N - 1) frames of N empty
+# parts. Then both per node and round, and at 16,384 nodes.
+[ "${CONTROL_BYTES:-1}" = 0 ] && exit 0
+echo
+echo "# the rounds' control out of rank 0, measured at N ranks on loopback (prolog tier), and the allgather design's for the same rounds"
+printf '| nodes | rounds | out per round | in per round | out per node and round | allgather design out per round | ratio |\n'
+printf '|---|---|---|---|---|---|---|\n'
+for n in 3 4 6 8; do
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    for r in $(seq 0 $((n - 1))); do
+        RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 600 "$TP" validate \
+            --only net --tier prolog --seed 1 --min-effect 900 -q --out "$W/c$n" >/dev/null 2>&1 &
+    done
+    wait
+    python3 - "$W/c$n/fleet.json" "$n" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); t = d["results"]["triage"]; k = t["control"]
+rounds = k["rounds"]; pairs = t["rounds"]["ring"]
+frame = 12 + len('{"all":[]}')
+old = (n - 1) * (frame + n * 22) * rounds + 2 * pairs * (n - 1) * (frame + n * 3)
+per_node = k["bytes_sent_per_round"] / (n - 1)
+print(f"| {n} | {rounds} | {k['bytes_sent_per_round']:.0f} B | {k['bytes_received_per_round']:.0f} B | "
+      f"{per_node:.0f} B | {old / rounds:.0f} B | {old / rounds / k['bytes_sent_per_round']:.1f}x |")
+if n == 8:
+    N = 16384
+    new16 = per_node * (N - 1)
+    old16 = (N - 1) * (frame + N * 22) + 2 * pairs / rounds * (N - 1) * (frame + N * 3)
+    print(f"| 16,384 (from 8) | | {new16 / 1e6:.1f} MB | | {per_node:.0f} B | {old16 / 1e9:.1f} GB | {old16 / new16:.0f}x |")
+PY
+done

@@ -173,7 +173,7 @@ static double share_across(const tp_triage *t, int l)
 /* the round's mean ratio as one measurement: its spread that of a mean of
  * its pairs and of the reference they were divided by (a median of
  * round_nref pairs, or the screen's) */
-static void add_round(tp_triage *t, double res[3], struct tp__sprt *x)
+static void add_round(tp_triage *t, double res[4], struct tp__sprt *x)
 {
     double n = res[1], sd = t->pair_spread;
     if (n < 1)
@@ -182,19 +182,21 @@ static void add_round(tp_triage *t, double res[3], struct tp__sprt *x)
      * uplink that some of its pairs' flows cross and some not spreads
      * them wider than noise does) */
     double mean = res[0] / n, own = n > 1 ? (res[2] - n * mean * mean) / (n - 1) : 0;
-    /* that spread grows with the slowdown itself (the crossing pairs'
-     * ratios spread by how slow the uplink is): taken at the effect
-     * sought, a round far slower than it is not made to look noisy (a
-     * leaf of two nodes behind an uplink at a hundredth of its rate:
-     * pairs 97x and 60x the median, a spread of 26 that no rate of
-     * rounds could cross) */
+    /* when every pair of the round is slow beyond the effect sought (the
+     * whole leaf behind its uplinks), that spread grows with the slowdown
+     * itself: taken at the effect, a round far slower than it is not made
+     * to look noisy (a leaf of two nodes behind an uplink at a hundredth
+     * of its rate: pairs 97x and 60x the median, a spread of 26 that no
+     * rate of rounds could cross). A round with a pair not slow (an
+     * uplink of several that some flows miss, a spike in one pair, one
+     * node's cable) keeps its spread. */
     double at = 1 + x->effect;
-    if (mean > at)
+    if (mean > at && res[3] > at)
         own *= (at / mean) * (at / mean);
     double pv = fmax(sd * sd, own);
     double var = pv / n + sd * sd * (t->round_nref ? M_PI / (2 * t->round_nref) : 0);
     tp__triage_sprt_add(t, x, mean, sqrt(var));
-    res[0] = res[1] = res[2] = 0;
+    res[0] = res[1] = res[2] = res[3] = 0;
 }
 
 /* a round of the rail search judged: a half slow is halved again (down
@@ -239,6 +241,8 @@ static int result(tp_triage *t, struct tp__action *a, int step, double r)
     double *res = step >= 2 ? a->hres[step - 2] : a->res;
     struct tp__sprt *x = within ? &a->sprt2 : &a->sprt;
     if (!isnan(r)) { /* a pair lost: the others of the round still count */
+        if (res[1] == 0 || r < res[3])
+            res[3] = r; /* the round's least */
         res[0] += r;
         res[1]++;
         res[2] += r * r;

@@ -70,7 +70,7 @@ struct tp__action {
     uint64_t rails;
     uint8_t found;
     struct tp__sprt half[2], on_rail;
-    double hres[2][3];
+    double hres[2][4];
     bool needs_all;       /* a child given up gives this one up too (LINK) */
     bool *edge_done;
 };
