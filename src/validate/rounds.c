@@ -107,29 +107,41 @@ static char *finish(FILE *f, char **text)
     return *text;
 }
 
-/* Node v's part of round rd (round number k), deputy or not. */
-static char *part_of(const struct tp_triage_round *rd, int k, int v, int deputy, int npairs)
+/* Where each node is in round rd: its test (-1: none), its place in it
+ * and its index among the pair tests (-1: a group's), in one pass over
+ * the tests. */
+struct where {
+    int ti, pos, pair;
+};
+
+static void where_of(const struct tp_triage_round *rd, int n, struct where *w)
+{
+    for (int v = 0; v < n; v++)
+        w[v] = (struct where){-1, -1, -1};
+    for (int i = 0, p = 0; i < rd->ntests; i++) {
+        const struct tp_triage_test *t = &rd->tests[i];
+        for (int m = 0; m < t->n; m++)
+            if (t->nodes[m] >= 0 && t->nodes[m] < n)
+                w[t->nodes[m]] = (struct where){i, m, t->group ? -1 : p};
+        p += !t->group;
+    }
+}
+
+/* Node v's part of round rd (round number k), deputy or not, w where it
+ * is in it. */
+static char *part_of(const struct tp_triage_round *rd, int k, const struct where *w, int deputy,
+                     int npairs)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
-    int ti = -1, pos = -1, pair = -1;
-    for (int i = 0, p = 0; i < rd->ntests && ti < 0; i++) {
-        for (int m = 0; m < rd->tests[i].n; m++)
-            if (rd->tests[i].nodes[m] == v) {
-                ti = i;
-                pos = m;
-                pair = rd->tests[i].group ? -1 : p;
-            }
-        p += !rd->tests[i].group;
-    }
-    fprintf(f, "R %d %d %d %d %d %d %d", k, (int)rd->stage, npairs, deputy, ti, pair, pos);
-    if (ti >= 0) {
-        const struct tp_triage_test *t = &rd->tests[ti];
+    fprintf(f, "R %d %d %d %d %d %d %d", k, (int)rd->stage, npairs, deputy, w->ti, w->pair, w->pos);
+    if (w->ti >= 0) {
+        const struct tp_triage_test *t = &rd->tests[w->ti];
         fprintf(f, " %d %d", t->n, t->nodes[0]);
-        if (t->n <= MEMBERS_MAX || pos == 0)
+        if (t->n <= MEMBERS_MAX || w->pos == 0)
             for (int m = 0; m < t->n; m++)
                 fprintf(f, " %d", t->nodes[m]);
     }
@@ -165,16 +177,23 @@ static int send_parts(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_tr
         rs->synced = 0; /* a new deputy: the whole log */
     rs->deputy = deputy;
     char **parts = calloc((size_t)n, sizeof *parts);
-    if (!parts)
+    struct where *w = rs->rd ? malloc(sizeof *w * (size_t)n) : NULL;
+    if (!parts || (rs->rd && !w)) {
+        free(parts);
+        free(w);
         return tp_error_set(err, TP_ENOMEM, "out of memory");
+    }
     int npairs = 0;
     for (int i = 0; rs->rd && i < rs->rd->ntests; i++)
         npairs += !rs->rd->tests[i].group;
+    if (rs->rd)
+        where_of(rs->rd, n, w);
     bool nomem = false;
     for (int r = 0; r < n && !nomem; r++) {
         if (tp_boot_gone(ctl, r))
             continue;
-        parts[r] = rs->rd ? part_of(rs->rd, rs->round + 1, r, r == deputy, npairs) : strdup("E");
+        parts[r] =
+            rs->rd ? part_of(rs->rd, rs->round + 1, &w[r], r == deputy, npairs) : strdup("E");
         if (parts[r] && r == deputy)
             parts[r] = with_log(rs, parts[r]);
         nomem = !parts[r];
@@ -186,6 +205,7 @@ static int send_parts(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_tr
     for (int r = 0; r < n; r++)
         free(parts[r]);
     free(parts);
+    free(w);
     return rc;
 }
 
@@ -406,10 +426,11 @@ int tp__validate_round_end(struct tp__validate_rounds *rs, struct tp_boot *ctl, 
 json_t *tp__validate_rounds_bytes(const struct tp__validate_rounds *rs)
 {
     double k = rs->rounds > 0 ? rs->rounds : 1;
-    return json_pack("{s:i, s:i, s:I, s:I, s:f, s:f, s:I, s:I}", "nodes", rs->n, "rounds",
+    return json_pack("{s:i, s:i, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I}", "nodes", rs->n, "rounds",
                      rs->rounds, "bytes_sent", (json_int_t)rs->sent, "bytes_received",
                      (json_int_t)rs->received, "bytes_sent_per_round", (double)rs->sent / k,
-                     "bytes_received_per_round", (double)rs->received / k,
-                     "bytes_sent_round_max", (json_int_t)rs->round_sent_max,
-                     "bytes_received_round_max", (json_int_t)rs->round_received_max);
+                     "bytes_received_per_round", (double)rs->received / k, "bytes_sent_round_max",
+                     (json_int_t)rs->round_sent_max, "bytes_received_round_max",
+                     (json_int_t)rs->round_received_max, "bytes_sent_before", (json_int_t)rs->sent0,
+                     "bytes_received_before", (json_int_t)rs->received0);
 }
