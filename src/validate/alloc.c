@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp/intr.h"
 #include "tp/judge.h"
 #include "tp/wire.h"
 #include "tp/log.h"
@@ -310,6 +311,28 @@ static void stopped(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boo
     json_decref(triage);
 }
 
+/* The deputy, rank 0 gone from its control connection: whether rank 0
+ * wrote the fleet document all the same (it closed the connection as it
+ * ended: a signal to every node, which reaches this one a moment later,
+ * or a failure of its own it told too late for this node to read), so
+ * that the deputy leaves it be. Where the results folder is shared rank
+ * 0's fleet.json appears in it within a few seconds (this run's alone:
+ * the folder was cleared of the earlier run's as the run began); a signal
+ * of this node's own in that time means every node was stopped, which
+ * rank 0 answers itself. Not shared: nothing appears, and the deputy
+ * writes after the wait. */
+static bool rank0_wrote(const struct tp__validate_ctx *c)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
+    for (int i = 0; i < 30; i++) {
+        if (access(path, F_OK) == 0 || tp_intr_signal())
+            return true;
+        usleep(100000);
+    }
+    return access(path, F_OK) == 0;
+}
+
 int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
 {
     tp_error err = {0};
@@ -394,7 +417,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
          * rank 0 itself was lost, its deputy does, from the rounds rank 0
          * recorded (rounds.c), rank 0 named lost where it was */
         bool deputy = me != 0 && tri && broken && net && tp__validate_rounds_deputy(rs) &&
-                      tp_boot_lead_lost(ctl, &err);
+                      tp_boot_lead_lost(ctl, &err) && !rank0_wrote(c);
         if (deputy) {
             bool *zero = calloc((size_t)n, sizeof *zero);
             tp_error spare;
