@@ -96,8 +96,8 @@ noisy 8 1024 4096 16384
 [ "${CONTROL_BYTES:-1}" = 0 ] && exit 0
 echo
 echo "# the rounds' control out of rank 0, measured at N ranks on loopback (prolog tier), and the allgather design's for the same rounds"
-printf '| nodes | rounds | out per round | in per round | out per node and round | allgather design out per round | ratio |\n'
-printf '|---|---|---|---|---|---|---|\n'
+printf '| nodes | rounds | out per round | in per round | out per node and round | allgather design out per round | ratio | before the rounds, out (the meeting) |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 for n in 3 4 6 8; do
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     for r in $(seq 0 $((n - 1))); do
@@ -105,19 +105,39 @@ for n in 3 4 6 8; do
             --only net --tier prolog --seed 1 --min-effect 900 -q --out "$W/c$n" >/dev/null 2>&1 &
     done
     wait
-    python3 - "$W/c$n/fleet.json" "$n" <<'PY'
+    python3 - "$W/c$n/fleet.json" "$n" "$W/meet" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); t = d["results"]["triage"]; k = t["control"]
 rounds = k["rounds"]; pairs = t["rounds"]["ring"]
 frame = 12 + len('{"all":[]}')
 old = (n - 1) * (frame + n * 22) * rounds + 2 * pairs * (n - 1) * (frame + n * 3)
 per_node = k["bytes_sent_per_round"] / (n - 1)
+before = k["bytes_sent_before"]
 print(f"| {n} | {rounds} | {k['bytes_sent_per_round']:.0f} B | {k['bytes_received_per_round']:.0f} B | "
-      f"{per_node:.0f} B | {old / rounds:.0f} B | {old / rounds / k['bytes_sent_per_round']:.1f}x |")
-if n == 8:
-    N = 16384
-    new16 = per_node * (N - 1)
-    old16 = (N - 1) * (frame + N * 22) + 2 * pairs / rounds * (N - 1) * (frame + N * 3)
-    print(f"| 16,384 (from 8) | | {new16 / 1e6:.1f} MB | | {per_node:.0f} B | {old16 / 1e9:.1f} GB | {old16 / new16:.0f}x |")
+      f"{per_node:.0f} B | {old / rounds:.0f} B | {old / rounds / k['bytes_sent_per_round']:.1f}x | "
+      f"{before / 1e3:.1f} kB |")
+with open(sys.argv[3], "a") as f:
+    print(n, before, per_node, pairs / rounds, file=f)
 PY
 done
+# at 16,384 nodes: the rounds' share a node from the largest group; the
+# meeting fitted as a N (N - 1) + b (N - 1) (every node's words to every
+# node, and a node's own) by least squares over the sizes measured
+python3 - "$W/meet" <<'PY'
+import sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1])]
+sxx = sxy = syy = sx1 = sy1 = s11 = 0
+for n, before, _, _ in rows:
+    x, y = n * (n - 1), n - 1
+    sxx += x * x; sxy += x * y; syy += y * y; sx1 += x * before; sy1 += y * before
+det = sxx * syy - sxy * sxy
+a = (sx1 * syy - sy1 * sxy) / det; b = (sxx * sy1 - sxy * sx1) / det
+n, _, per_node, pair_share = rows[-1]
+N = 16384; frame = 12 + len('{"all":[]}')
+new16 = per_node * (N - 1)
+old16 = (N - 1) * (frame + N * 22) + 2 * pair_share * (N - 1) * (frame + N * 3)
+meet16 = a * N * (N - 1) + b * (N - 1)
+print(f"| 16,384 (from {int(n)}; the meeting fitted: {a:.0f} B a node a node + {b:.0f} B a node) | | "
+      f"{new16 / 1e6:.1f} MB | | {per_node:.0f} B | {old16 / 1e9:.1f} GB | {old16 / new16:.0f}x | "
+      f"{meet16 / 1e9:.0f} GB, once |")
+PY

@@ -272,7 +272,10 @@ int tp__validate_round_end(struct tp__validate_rounds *rs, struct tp_boot *ctl, 
  * from the first round's start: the parts, barriers and figures, the
  * pair tests' own traffic not included): {"nodes", "rounds", "bytes_sent",
  * "bytes_received", "bytes_sent_per_round", "bytes_received_per_round",
- * "bytes_sent_round_max", "bytes_received_round_max"}; NULL on ENOMEM. */
+ * "bytes_sent_round_max", "bytes_received_round_max", and before the
+ * rounds "bytes_sent_before", "bytes_received_before": the control path's
+ * forming, and under the env launcher (whose star it is) the nodes'
+ * meeting and the end of their own tests}; NULL on ENOMEM. */
 json_t *tp__validate_rounds_bytes(const struct tp__validate_rounds *rs);
 
 /* ---- tiered.c: an allocation by a triage tier (prolog, screen, full) ---- */
