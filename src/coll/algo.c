@@ -2,6 +2,8 @@
  * its algo_*.c), looked up by name or chosen by size, and the runner of one
  * collective by its algorithm: build the graph, execute it. The front door
  * (coll.c) and the reproducible allreduce (repro.c) both run through it. */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,15 +29,22 @@ const struct algo *const tp__coll_algos[] = {
     NULL,
 };
 
+/* Room for every row of the table in one kind's list, and its NULL: the
+ * lists grow with the table, never capped below it. */
+#define NROWS (sizeof tp__coll_algos / sizeof tp__coll_algos[0])
+static const char *lists[TP_COLL_COUNT][NROWS];
+static pthread_once_t lists_once = PTHREAD_ONCE_INIT;
+
+static void make_lists(void)
+{
+    int k[TP_COLL_COUNT] = {0};
+    for (int i = 0; tp__coll_algos[i]; i++)
+        lists[tp__coll_algos[i]->kind][k[tp__coll_algos[i]->kind]++] = tp__coll_algos[i]->name;
+}
+
 const char *const *tp_coll_algos(enum tp_coll_kind kind)
 {
-    static const char *lists[TP_COLL_COUNT][8];
-    if (!lists[kind][0]) {
-        int k = 0;
-        for (int i = 0; tp__coll_algos[i]; i++)
-            if (tp__coll_algos[i]->kind == kind && k < 7)
-                lists[kind][k++] = tp__coll_algos[i]->name;
-    }
+    pthread_once(&lists_once, make_lists);
     return lists[kind];
 }
 
@@ -49,11 +58,10 @@ const struct algo *tp__coll_find_algo(enum tp_coll_kind kind, const char *name)
 
 int tp__coll_no_algo(enum tp_coll_kind kind, const char *name, tp_error *err)
 {
-    char list[128] = "";
-    for (const char *const *a = tp_coll_algos(kind); *a; a++) {
-        strcat(list, list[0] ? ", " : "");
-        strcat(list, *a);
-    }
+    char list[512] = "";
+    size_t used = 0;
+    for (const char *const *a = tp_coll_algos(kind); *a && used < sizeof list; a++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *a);
     return tp_error_set(err, TP_EUSAGE, "--algo %s: not an algorithm of %s (auto, %s)", name,
                         tp_coll_name(kind), list);
 }
