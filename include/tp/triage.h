@@ -86,8 +86,13 @@ struct tp_topology;
 
 /* ---- tiers ---- */
 
-/* The tiers' names in order, shallow to deep, NULL-terminated. */
-extern const char *const tp_triage_tiers[];
+/* Whether name is a tier's (NULL: the default, screen, is). */
+bool tp_triage_tier_known(const char *name);
+
+/* The tiers' names from their rows, shallow to deep, into out (cap bytes,
+ * cut short there): joined by ", ", the last two by last ("prolog, screen
+ * or full" with " or "). Returns out. */
+char *tp_triage_tier_names(const char *last, char *out, size_t cap);
 
 struct tp_triage_opts {
     const char *tier;  /* "prolog", "screen" (NULL: screen), "full" */

@@ -4,6 +4,7 @@
  * row (the rounds of each stage it runs, from stages.c), and a line in
  * tiers[] below. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tp/units.h"
@@ -13,7 +14,21 @@ static const struct tp__triage_tier *const tiers[] = {
     &tp__triage_tier_prolog, &tp__triage_tier_screen, &tp__triage_tier_full};
 #define NTIERS (sizeof tiers / sizeof tiers[0])
 
-const char *const tp_triage_tiers[] = {"prolog", "screen", "full", NULL};
+bool tp_triage_tier_known(const char *name)
+{
+    return tp__triage_tier_find(name) != NULL;
+}
+
+char *tp_triage_tier_names(const char *last, char *out, size_t cap)
+{
+    size_t used = 0;
+    if (cap)
+        out[0] = 0;
+    for (size_t i = 0; i < NTIERS && used < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s",
+                                 i == 0 ? "" : i + 1 == NTIERS ? last : ", ", tiers[i]->name);
+    return out;
+}
 
 /* the stages: their names, and whether their tests are group collectives
  * (the longer of the two durations) or pairs */

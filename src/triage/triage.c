@@ -18,8 +18,10 @@ int tp_triage_new(int n, const bool *joined, const struct tp_triage_opts *o, tp_
     struct tp_triage_opts d;
     tp__triage_defaults(o, &d);
     const struct tp__triage_tier *tier = tp__triage_tier_find(d.tier);
+    char names[128];
     if (!tier)
-        return tp_error_set(err, TP_EUSAGE, "--tier %s: prolog, screen or full", d.tier);
+        return tp_error_set(err, TP_EUSAGE, "--tier %s: %s", d.tier,
+                            tp_triage_tier_names(" or ", names, sizeof names));
     if (n < 2 || n > TP_TRIAGE_MAX_NODES)
         return tp_error_set(err, TP_EUSAGE, "%d nodes: a fleet is 2 to %d nodes", n,
                             TP_TRIAGE_MAX_NODES);

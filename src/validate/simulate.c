@@ -160,11 +160,9 @@ int tp_validate_simulate(const struct tp_validate_sim_opts *o, tp_error *err)
     FILE *out = o->json && strcmp(o->json, "-") == 0 ? stderr : stdout;
     int m = f.n - f.nmissing;
     if (tp_triage_estimate_s(t.tier, m, &t, false) < 0) {
-        char names[128] = "";
-        for (int i = 0; tp_triage_tiers[i]; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                     tp_triage_tiers[i]);
-        return tp_error_set(err, TP_EUSAGE, "--tier %s: unknown (tiers: %s)", t.tier, names);
+        char names[128];
+        return tp_error_set(err, TP_EUSAGE, "--tier %s: unknown (tiers: %s)", t.tier,
+                            tp_triage_tier_names(", ", names, sizeof names));
     }
     if (o->budget_s > 0) {
         rc = tp_triage_pick(m, o->budget_s, &t, &t.tier, err);

@@ -67,10 +67,11 @@ int tp__validate_tier_pick(struct tp__validate_ctx *c, int n, tp_error *err)
     }
     if (!c->tier)
         c->tier = "screen";
-    for (int i = 0; tp_triage_tiers[i]; i++)
-        if (strcmp(tp_triage_tiers[i], c->tier) == 0)
-            return 0;
-    return tp_error_set(err, TP_EUSAGE, "--tier %s: prolog, screen or full", c->tier);
+    char names[128];
+    if (tp_triage_tier_known(c->tier))
+        return 0;
+    return tp_error_set(err, TP_EUSAGE, "--tier %s: %s", c->tier,
+                        tp_triage_tier_names(" or ", names, sizeof names));
 }
 
 /* The largest size's entry of a result document's sizes, or NULL. */

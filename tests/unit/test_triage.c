@@ -84,6 +84,13 @@ static void tier_rounds(void **state)
     tp_triage_tier_rounds("full", 9, NULL, r);
     TP_EQ_INT(r[TP_TRIAGE_PAIRS], 9);
     TP_EQ_INT(tp_triage_tier_rounds("nope", 64, NULL, r), 0);
+    /* the names, from the rows, as the messages join them */
+    char names[64];
+    TP_EQ_STR(tp_triage_tier_names(" or ", names, sizeof names), "prolog, screen or full");
+    TP_EQ_STR(tp_triage_tier_names(", ", names, sizeof names), "prolog, screen, full");
+    TP_EQ_STR(tp_triage_tier_names(" or ", names, 10), "prolog, s"); /* cut at cap */
+    assert_true(tp_triage_tier_known(NULL) && tp_triage_tier_known("full"));
+    assert_false(tp_triage_tier_known("nope"));
     /* log2 n to split a group down to a member, a probe, 10 measurements
      * of a link's sequential test alone, 10 of its ends', and one spare */
     TP_EQ_INT(tp_triage_isolation_bound(1024), 10 + 2 * 10 + 3);
