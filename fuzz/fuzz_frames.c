@@ -219,6 +219,26 @@ static int gone(struct tp_conn *c, const json_t *body, const struct session *s, 
     return rc;
 }
 
+/* a lean GROUP: rank 0's host, this rank's clock and place on its host */
+static int lean_group(struct tp_conn *c, const json_t *body, const struct session *s,
+                      tp_error *err)
+{
+    int size = group_of(s, 2);
+    bool *g = calloc((size_t)size, sizeof *g);
+    FZ_ASSERT(g, "out of memory");
+    struct tp_boot_lean l;
+    int rc = tp_boot_parse_lean_group(c, body, size, &l, g, err);
+    FZ_ASSERT(rc || !g[0], "rank 0 accepted as gone");
+    if (!rc) {
+        len_max(l.host0, TP_BOOT_MAX_HOST, "host of rank 0");
+        FZ_ASSERT(l.rtt <= INT64_MAX && l.local_rank >= 0 && l.local_rank < size,
+                  "round trip %llu, local rank %d of %d", (unsigned long long)l.rtt, l.local_rank,
+                  size);
+    }
+    free(g);
+    return rc;
+}
+
 /* byte 0 picks a row */
 static const struct {
     const char *name;
@@ -227,7 +247,7 @@ static const struct {
     {"REQUEST", request},     {"CONNECT", connect_}, {"RUN", run},
     {"JOIN", join},           {"TIME", time_},       {"GROUP", group},
     {"GATHER", contribution}, {"GATHER part", part}, {"GATHER all", all},
-    {"GATHER gone", gone},
+    {"GATHER gone", gone},    {"GROUP lean", lean_group},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -43,6 +43,10 @@ struct tp_boot_opts {
                               group forms without it: tp_boot_gone, host "?"), and so is
                               one lost later (tp_boot_leave_out); ignored where the
                               launcher forms the group (mpi) or this process does (local) */
+    bool lean;             /* a star's forming tells each rank its own host, clock and
+                              local rank and rank 0's host, not every rank's: O(N) bytes out
+                              of rank 0, not N² (tp_boot_host of another rank is "?" but on
+                              rank 0); ignored by mpi, whose launcher forms the group */
 };
 
 struct tp_boot;
@@ -186,6 +190,7 @@ struct tp_boot_star_opts {
     uint64_t timeout_ns;   /* joining, and every step until tp_boot_set_timeout */
     const json_t *options; /* compared across ranks, as tp_boot_opts' */
     bool leave_out;        /* as tp_boot_opts' */
+    bool lean;             /* as tp_boot_opts' */
 };
 
 /* Form a star group over TCP (the env backend's, whatever launched the
@@ -200,7 +205,9 @@ int tp_boot_star(const struct tp_boot_star_opts *o, struct tp_boot **out, tp_err
  * hangs would hold MPI_Finalize forever. Elsewhere as tp_boot_fini. */
 int tp_boot_abort(struct tp_boot *b, int code);
 
-/* Host name of rank r (0 <= r < size). */
+/* Host name of rank r (0 <= r < size); "?" for one left out, and in a lean
+ * group (tp_boot_opts.lean) for any rank but rank 0 and this one, outside
+ * rank 0. */
 const char *tp_boot_host(const struct tp_boot *b, int r);
 
 /* This rank's index among the ranks on its host (0 for the lowest rank
@@ -257,6 +264,13 @@ int tp_boot_gather_each(struct tp_boot *b, const char *mine, tp_boot_each_fn fn,
  * reported. */
 int tp_boot_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error *err);
 
+/* Rank 0 gives every rank the same string: text (rank 0 only; any length,
+ * valid UTF-8) reaches every rank as *out (malloc'd, free it), rank 0's
+ * own too. A scatter of one text: its length times the ranks out of rank
+ * 0, where an allgather of a word each sends every rank every word. As
+ * tp_boot_scatter for a rank lost. */
+int tp_boot_bcast(struct tp_boot *b, const char *text, char **out, tp_error *err);
+
 /* Wait until every rank has arrived. Over a star, rank 0 answers each rank
  * with the ranks left out so far, not with everyone's part: a barrier
  * costs each rank bytes by the lost, not by the group's size. */
@@ -305,6 +319,21 @@ int tp_boot_parse_time(struct tp_conn *c, const json_t *body, int64_t *t, tp_err
  * partly written. */
 int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const char **hosts,
                         int64_t *offset, uint64_t *rtt, bool *gone, tp_error *err);
+
+/* A lean GROUP (tp_boot_opts.lean), what one rank gets: rank 0's host,
+ * this rank's clock offset against rank 0 and its round trip, its index
+ * among the ranks on its host. */
+struct tp_boot_lean {
+    const char *host0; /* at most TP_BOOT_MAX_HOST bytes */
+    int64_t offset;    /* any int64 */
+    uint64_t rtt;      /* 0..INT64_MAX */
+    int local_rank;    /* 0..size - 1 */
+};
+
+/* Read a lean GROUP for a group of size ranks: {"lean": true, "host0",
+ * "offset", "rtt", "local_rank"} into out, and gone[r] as GROUP's. */
+int tp_boot_parse_lean_group(struct tp_conn *c, const json_t *body, int size,
+                             struct tp_boot_lean *out, bool *gone, tp_error *err);
 
 /* Read a GATHER from a rank: {"data"} of at most max bytes (without NUL);
  * with more not NULL, a part of a gather, which also carries "more". */

@@ -219,6 +219,8 @@ const char *tp_boot_host(const struct tp_boot *b, int r)
 
 int tp_boot_local_rank(const struct tp_boot *b)
 {
+    if (b->local_rank >= 0) /* a lean group's, as rank 0 counted it */
+        return b->local_rank;
     int k = 0;
     for (int r = 0; r < b->rank; r++)
         k += strcmp(tp_boot_host(b, r), tp_boot_host(b, b->rank)) == 0;
@@ -317,6 +319,21 @@ int tp_boot_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error
 {
     *mine = NULL;
     return b->be->scatter(b, parts, mine, err);
+}
+
+int tp_boot_bcast(struct tp_boot *b, const char *text, char **out, tp_error *err)
+{
+    *out = NULL;
+    char **parts = NULL;
+    if (b->rank == 0) { /* one text, every rank's part */
+        if (!(parts = malloc(sizeof *parts * (size_t)b->size)))
+            return tp_error_set(err, TP_ENOMEM, "broadcast");
+        for (int r = 0; r < b->size; r++)
+            parts[r] = (char *)text;
+    }
+    int rc = b->be->scatter(b, parts, out, err);
+    free(parts);
+    return rc;
 }
 
 int tp_boot_barrier(struct tp_boot *b, tp_error *err)

@@ -27,6 +27,8 @@ struct tp_boot {
     int lost;        /* the rank a failed operation found lost (star, rank 0), or -1 */
     bool leave_out;  /* a lost rank is left out, not an error (tp_boot_leave_out) */
     bool *gone;      /* gone[r]: rank r was left out */
+    bool lean;       /* the star told each rank its own host and rank 0's alone */
+    int local_rank;  /* this rank's on its host, as rank 0 told it (lean), else -1 */
     char **gone_why; /* rank 0: why */
 };
 

@@ -42,6 +42,7 @@ static int star_init(const struct tp_boot_star_opts *o, struct tp_boot **out, tp
     if (!b)
         return tp_error_set(err, TP_ENOMEM, "group of %d", o->size);
     b->leave_out = o->leave_out;
+    b->lean = o->lean;
     if (o->key_file) {
         if ((rc = tp_key_load(&b->key, o->key_file, err))) {
             tp__boot_free(b);
@@ -92,7 +93,8 @@ static int env_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_error
                                    .key_file = o->key_file,
                                    .timeout_ns = o->timeout_ns,
                                    .options = o->options,
-                                   .leave_out = o->leave_out};
+                                   .leave_out = o->leave_out,
+                                   .lean = o->lean};
     return star_init(&so, out, err);
 }
 

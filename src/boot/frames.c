@@ -109,6 +109,35 @@ int tp_boot_parse_group(struct tp_conn *c, const json_t *body, int size, const c
     return gone_of(c, body, "GROUP", size, gone, err);
 }
 
+int tp_boot_parse_lean_group(struct tp_conn *c, const json_t *body, int size,
+                             struct tp_boot_lean *out, bool *gone, tp_error *err)
+{
+    uint64_t rtt, local;
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (size < 2 || size > TP_BOOT_MAX_RANKS)
+        return tp_error_set(err, TP_EPROTO, "peer %s: GROUP for a group of %d ranks", c->peer,
+                            size);
+    const json_t *off = json_object_get(body, "offset");
+    if (!json_is_true(json_object_get(body, "lean")))
+        return tp_error_set(err, TP_EPROTO, "peer %s: field 'lean' is not true", c->peer);
+    if (!(out->host0 = str_max(json_object_get(body, "host0"), TP_BOOT_MAX_HOST)))
+        return tp_error_set(err, TP_EPROTO,
+                            "peer %s: host of rank 0 is not a string of at most %d bytes",
+                            c->peer, TP_BOOT_MAX_HOST);
+    if (!json_is_integer(off))
+        return tp_error_set(err, TP_EPROTO, "peer %s: field 'offset' is not an integer", c->peer);
+    if ((rc = tp_wire_u64(c, body, "rtt", 0, INT64_MAX, &rtt, err)) ||
+        (rc = tp_wire_u64(c, body, "local_rank", 0, (uint64_t)size - 1, &local, err)))
+        return rc;
+    out->offset = json_integer_value(off);
+    out->rtt = rtt;
+    out->local_rank = (int)local;
+    for (int r = 0; r < size; r++)
+        gone[r] = false;
+    return gone_of(c, body, "GROUP", size, gone, err);
+}
+
 int tp_boot_parse_gone(struct tp_conn *c, const json_t *body, int size, bool *gone, tp_error *err)
 {
     if (size < 1 || size > TP_BOOT_MAX_RANKS)

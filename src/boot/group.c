@@ -53,6 +53,7 @@ struct tp_boot *tp__boot_new(const struct tp_boot_backend *be, int rank, int siz
     b->size = size;
     b->timeout_ns = timeout_ns;
     b->lost = -1;
+    b->local_rank = -1;
     b->conn = calloc((size_t)size, sizeof *b->conn);
     b->hosts = calloc((size_t)size, sizeof *b->hosts);
     b->offset = calloc((size_t)size, sizeof *b->offset);

@@ -65,6 +65,7 @@ static int local_init(const struct tp_boot_opts *o, struct tp_boot **out, tp_err
     }
     /* a fresh key, shared with the ranks through fork: nobody else on this
      * host can join the group */
+    b->lean = o->lean;
     b->key.set = true;
     b->key.len = 32;
     randombytes_buf(b->key.bytes, b->key.len);

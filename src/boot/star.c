@@ -372,12 +372,78 @@ static int recv_object(struct tp_conn *c, enum tp_frame t, json_t *first, json_t
     return 0;
 }
 
+/* Ranks in order of (host, rank), for counting each one's place on its
+ * host in O(N log N). */
+static const char *host_or_unknown(char *const *hosts, int r)
+{
+    return hosts[r] ? hosts[r] : "?";
+}
+
+static int by_host(const void *x, const void *y, void *hosts)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    int c = strcmp(host_or_unknown(hosts, a), host_or_unknown(hosts, b));
+    return c ? c : (a > b) - (a < b);
+}
+
+/* A lean group: each rank its own clock, its place on its host and rank
+ * 0's host, with the ranks left out, O(1) bytes a rank but for those
+ * (gone, already packed). */
+static int send_lean_group(struct tp_boot *b, json_t *gone, tp_error *err)
+{
+    int *order = malloc(sizeof *order * (size_t)b->size);
+    int *local = malloc(sizeof *local * (size_t)b->size);
+    if (!order || !local) {
+        free(order);
+        free(local);
+        return tp_error_set(err, TP_ENOMEM, "the group");
+    }
+    for (int r = 0; r < b->size; r++)
+        order[r] = r;
+    qsort_r(order, (size_t)b->size, sizeof *order, by_host, b->hosts);
+    for (int i = 0; i < b->size; i++) /* after the lower ranks on its host */
+        local[order[i]] = i > 0 && strcmp(host_or_unknown(b->hosts, order[i - 1]),
+                                          host_or_unknown(b->hosts, order[i])) == 0
+                              ? local[order[i - 1]] + 1
+                              : 0;
+    b->local_rank = local[0];
+    int rc = 0;
+    for (int r = 1; r < b->size && !rc; r++) {
+        if (b->gone[r])
+            continue;
+        json_t *g = json_pack("{s:b, s:s, s:I, s:I, s:i, s:O}", "lean", 1, "host0", b->hosts[0],
+                              "offset", (json_int_t)b->offset[r], "rtt", (json_int_t)b->rtt[r],
+                              "local_rank", local[r], "gone", gone);
+        char *text = g ? json_dumps(g, JSON_COMPACT) : NULL;
+        json_decref(g);
+        rc = text ? send_text(&b->conn[r], TP_F_GROUP, text, err)
+                  : tp_error_set(err, TP_ENOMEM, "the group");
+        if (rc && text)
+            tp_error_prefix(err, "rank %d on %s", r, b->hosts[r]);
+        free(text);
+    }
+    free(order);
+    free(local);
+    return rc;
+}
+
 /* Every rank's host, clock offset and its round trip, to every rank, as a
- * long text (a group of thousands is past one frame). */
+ * long text (a group of thousands is past one frame); in a lean group each
+ * rank's own alone (send_lean_group). */
 static int send_group(struct tp_boot *b, tp_error *err)
 {
-    json_t *hosts = json_array(), *off = json_array(), *rtt = json_array(), *gone = json_array();
     b->hosts[0] = strdup(tp__boot_my_host());
+    if (b->lean) {
+        json_t *gone = json_array();
+        for (int r = 1; r < b->size && gone; r++)
+            if (b->gone[r])
+                json_array_append_new(gone, json_integer(r));
+        int rc = gone && b->hosts[0] ? send_lean_group(b, gone, err)
+                                     : tp_error_set(err, TP_ENOMEM, "the group");
+        json_decref(gone);
+        return rc;
+    }
+    json_t *hosts = json_array(), *off = json_array(), *rtt = json_array(), *gone = json_array();
     for (int r = 0; r < b->size; r++) {
         json_array_append_new(hosts, json_string(b->hosts[r] ? b->hosts[r] : "?"));
         json_array_append_new(off, json_integer(b->offset[r]));
@@ -494,6 +560,24 @@ int tp__boot_join(struct tp_boot *b, const char *host, int port, const json_t *o
         if ((rc = recv_object(c, TP_F_GROUP, m, &whole, err)))
             return rc;
         m = whole;
+        if (json_object_get(m, "lean")) { /* this rank's own, and rank 0's host */
+            struct tp_boot_lean l;
+            rc = tp_boot_parse_lean_group(c, m, b->size, &l, b->gone, err);
+            if (!rc) {
+                b->lean = true;
+                b->offset[b->rank] = l.offset;
+                b->rtt[b->rank] = l.rtt;
+                b->local_rank = l.local_rank;
+                b->hosts[0] = strdup(l.host0);
+                b->hosts[b->rank] = strdup(tp__boot_my_host());
+                if (!b->hosts[0] || !b->hosts[b->rank])
+                    rc = tp_error_set(err, TP_ENOMEM, "rank %d: the group", b->rank);
+            }
+            json_decref(m);
+            if (!rc)
+                c->timeout_ns = b->timeout_ns;
+            return rc;
+        }
         hosts = calloc((size_t)b->size, sizeof *hosts);
         rc = hosts ? tp_boot_parse_group(c, m, b->size, hosts, b->offset, b->rtt, b->gone, err)
                    : tp_error_set(err, TP_ENOMEM, "rank %d: the group", b->rank);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -300,6 +301,84 @@ static void local_sizes(void **state)
         if (rc != 0)
             fail_msg("local group of %d: exit %d", sizes[i], rc);
     }
+}
+
+/* A lean group (tp_boot_opts.lean) of n: every rank knows its own host
+ * and rank 0's alone (another's is "?" outside rank 0, which knows all),
+ * its place on the host (all on one here: its rank), its own clock; a
+ * broadcast reaches every rank whole; and rank 0 sent fewer bytes forming
+ * it than a full group of the same size would (each rank's own, not every
+ * rank's: compared with the same group formed full). */
+static unsigned long long *lean_sent; /* shared with the driver: rank 0's bytes */
+
+static int lean_group(void *arg)
+{
+    int n = ((int *)arg)[0];
+    bool lean = ((int *)arg)[1];
+    json_t *opts = json_object();
+    struct tp_boot_opts o = {
+        .backend = "local", .nranks = n, .timeout_ns = 10 * SEC, .options = opts, .lean = lean};
+    struct tp_boot *b;
+    tp_error err;
+    if (tp_boot_init(&o, &b, &err))
+        return rank_fail("init", &err);
+    json_decref(opts);
+    int me = tp_boot_rank(b), rc = 0;
+    char host[256];
+    gethostname(host, sizeof host);
+    uint64_t sent = 0, received = 0;
+    tp_boot_bytes(b, &sent, &received);
+    for (int r = 0; r < n && !rc; r++) {
+        bool known = !lean || me == 0 || r == 0 || r == me;
+        if (strcmp(tp_boot_host(b, r), known ? host : "?") != 0) {
+            fprintf(stderr, "rank %d: host of %d is %s\n", me, r, tp_boot_host(b, r));
+            rc = 30;
+        }
+    }
+    if (!rc && tp_boot_local_rank(b) != me) {
+        fprintf(stderr, "rank %d: local rank %d\n", me, tp_boot_local_rank(b));
+        rc = 31;
+    }
+    char text[9000], *got = NULL;
+    for (size_t i = 0; i < sizeof text - 1; i++) /* past one part of a text */
+        text[i] = (char)('a' + i % 26);
+    text[sizeof text - 1] = 0;
+    if (!rc && tp_boot_bcast(b, me == 0 ? text : NULL, &got, &err))
+        rc = rank_fail("bcast", &err);
+    if (!rc && strcmp(got, text) != 0) {
+        fprintf(stderr, "rank %d: the broadcast differs\n", me);
+        rc = 32;
+    }
+    free(got);
+    if (me != 0) {
+        tp_boot_fini(b);
+        _exit(rc);
+    }
+    *lean_sent = sent; /* what forming it cost rank 0 */
+    int worst = tp_boot_fini(b);
+    return rc ? rc : worst;
+}
+
+static void local_lean(void **state)
+{
+    (void)state;
+    lean_sent = mmap(NULL, sizeof *lean_sent, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                     -1, 0);
+    assert_true(lean_sent != MAP_FAILED);
+    for (int n = 2; n <= 9; n += 7) {
+        unsigned long long bytes[2];
+        for (int lean = 0; lean < 2; lean++) {
+            int args[2] = {n, lean};
+            int rc = in_child(lean_group, args);
+            if (rc != 0)
+                fail_msg("%s local group of %d: exit %d", lean ? "lean" : "full", n, rc);
+            bytes[lean] = *lean_sent;
+        }
+        if (n > 2 && !(bytes[1] < bytes[0]))
+            fail_msg("group of %d: rank 0 sent %llu B forming it lean, %llu B full", n, bytes[1],
+                     bytes[0]);
+    }
+    munmap(lean_sent, sizeof *lean_sent);
 }
 
 /* A local group of 40 under a soft limit of 32 open files: rank 0 raises
@@ -718,7 +797,7 @@ int main(void)
         cmocka_unit_test(table_names),        cmocka_unit_test(table_detection),
         cmocka_unit_test(table_rank0),        cmocka_unit_test(table_launcher_vars),
         cmocka_unit_test(local_sizes),        cmocka_unit_test(local_few_files),
-        cmocka_unit_test(local_leave_out),
+        cmocka_unit_test(local_leave_out),    cmocka_unit_test(local_lean),
         cmocka_unit_test(env_group),
         cmocka_unit_test(env_options_differ), cmocka_unit_test(env_rank_missing),
         cmocka_unit_test(env_rank_missing_left_out),
