@@ -98,7 +98,7 @@ echo
 echo "# the rounds' control out of rank 0, measured at N ranks on loopback (prolog tier), and the allgather design's for the same rounds"
 printf '| nodes | rounds | out per round | in per round | out per node and round | allgather design out per round | ratio | before the rounds, out (the meeting) |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
-for n in 3 4 6 8; do
+for n in 3 4 6 8 12; do
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     for r in $(seq 0 $((n - 1))); do
         RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 600 "$TP" validate \

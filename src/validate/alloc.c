@@ -39,29 +39,6 @@
 #include "validate_int.h"
 
 
-/* Every rank says whether it is fine (rc, err); when one is not, all fail
- * with its words. */
-static int agree(struct tp_boot *b, int rc, tp_error *err)
-{
-    char **all = NULL;
-    char mine[600] = "";
-    if (rc)
-        snprintf(mine, sizeof mine, "%.590s", err->msg[0] ? err->msg : "failed");
-    int grc = tp_boot_allgather(b, mine, &all, err);
-    if (grc)
-        return grc;
-    for (int r = 0; r < tp_boot_size(b); r++)
-        if (all[r] && all[r][0]) {
-            char msg[700];
-            snprintf(msg, sizeof msg, "%s", all[r]);
-            tp_error_set(err, TP_ESYS, "node %s (rank %d): %s", tp_boot_host(b, r), r, msg);
-            rc = err->code;
-            break;
-        }
-    tp_boot_free_strings(all, tp_boot_size(b));
-    return rc;
-}
-
 /* The IPv4 address of iface; or, without one, of the interface of the
  * default route, else the first one up that is not loopback, else
  * loopback (a group on one host). */
@@ -127,8 +104,8 @@ static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *er
         for (size_t i = 0; i < sizeof k; i++)
             snprintf(hex + 2 * i, 3, "%02x", k[i]);
     }
-    char **all = NULL;
-    int rc = tp_boot_allgather(b, hex, &all, err);
+    char *key = NULL; /* rank 0's, to every node */
+    int rc = tp_boot_bcast(b, hex, &key, err);
     if (rc)
         return rc;
     /* not close-on-exec: the servers and tests this node starts read it */
@@ -139,59 +116,101 @@ static int share_key(struct tp__validate_ctx *c, struct tp_boot *b, tp_error *er
     }
     c->keyfd = fd;
     snprintf(c->keyfile, sizeof c->keyfile, "/proc/self/fd/%d", fd);
-    size_t len = strlen(all[0]);
+    size_t len = strlen(key);
     /* the tier's draws, the same on every node: from the key unless --seed */
     if (!c->seed) {
         uint64_t h = 1469598103934665603ull;
         for (size_t i = 0; i < len; i++)
-            h = (h ^ (unsigned char)all[0][i]) * 1099511628211ull;
+            h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
         c->seed = h ? h : 1;
     }
-    if (fd < 0 || pwrite(fd, all[0], len, 0) != (ssize_t)len)
+    if (fd < 0 || pwrite(fd, key, len, 0) != (ssize_t)len)
         rc = tp_error_errno(err, TP_ESYS, errno, "the session key in memory (memfd)");
-    tp_boot_free_strings(all, tp_boot_size(b));
+    explicit_bzero(key, len);
+    free(key);
     return rc;
 }
 
-/* A label as a path component: only [A-Za-z0-9._#-]. */
-static void path_safe(char *s)
-{
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '.' || *s == '_' || *s == '#' || *s == '-'))
-            *s = '_';
-}
-
-/* The nodes: labels, then the net servers' addresses. */
-static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__validate_node *nodes, bool net,
-                tp_error *err)
+/* The records rank 0 tells the others as the meeting ends (roster.c):
+ * its own to every node, every node's to the deputy (the lowest rank
+ * after 0 that met the others: *deputy on rank 0; on the deputy its own
+ * rank, 0 elsewhere); rc, rank 0's outcome of the meeting so far, is every
+ * node's. */
+static int tell_records(struct tp_boot *b, struct tp__validate_node *nodes, int *deputy, int rc,
+                        tp_error *err)
 {
     int n = tp_boot_size(b), me = tp_boot_rank(b);
-    for (int r = 0; r < n; r++) {
-        bool shared = false;
-        for (int k = 0; k < n; k++)
-            shared |= k != r && strcmp(tp_boot_host(b, k), tp_boot_host(b, r)) == 0;
-        nodes[r].missing = tp_boot_gone(b, r); /* the group formed without it */
-        if (nodes[r].missing)
-            snprintf(nodes[r].label, sizeof nodes[r].label, "rank%d", r);
-        else if (shared)
-            snprintf(nodes[r].label, sizeof nodes[r].label, "%.200s#%d", tp_boot_host(b, r), r);
-        else
-            snprintf(nodes[r].label, sizeof nodes[r].label, "%.200s", tp_boot_host(b, r));
-        path_safe(nodes[r].label);
+    char **parts = NULL, *mine = NULL, *zero = NULL, *all = NULL;
+    size_t len = 0;
+    if (me == 0 && rc == 0) {
+        *deputy = 0;
+        for (int r = 1; r < n && !*deputy; r++)
+            *deputy = nodes[r].missing ? 0 : r;
+        FILE *f = open_memstream(&zero, &len);
+        if (f) {
+            tp__validate_roster_line(f, nodes, 0, true);
+            fclose(f);
+        }
+        if ((f = open_memstream(&all, &len))) {
+            for (int r = 0; r < n; r++)
+                tp__validate_roster_line(f, nodes, r, true);
+            fclose(f);
+        }
+        if ((parts = zero && all ? calloc((size_t)n, sizeof *parts) : NULL))
+            for (int r = 0; r < n; r++)
+                parts[r] = r == *deputy ? all : zero;
+        rc = parts ? 0 : tp_error_set(err, TP_ENOMEM, "out of memory");
     }
+    if ((rc = tp__validate_follow(b, rc, err)) == 0 &&
+        (rc = tp_boot_scatter(b, parts, &mine, err)) == 0 && me != 0) {
+        int k = 0;
+        rc = tp__validate_roster_read(mine, nodes, n, &k, err);
+        *deputy = k > 1 ? me : 0; /* every node's: this one is the deputy */
+    }
+    free(parts);
+    free(zero);
+    free(all);
+    free(mine);
+    return rc;
+}
+
+/* The nodes: labels, then the net servers' addresses. Rank 0 names every
+ * node and learns every address; each node learns its own label and rank
+ * 0's record, the deputy every record (roster.c): O(N) bytes in all. */
+static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__validate_node *nodes, bool net,
+                int *deputy, tp_error *err)
+{
+    int n = tp_boot_size(b), me = tp_boot_rank(b), rc = 0;
+    *deputy = 0;
+    for (int r = 0; r < n; r++)
+        nodes[r].missing = tp_boot_gone(b, r); /* the group formed without it */
+    char **labels = NULL, *label = NULL;
+    if (me == 0 && (rc = tp__validate_label_all(b, nodes, err)) == 0 &&
+        (labels = calloc((size_t)n, sizeof *labels)))
+        for (int r = 0; r < n; r++)
+            labels[r] = nodes[r].label;
+    if (me == 0 && !rc && !labels)
+        rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+    /* each node its own label */
+    if ((rc = tp__validate_follow(b, rc, err)) == 0 &&
+        (rc = tp_boot_scatter(b, labels, &label, err)) == 0)
+        snprintf(nodes[me].label, sizeof nodes[me].label, "%s", label);
+    free(labels);
+    free(label);
+    if (rc)
+        return rc;
     char mydir[4400];
     snprintf(mydir, sizeof mydir, "%s/nodes/%s", c->outdir, nodes[me].label);
-    int rc = tp__validate_mkdirs(mydir) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", mydir) : 0;
+    rc = tp__validate_mkdirs(mydir) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", mydir) : 0;
     if (net) {
         if (!rc)
             rc = pick_addr(c->iface, c->addr, sizeof c->addr, err);
-        if ((rc = agree(b, rc, err)))
+        if ((rc = tp__validate_agree(b, rc, TP_ESYS, false, err)))
             return rc;
         if ((rc = share_key(c, b, err)) == 0)
             rc = tp__validate_start_server(c, mydir, err);
     }
-    if ((rc = agree(b, rc, err)))
+    if ((rc = tp__validate_agree(b, rc, TP_ESYS, false, err)))
         return rc;
     if (!net)
         return 0;
@@ -206,31 +225,34 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__valida
     if (rc == 0 && tp_boot_rank(b) == 0 &&
         (rc = tp_listen(c->addr, 0, "the tier's control port", &lfd, &tport, NULL, err)) == 0)
         close(lfd);
-    if ((rc = agree(b, rc, err)))
+    if ((rc = tp__validate_agree(b, rc, TP_ESYS, false, err)))
         return rc;
     /* its name to Slurm, for --on-fail drain */
     const char *sched = getenv("SLURMD_NODENAME");
     char mine[512], **all = NULL;
     snprintf(mine, sizeof mine, "%s %s %d %d %.127s", c->addr, c->port, cport, tport,
              sched && *sched && !strpbrk(sched, " \t\n") ? sched : "-");
-    if ((rc = tp_boot_allgather(b, mine, &all, err)))
+    if ((rc = tp_boot_gather(b, mine, &all, err)))
         return rc;
-    for (int r = 0; r < n; r++) {
-        if (!all[r]) { /* left out while the nodes met: it never joined them */
+    for (int r = 0; r < n; r++) { /* every node's on rank 0, its own elsewhere */
+        const char *rec = r == me ? mine : all ? all[r] : NULL;
+        if (me == 0 && !rec) { /* left out while the nodes met: it never joined them */
             nodes[r].missing = true;
             snprintf(nodes[r].port, sizeof nodes[r].port, "0");
             continue;
         }
-        if (sscanf(all[r], "%63s %15s %15s %15s %127s", nodes[r].addr, nodes[r].port,
-                   nodes[r].cport, nodes[r].tport, nodes[r].sched) != 5)
+        if (!rec)
+            continue;
+        if (sscanf(rec, "%63s %15s %15s %15s %127s", nodes[r].addr, nodes[r].port,
+                   nodes[r].cport, nodes[r].tport, nodes[r].sched) != 5 && !rc)
             rc = tp_error_set(err, TP_EPROTO, "node %s sent no address", nodes[r].label);
         if (strcmp(nodes[r].sched, "-") == 0)
             nodes[r].sched[0] = 0;
     }
-    tp_boot_free_strings(all, n);
-    return rc;
+    if (all)
+        tp_boot_free_strings(all, n);
+    return tell_records(b, nodes, deputy, rc, err);
 }
-
 
 /* Step 1: this node's own tests. */
 static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const struct tp__validate_node *nodes,
@@ -349,7 +371,8 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     for (int i = 0; i < c->tests.n; i++)
         net |= strcmp(c->tests.t[i].group, "net") == 0;
     c->t0 = tp__validate_now_s();
-    int rc = meet(c, b, nodes, net, &err);
+    int deputy0 = 0; /* the deputy the meeting made */
+    int rc = meet(c, b, nodes, net, &deputy0, &err);
     /* with links to measure, every stage from here on is bounded and goes
      * on without a node lost in it (control.c), and the tier's triage
      * judges; without, the nodes' own tests and the gather over the group
@@ -357,17 +380,26 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
     struct tp_boot *ctl = b;
     tp_triage *tri = NULL;
     struct tp__validate_rounds *rs = NULL;
-    if (rc == 0 && net && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0 &&
-        (rc = tp__validate_triage_new(c, nodes, n, me, &tri, &err)) == 0 &&
-        !(rs = tp__validate_rounds_new(n, me)))
-        rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
+    /* the triage: rank 0's, and its deputy's, which has every node's
+     * record (a later deputy makes its own when it gets them, rounds.c);
+     * rank 0's outcome is every node's (a node the topology lacks: exit 2
+     * on all) */
+    if (rc == 0 && net && (rc = tp__validate_control_open(c, b, nodes, &ctl, &err)) == 0) {
+        if (me == 0 || deputy0 == me)
+            rc = tp__validate_triage_new(c, nodes, n, me, &tri, &err);
+        if ((rc = tp__validate_follow(b, rc, &err)) == 0 &&
+            !(rs = tp__validate_rounds_new(c, nodes, n, me, deputy0)))
+            rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
+    }
     json_t *tests = json_array(), *pairs = json_array(), *groups = json_array(), *triage = NULL;
     if (rc == 0) {
         if (net)
             tp__validate_control_stage(c, ctl, TP__VALIDATE_LOCAL);
         rc = local_stage(c, b, ctl, nodes, tests, lost, &err);
-        if (rc == 0 && net)
+        if (rc == 0 && net && tri)
             rc = tp__validate_lose(tri, n, TP__VALIDATE_LOCAL, lost, &err);
+        if (rc == 0 && net) /* for a later deputy's triage */
+            rc = tp__validate_rounds_local_lost(rs, lost, &err);
     }
     /* the links: the rounds of the tier's triage */
     if (rc == 0 && net) {
@@ -413,6 +445,8 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         if (me == 0 && broken && net) /* the others: rank 0 failed, it was not lost */
             tp_boot_tell(ctl, &err);
         status = tp__validate_fail(&err);
+        if (!tri && rs) /* a later deputy's, made as it took over */
+            tri = tp__validate_rounds_take_triage(rs);
         /* rank 0 writes the fleet document of a run that stopped; when
          * rank 0 itself was lost, its deputy does, from the rounds rank 0
          * recorded (rounds.c), rank 0 named lost where it was */

@@ -103,7 +103,8 @@ int tp__validate_control_open(struct tp__validate_ctx *c, struct tp_boot *b,
                                    .key_file = c->keyfile,
                                    .timeout_ns = (uint64_t)(TP__VALIDATE_STAR_JOIN_S * 1e9),
                                    .options = opts,
-                                   .leave_out = true};
+                                   .leave_out = true,
+                                   .lean = true};
     int rc = opts ? tp_boot_star(&so, ctl, err) : tp_error_set(err, TP_ENOMEM, "out of memory");
     json_decref(opts);
     if (rc) {

@@ -16,9 +16,13 @@
  * A part, one line: "R ROUND STAGE NPAIRS DEPUTY TI PAIR POS N LEAD
  * [MEMBERS...]" (TI -1: no test this round; PAIR -1: a group test; the
  * members listed when N <= MEMBERS_MAX or to the lead alone), or "E" after
- * the last round; the deputy's then "F K FIG... L M NODE... T SECONDS"
- * lines, K the round's tests' figures ("%.17g": the same doubles again),
- * the M nodes lost in it and its wall time as rank 0 measured it. */
+ * the last round; then the records (roster.c: "N ..." lines) of the nodes
+ * the node meets in the round ("P ...": its partner; its group's lead, and its
+ * members when listed), so that no node needs every node's address; a
+ * new deputy's then a line "A" and every node's records; and the deputy's "F K FIG... L
+ * M NODE... T SECONDS" lines, K the round's tests' figures ("%.17g": the
+ * same doubles again), the M nodes lost in it and its wall time as rank 0
+ * measured it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +36,13 @@
 
 struct tp__validate_rounds {
     int n;
+    const struct tp__validate_ctx *c;
+    struct tp__validate_node *nodes; /* what this node knows of the others */
     int deputy;     /* rank 0: the rank it made deputy (0: none left) */
+    bool rostered;  /* rank 0: whether that deputy has every node's record */
     bool am_deputy; /* the other ranks: whether rank 0 made this one its deputy */
+    bool *local_lost; /* the nodes lost in their own tests, for a later deputy */
+    tp_triage *tri;   /* a later deputy's triage, made as it took over */
     int synced;     /* rank 0: records the deputy has had */
     int recorded;   /* the deputy: records replayed into its triage */
     char **log;     /* rank 0: each round's record line */
@@ -49,14 +58,19 @@ struct tp__validate_rounds {
     bool *lost;
 };
 
-struct tp__validate_rounds *tp__validate_rounds_new(int n, int me)
+struct tp__validate_rounds *tp__validate_rounds_new(const struct tp__validate_ctx *c,
+                                                    struct tp__validate_node *nodes, int n, int me,
+                                                    int deputy)
 {
     struct tp__validate_rounds *rs = calloc(1, sizeof *rs);
     if (!rs)
         return NULL;
     rs->n = n;
-    rs->deputy = n > 1; /* rank 1 until rank 0 says otherwise */
-    rs->am_deputy = me == 1;
+    rs->c = c;
+    rs->nodes = nodes;
+    rs->deputy = deputy; /* the meeting's, told every record, until rank 0 says otherwise */
+    rs->rostered = deputy != 0;
+    rs->am_deputy = me != 0 && deputy == me;
     rs->figure = malloc(sizeof *rs->figure * (size_t)(n / 2 + 1));
     rs->lost = calloc((size_t)n, sizeof *rs->lost);
     if (!rs->figure || !rs->lost) {
@@ -75,7 +89,24 @@ void tp__validate_rounds_free(struct tp__validate_rounds *rs)
     free(rs->log);
     free(rs->figure);
     free(rs->lost);
+    free(rs->local_lost);
+    tp_triage_free(rs->tri);
     free(rs);
+}
+
+int tp__validate_rounds_local_lost(struct tp__validate_rounds *rs, const bool *lost, tp_error *err)
+{
+    if (!rs->local_lost && !(rs->local_lost = malloc(sizeof *lost * (size_t)rs->n)))
+        return tp_error_set(err, TP_ENOMEM, "out of memory");
+    memcpy(rs->local_lost, lost, sizeof *lost * (size_t)rs->n);
+    return 0;
+}
+
+tp_triage *tp__validate_rounds_take_triage(struct tp__validate_rounds *rs)
+{
+    tp_triage *t = rs->tri;
+    rs->tri = NULL;
+    return t;
 }
 
 bool tp__validate_rounds_deputy(const struct tp__validate_rounds *rs)
@@ -128,9 +159,9 @@ static void where_of(const struct tp_triage_round *rd, int n, struct where *w)
 }
 
 /* Node v's part of round rd (round number k), deputy or not, w where it
- * is in it. */
-static char *part_of(const struct tp_triage_round *rd, int k, const struct where *w, int deputy,
-                     int npairs)
+ * is in it, with the records of the nodes it meets in it. */
+static char *part_of(const struct tp__validate_rounds *rs, const struct tp_triage_round *rd, int k,
+                     int v, const struct where *w, int deputy, int npairs)
 {
     char *text = NULL;
     size_t len = 0;
@@ -141,14 +172,20 @@ static char *part_of(const struct tp_triage_round *rd, int k, const struct where
     if (w->ti >= 0) {
         const struct tp_triage_test *t = &rd->tests[w->ti];
         fprintf(f, " %d %d", t->n, t->nodes[0]);
-        if (t->n <= MEMBERS_MAX || w->pos == 0)
+        bool listed = t->n <= MEMBERS_MAX || w->pos == 0;
+        if (listed)
             for (int m = 0; m < t->n; m++)
                 fprintf(f, " %d", t->nodes[m]);
+        for (int m = 0; m < t->n; m++) /* its partner, its lead, the members listed */
+            if (t->nodes[m] != v && t->nodes[m] >= 0 && t->nodes[m] < rs->n &&
+                (listed || m == 0))
+                tp__validate_roster_line(f, rs->nodes, t->nodes[m], false);
     }
     return finish(f, &text);
 }
 
-/* The deputy's catching up: the record lines from rs->synced on. */
+/* The deputy's catching up: every node's record when it has not had
+ * them, and the record lines from rs->synced on. */
 static char *with_log(struct tp__validate_rounds *rs, char *part)
 {
     char *text = NULL;
@@ -159,6 +196,10 @@ static char *with_log(struct tp__validate_rounds *rs, char *part)
         return NULL;
     }
     fputs(part, f);
+    if (!rs->rostered)
+        fputs("\nA", f); /* every node's record follows */
+    for (int r = 0; !rs->rostered && r < rs->n; r++)
+        tp__validate_roster_line(f, rs->nodes, r, true);
     for (int i = rs->synced; i < rs->nlog; i++)
         fprintf(f, "\n%s", rs->log[i]);
     free(part);
@@ -173,8 +214,10 @@ static int send_parts(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_tr
     int n = rs->n;
     rs->rd = tp_triage_next(tri);
     int deputy = pick_deputy(ctl);
-    if (deputy != rs->deputy)
-        rs->synced = 0; /* a new deputy: the whole log */
+    if (deputy != rs->deputy) { /* a new deputy: every record, the whole log */
+        rs->synced = 0;
+        rs->rostered = false;
+    }
     rs->deputy = deputy;
     char **parts = calloc((size_t)n, sizeof *parts);
     struct where *w = rs->rd ? malloc(sizeof *w * (size_t)n) : NULL;
@@ -192,16 +235,18 @@ static int send_parts(struct tp__validate_rounds *rs, struct tp_boot *ctl, tp_tr
     for (int r = 0; r < n && !nomem; r++) {
         if (tp_boot_gone(ctl, r))
             continue;
-        parts[r] =
-            rs->rd ? part_of(rs->rd, rs->round + 1, &w[r], r == deputy, npairs) : strdup("E");
+        parts[r] = rs->rd ? part_of(rs, rs->rd, rs->round + 1, r, &w[r], r == deputy, npairs)
+                          : strdup("E");
         if (parts[r] && r == deputy)
             parts[r] = with_log(rs, parts[r]);
         nomem = !parts[r];
     }
     int rc = nomem ? tp_error_set(err, TP_ENOMEM, "out of memory")
                    : tp_boot_scatter(ctl, parts, mine, err);
-    if (rc == 0 && deputy)
+    if (rc == 0 && deputy) {
         rs->synced = rs->nlog;
+        rs->rostered = true;
+    }
     for (int r = 0; r < n; r++)
         free(parts[r]);
     free(parts);
@@ -378,9 +423,27 @@ int tp__validate_round_next(struct tp__validate_rounds *rs, struct tp_boot *ctl,
         rc = parse_part(mine, p, err);
     if (rc == 0 && me != 0 && !p->end)
         rs->am_deputy = p->deputy;
+    /* the records of the nodes this one meets; a new deputy's, every one */
+    bool all = false;
+    if (rc == 0 && me != 0)
+        rc = tp__validate_roster_read(mine, rs->nodes, rs->n, NULL, err);
+    for (const char *line = mine ? strchr(mine, '\n') : NULL; rc == 0 && line && !all;
+         line = strchr(line + 1, '\n'))
+        all = line[1] == 'A' && (line[2] == '\n' || line[2] == 0);
+    /* a deputy without a triage (not the meeting's): one of its own, as
+     * rank 0's was before the rounds */
+    if (rc == 0 && me != 0 && !tri && !rs->tri && rs->am_deputy && all &&
+        (rc = tp__validate_triage_new(rs->c, rs->nodes, rs->n, me, &rs->tri, err)) == 0 &&
+        rs->local_lost)
+        rc = tp__validate_lose(rs->tri, rs->n, TP__VALIDATE_LOCAL, rs->local_lost, err);
+    if (!tri)
+        tri = rs->tri;
     /* the deputy: rank 0's records it has not had */
     for (char *line = mine ? strchr(mine, '\n') : NULL; rc == 0 && line; line = strchr(line, '\n'))
-        rc = replay(rs, tri, ++line, err);
+        if (*++line == 'F')
+            rc = tri ? replay(rs, tri, line, err)
+                     : tp_error_set(err, TP_EPROTO, "rank 0 sent its records to a node without a "
+                                    "triage");
     if (rc == 0 && !p->end)
         rs->round = p->round;
     free(mine);

@@ -190,18 +190,7 @@ static int clear_outdir(const struct tp__validate_ctx *c, struct tp_boot *b, int
         rc = tp__validate_clear(c->outdir, err);
     if (!b)
         return rc;
-    char mine[600] = "", **all = NULL;
-    if (rc)
-        snprintf(mine, sizeof mine, "%.590s", err->msg[0] ? err->msg : "failed");
-    int grc = tp_boot_allgather(b, mine, &all, err);
-    if (grc)
-        return grc;
-    for (int r = 0; r < tp_boot_size(b) && !rc; r++)
-        if (all[r] && all[r][0])
-            rc = tp_error_set(err, TP_EUSAGE, "node %s (rank %d): %s", tp_boot_host(b, r), r,
-                              all[r]);
-    tp_boot_free_strings(all, tp_boot_size(b));
-    return rc;
+    return tp__validate_agree(b, rc, TP_EUSAGE, true, err);
 }
 
 int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
@@ -292,7 +281,10 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
                                   .key_file = c->key_file,
                                   .timeout_ns = (uint64_t)(join_s * 1e9),
                                   .options = bo_opts,
-                                  .leave_out = net};
+                                  .leave_out = net,
+                                  /* rank 0 knows every node, each node its
+                                   * own (roster.c): O(N) bytes to meet */
+                                  .lean = true};
         rc = tp_boot_init(&bo, &b, err);
         json_decref(bo_opts);
         /* the group never formed: rank 0 still leaves its document */
@@ -310,10 +302,10 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
         struct tm tm;
         gmtime_r(&now, &tm);
         strftime(stamp, sizeof stamp, "results/validate-%Y%m%dT%H%M%SZ", &tm);
-        char **all = NULL;
-        if (b && (rc = tp_boot_allgather(b, stamp, &all, err)) == 0) {
-            snprintf(stamp, sizeof stamp, "%s", all[0]);
-            tp_boot_free_strings(all, tp_boot_size(b));
+        char *first = NULL; /* rank 0's */
+        if (b && (rc = tp_boot_bcast(b, stamp, &first, err)) == 0) {
+            snprintf(stamp, sizeof stamp, "%s", first);
+            free(first);
         }
     }
     bool grouped = rc == 0 && b; /* the nodes agree on the folder from here */

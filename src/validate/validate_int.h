@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -209,6 +210,17 @@ const char *tp__validate_stage_what(enum tp__validate_stage s);
 int tp__validate_control_close(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boot *ctl,
                                int rc);
 
+/* Every rank says how it went (rc, err): each one's word goes to rank 0
+ * alone, which gives every rank the first failure's, "node HOST (rank R):
+ * WORDS" (agree.c: O(N) bytes, not an allgather's N²). All fail with code
+ * and those words when one failed; a rank that failed itself keeps its own
+ * err with keep_own. Returns 0 when none failed. */
+int tp__validate_agree(struct tp_boot *b, int rc, int code, bool keep_own, tp_error *err);
+
+/* Rank 0's outcome of a step it alone takes (rc, err on rank 0), given to
+ * every rank: each returns rank 0's code with its very words, or 0. */
+int tp__validate_follow(struct tp_boot *b, int rc, tp_error *err);
+
 /* The barrier that ends a stage nobody sends anything in: lost[r] true
  * for each rank left out by its end (the same on every rank: the
  * barrier's answer names them). */
@@ -242,15 +254,44 @@ struct tp__validate_part {
     struct tp_triage_test t;   /* the test (nodes malloc'd: tp__validate_part_free) */
 };
 
+/* Rank 0: every node's label (nodes[r].missing set): its host, with
+ * "#rank" where ranks share a host, "rankN" for one that never joined,
+ * as a path component (roster.c). */
+int tp__validate_label_all(struct tp_boot *b, struct tp__validate_node *nodes, tp_error *err);
+
+/* Node r's record, a line of its own, onto f: whole ("\nN RANK MISSING
+ * ADDR PORT CPORT TPORT SCHED LABEL") or what a test with it needs ("\nP
+ * RANK ADDR PORT CPORT LABEL"). */
+void tp__validate_roster_line(FILE *f, const struct tp__validate_node *nodes, int r, bool whole);
+
+/* Every record line of text ("N ..." or "P ...", other lines passed over) into
+ * nodes (n of them); *count (when not NULL) the records read. TP_EPROTO
+ * for a broken one. */
+int tp__validate_roster_read(const char *text, struct tp__validate_node *nodes, int n,
+                             int *count, tp_error *err);
+
 /* The rounds' state of one node: rank 0's log of every round's record and
- * who its deputy is, the deputy's count of records replayed. NULL on
- * ENOMEM. */
-struct tp__validate_rounds *tp__validate_rounds_new(int n, int me);
+ * who its deputy is, the deputy's count of records replayed. nodes (n of
+ * them) is what this node knows of the others, and a part's records fill
+ * it in (roster.c); deputy, the deputy the meeting made (its rank on rank
+ * 0 and on itself, 0 elsewhere). NULL on ENOMEM. */
+struct tp__validate_rounds *tp__validate_rounds_new(const struct tp__validate_ctx *c,
+                                                    struct tp__validate_node *nodes, int n, int me,
+                                                    int deputy);
 void tp__validate_rounds_free(struct tp__validate_rounds *rs);
 
+/* The nodes lost in the nodes' own tests (lost[n]): a deputy that takes
+ * over later loses them from the triage it makes then. */
+int tp__validate_rounds_local_lost(struct tp__validate_rounds *rs, const bool *lost,
+                                   tp_error *err);
+
+/* The triage a deputy made as it took over (its owner now the caller:
+ * tp_triage_free), or NULL. */
+tp_triage *tp__validate_rounds_take_triage(struct tp__validate_rounds *rs);
+
 /* Whether this node (not rank 0) is rank 0's deputy now: the one that
- * writes the fleet document when rank 0 is lost (rank 1 before the first
- * round). */
+ * writes the fleet document when rank 0 is lost (the one the meeting made
+ * before the first round). */
 bool tp__validate_rounds_deputy(const struct tp__validate_rounds *rs);
 
 /* Every node: the next round's part. Rank 0 plans it with tri and sends

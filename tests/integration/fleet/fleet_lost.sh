@@ -126,6 +126,39 @@ check "... round 1 recorded (rank 0's record, replayed), node 0 lost in the roun
 check "... every verdict line valid, fleet.json valid" eval \
     "valid_doc --lines validate_node_line '$WORK/lead/nodes.jsonl' && valid_doc '$WORK/lead/fleet.json'"
 
+# the deputy lost, then rank 0: 4 ranks, rank 1 (the meeting's deputy,
+# told every node's record) stops answering as round 1 begins, so rank 2
+# becomes the deputy in round 2 (its part carries every node's record and
+# rank 0's whole log: it makes its triage then); rank 0 stops as round 3
+# begins; rank 2 writes the fleet document, rounds 1 and 2 in it
+port=$(free_port)
+for k in 0 1 2 3; do
+    stall=rounds.3:0
+    [ $k = 1 ] && stall=rounds.1:1
+    env TP_FAULT_STALL=$stall RANK=$k WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
+        --node-timeout 5s --out "$WORK/second" >"$WORK/second$k.out" 2>&1 &
+    pid[$k]=$!
+    PIDS+=($!)
+done
+wait "${pid[2]}"; rc2=$?
+wait "${pid[3]}"; rc3=$?
+for k in 0 1; do kill -9 $(pgrep -P "${pid[$k]}") "${pid[$k]}" 2>/dev/null; wait "${pid[$k]}" 2>/dev/null; done
+for _ in $(seq 300); do [ -z "$(servers)" ] && break; sleep 0.1; done
+sed 's/^/# /' "$WORK/second2.out" | grep -v "^#  \|^# connection\|^# counters\|^# server" | head -12
+check "the deputy lost in round 1, rank 0 in round 3: ranks 2 and 3 exit 1 ($rc2 $rc3)" \
+    test "$rc2$rc3" = 11
+check "... rank 2, the deputy after rank 1, writes the fleet document" \
+    grep -q "rank 0 lost: rank 2, its deputy, writes the fleet document" "$WORK/second2.out"
+check "... rounds 1 and 2 recorded (rank 0's whole log, replayed), node 1 lost in round 1 (gang), node 0 in the rounds" \
+    test "$(json_run "$WORK/second/fleet.json" "print(r['rounds'], r['partial'].startswith('the run stopped in round 3'))") $(verdict second 0 status) $(verdict second 0 stage) $(verdict second 1 status) $(verdict second 1 stage)" \
+    = "2 True lost rounds lost gang"
+check "... its labels every node's (the records rank 0 sent it)" test "$(json_run \
+    "$WORK/second/fleet.json" "print(sorted(n['label'].split('#')[-1] for n in r['nodes']))")" \
+    = "['0', '1', '2', '3']"
+check "... every verdict line valid, fleet.json valid" eval \
+    "valid_doc --lines validate_node_line '$WORK/second/nodes.jsonl' && valid_doc '$WORK/second/fleet.json'"
+
 # every rank sent SIGTERM mid-run (as Slurm does at a job's time limit):
 # rank 0 still writes the fleet document and the verdict lines, each node
 # not validated to the end saying where the run stopped
