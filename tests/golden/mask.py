@@ -5,12 +5,12 @@ capture.sh's documents compare equal unless the behaviour changed.
 
 Masked (the value replaced by "<masked>"; the key stays, so a key that
 appears or disappears is still a difference):
-  - what the clock says: started_utc, finished_utc and every key named in
-    TIMING_KEYS (timestamps, durations, costs of reading), wherever it is;
+  - what the clock says, wherever it is (TIMING_KEYS): started_utc and
+    finished_utc, and the counters probe's window_s and cost_ms;
   - what names this process or this build: provenance.process (pid and
     affinity), provenance.clock (TSC rate, read overhead), tool.version
     (the commit of the build: two builds differ by it by construction),
-    provenance.host and the hosts' names in facts (hostname);
+    provenance.host;
   - per command, its measured times under names that are model figures in
     other commands (COMMAND_KEYS: sdc's step_time);
   - the live counters a run reads around itself (results.counters' moving
@@ -23,10 +23,7 @@ import json
 import sys
 
 MASK = "<masked>"
-TIMING_KEYS = {
-    "started_utc", "finished_utc", "time_utc", "collected_utc", "window_s", "cost_ms",
-    "elapsed_s", "wall_s", "duration_s", "took_s", "took_ms", "run_s", "added_utc",
-}
+TIMING_KEYS = {"started_utc", "finished_utc", "window_s", "cost_ms"}
 COUNTER_MOVES = {"changed", "levels", "causes", "links", "samples"}
 # per command: keys that are measured times there (and model figures elsewhere)
 COMMAND_KEYS = {"sdc": {"step_time"}}
