@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "tp/sysfs.h"
+
 struct fx {
     char root[PATH_MAX]; /* "" when live, else the snapshot folder without trailing '/' */
     bool live;
@@ -24,11 +26,10 @@ struct fx {
     bool oom;        /* an allocation failed somewhere: the driver returns TP_ENOMEM */
 };
 
-/* A sorted list of names (strverscmp order: nvme2 before nvme10). */
-struct fx_names {
-    char **v;
-    size_t n;
-};
+/* How the collectors list a folder (tp_sysfs_list, include/tp/sysfs.h):
+ * strverscmp order (nvme2 before nvme10), names that start with a dot kept
+ * (a secrets scan must see ".ssh"). */
+#define FX_LIST (TP_SYSFS_NATURAL | TP_SYSFS_HIDDEN)
 
 /* root + the formatted kernel path into out[PATH_MAX]; -1 when it does not
  * fit (the caller treats that as "absent"). */
@@ -39,15 +40,13 @@ int tp__check_fx_path(const struct fx *c, char *out, const char *fmt, ...)
  * (which no open finds) and -1 is returned. */
 int tp__check_fx_fmt(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The small file at the absolute path, trailing whitespace trimmed, into
- * buf; 0, or -1 with errno set when it cannot be opened or read. */
-int tp__check_fx_read_abs(const char *path, char *buf, size_t cap);
-
-/* tp__check_fx_read_abs of a root-relative kernel path. */
+/* tp_sysfs_text (include/tp/sysfs.h: the small regular file's text,
+ * trailing blanks cut) of a root-relative kernel path; 0, or -1 with errno
+ * set. */
 int tp__check_fx_read(const struct fx *c, char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The file as one decimal (or 0x hex) integer; -1 when absent or not a number. */
+/* tp_sysfs_long of the file as a long; -1 when absent or not a number. */
 int tp__check_fx_long_abs(const char *path, long *out);
 int tp__check_fx_long(const struct fx *c, long *out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -57,27 +56,12 @@ int tp__check_fx_long(const struct fx *c, long *out, const char *fmt, ...)
  * not NULL. */
 char *tp__check_fx_slurp_abs(const char *path, size_t max, size_t *len);
 
-/* The snapshot's (or live) text file at path as a stream, NULL when it
- * cannot be read, is not a regular file or is over TP_FILE_MAX_SYSTEM: a
- * FIFO or an endless file under --root is a fact not seen, not a hang. */
-FILE *tp__check_fx_fopen(const char *path);
-
 /* The JSON file at path (a regular file under TP_FILE_MAX_DOC), or NULL
  * with why (cap bytes) saying what was wrong, file and line included. */
 json_t *tp__check_fx_json(const char *path, char *why, size_t cap);
 
 /* The last component of the symlink at path, into buf; -1 when not a link. */
 int tp__check_fx_link_base(const char *path, char *buf, size_t cap);
-
-/* Names in the folder at path for which keep (NULL: all but "." and "..")
- * says yes, sorted. -1 with errno when the folder cannot be opened; out is
- * then empty. Free with tp__check_fx_names_free. */
-int tp__check_fx_list(const char *path, bool (*keep)(const char *name), struct fx_names *out);
-void tp__check_fx_names_free(struct fx_names *n);
-
-/* tp__check_fx_list of a folder already open as d (read, not closed): for
- * a walk by file descriptor. -1 with errno ENOMEM; out is then empty. */
-int tp__check_fx_list_dir(DIR *d, bool (*keep)(const char *name), struct fx_names *out);
 
 /* True for "<prefix><digits>" names: cpu12, node0, nvme3. */
 bool tp__check_fx_prefixed_number(const char *name, const char *prefix);

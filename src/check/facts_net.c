@@ -138,7 +138,7 @@ static size_t read_vlans(struct fx *c, struct vlan *v, size_t cap)
     char path[PATH_MAX];
     if (tp__check_fx_path(c, path, "/proc/net/vlan/config") < 0)
         return 0;
-    FILE *f = tp__check_fx_fopen(path);
+    FILE *f = tp_sysfs_open(path);
     if (!f)
         return 0;
     char line[256];
@@ -164,24 +164,24 @@ struct rdma_link {
 static size_t read_rdma_links(struct fx *c, struct rdma_link *l, size_t cap)
 {
     char path[PATH_MAX];
-    struct fx_names devs;
+    struct tp_sysfs_names devs;
     if (tp__check_fx_path(c, path, "/sys/class/infiniband") < 0 ||
-        tp__check_fx_list(path, NULL, &devs) < 0)
+        tp_sysfs_list(path, FX_LIST, NULL, &devs) < 0)
         return 0;
     size_t n = 0;
     for (size_t i = 0; i < devs.n; i++) {
-        struct fx_names nets;
+        struct tp_sysfs_names nets;
         if (tp__check_fx_path(c, path, "/sys/class/infiniband/%s/device/net", devs.v[i]) < 0 ||
-            tp__check_fx_list(path, NULL, &nets) < 0)
+            tp_sysfs_list(path, FX_LIST, NULL, &nets) < 0)
             continue;
         for (size_t j = 0; j < nets.n && n < cap; j++) {
             snprintf(l[n].dev, sizeof l[n].dev, "%s", devs.v[i]);
             snprintf(l[n].netdev, sizeof l[n].netdev, "%s", nets.v[j]);
             n++;
         }
-        tp__check_fx_names_free(&nets);
+        tp_sysfs_names_free(&nets);
     }
-    tp__check_fx_names_free(&devs);
+    tp_sysfs_names_free(&devs);
     return n;
 }
 
@@ -320,7 +320,7 @@ static int addresses_ipjson(struct fx *c, json_t *ifaces)
 static int addresses_if_inet6(struct fx *c, json_t *ifaces)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/if_inet6") == 0 ? tp__check_fx_fopen(path) : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/if_inet6") == 0 ? tp_sysfs_open(path) : NULL;
     if (!f)
         return -1;
     char line[256], hex[33], name[64];
@@ -351,12 +351,12 @@ static void iface_json(struct fx *c, json_t *ifaces, const char *name, const str
     tp__check_fx_fmt(path, "%s/operstate", dir);
     tp__check_fx_set(
         c, it, "state",
-        tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 ? buf : NULL));
+        tp__check_fx_str(c, tp_sysfs_text(path, buf, sizeof buf) == 0 ? buf : NULL));
     tp__check_fx_fmt(path, "%s/mtu", dir);
     tp__check_fx_set(c, it, "mtu", tp__check_fx_long_json(c, path));
     tp__check_fx_fmt(path, "%s/address", dir);
     tp__check_fx_set(c, it, "mac",
-                     tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0]
+                     tp__check_fx_str(c, tp_sysfs_text(path, buf, sizeof buf) == 0 && buf[0]
                                              ? buf
                                              : NULL));
     tp__check_fx_fmt(path, "%s/type", dir);
@@ -415,9 +415,9 @@ static bool not_file(const char *name)
 void tp__check_fx_net_interfaces(struct fx *c)
 {
     char path[PATH_MAX];
-    struct fx_names names;
+    struct tp_sysfs_names names;
     if (tp__check_fx_path(c, path, "/sys/class/net") < 0 ||
-        tp__check_fx_list(path, not_file, &names) < 0) {
+        tp_sysfs_list(path, FX_LIST, not_file, &names) < 0) {
         tp__check_fx_set(c, c->facts, "interfaces", json_null());
         tp__check_fx_unseen(c, "interfaces", "no sys/class/net");
         return;
@@ -425,7 +425,7 @@ void tp__check_fx_net_interfaces(struct fx *c)
     struct ifsort *order = calloc(names.n ? names.n : 1, sizeof *order);
     if (!order) {
         c->oom = true;
-        tp__check_fx_names_free(&names);
+        tp_sysfs_names_free(&names);
         return;
     }
     size_t n = 0;
@@ -449,7 +449,7 @@ void tp__check_fx_net_interfaces(struct fx *c)
         free(vl);
         free(rl);
         free(order);
-        tp__check_fx_names_free(&names);
+        tp_sysfs_names_free(&names);
         return;
     }
     size_t nvl = read_vlans(c, vl, MAXLINKS), nrl = read_rdma_links(c, rl, MAXLINKS);
@@ -459,7 +459,7 @@ void tp__check_fx_net_interfaces(struct fx *c)
     free(vl);
     free(rl);
     free(order);
-    tp__check_fx_names_free(&names);
+    tp_sysfs_names_free(&names);
 
     if (c->live) {
         addresses_live(c, ifaces);
@@ -496,7 +496,7 @@ static void route_json(struct fx *c, json_t *routes, const char *family, const c
 static int routes_v4(struct fx *c, json_t *routes)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/route") == 0 ? tp__check_fx_fopen(path) : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/route") == 0 ? tp_sysfs_open(path) : NULL;
     if (!f)
         return -1;
     char line[512], dev[64], dst_hex[16], gw_hex[16], mask_hex[16];
@@ -528,7 +528,7 @@ static int routes_v4(struct fx *c, json_t *routes)
 static int routes_v6(struct fx *c, json_t *routes)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/ipv6_route") == 0 ? tp__check_fx_fopen(path) : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/ipv6_route") == 0 ? tp_sysfs_open(path) : NULL;
     if (!f)
         return -1;
     char line[512], dst_hex[33], src_hex[33], gw_hex[33], dev[64];
@@ -590,7 +590,7 @@ struct socks {
 static int read_socks(struct fx *c, const char *file, const char *proto, int af, struct socks *s)
 {
     char path[PATH_MAX];
-    FILE *f = tp__check_fx_path(c, path, "/proc/net/%s", file) == 0 ? tp__check_fx_fopen(path) : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/net/%s", file) == 0 ? tp_sysfs_open(path) : NULL;
     if (!f)
         return -1;
     size_t nbytes = af == AF_INET ? 4 : 16;
@@ -638,18 +638,18 @@ static int read_socks(struct fx *c, const char *file, const char *proto, int af,
 static size_t find_owners(struct fx *c, struct socks *s)
 {
     char path[PATH_MAX];
-    struct fx_names pids;
-    if (tp__check_fx_path(c, path, "/proc") < 0 || tp__check_fx_list(path, NULL, &pids) < 0)
+    struct tp_sysfs_names pids;
+    if (tp__check_fx_path(c, path, "/proc") < 0 || tp_sysfs_list(path, FX_LIST, NULL, &pids) < 0)
         return 0;
     size_t denied = 0;
     for (size_t i = 0; i < pids.n; i++) {
         if (!tp__check_fx_prefixed_number(pids.v[i], ""))
             continue;
         long pid = strtol(pids.v[i], NULL, 10);
-        struct fx_names fds;
+        struct tp_sysfs_names fds;
         if (tp__check_fx_path(c, path, "/proc/%s/fd", pids.v[i]) < 0)
             continue;
-        if (tp__check_fx_list(path, NULL, &fds) < 0) {
+        if (tp_sysfs_list(path, FX_LIST, NULL, &fds) < 0) {
             denied += errno == EACCES || errno == EPERM;
             continue;
         }
@@ -673,9 +673,9 @@ static size_t find_owners(struct fx *c, struct socks *s)
                 if (s->v[k].inode == ino && (s->v[k].pid < 0 || pid < s->v[k].pid))
                     s->v[k].pid = pid;
         }
-        tp__check_fx_names_free(&fds);
+        tp_sysfs_names_free(&fds);
     }
-    tp__check_fx_names_free(&pids);
+    tp_sysfs_names_free(&pids);
     return denied;
 }
 

@@ -28,13 +28,13 @@ static json_t *gid_types(struct fx *c, const char *port_dir)
 {
     char dir[PATH_MAX], path[PATH_MAX], buf[64];
     json_t *types = tp__check_fx_arr(c);
-    struct fx_names idx;
+    struct tp_sysfs_names idx;
     tp__check_fx_fmt(dir, "%s/gid_attrs/types", port_dir);
-    if (tp__check_fx_list(dir, is_number, &idx) < 0)
+    if (tp_sysfs_list(dir, FX_LIST, is_number, &idx) < 0)
         return types;
     for (size_t i = 0; i < idx.n; i++) {
         tp__check_fx_fmt(path, "%s/%s", dir, idx.v[i]);
-        if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
+        if (tp_sysfs_text(path, buf, sizeof buf) < 0 || !buf[0])
             continue;
         bool seen = false;
         size_t k;
@@ -43,7 +43,7 @@ static json_t *gid_types(struct fx *c, const char *port_dir)
         if (!seen)
             tp__check_fx_push(c, types, tp__check_fx_str(c, buf));
     }
-    tp__check_fx_names_free(&idx);
+    tp_sysfs_names_free(&idx);
     return types;
 }
 
@@ -53,14 +53,14 @@ static json_t *port_netdev(struct fx *c, const char *dev_dir, const char *port_d
 {
     char path[PATH_MAX], buf[64];
     tp__check_fx_fmt(path, "%s/gid_attrs/ndevs/0", port_dir);
-    if (tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0])
+    if (tp_sysfs_text(path, buf, sizeof buf) == 0 && buf[0])
         return tp__check_fx_str(c, buf);
-    struct fx_names nets;
+    struct tp_sysfs_names nets;
     tp__check_fx_fmt(path, "%s/device/net", dev_dir);
-    if (tp__check_fx_list(path, NULL, &nets) < 0)
+    if (tp_sysfs_list(path, FX_LIST, NULL, &nets) < 0)
         return tp__check_fx_str(c, NULL);
     json_t *v = tp__check_fx_str(c, nets.n ? nets.v[0] : NULL);
-    tp__check_fx_names_free(&nets);
+    tp_sysfs_names_free(&nets);
     return v;
 }
 
@@ -73,10 +73,10 @@ static json_t *rdma_device(struct fx *c, const char *base, const char *name)
     tp__check_fx_fmt(path, "%s/node_guid", dev_dir);
     tp__check_fx_set(
         c, d, "node_guid",
-        tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 ? buf : NULL));
-    struct fx_names pn;
+        tp__check_fx_str(c, tp_sysfs_text(path, buf, sizeof buf) == 0 ? buf : NULL));
+    struct tp_sysfs_names pn;
     tp__check_fx_fmt(path, "%s/ports", dev_dir);
-    if (tp__check_fx_list(path, is_number, &pn) == 0) {
+    if (tp_sysfs_list(path, FX_LIST, is_number, &pn) == 0) {
         for (size_t i = 0; i < pn.n; i++) {
             char port_dir[PATH_MAX];
             tp__check_fx_fmt(port_dir, "%s/ports/%s", dev_dir, pn.v[i]);
@@ -85,7 +85,7 @@ static json_t *rdma_device(struct fx *c, const char *base, const char *name)
             /* state reads "4: ACTIVE" */
             tp__check_fx_fmt(path, "%s/state", port_dir);
             const char *state = NULL;
-            if (tp__check_fx_read_abs(path, buf, sizeof buf) == 0) {
+            if (tp_sysfs_text(path, buf, sizeof buf) == 0) {
                 char *colon = strchr(buf, ':');
                 state = colon ? colon + 1 + strspn(colon + 1, " ") : buf;
             }
@@ -94,12 +94,12 @@ static json_t *rdma_device(struct fx *c, const char *base, const char *name)
             tp__check_fx_set(
                 c, p, "link_layer",
                 tp__check_fx_str(
-                    c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0] ? buf : NULL));
+                    c, tp_sysfs_text(path, buf, sizeof buf) == 0 && buf[0] ? buf : NULL));
             tp__check_fx_set(c, p, "netdev", port_netdev(c, dev_dir, port_dir));
             tp__check_fx_set(c, p, "gid_types", gid_types(c, port_dir));
             tp__check_fx_push(c, ports, p);
         }
-        tp__check_fx_names_free(&pn);
+        tp_sysfs_names_free(&pn);
     }
     tp__check_fx_set(c, d, "ports", ports);
     return d;
@@ -154,10 +154,10 @@ static json_t *netns_mode(struct fx *c)
 void tp__check_fx_node_rdma(struct fx *c)
 {
     char base[PATH_MAX];
-    struct fx_names devs = {0};
+    struct tp_sysfs_names devs = {0};
     if (tp__check_fx_path(c, base, "/sys/class/infiniband") < 0 ||
-        tp__check_fx_list(base, NULL, &devs) < 0 || devs.n == 0) {
-        tp__check_fx_names_free(&devs);
+        tp_sysfs_list(base, FX_LIST, NULL, &devs) < 0 || devs.n == 0) {
+        tp_sysfs_names_free(&devs);
         tp__check_fx_set(c, c->facts, "rdma", json_null());
         tp__check_fx_missing(c, "rdma", "no RDMA device in sys/class/infiniband");
         return;
@@ -166,7 +166,7 @@ void tp__check_fx_node_rdma(struct fx *c)
     tp__check_fx_set(c, r, "netns_mode", netns_mode(c));
     for (size_t i = 0; i < devs.n; i++)
         tp__check_fx_push(c, list, rdma_device(c, base, devs.v[i]));
-    tp__check_fx_names_free(&devs);
+    tp_sysfs_names_free(&devs);
     tp__check_fx_set(c, r, "devices", list);
     tp__check_fx_set(c, c->facts, "rdma", r);
 }
@@ -192,9 +192,9 @@ static void cpu(struct fx *c)
 {
     char base[PATH_MAX], path[PATH_MAX], buf[64];
     json_t *o = tp__check_fx_obj(c);
-    struct fx_names cpus = {0};
+    struct tp_sysfs_names cpus = {0};
     if (tp__check_fx_path(c, base, "/sys/devices/system/cpu") < 0 ||
-        tp__check_fx_list(base, is_cpu, &cpus) < 0 || cpus.n == 0) {
+        tp_sysfs_list(base, FX_LIST, is_cpu, &cpus) < 0 || cpus.n == 0) {
         tp__check_fx_set(c, o, "count", json_null());
         tp__check_fx_unseen(c, "cpu.count", "no sys/devices/system/cpu/cpuN");
     } else {
@@ -204,7 +204,7 @@ static void cpu(struct fx *c)
     size_t with_gov = 0;
     for (size_t i = 0; i < cpus.n; i++) {
         tp__check_fx_fmt(path, "%s/%s/cpufreq/scaling_governor", base, cpus.v[i]);
-        if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
+        if (tp_sysfs_text(path, buf, sizeof buf) < 0 || !buf[0])
             continue;
         json_t *n = json_object_get(gov, buf);
         tp__check_fx_set(c, gov, buf,
@@ -218,17 +218,17 @@ static void cpu(struct fx *c)
                              "no cpufreq (sys/devices/system/cpu/cpuN/cpufreq)");
     }
     tp__check_fx_set(c, o, "governors", gov);
-    tp__check_fx_names_free(&cpus);
+    tp_sysfs_names_free(&cpus);
     tp__check_fx_fmt(path, "%s/smt/control", base);
     tp__check_fx_set(c, o, "smt",
-                     tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0]
+                     tp__check_fx_str(c, tp_sysfs_text(path, buf, sizeof buf) == 0 && buf[0]
                                              ? buf
                                              : NULL));
-    struct fx_names nodes;
+    struct tp_sysfs_names nodes;
     if (tp__check_fx_path(c, base, "/sys/devices/system/node") == 0 &&
-        tp__check_fx_list(base, is_node, &nodes) == 0) {
+        tp_sysfs_list(base, FX_LIST, is_node, &nodes) == 0) {
         tp__check_fx_set(c, o, "numa_nodes", tp__check_fx_int(c, nodes.n > 0, (long)nodes.n));
-        tp__check_fx_names_free(&nodes);
+        tp_sysfs_names_free(&nodes);
     } else {
         tp__check_fx_set(c, o, "numa_nodes", json_null());
         tp__check_fx_missing(c, "cpu.numa_nodes", "no sys/devices/system/node");
@@ -267,10 +267,10 @@ static void gpudirect(struct fx *c)
 static void gpus(struct fx *c)
 {
     char base[PATH_MAX], path[PATH_MAX], vendor[32], cls[32];
-    struct fx_names devs;
+    struct tp_sysfs_names devs;
     json_t *list = tp__check_fx_arr(c);
     if (tp__check_fx_path(c, base, "/sys/bus/pci/devices") < 0 ||
-        tp__check_fx_list(base, not_dot, &devs) < 0) {
+        tp_sysfs_list(base, FX_LIST, not_dot, &devs) < 0) {
         json_decref(list);
         tp__check_fx_set(c, c->facts, "gpus", json_null());
         tp__check_fx_unseen(c, "gpus", "no sys/bus/pci/devices");
@@ -278,10 +278,10 @@ static void gpus(struct fx *c)
     }
     for (size_t i = 0; i < devs.n; i++) {
         tp__check_fx_fmt(path, "%s/%s/class", base, devs.v[i]);
-        if (tp__check_fx_read_abs(path, cls, sizeof cls) < 0 || strncmp(cls, "0x03", 4) != 0)
+        if (tp_sysfs_text(path, cls, sizeof cls) < 0 || strncmp(cls, "0x03", 4) != 0)
             continue;
         tp__check_fx_fmt(path, "%s/%s/vendor", base, devs.v[i]);
-        if (tp__check_fx_read_abs(path, vendor, sizeof vendor) < 0 || !gpu_vendor(vendor))
+        if (tp_sysfs_text(path, vendor, sizeof vendor) < 0 || !gpu_vendor(vendor))
             continue;
         long node = 0;
         tp__check_fx_fmt(path, "%s/%s/numa_node", base, devs.v[i]);
@@ -293,7 +293,7 @@ static void gpus(struct fx *c)
         tp__check_fx_set(c, g, "numa_node", tp__check_fx_int(c, has_node, node));
         tp__check_fx_push(c, list, g);
     }
-    tp__check_fx_names_free(&devs);
+    tp_sysfs_names_free(&devs);
     tp__check_fx_set(c, c->facts, "gpus", list);
     gpudirect(c);
 }
@@ -364,7 +364,7 @@ static void memory(struct fx *c)
     json_t *o = tp__check_fx_obj(c);
     bool total_ok = false, size_ok = false;
     long total = 0, size_kb = 0;
-    FILE *f = tp__check_fx_path(c, path, "/proc/meminfo") == 0 ? tp__check_fx_fopen(path) : NULL;
+    FILE *f = tp__check_fx_path(c, path, "/proc/meminfo") == 0 ? tp_sysfs_open(path) : NULL;
     if (f) {
         char line[256];
         while (fgets(line, sizeof line, f)) {
@@ -417,11 +417,11 @@ static void iommu(struct fx *c)
     bool have_cmd = tp__check_fx_read(c, cmdline, sizeof cmdline, "/proc/cmdline") == 0;
     if (!have_cmd)
         tp__check_fx_unseen(c, "iommu.cmdline", "no proc/cmdline");
-    struct fx_names groups = {0}, units = {0};
+    struct tp_sysfs_names groups = {0}, units = {0};
     bool have_groups = tp__check_fx_path(c, path, "/sys/kernel/iommu_groups") == 0 &&
-                       tp__check_fx_list(path, is_number, &groups) == 0;
+                       tp_sysfs_list(path, FX_LIST, is_number, &groups) == 0;
     bool have_class = tp__check_fx_path(c, path, "/sys/class/iommu") == 0 &&
-                      tp__check_fx_list(path, NULL, &units) == 0;
+                      tp_sysfs_list(path, FX_LIST, NULL, &units) == 0;
     size_t identity = 0;
     for (size_t i = 0; i < groups.n; i++) {
         char type[32];
@@ -446,8 +446,8 @@ static void iommu(struct fx *c)
     tp__check_fx_set(c, o, "mode", tp__check_fx_str(c, mode));
     tp__check_fx_set(c, o, "cmdline", tp__check_fx_str(c, have_cmd ? cmdline : NULL));
     tp__check_fx_set(c, o, "groups", tp__check_fx_int(c, have_groups, (long)groups.n));
-    tp__check_fx_names_free(&groups);
-    tp__check_fx_names_free(&units);
+    tp_sysfs_names_free(&groups);
+    tp_sysfs_names_free(&units);
     tp__check_fx_set(c, c->facts, "iommu", o);
 }
 

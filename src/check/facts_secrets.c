@@ -139,8 +139,8 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
         close(dfd);
         return;
     }
-    struct fx_names names;
-    if (tp__check_fx_list_dir(d, NULL, &names) < 0) {
+    struct tp_sysfs_names names;
+    if (tp_sysfs_list_dir(d, FX_LIST, NULL, &names) < 0) {
         s->c->oom = true;
         closedir(d);
         return;
@@ -167,7 +167,7 @@ static void scan_dir(struct scan *s, int dfd, const char *rel, int depth)
             scan_file(s, dirfd(d), name, child);
         }
     }
-    tp__check_fx_names_free(&names);
+    tp_sysfs_names_free(&names);
     closedir(d);
 }
 

@@ -18,7 +18,7 @@ static json_t *secret_set(struct fx *c, const char *path)
 {
     char buf[512];
     json_t *v;
-    if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0)
+    if (tp_sysfs_text(path, buf, sizeof buf) < 0)
         v = json_null();
     else
         v = json_boolean(buf[0] && strcmp(buf, "none") != 0);
@@ -31,7 +31,7 @@ static json_t *secret_set(struct fx *c, const char *path)
 static json_t *text_or_null(struct fx *c, const char *path)
 {
     char buf[512];
-    return tp__check_fx_str(c, tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && buf[0] ? buf
+    return tp__check_fx_str(c, tp_sysfs_text(path, buf, sizeof buf) == 0 && buf[0] ? buf
                                                                                            : NULL);
 }
 
@@ -49,10 +49,10 @@ static bool fabrics(const char *transport)
 static void nvme_hosts(struct fx *c)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    struct fx_names ctrls;
+    struct tp_sysfs_names ctrls;
     json_t *list = tp__check_fx_arr(c);
     if (tp__check_fx_path(c, dir, "/sys/class/nvme") < 0 ||
-        tp__check_fx_list(dir, is_nvme_ctrl, &ctrls) < 0) {
+        tp_sysfs_list(dir, FX_LIST, is_nvme_ctrl, &ctrls) < 0) {
         /* no controller of any kind: an empty list is the fact */
         tp__check_fx_set(c, c->facts, "nvme_hosts", list);
         return;
@@ -61,7 +61,7 @@ static void nvme_hosts(struct fx *c)
         const char *ctrl = ctrls.v[i];
         char transport[32];
         tp__check_fx_fmt(path, "%s/%s/transport", dir, ctrl);
-        if (tp__check_fx_read_abs(path, transport, sizeof transport) < 0 || !fabrics(transport))
+        if (tp_sysfs_text(path, transport, sizeof transport) < 0 || !fabrics(transport))
             continue;
         json_t *h = tp__check_fx_obj(c);
         tp__check_fx_set(c, h, "ctrl", tp__check_fx_str(c, ctrl));
@@ -81,7 +81,7 @@ static void nvme_hosts(struct fx *c)
         /* ctrl_loss_tmo: seconds, or "off" (reconnect forever) */
         char buf[32];
         tp__check_fx_fmt(path, "%s/%s/ctrl_loss_tmo", dir, ctrl);
-        if (tp__check_fx_read_abs(path, buf, sizeof buf) == 0 && !strcmp(buf, "off"))
+        if (tp_sysfs_text(path, buf, sizeof buf) == 0 && !strcmp(buf, "off"))
             tp__check_fx_set(c, h, "ctrl_loss_tmo", tp__check_fx_int(c, true, -1));
         else
             tp__check_fx_set(c, h, "ctrl_loss_tmo", tp__check_fx_long_json(c, path));
@@ -89,7 +89,7 @@ static void nvme_hosts(struct fx *c)
         tp__check_fx_set(c, h, "reconnect_delay", tp__check_fx_long_json(c, path));
         tp__check_fx_push(c, list, h);
     }
-    tp__check_fx_names_free(&ctrls);
+    tp_sysfs_names_free(&ctrls);
     tp__check_fx_set(c, c->facts, "nvme_hosts", list);
 }
 
@@ -113,21 +113,21 @@ static void nvme_multipath(struct fx *c)
 static json_t *names_json(struct fx *c, const char *path)
 {
     json_t *a = tp__check_fx_arr(c);
-    struct fx_names n;
-    if (tp__check_fx_list(path, NULL, &n) < 0)
+    struct tp_sysfs_names n;
+    if (tp_sysfs_list(path, FX_LIST, NULL, &n) < 0)
         return a;
     for (size_t i = 0; i < n.n; i++)
         tp__check_fx_push(c, a, tp__check_fx_str(c, n.v[i]));
-    tp__check_fx_names_free(&n);
+    tp_sysfs_names_free(&n);
     return a;
 }
 
 static void nvmet_subsystems(struct fx *c, const char *base, json_t *out)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    struct fx_names subs;
+    struct tp_sysfs_names subs;
     tp__check_fx_fmt(dir, "%s/subsystems", base);
-    if (tp__check_fx_list(dir, NULL, &subs) < 0)
+    if (tp_sysfs_list(dir, FX_LIST, NULL, &subs) < 0)
         return;
     for (size_t i = 0; i < subs.n; i++) {
         json_t *s = tp__check_fx_obj(c);
@@ -140,15 +140,15 @@ static void nvmet_subsystems(struct fx *c, const char *base, json_t *out)
         tp__check_fx_set(c, s, "allowed_hosts", names_json(c, path));
         tp__check_fx_push(c, out, s);
     }
-    tp__check_fx_names_free(&subs);
+    tp_sysfs_names_free(&subs);
 }
 
 static void nvmet_hosts(struct fx *c, const char *base, json_t *out)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    struct fx_names hosts;
+    struct tp_sysfs_names hosts;
     tp__check_fx_fmt(dir, "%s/hosts", base);
-    if (tp__check_fx_list(dir, NULL, &hosts) < 0)
+    if (tp_sysfs_list(dir, FX_LIST, NULL, &hosts) < 0)
         return;
     for (size_t i = 0; i < hosts.n; i++) {
         json_t *h = tp__check_fx_obj(c);
@@ -163,7 +163,7 @@ static void nvmet_hosts(struct fx *c, const char *base, json_t *out)
         tp__check_fx_set(c, h, "dhchap_dhgroup", text_or_null(c, path));
         tp__check_fx_push(c, out, h);
     }
-    tp__check_fx_names_free(&hosts);
+    tp_sysfs_names_free(&hosts);
 }
 
 static void nvmet_ports(struct fx *c, const char *base, json_t *out)
@@ -172,9 +172,9 @@ static void nvmet_ports(struct fx *c, const char *base, json_t *out)
                                            {"traddr", "addr_traddr"}, {"trsvcid", "addr_trsvcid"},
                                            {"tsas", "addr_tsas"},     {"treq", "addr_treq"}};
     char dir[PATH_MAX], path[PATH_MAX];
-    struct fx_names ports;
+    struct tp_sysfs_names ports;
     tp__check_fx_fmt(dir, "%s/ports", base);
-    if (tp__check_fx_list(dir, NULL, &ports) < 0)
+    if (tp_sysfs_list(dir, FX_LIST, NULL, &ports) < 0)
         return;
     for (size_t i = 0; i < ports.n; i++) {
         json_t *p = tp__check_fx_obj(c);
@@ -189,7 +189,7 @@ static void nvmet_ports(struct fx *c, const char *base, json_t *out)
         tp__check_fx_set(c, p, "subsystems", names_json(c, path));
         tp__check_fx_push(c, out, p);
     }
-    tp__check_fx_names_free(&ports);
+    tp_sysfs_names_free(&ports);
 }
 
 static void nvmet(struct fx *c)

@@ -68,12 +68,12 @@ void tp__check_fx_sysctl(struct fx *c)
     sysctl_add(c, obj, "net.ipv4.ip_forward", "net/ipv4/ip_forward");
     conf_dev(c, obj, "all");
     conf_dev(c, obj, "default");
-    struct fx_names devs;
+    struct tp_sysfs_names devs;
     if (tp__check_fx_path(c, path, "/proc/sys/net/ipv4/conf") == 0 &&
-        tp__check_fx_list(path, not_all_default, &devs) == 0) {
+        tp_sysfs_list(path, FX_LIST, not_all_default, &devs) == 0) {
         for (size_t i = 0; i < devs.n; i++)
             conf_dev(c, obj, devs.v[i]);
-        tp__check_fx_names_free(&devs);
+        tp_sysfs_names_free(&devs);
     }
     sysctl_add(c, obj, "net.ipv6.conf.all.accept_redirects", "net/ipv6/conf/all/accept_redirects");
     sysctl_add(c, obj, "net.ipv6.conf.all.accept_source_route",

@@ -1,10 +1,9 @@
 /* The helpers every fact collector (src/check/facts*.c) shares, declared
- * in facts_int.h: kernel paths read under the context's root, sorted folder
- * listings, small files as text or numbers, JSON values that record an
+ * in facts_int.h: kernel paths read under the context's root (through
+ * core's one reader, tp/sysfs.h), JSON values that record an
  * allocation failure in the context instead of losing it, and a helper
  * program run with a deadline. None of them fails loudly: a file that
  * cannot be read is "absent" to the caller, which names it in missing. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tp/file.h"
 #include "tp/json.h"
 
 #include "facts_int.h"
@@ -30,98 +28,49 @@ extern char **environ;
 
 int tp__check_fx_path(const struct fx *c, char *out, const char *fmt, ...)
 {
-    size_t r = strlen(c->root);
-    if (r >= PATH_MAX)
-        return -1;
-    memcpy(out, c->root, r);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(out + r, PATH_MAX - r, fmt, ap);
+    int rc = tp_sysfs_vpath(out, PATH_MAX, c->root, fmt, ap);
     va_end(ap);
-    return n >= 0 && (size_t)n < PATH_MAX - r ? 0 : -1;
+    return rc;
 }
 
 int tp__check_fx_fmt(char *out, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(out, PATH_MAX, fmt, ap);
+    int rc = tp_sysfs_vpath(out, PATH_MAX, NULL, fmt, ap);
     va_end(ap);
-    if (n >= 0 && n < PATH_MAX)
-        return 0;
-    out[0] = '\0';
-    return -1;
-}
-
-static void trim_right(char *s, size_t n)
-{
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-}
-
-int tp__check_fx_read_abs(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
-    size_t n = 0;
-    while (n + 1 < cap) {
-        ssize_t k = read(fd, buf + n, cap - 1 - n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    close(fd);
-    buf[n] = '\0';
-    trim_right(buf, n);
-    return 0;
+    return rc;
 }
 
 int tp__check_fx_read(const struct fx *c, char *buf, size_t cap, const char *fmt, ...)
 {
-    char rel[PATH_MAX], path[PATH_MAX];
+    char path[PATH_MAX];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(rel, sizeof rel, fmt, ap);
+    int rc = tp_sysfs_vpath(path, sizeof path, c->root, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof rel || tp__check_fx_path(c, path, "%s", rel) < 0) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return tp__check_fx_read_abs(path, buf, cap);
+    return rc < 0 ? -1 : tp_sysfs_text(path, buf, cap);
 }
 
 int tp__check_fx_long_abs(const char *path, long *out)
 {
-    char buf[64], *end;
-    if (tp__check_fx_read_abs(path, buf, sizeof buf) < 0 || !buf[0])
+    long long v;
+    if (tp_sysfs_long(path, &v) < 0)
         return -1;
-    errno = 0;
-    long v = strtol(buf, &end, 0);
-    if (*end || errno)
-        return -1;
-    *out = v;
+    *out = (long)v;
     return 0;
 }
 
 int tp__check_fx_long(const struct fx *c, long *out, const char *fmt, ...)
 {
-    char rel[PATH_MAX], path[PATH_MAX];
+    char path[PATH_MAX];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(rel, sizeof rel, fmt, ap);
+    int rc = tp_sysfs_vpath(path, sizeof path, c->root, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof rel || tp__check_fx_path(c, path, "%s", rel) < 0)
-        return -1;
-    return tp__check_fx_long_abs(path, out);
+    return rc < 0 ? -1 : tp__check_fx_long_abs(path, out);
 }
 
 char *tp__check_fx_slurp_abs(const char *path, size_t max, size_t *len)
@@ -177,72 +126,15 @@ int tp__check_fx_link_base(const char *path, char *buf, size_t cap)
     if (n <= 0)
         return -1;
     target[n] = '\0';
-    trim_right(target, (size_t)n);
+    while (n > 0 && (target[n - 1] == '\n' || target[n - 1] == '\r' || target[n - 1] == ' ' ||
+                     target[n - 1] == '\t'))
+        target[--n] = '\0';
     const char *slash = strrchr(target, '/');
     const char *base = slash ? slash + 1 : target;
     if (!*base || strlen(base) >= cap)
         return -1;
     strcpy(buf, base);
     return 0;
-}
-
-static int by_version(const void *a, const void *b)
-{
-    return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
-int tp__check_fx_list_dir(DIR *d, bool (*keep)(const char *), struct fx_names *out)
-{
-    size_t cap = 0;
-    struct dirent *e;
-    out->v = NULL;
-    out->n = 0;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (keep && !keep(e->d_name))
-            continue;
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **v = realloc(out->v, cap * sizeof *v);
-            if (!v)
-                goto oom;
-            out->v = v;
-        }
-        if (!(out->v[out->n] = strdup(e->d_name)))
-            goto oom;
-        out->n++;
-    }
-    if (out->n > 1)
-        qsort(out->v, out->n, sizeof *out->v, by_version);
-    return 0;
-oom:
-    tp__check_fx_names_free(out);
-    errno = ENOMEM;
-    return -1;
-}
-
-int tp__check_fx_list(const char *path, bool (*keep)(const char *name), struct fx_names *out)
-{
-    out->v = NULL;
-    out->n = 0;
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int rc = tp__check_fx_list_dir(d, keep, out);
-    int e = errno;
-    closedir(d);
-    errno = e;
-    return rc;
-}
-
-void tp__check_fx_names_free(struct fx_names *n)
-{
-    for (size_t i = 0; i < n->n; i++)
-        free(n->v[i]);
-    free(n->v);
-    n->v = NULL;
-    n->n = 0;
 }
 
 bool tp__check_fx_prefixed_number(const char *name, const char *prefix)
@@ -438,14 +330,6 @@ int tp__check_fx_run(char *const argv[], char *buf, size_t cap, int timeout_ms, 
         return -1;
     }
     return 0;
-}
-
-FILE *tp__check_fx_fopen(const char *path)
-{
-    FILE *f;
-    tp_error ignored;
-    return tp_file_open(path, NULL, TP_FILE_MAX_SYSTEM, TP_FILE_REGULAR, &f, &ignored) == 0 ? f
-                                                                                           : NULL;
 }
 
 json_t *tp__check_fx_json(const char *path, char *why, size_t cap)

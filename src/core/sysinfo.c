@@ -7,8 +7,8 @@
 
 #include <arpa/inet.h>
 #include <sched.h>
-#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <linux/ethtool.h>
@@ -18,7 +18,7 @@
 #include <netinet/in.h>
 #include <rdma/fabric.h> /* FI_MAJOR, FI_MINOR */
 #include <sodium.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +28,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "tp/file.h"
 #include "tp/json.h"
+#include "tp/sysfs.h"
 
 /* Keys that name the CPU, best first: x86, then ARM boards, MIPS, POWER,
  * RISC-V and old 32-bit ARM. */
@@ -44,18 +44,11 @@ static int live(const char *root)
 
 /* Format a path into out[PATH_MAX]; -1 when it does not fit, so a long
  * root is reported as a missing fact instead of reading a truncated path. */
-static int __attribute__((format(printf, 2, 3))) fmt_path(char *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out, PATH_MAX, fmt, ap);
-    va_end(ap);
-    return n >= 0 && n < PATH_MAX ? 0 : -1;
-}
+#define fmt_path(out, ...) tp_sysfs_path(out, PATH_MAX, NULL, __VA_ARGS__)
 
 static int join(char *out, const char *root, const char *rel)
 {
-    return fmt_path(out, "%s%s", live(root) ? "" : root, rel);
+    return tp_sysfs_path(out, PATH_MAX, root, "%s", rel);
 }
 
 static void trim_right(char *s)
@@ -65,42 +58,20 @@ static void trim_right(char *s)
         s[--n] = '\0';
 }
 
-/* The file at path as a stream, NULL when it cannot be read: a snapshot
- * (--root) may hold a FIFO or an endless file where /proc had text. */
-static FILE *open_capped(const char *path)
-{
-    FILE *f;
-    tp_error ignored;
-    return tp_file_open(path, NULL, TP_FILE_MAX_SYSTEM, TP_FILE_REGULAR, &f, &ignored) == 0 ? f
-                                                                                           : NULL;
-}
-
 /* First line of the small file dir/name, without its newline; 0 or -1. */
 static int read_line(const char *dir, const char *name, char *buf, size_t cap)
 {
     char path[PATH_MAX];
-    if (fmt_path(path, "%s/%s", dir, name) < 0)
-        return -1;
-    FILE *f = open_capped(path);
-    if (!f)
-        return -1;
-    int ok = fgets(buf, (int)cap, f) != NULL;
-    fclose(f);
-    if (!ok)
-        return -1;
-    trim_right(buf);
-    return 0;
+    return fmt_path(path, "%s/%s", dir, name) == 0 ? tp_sysfs_line(path, buf, cap) : -1;
 }
 
 static int read_long(const char *dir, const char *name, long *out)
 {
-    char buf[64], *end;
-    if (read_line(dir, name, buf, sizeof buf) < 0 || !buf[0])
+    char path[PATH_MAX];
+    long long v;
+    if (fmt_path(path, "%s/%s", dir, name) < 0 || tp_sysfs_long(path, &v) < 0)
         return -1;
-    long v = strtol(buf, &end, 0);
-    if (*end)
-        return -1;
-    *out = v;
+    *out = (long)v;
     return 0;
 }
 
@@ -138,7 +109,7 @@ static char *os_pretty_name(const char *root)
     static const char *const files[] = {"/etc/os-release", "/usr/lib/os-release"};
     for (size_t i = 0; i < 2; i++) {
         char path[PATH_MAX];
-        FILE *f = join(path, root, files[i]) == 0 ? open_capped(path) : NULL;
+        FILE *f = join(path, root, files[i]) == 0 ? tp_sysfs_open(path) : NULL;
         if (!f)
             continue;
         char line[512];
@@ -199,7 +170,7 @@ static json_t *cpu_json(const char *root)
     char path[PATH_MAX];
     char *model[N_MODEL_KEYS] = {0};
     long logical = 0;
-    FILE *f = join(path, root, "/proc/cpuinfo") == 0 ? open_capped(path) : NULL;
+    FILE *f = join(path, root, "/proc/cpuinfo") == 0 ? tp_sysfs_open(path) : NULL;
     if (f) {
         char *line = NULL;
         size_t cap = 0;
@@ -365,9 +336,11 @@ static json_t *nic_json(const char *netdir, const char *name, const struct ifadd
     return nic;
 }
 
-static int by_name(const void *a, const void *b)
+static bool is_dir(const char *dir, const char *name)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    char path[PATH_MAX];
+    struct stat st;
+    return fmt_path(path, "%s/%s", dir, name) == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* One object per entry of sys/class/net, sorted by name; null if the folder
@@ -375,52 +348,20 @@ static int by_name(const void *a, const void *b)
 static json_t *nics_json(const char *root)
 {
     char netdir[PATH_MAX];
-    DIR *d = join(netdir, root, "/sys/class/net") == 0 ? opendir(netdir) : NULL;
-    if (!d)
-        return json_null();
-
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int oom = 0;
-    struct dirent *e;
-    while (!oom && (e = readdir(d))) {
-        char path[PATH_MAX];
-        struct stat st;
-        if (e->d_name[0] == '.')
-            continue;
-        if (fmt_path(path, "%s/%s", netdir, e->d_name) < 0 || stat(path, &st) < 0 ||
-            !S_ISDIR(st.st_mode))
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? 2 * cap : 16;
-            char **grown = realloc(names, ncap * sizeof *names);
-            if (!grown) {
-                oom = 1;
-                break;
-            }
-            names = grown;
-            cap = ncap;
-        }
-        if (!(names[n] = strdup(e->d_name)))
-            oom = 1;
-        else
-            n++;
-    }
-    closedir(d);
-    if (n > 1)
-        qsort(names, n, sizeof *names, by_name);
+    struct tp_sysfs_names names;
+    if (join(netdir, root, "/sys/class/net") < 0 || tp_sysfs_list(netdir, 0, NULL, &names) < 0)
+        return errno == ENOMEM ? NULL : json_null();
 
     struct ifaddrs *ifas = NULL;
     int with_addrs = live(root) && getifaddrs(&ifas) == 0;
-    json_t *arr = oom ? NULL : json_array();
-    for (size_t i = 0; i < n; i++) {
-        if (arr && json_array_append_new(arr, nic_json(netdir, names[i], ifas, with_addrs)) < 0) {
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < names.n; i++)
+        if (is_dir(netdir, names.v[i]) &&
+            json_array_append_new(arr, nic_json(netdir, names.v[i], ifas, with_addrs)) < 0) {
             json_decref(arr);
             arr = NULL;
         }
-        free(names[i]);
-    }
-    free(names);
+    tp_sysfs_names_free(&names);
     if (ifas)
         freeifaddrs(ifas);
     return arr;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tp/counters.h"
+#include "tp/sysfs.h"
 
 /* One snapshot being taken. */
 struct tp__ctr_ctx {
@@ -38,28 +39,20 @@ int tp__ctr_add(struct tp__ctr_ctx *c, enum tp_ctr_source s, const char *dev, co
 /* Note a device as seen (its counters may be none); 0 or TP_ENOMEM. */
 int tp__ctr_dev(struct tp__ctr_ctx *c, enum tp_ctr_source s, const char *dev);
 
-/* out[cap] = the root, then the formatted path (which starts with "/");
- * false when it does not fit. */
+/* out[cap] = the root, then the formatted path (which starts with "/"),
+ * by tp_sysfs_path; false when it does not fit. The files themselves are
+ * read with tp_sysfs_read and tp_sysfs_u64 (include/tp/sysfs.h). */
 bool tp__ctr_path(const struct tp__ctr_ctx *c, char *out, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* A small regular file's text into buf[cap] (NUL-terminated, at most cap -
- * 1 bytes); its length, or -1 when it cannot be read. */
-long tp__ctr_read(const char *path, char *buf, size_t cap);
-
-/* A file's first number (decimal, or 0x hex); false when there is none. */
-bool tp__ctr_read_u64(const char *path, uint64_t *v);
-
-/* The names in folder path (no dot entries), sorted; *n of them in *names
- * (free with tp__ctr_names_free). A folder that cannot be opened gives
- * none. 0 or TP_ENOMEM. */
-int tp__ctr_list(const char *path, char ***names, size_t *n);
+/* Frees n strings and the array that holds them. */
 void tp__ctr_names_free(char **names, size_t n);
 
-/* tp__ctr_list of folder rel under the root (its path into base[cap]):
- * 0 (none when it is missing) or TP_ENOMEM, set in c->err. */
+/* The names in folder rel under the root (no dot entries, strcmp order;
+ * its path into base[cap]); free with tp_sysfs_names_free. 0 (none when it
+ * is missing) or TP_ENOMEM, set in c->err. */
 int tp__ctr_list_under(struct tp__ctr_ctx *c, const char *rel, char *base, size_t cap,
-                       char ***names, size_t *n);
+                       struct tp_sysfs_names *names);
 
 /* Every file in folder path whose text is one unsigned number, as a
  * counter of dev named after the file. 0 or TP_ENOMEM. */

@@ -78,7 +78,7 @@ static int by_text(struct tp__ctr_ctx *c, const char *ifname)
     if (!buf)
         return tp_error_set(c->err, TP_ENOMEM, "counters: out of memory");
     int rc = 0;
-    if (tp__ctr_read(p, buf, TEXT_MAX) > 0) {
+    if (tp_sysfs_read(p, buf, TEXT_MAX) > 0) {
         char *ls = NULL;
         for (char *line = strtok_r(buf, "\n", &ls); line && !rc; line = strtok_r(NULL, "\n", &ls)) {
             char *colon = strrchr(line, ':');
@@ -103,17 +103,17 @@ static int by_text(struct tp__ctr_ctx *c, const char *ifname)
 
 static int read_ethtool(struct tp__ctr_ctx *c)
 {
-    char base[2048], **ifs;
-    size_t n;
-    if (tp__ctr_list_under(c, "/sys/class/net", base, sizeof base, &ifs, &n))
+    char base[2048];
+    struct tp_sysfs_names ifs;
+    if (tp__ctr_list_under(c, "/sys/class/net", base, sizeof base, &ifs))
         return TP_ENOMEM;
     int fd = c->live ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = c->live ? (fd >= 0 ? by_ioctl(c, fd, ifs[i]) : 0) : by_text(c, ifs[i]);
+    for (size_t i = 0; i < ifs.n && !rc; i++)
+        rc = c->live ? (fd >= 0 ? by_ioctl(c, fd, ifs.v[i]) : 0) : by_text(c, ifs.v[i]);
     if (fd >= 0)
         close(fd);
-    tp__ctr_names_free(ifs, n);
+    tp_sysfs_names_free(&ifs);
     return rc;
 }
 

@@ -23,7 +23,7 @@ static bool on_path(uint64_t cls)
 static bool speed_mts(const char *path, uint64_t *mts)
 {
     char buf[64];
-    if (tp__ctr_read(path, buf, sizeof buf) <= 0)
+    if (tp_sysfs_read(path, buf, sizeof buf) <= 0)
         return false;
     char *end;
     double g = strtod(buf, &end);
@@ -36,7 +36,7 @@ static bool speed_mts(const char *path, uint64_t *mts)
 static int aer(struct tp__ctr_ctx *c, const char *dev, const char *path, const char *kind)
 {
     char buf[4096];
-    if (tp__ctr_read(path, buf, sizeof buf) <= 0)
+    if (tp_sysfs_read(path, buf, sizeof buf) <= 0)
         return 0;
     int rc = 0;
     char *ls = NULL;
@@ -65,32 +65,33 @@ static int read_pcie(struct tp__ctr_ctx *c)
     static const char *const aers[][2] = {{"aer_dev_correctable", "correctable"},
                                           {"aer_dev_nonfatal", "nonfatal"},
                                           {"aer_dev_fatal", "fatal"}};
-    char base[2048], **devs;
-    size_t n;
-    if (tp__ctr_list_under(c, "/sys/bus/pci/devices", base, sizeof base, &devs, &n))
+    char base[2048];
+    struct tp_sysfs_names devs;
+    if (tp__ctr_list_under(c, "/sys/bus/pci/devices", base, sizeof base, &devs))
         return TP_ENOMEM;
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t i = 0; i < devs.n && !rc; i++) {
         char p[4096];
+        const char *dev = devs.v[i];
         uint64_t cls, v;
-        if (snprintf(p, sizeof p, "%s/%s/class", base, devs[i]) >= (int)sizeof p ||
-            !tp__ctr_read_u64(p, &cls) || !on_path(cls))
+        if (snprintf(p, sizeof p, "%s/%s/class", base, dev) >= (int)sizeof p ||
+            tp_sysfs_u64(p, &cls) != 0 || !on_path(cls))
             continue;
-        rc = tp__ctr_dev(c, TP_CTR_PCIE, devs[i]);
+        rc = tp__ctr_dev(c, TP_CTR_PCIE, dev);
         for (int k = 0; k < 2 && !rc; k++) {
-            snprintf(p, sizeof p, "%s/%s/%s", base, devs[i], speeds[k]);
+            snprintf(p, sizeof p, "%s/%s/%s", base, dev, speeds[k]);
             if (speed_mts(p, &v))
-                rc = tp__ctr_add(c, TP_CTR_PCIE, devs[i], speeds[k], v, true);
-            snprintf(p, sizeof p, "%s/%s/%s", base, devs[i], widths[k]);
-            if (!rc && tp__ctr_read_u64(p, &v))
-                rc = tp__ctr_add(c, TP_CTR_PCIE, devs[i], widths[k], v, true);
+                rc = tp__ctr_add(c, TP_CTR_PCIE, dev, speeds[k], v, true);
+            snprintf(p, sizeof p, "%s/%s/%s", base, dev, widths[k]);
+            if (!rc && tp_sysfs_u64(p, &v) == 0)
+                rc = tp__ctr_add(c, TP_CTR_PCIE, dev, widths[k], v, true);
         }
         for (size_t k = 0; k < sizeof aers / sizeof *aers && !rc && !c->links_only; k++) {
-            snprintf(p, sizeof p, "%s/%s/%s", base, devs[i], aers[k][0]);
-            rc = aer(c, devs[i], p, aers[k][1]);
+            snprintf(p, sizeof p, "%s/%s/%s", base, dev, aers[k][0]);
+            rc = aer(c, dev, p, aers[k][1]);
         }
     }
-    tp__ctr_names_free(devs, n);
+    tp_sysfs_names_free(&devs);
     return rc;
 }
 

@@ -61,7 +61,7 @@ static int read_tcp(struct tp__ctr_ctx *c)
             return tp_error_set(c->err, TP_ENOMEM, "counters: out of memory");
         int rc = 0;
         if (tp__ctr_path(c, p, sizeof p, "%s", files[i].file) &&
-            tp__ctr_read(p, buf, TEXT_MAX) > 0)
+            tp_sysfs_read(p, buf, TEXT_MAX) > 0)
             rc = group(c, buf, files[i].grp);
         free(buf);
         if (rc)

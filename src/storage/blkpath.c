@@ -13,10 +13,9 @@
  * an error. */
 #include "tp/blkpath.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +24,7 @@
 
 #include "tp/file.h"
 #include "tp/json.h"
+#include "tp/sysfs.h"
 
 /* Stacking deeper than this (dm over md over partitions ...) is taken as a
  * loop in a broken snapshot. */
@@ -42,14 +42,7 @@ static const char *sys_dir(const char *root)
 
 /* Format a path into out[PATH_MAX]; -1 when it does not fit, so a long root
  * is a missing fact instead of a truncated path. */
-static int __attribute__((format(printf, 2, 3))) fmt_path(char *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out, PATH_MAX, fmt, ap);
-    va_end(ap);
-    return n >= 0 && n < PATH_MAX ? 0 : -1;
-}
+#define fmt_path(out, ...) tp_sysfs_path(out, PATH_MAX, NULL, __VA_ARGS__)
 
 static const char *base(const char *path)
 {
@@ -75,26 +68,18 @@ static int exists(const char *dir, const char *name)
 
 /* First line of dir/name with surrounding blanks removed (NVMe pads model
  * and serial with spaces). 0 when read (possibly empty), -ENOENT when the
- * file is absent, -1 when it is there but cannot be read. */
+ * file is absent, -1 when it is there but cannot be read (a FIFO or a
+ * device in a snapshot is refused, not waited on). */
 static int read_attr(const char *dir, const char *name, char *buf, size_t cap)
 {
     char path[PATH_MAX];
     buf[0] = '\0';
     if (fmt_path(path, "%s/%s", dir, name) < 0)
         return -1;
-    /* a snapshot's attribute is a regular file of a line or so: a FIFO or
-     * an endless file there is refused, not waited on */
-    char *text;
-    tp_error ignored;
-    if (tp_file_read(path, "a sysfs attribute", 65536, TP_FILE_REGULAR, &text, NULL, &ignored))
-        return access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR) ? -ENOENT : -1;
-    snprintf(buf, cap, "%.*s", (int)strcspn(text, "\n"), text);
-    free(text);
-    size_t n = strlen(buf);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-        buf[--n] = '\0';
+    if (tp_sysfs_line(path, buf, cap) < 0)
+        return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -1;
     size_t lead = strspn(buf, " \t");
-    memmove(buf, buf + lead, n - lead + 1);
+    memmove(buf, buf + lead, strlen(buf) - lead + 1);
     return 0;
 }
 
@@ -109,15 +94,8 @@ static json_t *attr_json(const char *dir, const char *name)
 
 static int read_long(const char *dir, const char *name, long long *out)
 {
-    char buf[64], *end;
-    if (read_attr(dir, name, buf, sizeof buf) < 0 || !buf[0])
-        return -1;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (*end || errno)
-        return -1;
-    *out = v;
-    return 0;
+    char path[PATH_MAX];
+    return fmt_path(path, "%s/%s", dir, name) == 0 ? tp_sysfs_long(path, out) : -1;
 }
 
 static json_t *long_json(const char *dir, const char *name)
@@ -172,36 +150,26 @@ static void list_free(struct list *l)
     l->n = l->cap = 0;
 }
 
-/* Natural order, so nvme2 sorts before nvme10. */
-static int by_name(const void *a, const void *b)
-{
-    return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Entry names of dir/sub that pass keep (all when NULL), sorted; a missing
- * folder is an empty list. -1 only when out of memory. */
-static int list_dir(const char *dir, const char *sub, int (*keep)(const char *), struct list *out)
+/* Entry names of dir/sub that pass keep (all when NULL), in natural order
+ * (nvme2 before nvme10); a missing folder is an empty list. -1 only when out
+ * of memory. */
+static int list_dir(const char *dir, const char *sub, bool (*keep)(const char *),
+                    struct tp_sysfs_names *out)
 {
     char path[PATH_MAX];
-    DIR *d = fmt_path(path, "%s/%s", dir, sub) == 0 ? opendir(path) : NULL;
-    if (!d)
+    out->v = NULL;
+    out->n = 0;
+    if (fmt_path(path, "%s/%s", dir, sub) < 0 ||
+        tp_sysfs_list(path, TP_SYSFS_NATURAL, keep, out) == 0)
         return 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)))
-        if (e->d_name[0] != '.' && (!keep || keep(e->d_name)))
-            rc = list_add(out, e->d_name);
-    closedir(d);
-    if (out->n > 1)
-        qsort(out->v, out->n, sizeof *out->v, by_name);
-    return rc;
+    return errno == ENOMEM ? -1 : 0;
 }
 
 /* "nvme" followed by digits only: a controller, not a namespace. */
-static int is_ctrl_name(const char *s)
+static bool is_ctrl_name(const char *s)
 {
     if (strncmp(s, "nvme", 4) != 0 || !s[4])
-        return 0;
+        return false;
     return strspn(s + 4, "0123456789") == strlen(s + 4);
 }
 
@@ -283,14 +251,14 @@ static json_t *scheduler_json(const char *queue)
 
 static json_t *slaves_json(const char *dir)
 {
-    struct list names = {0};
+    struct tp_sysfs_names names;
     json_t *arr = list_dir(dir, "slaves", NULL, &names) == 0 ? json_array() : NULL;
     for (size_t i = 0; arr && i < names.n; i++)
         if (json_array_append_new(arr, tp_json_text(names.v[i])) < 0) {
             json_decref(arr);
             arr = NULL;
         }
-    list_free(&names);
+    tp_sysfs_names_free(&names);
     return arr;
 }
 
@@ -350,7 +318,7 @@ static int collect_disks(const char *dir, int depth, struct list *seen, struct l
     if (whole_disk(dir, whole))
         return collect_disks(whole, depth + 1, seen, leaves);
 
-    struct list slaves = {0};
+    struct tp_sysfs_names slaves;
     int rc = list_dir(dir, "slaves", NULL, &slaves);
     for (size_t i = 0; rc == 0 && i < slaves.n; i++) {
         char link[PATH_MAX], real[PATH_MAX];
@@ -359,7 +327,7 @@ static int collect_disks(const char *dir, int depth, struct list *seen, struct l
     }
     if (rc == 0 && slaves.n == 0)
         rc = list_add(leaves, dir);
-    list_free(&slaves);
+    tp_sysfs_names_free(&slaves);
     return rc;
 }
 
@@ -457,7 +425,7 @@ static int ctrl_dirs(const char *ns, struct list *out)
         return list_has(out, holder) ? 0 : list_add(out, holder);
     if (strncmp(base(holder), "nvme-subsys", 11) != 0)
         return 0;
-    struct list names = {0};
+    struct tp_sysfs_names names;
     int rc = list_dir(holder, ".", is_ctrl_name, &names);
     for (size_t i = 0; rc == 0 && i < names.n; i++) {
         char real[PATH_MAX];
@@ -465,7 +433,7 @@ static int ctrl_dirs(const char *ns, struct list *out)
             !list_has(out, real))
             rc = list_add(out, real);
     }
-    list_free(&names);
+    tp_sysfs_names_free(&names);
     return rc;
 }
 
