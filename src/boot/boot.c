@@ -324,6 +324,8 @@ int tp_boot_scatter(struct tp_boot *b, char *const *parts, char **mine, tp_error
 int tp_boot_bcast(struct tp_boot *b, const char *text, char **out, tp_error *err)
 {
     *out = NULL;
+    if (b->be->bcast)
+        return b->be->bcast(b, text, out, err);
     char **parts = NULL;
     if (b->rank == 0) { /* one text, every rank's part */
         if (!(parts = malloc(sizeof *parts * (size_t)b->size)))

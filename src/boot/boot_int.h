@@ -70,6 +70,10 @@ struct tp_boot_backend {
     /* tp_boot_scatter: *mine set to parts[b->rank] (parts read on rank 0
      * alone) */
     int (*scatter)(struct tp_boot *b, char *const *parts, char **mine, tp_error *err);
+    /* tp_boot_bcast: *out set to rank 0's text (read on rank 0 alone);
+     * NULL: a scatter of the one text to every rank does it (a star's: the
+     * same bytes) */
+    int (*bcast)(struct tp_boot *b, const char *text, char **out, tp_error *err);
     int (*barrier)(struct tp_boot *b, tp_error *err);
     /* Bound every later operation: rank 0 waits at most ns for each rank
      * (one silent longer is lost), the others twice that for rank 0, which

@@ -157,6 +157,30 @@ static int mpi_allgather(struct tp_boot *b, const char *mine, char **res, tp_err
     return mrc ? mpi_fail(mrc, "allgather", err) : 0;
 }
 
+/* The length, then the text (MPI_Bcast: the launcher's tree, not N
+ * copies in one buffer as a scatter would be). */
+static int mpi_bcast(struct tp_boot *b, const char *text, char **out, tp_error *err)
+{
+    size_t full = b->rank == 0 ? strlen(text) : 0;
+    int len = full > INT_MAX ? -1 : (int)full, mrc;
+    if ((mrc = MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD)))
+        return mpi_fail(mrc, "broadcast", err);
+    if (len < 0)
+        return tp_error_set(err, TP_EUSAGE, "broadcast of more than %d bytes", INT_MAX);
+    char *buf = malloc((size_t)len + 1);
+    if (b->rank == 0 && buf)
+        memcpy(buf, text, (size_t)len);
+    /* every rank takes part, out of memory or not: an empty one reads none */
+    mrc = MPI_Bcast(buf ? buf : (char[1]){0}, buf ? len : 0, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (mrc || !buf) {
+        free(buf);
+        return mrc ? mpi_fail(mrc, "broadcast", err) : tp_error_set(err, TP_ENOMEM, "broadcast");
+    }
+    buf[len] = 0;
+    *out = buf;
+    return 0;
+}
+
 /* The gather goes up a tree of fan-in TP_BOOT_GATHER_WINDOW: a rank's
  * subtree is a contiguous range of ranks [lo, hi) rooted at lo, whose
  * other ranks (lo, hi) are split into at most that many contiguous
@@ -361,6 +385,7 @@ const struct tp_boot_backend tp__boot_mpi = {
     .allgather = mpi_allgather,
     .gather = mpi_gather,
     .scatter = mpi_scatter,
+    .bcast = mpi_bcast,
     .barrier = mpi_barrier,
     .fini = mpi_fini,
     .abort = mpi_abort,

@@ -112,6 +112,31 @@ static char *scatter_part(int r)
     return p;
 }
 
+/* tp_boot_bcast: rank 0's text (rank 1's long part of scatter_check:
+ * several frames, characters across their bounds) reaches every rank
+ * whole; then an empty one. */
+static int bcast_check(struct tp_boot *b)
+{
+    int rank = tp_boot_rank(b), rc = 0;
+    char *text = scatter_part(1), *got = NULL;
+    tp_error err;
+    for (int k = 0; k < 2 && !rc; k++) {
+        const char *want = k == 0 ? text : "";
+        if (!text || tp_boot_bcast(b, rank == 0 ? want : NULL, &got, &err)) {
+            fprintf(stderr, "rank %d: bcast: %s\n", rank, text ? err.msg : "out of memory");
+            rc = 19;
+        } else if (strcmp(got, want) != 0) {
+            fprintf(stderr, "rank %d: broadcast %zu bytes, not rank 0's %zu\n", rank,
+                    strlen(got), strlen(want));
+            rc = 20;
+        }
+        free(got);
+        got = NULL;
+    }
+    free(text);
+    return rc;
+}
+
 /* tp_boot_scatter: each rank gets its own part and only it. */
 static int scatter_check(struct tp_boot *b)
 {

@@ -88,7 +88,7 @@ int main(void)
     }
     tp_boot_free_strings(all, size);
     if (gather_check(b) || gather_each_check(b) || allgather_long_check(b) ||
-        scatter_check(b))
+        scatter_check(b) || bcast_check(b))
         return 1;
     printf("ok rank %d of %d on %s\n", rank, size, tp_boot_host(b, rank));
     return tp_boot_fini(b);

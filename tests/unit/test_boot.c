@@ -262,6 +262,8 @@ static int group_work(struct tp_boot *b)
         grc = allgather_long_check(b);
     if (!grc)
         grc = scatter_check(b);
+    if (!grc)
+        grc = bcast_check(b);
     if (grc)
         return grc;
     if (size > 1 && getenv("TP_TEST_SKEWED") &&
