@@ -43,6 +43,7 @@ struct tp__validate_rounds {
     bool am_deputy; /* the other ranks: whether rank 0 made this one its deputy */
     bool *local_lost; /* the nodes lost in their own tests, for a later deputy */
     tp_triage *tri;   /* a later deputy's triage, made as it took over */
+    char *pending;    /* its part, until then */
     int synced;     /* rank 0: records the deputy has had */
     int recorded;   /* the deputy: records replayed into its triage */
     char **log;     /* rank 0: each round's record line */
@@ -90,6 +91,7 @@ void tp__validate_rounds_free(struct tp__validate_rounds *rs)
     free(rs->figure);
     free(rs->lost);
     free(rs->local_lost);
+    free(rs->pending);
     tp_triage_free(rs->tri);
     free(rs);
 }
@@ -364,6 +366,20 @@ static int replay(struct tp__validate_rounds *rs, tp_triage *tri, const char *li
     return rc;
 }
 
+/* The deputy: every record line ("F ...") of a part into tri. */
+static int replay_all(struct tp__validate_rounds *rs, tp_triage *tri, const char *part,
+                      tp_error *err)
+{
+    int rc = 0;
+    for (const char *line = part ? strchr(part, '\n') : NULL; rc == 0 && line;
+         line = strchr(line, '\n'))
+        if (*++line == 'F')
+            rc = tri ? replay(rs, tri, line, err)
+                     : tp_error_set(err, TP_EPROTO, "rank 0 sent its records to a node without a "
+                                    "triage");
+    return rc;
+}
+
 /* A part's first line into p. */
 static int parse_part(const char *text, struct tp__validate_part *p, tp_error *err)
 {
@@ -430,23 +446,31 @@ int tp__validate_round_next(struct tp__validate_rounds *rs, struct tp_boot *ctl,
     for (const char *line = mine ? strchr(mine, '\n') : NULL; rc == 0 && line && !all;
          line = strchr(line + 1, '\n'))
         all = line[1] == 'A' && (line[2] == '\n' || line[2] == 0);
-    /* a deputy without a triage (not the meeting's): one of its own, as
-     * rank 0's was before the rounds */
-    if (rc == 0 && me != 0 && !tri && !rs->tri && rs->am_deputy && all &&
-        (rc = tp__validate_triage_new(rs->c, rs->nodes, rs->n, me, &rs->tri, err)) == 0 &&
-        rs->local_lost)
-        rc = tp__validate_lose(rs->tri, rs->n, TP__VALIDATE_LOCAL, rs->local_lost, err);
-    if (!tri)
-        tri = rs->tri;
-    /* the deputy: rank 0's records it has not had */
-    for (char *line = mine ? strchr(mine, '\n') : NULL; rc == 0 && line; line = strchr(line, '\n'))
-        if (*++line == 'F')
-            rc = tri ? replay(rs, tri, line, err)
-                     : tp_error_set(err, TP_EPROTO, "rank 0 sent its records to a node without a "
-                                    "triage");
     if (rc == 0 && !p->end)
         rs->round = p->round;
+    /* a deputy without a triage (not the meeting's): its caller makes one
+     * (tp__validate_rounds_adopt), which then takes rank 0's records */
+    if (rc == 0 && me != 0 && !tri && !rs->tri && rs->am_deputy && all) {
+        p->needs_triage = true;
+        free(rs->pending);
+        rs->pending = mine;
+        return 0;
+    }
+    rc = rc ? rc : replay_all(rs, tri ? tri : rs->tri, mine, err);
     free(mine);
+    return rc;
+}
+
+int tp__validate_rounds_adopt(struct tp__validate_rounds *rs, tp_triage *tri, tp_error *err)
+{
+    rs->tri = tri;
+    int rc = rs->local_lost
+                 ? tp__validate_lose(tri, rs->n, TP__VALIDATE_LOCAL, rs->local_lost, err)
+                 : 0;
+    if (rc == 0)
+        rc = replay_all(rs, tri, rs->pending, err);
+    free(rs->pending);
+    rs->pending = NULL;
     return rc;
 }
 

@@ -324,6 +324,13 @@ int tp__validate_triage(struct tp__validate_ctx *c, struct tp_boot *ctl,
             tp__validate_part_free(&p);
             break;
         }
+        /* a new deputy, every node's record in hand: its triage now */
+        tp_triage *made = NULL;
+        if (p.needs_triage && ((rc = tp__validate_triage_new(c, nodes, n, me, &made, err)) ||
+                               (rc = tp__validate_rounds_adopt(rs, made, err)))) {
+            tp__validate_part_free(&p); /* made, if any, is rs's (adopted) */
+            break;
+        }
         const char *stage = tp_triage_stage_name(p.stage);
         if (me == 0) {
             char what[96];

@@ -251,6 +251,7 @@ struct tp__validate_part {
     int pos;                   /* this node's place in it */
     int lead;                  /* the test's first node */
     bool listed;               /* t.nodes holds every node of it (else t.nodes[0] alone) */
+    bool needs_triage;         /* a new deputy that has none: tp__validate_rounds_adopt */
     struct tp_triage_test t;   /* the test (nodes malloc'd: tp__validate_part_free) */
 };
 
@@ -284,6 +285,12 @@ void tp__validate_rounds_free(struct tp__validate_rounds *rs);
  * over later loses them from the triage it makes then. */
 int tp__validate_rounds_local_lost(struct tp__validate_rounds *rs, const bool *lost,
                                    tp_error *err);
+
+/* A new deputy's triage, made with every node's record its part carried
+ * (p->needs_triage): rs keeps it (tp__validate_rounds_take_triage), loses
+ * the nodes lost in their own tests from it and records rank 0's log into
+ * it. */
+int tp__validate_rounds_adopt(struct tp__validate_rounds *rs, tp_triage *tri, tp_error *err);
 
 /* The triage a deputy made as it took over (its owner now the caller:
  * tp_triage_free), or NULL. */
