@@ -283,6 +283,13 @@ static int mpi_gather(struct tp_boot *b, const char *mine, tp_boot_each_fn fn, v
                                 : fn(ctx, r, buf, &ferr);
         }
     free(buf);
+    /* every rank ends the gather together, and in MPI until then: an eager
+     * send returns before its bytes have all left (the rest goes out as the
+     * sender's MPI makes progress), so a rank that went on to wait outside
+     * MPI (validate's control star) held its last bytes back, and rank 0
+     * waited for them for ever (fleet_switch, a slow uplink under load) */
+    if (!mrc && !nomem)
+        mrc = MPI_Barrier(MPI_COMM_WORLD);
     if (mrc)
         return mpi_fail(mrc, "gather", err);
     if (nomem)
