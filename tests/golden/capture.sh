@@ -12,7 +12,7 @@
 #                network), masked by mask.py
 #   runs/*.txt   each run's exit code, stdout and stderr, the work folder and
 #                this tree's path masked
-#   runs/refusals-*  runs of net and io refused before they measure: what
+#   runs/refusals-*  runs of net, io and step refused before they measure: what
 #                each said, its exit code and its failed document
 # The fixtures are this script's tree's, whichever binary is captured, so
 # two binaries are fed the same bytes.
@@ -233,4 +233,47 @@ io commit d --json refused.json --count 0
 io commit d --count 0 --json refused.json
 io info x --json=refused.json --qd 2
 EOF_IO
+refusals step <<'EOF_STEP'
+step --bogus
+step --steps
+step --steps 0
+step --scale 2
+step --scale x
+step --scale 0.5
+step --batch 0
+step --sample-size 1KB
+step --samples 0
+step --grad-size x
+step --buckets 2000
+step --compute-ms -1
+step --dim 0
+step --lr 0
+step --lr 1e7
+step --reduce fast
+step --repro fast
+step --re fast
+step --in 1
+step --verify-repro 101
+step --inject-delay bad
+step --ckpt-every x
+step --ckpt-size 0
+step --prefetch 65
+step --qd 0
+step --engine bad
+step --seed x
+step --compute tpu
+step --mem gpu
+step --backend mpi
+step --gemm-size 8
+step -n 0
+step -n
+step -P
+step --timeout 0
+step --gpu 5000
+step --launcher bogus
+step extra
+step --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms
+step --json refused.json --steps 0
+step --steps 0 --json refused.json
+EOF_STEP
 exit 0
