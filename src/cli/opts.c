@@ -2,7 +2,9 @@
  * command's rows, each value parsed by its kind with the parsers of
  * tp/units.h (so every range error is theirs, naming "--option"), and the
  * option lines of --help written from the same rows. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opts.h"
@@ -19,7 +21,7 @@ static bool is_option(const struct cli_opt *o)
 
 static bool takes_value(const struct cli_opt *o)
 {
-    return o->kind != CLI_FLAG;
+    return o->kind != CLI_FLAG && o->kind != CLI_CLEAR;
 }
 
 static void *field(void *opts, struct cli_field f)
@@ -51,6 +53,30 @@ static void put_text(void *opts, struct cli_field f, const char *s)
         memcpy(p, &s, sizeof s);
 }
 
+/* d into the double or float field f */
+static void put_real(void *opts, struct cli_field f, double d)
+{
+    void *p = field(opts, f);
+    if (p && f.size == sizeof(float)) {
+        float x = (float)d;
+        memcpy(p, &x, sizeof x);
+    } else if (p) {
+        memcpy(p, &d, sizeof d);
+    }
+}
+
+static int parse_real(const char *s, const char *dname, double lo, double hi, double *out,
+                      tp_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= lo && v <= hi))
+        return tp_error_set(err, TP_EUSAGE, "%s %s: a number in [%g, %g]", dname, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
 /* "--sync ARG: fdatasync, fsync or dsync"; one value: "--during ARG: only
  * 'checkpoint'" */
 static int bad_choice(const char *dname, const char *arg, const char *const *values, tp_error *err)
@@ -74,10 +100,11 @@ static int take(const struct cli_opt *o, const char *arg, bool dflt, void *opts,
 {
     char dname[80];
     snprintf(dname, sizeof dname, "--%s", o->name);
-    uint64_t v = 1;
+    uint64_t v = o->kind != CLI_CLEAR;
+    double d = 0;
     int rc = 0;
     switch (o->kind) {
-    case CLI_FLAG: break;
+    case CLI_REAL: rc = parse_real(arg, dname, o->min, o->max, &d, err); break;
     case CLI_UINT: rc = tp_parse_u64(arg, dname, o->lo, o->hi, &v, err); break;
     case CLI_SIZE: rc = tp_parse_size(arg, dname, &v, err); break;
     case CLI_DURATION:
@@ -97,6 +124,9 @@ static int take(const struct cli_opt *o, const char *arg, bool dflt, void *opts,
     if (o->kind == CLI_STRING) {
         put_text(opts, o->at, arg);
         put_text(opts, o->also, arg);
+    } else if (o->kind == CLI_REAL) {
+        put_real(opts, o->at, d);
+        put_real(opts, o->also, d);
     } else if (o->kind != CLI_CALL) {
         put_uint(opts, o->at, v);
         put_uint(opts, o->also, v);
@@ -147,8 +177,8 @@ static int no_value(const struct cli_cmd *cmd, const char *what, tp_error *err)
 }
 
 /* getopt_long's tables of cmd's rows: a long option each (its letter, or
- * ROW_VAL + its index, as val), the letters in shorts; --help and -h
- * added */
+ * ROW_VAL + its index, as val; an alias the same), the letters in shorts;
+ * --help and -h, then cmd's more */
 static int getopt_tables(const struct cli_cmd *cmd, struct option *longs, char *shorts,
                          tp_error *err)
 {
@@ -156,14 +186,15 @@ static int getopt_tables(const struct cli_cmd *cmd, struct option *longs, char *
     size_t n = 0, ns = 0;
     shorts[ns++] = ':';
     for (size_t i = 0; rows[i].kind != CLI_END; i++) {
+        if (i >= MAX_ROWS) /* its val would reach the group's (cli.h) */
+            return tp_error_set(err, TP_EUSAGE, "trainpath %s: over %d rows", cmd->name, MAX_ROWS);
         if (!is_option(&rows[i]))
             continue;
-        if (n == MAX_ROWS)
-            return tp_error_set(err, TP_EUSAGE, "trainpath %s: over %d options", cmd->name,
-                                MAX_ROWS);
         int key = rows[i].key ? rows[i].key : ROW_VAL + (int)i;
-        longs[n++] = (struct option){
-            rows[i].name, takes_value(&rows[i]) ? required_argument : no_argument, NULL, key};
+        int has_arg = takes_value(&rows[i]) ? required_argument : no_argument;
+        longs[n++] = (struct option){rows[i].name, has_arg, NULL, key};
+        if (rows[i].alias)
+            longs[n++] = (struct option){rows[i].alias, has_arg, NULL, key};
         if (rows[i].key) {
             shorts[ns++] = (char)rows[i].key;
             if (takes_value(&rows[i]))
@@ -171,16 +202,20 @@ static int getopt_tables(const struct cli_cmd *cmd, struct option *longs, char *
         }
     }
     longs[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    for (const struct option *m = cmd->more; m && m->name && n < 2 * MAX_ROWS; m++)
+        longs[n++] = *m;
     longs[n] = (struct option){NULL, 0, NULL, 0};
     shorts[ns++] = 'h';
+    for (const char *l = cmd->more_letters; l && *l && ns < 3 * MAX_ROWS; l++)
+        shorts[ns++] = *l;
     shorts[ns] = 0;
     return 0;
 }
 
 int cli_opts_parse(const struct cli_cmd *cmd, int argc, char **argv, void *opts, tp_error *err)
 {
-    struct option longs[MAX_ROWS + 2];
-    char shorts[2 * MAX_ROWS + 4];
+    struct option longs[2 * MAX_ROWS + 2];
+    char shorts[3 * MAX_ROWS + 4];
     const struct cli_opt *rows = cmd->opts;
     int rc = getopt_tables(cmd, longs, shorts, err);
     if (rc)
@@ -196,11 +231,17 @@ int cli_opts_parse(const struct cli_cmd *cmd, int argc, char **argv, void *opts,
         if (opt == ':')
             return no_value(cmd, argv[optind - 1], err);
         const struct cli_opt *o = NULL;
-        if (opt >= ROW_VAL)
+        if (opt >= ROW_VAL && opt < ROW_VAL + MAX_ROWS)
             o = &rows[opt - ROW_VAL];
         else if (opt != '?')
             for (o = rows; o->kind != CLI_END && !(is_option(o) && o->key == opt); o++)
                 ;
+        if ((!o || o->kind == CLI_END) && cmd->more_opt &&
+            (rc = cmd->more_opt(opts, opt, optarg, err)) != 1) {
+            if (rc)
+                return rc;
+            continue;
+        }
         if (!o || o->kind == CLI_END)
             return unknown(cmd, argv[optind - 1], err);
         rc = !o->every && cmd->takes ? cmd->takes(o, opts, err) : 0;

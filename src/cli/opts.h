@@ -15,6 +15,8 @@
 
 #include "tp/error.h"
 
+struct option;
+
 /* What a row takes and where it goes. A row's fields are "at" (the value),
  * "also" (the same value again: an option that two structs read), "given"
  * (a bool set when the option appears) and "text" (the argument as typed,
@@ -22,8 +24,10 @@
 enum cli_kind {
     CLI_END = 0,  /* ends the table */
     CLI_FLAG,     /* no value: at and also become true */
+    CLI_CLEAR,    /* no value: at and also become false ("--no-pin") */
     CLI_UINT,     /* a whole number in [lo, hi] (tp_parse_u64), into an integer field of any
                      width */
+    CLI_REAL,     /* a number in [min, max] (strtod), into a double or a float */
     CLI_SIZE,     /* a size (tp_parse_size): bytes into a uint64_t */
     CLI_DURATION, /* a duration (tp_parse_duration; at least lo ns when lo is not 0, as
                      tp_parse_duration_min): ns into a uint64_t */
@@ -31,7 +35,8 @@ enum cli_kind {
     CLI_CHOICE,   /* one of values: its index into the integer field at, when there is one */
     CLI_CALL,     /* a value that the row's check alone parses and stores */
     CLI_TEXT,     /* no option: help, printed as it is where the row stands */
-    CLI_SEE,      /* no option: one more --help entry for an option of an earlier row */
+    CLI_SEE,      /* no option: one more --help entry for an option of an earlier row, or
+                     of struct cli_cmd's more */
 };
 
 /* A field of the options struct: its offset plus one (0: none) and size. */
@@ -50,6 +55,7 @@ struct cli_opt {
     const char *arg;  /* --help's name for the value ("N", "SIZE"); NULL for a flag */
     struct cli_field at, also, given, text;
     uint64_t lo, hi;           /* CLI_UINT's range; CLI_DURATION's least (lo) */
+    double min, max;           /* CLI_REAL's range */
     const char *const *values; /* CLI_CHOICE's, NULL-terminated */
     const char *def; /* the default, as it would be typed (cli_opts_defaults); "{}" in help */
     /* After the value is stored (CLI_CALL: instead): further checks, or
@@ -60,7 +66,8 @@ struct cli_opt {
      * column, "{}" stands for def. NULL: the option has no line in --help.
      * CLI_TEXT: the text, printed as it is. */
     const char *help;
-    bool every; /* every subcommand takes it: struct cli_cmd's takes is not asked */
+    bool every;        /* every subcommand takes it: struct cli_cmd's takes is not asked */
+    const char *alias; /* another long name of the same option, or NULL; not in --help */
 };
 
 /* A command: its rows and how its --help and errors are spelled. */
@@ -75,6 +82,12 @@ struct cli_cmd {
     /* Whether the subcommand in opts takes the option of row o: 0, or
      * TP_EUSAGE naming it; asked before its value is read. NULL: all. */
     int (*takes)(const struct cli_opt *o, const void *opts, tp_error *err);
+    /* Options that are not rows (the group options of cli.h): getopt_long
+     * entries ended by a zeroed one, their letters ("n:P:"), and what
+     * takes them: 0, TP_EUSAGE, or 1 when opt is not one of them. */
+    const struct option *more;
+    const char *more_letters;
+    int (*more_opt)(void *opts, int opt, const char *arg, tp_error *err);
 };
 
 /* Each row's def into opts, parsed as a typed value would be (its fields

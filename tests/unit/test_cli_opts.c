@@ -3,7 +3,8 @@
  * range, a choice not offered, a missing value and an unknown option
  * (both spellings), the defaults, a subcommand's takes hook, and the
  * option lines of --help (the column, the long name that reaches it, the
- * continued lines, "{}" as the default, hidden rows, text rows). */
+ * continued lines, "{}" as the default, hidden rows, text rows), an
+ * alias, and the options of struct cli_cmd's more beside the rows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <getopt.h>
 
 #include "opts.h"
+#include "tp/units.h"
 #include "tp_test.h"
 
 struct o {
@@ -24,6 +26,10 @@ struct o {
     int mode_i;
     bool during;
     const char *json;
+    bool pin;
+    double scale;
+    float lr;
+    int more_n;
 };
 
 static int half_check(const char *arg, void *opts, tp_error *err)
@@ -64,6 +70,11 @@ static const struct cli_opt rows[] = {
     {CLI_CHOICE, "during", 0, "checkpoint", .given = F(during), .values = only,
      .help = "a choice of one"},
     {CLI_CALL, "call", 0, "X", .check = call_parse, .help = "its own parser"},
+    {CLI_CLEAR, "no-pin", .at = F(pin), .help = "clears a bool"},
+    {CLI_REAL, "scale", 0, "S", F(scale), .min = 1e-6, .max = 1, .def = "0.1",
+     .help = "a double (default {})"},
+    {CLI_REAL, "lr", 0, "X", F(lr), .min = 1e-9, .max = 1e6, .alias = "rate", .help = "a float"},
+    {CLI_SEE, "more", 'm', "N", .help = "parsed by more_opt"},
     {CLI_STRING, "hidden", 0, "X", F(name), .help = NULL},
     {CLI_TEXT, .help = "\nmore:\n"},
     {CLI_SEE, "flag", .help = "the flag again, other words"},
@@ -71,7 +82,21 @@ static const struct cli_opt rows[] = {
     {CLI_END},
 };
 
-static const struct cli_cmd cmd = {"t", rows, 24, .takes = NULL};
+/* -m N and --more N: options that are not rows */
+static int more_opt(void *opts, int opt, const char *arg, tp_error *err)
+{
+    if (opt != 'm' && opt != 1024)
+        return 1;
+    uint64_t v;
+    int rc = tp_parse_u64(arg, "--more", 0, 9, &v, err);
+    ((struct o *)opts)->more_n = (int)v;
+    return rc;
+}
+
+static const struct option more_longs[] = {{"more", required_argument, NULL, 1024},
+                                           {NULL, 0, NULL, 0}};
+static const struct cli_cmd cmd = {
+    "t", rows, 24, .more = more_longs, .more_letters = "m:", .more_opt = more_opt};
 static const struct cli_cmd quoted = {"t", rows, 24, .quoted_errors = true};
 
 /* parse the NULL-terminated words after "t" into *o (defaults first) */
@@ -132,6 +157,34 @@ static void test_each_kind(void **state)
     TP_EQ_INT(PARSE(&o, &err, "--small", "7"), 0);
     TP_EQ_INT(o.small, 7);
     TP_EQ_INT(o.n, 4);
+}
+
+static void test_real_clear_alias_more(void **state)
+{
+    (void)state;
+    struct o o;
+    tp_error err;
+    TP_EQ_INT(PARSE(&o, &err, "--no-pin"), 0);
+    assert_false(o.pin);
+    TP_NEAR_REL(o.scale, 0.1, 0);
+    TP_EQ_INT(PARSE(&o, &err, "--scale", "1e-3", "--rate", "0.5", "-m", "7"), 0);
+    TP_NEAR_REL(o.scale, 1e-3, 0);
+    TP_NEAR_REL(o.lr, 0.5, 0);
+    TP_EQ_INT(o.more_n, 7);
+    TP_EQ_INT(PARSE(&o, &err, "--more", "3", "--lr", "2"), 0);
+    TP_EQ_INT(o.more_n, 3);
+    TP_NEAR_REL(o.lr, 2, 0);
+    TP_EQ_INT(PARSE(&o, &err, "--scale", "2"), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "--scale 2: a number in [1e-06, 1]");
+    TP_EQ_INT(PARSE(&o, &err, "--scale", "0.5x"), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "--scale 0.5x: a number in [1e-06, 1]");
+    /* an alias is spelled by the row's name in its errors */
+    TP_EQ_INT(PARSE(&o, &err, "--rate", "0"), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "--lr 0: a number in [1e-09, 1e+06]");
+    TP_EQ_INT(PARSE(&o, &err, "--more", "10"), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "--more: '10' is out of range 0..9");
+    TP_EQ_INT(PARSE(&o, &err, "-m"), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "-m: needs a value");
 }
 
 static void test_bad_values(void **state)
@@ -245,6 +298,10 @@ static void test_help(void **state)
                    "      --reduce MODE     plain, exact or arrival\n"
                    "      --during checkpoint  a choice of one\n"
                    "      --call X          its own parser\n"
+                   "      --no-pin          clears a bool\n"
+                   "      --scale S         a double (default 0.1)\n"
+                   "      --lr X            a float\n"
+                   "  -m, --more N          parsed by more_opt\n"
                    "\n"
                    "more:\n"
                    "      --flag            the flag again, other words\n"
@@ -263,7 +320,7 @@ int main(void)
         cmocka_unit_test(test_defaults),   cmocka_unit_test(test_each_kind),
         cmocka_unit_test(test_bad_values), cmocka_unit_test(test_getopt_errors),
         cmocka_unit_test(test_takes),      cmocka_unit_test(test_bad_default),
-        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_help),       cmocka_unit_test(test_real_clear_alias_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
