@@ -12,8 +12,9 @@
 #                network), masked by mask.py
 #   runs/*.txt   each run's exit code, stdout and stderr, the work folder and
 #                this tree's path masked
-#   runs/refusals-*  runs of net, io and step refused before they measure: what
-#                each said, its exit code and its failed document
+#   runs/refusals-*  runs of net, io, step and coll refused before they
+#                measure: what each said, its exit code and its failed
+#                document
 # The fixtures are this script's tree's, whichever binary is captured, so
 # two binaries are fed the same bytes.
 set -uo pipefail
@@ -275,5 +276,39 @@ step extra
 step --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms
 step --json refused.json --steps 0
 step --steps 0 --json refused.json
+step --busy-poll
+step --bu
 EOF_STEP
+refusals coll <<'EOF_COLL'
+coll --bogus
+coll -t tcp
+coll -o bogus
+coll --op
+coll -s 8G
+coll -s x
+coll -d f8
+coll --redop xor
+coll -r 2000
+coll --iters 0
+coll -T 0
+coll -w 100001
+coll --chunk 1KB
+coll --repro fast
+coll --re x
+coll --backend bogus
+coll --mem gpu
+coll --inject-delay x
+coll -n 0
+coll -n 2000
+coll -n
+coll -P
+coll --timeout 0
+coll --gpu 5000
+coll --launcher bogus
+coll --intra bogus
+coll --shm-stores bogus
+coll extra
+coll --json refused.json --iters 0
+coll --iters 0 --json refused.json
+EOF_COLL
 exit 0
