@@ -179,7 +179,7 @@ static const struct cli_opt rows[] = {
     {CLI_END},
 };
 
-static const struct cli_cmd net_cmd = {"net", rows, 24, .quoted_errors = true};
+static const struct cli_cmd net_cmd = {"net", rows, 24, .errors = CLI_ERRORS_QUOTED};
 
 /* Cross-option rules, after every option is known. */
 static int validate(struct parsed *p, int argc, char **argv, tp_error *err)

@@ -138,89 +138,121 @@ static int take(const struct cli_opt *o, const char *arg, bool dflt, void *opts,
     return o->check ? o->check(arg, opts, err) : 0;
 }
 
+/* cmd's table t: its own rows (0) or the group's (1), and where in opts
+ * the table's fields are */
+static const struct cli_opt *table(const struct cli_cmd *cmd, int t)
+{
+    return t == 0 ? cmd->opts : cmd->group;
+}
+
+static void *base(const struct cli_cmd *cmd, int t, void *opts)
+{
+    return t == 0 ? opts : (char *)opts + cmd->group_at;
+}
+
 int cli_opts_defaults(const struct cli_cmd *cmd, void *opts, tp_error *err)
 {
-    for (const struct cli_opt *o = cmd->opts; o->kind != CLI_END; o++) {
-        if (!is_option(o) || !o->def)
-            continue;
-        int rc =
-            o->kind == CLI_CALL ? o->check(o->def, opts, err) : take(o, o->def, true, opts, err);
-        if (rc != 0)
-            return tp_error_set(err, TP_EUSAGE, "trainpath %s --%s: bad default '%s'", cmd->name,
-                                o->name, o->def);
+    for (int t = 0; t < 2; t++) {
+        for (const struct cli_opt *o = table(cmd, t); o && o->kind != CLI_END; o++) {
+            if (!is_option(o) || !o->def)
+                continue;
+            void *b = base(cmd, t, opts);
+            int rc = o->kind == CLI_CALL ? o->check(o->def, b, err) : take(o, o->def, true, b, err);
+            if (rc != 0)
+                return tp_error_set(err, TP_EUSAGE, "trainpath %s --%s: bad default '%s'",
+                                    cmd->name, o->name, o->def);
+        }
     }
     return 0;
 }
 
 const struct cli_opt *cli_opts_find(const struct cli_cmd *cmd, const char *name)
 {
-    for (const struct cli_opt *o = cmd->opts; o->kind != CLI_END; o++)
-        if (is_option(o) && strcmp(o->name, name) == 0)
-            return o;
+    for (int t = 0; t < 2; t++)
+        for (const struct cli_opt *o = table(cmd, t); o && o->kind != CLI_END; o++)
+            if (is_option(o) && strcmp(o->name, name) == 0)
+                return o;
     return NULL;
 }
 
 static int unknown(const struct cli_cmd *cmd, const char *what, tp_error *err)
 {
-    if (cmd->quoted_errors)
+    if (cmd->errors == CLI_ERRORS_QUOTED)
         return tp_error_set(err, TP_EUSAGE, "unknown option '%s' (see trainpath %s --help)", what,
                             cmd->name);
+    if (cmd->errors == CLI_ERRORS_BARE)
+        return tp_error_set(err, TP_EUSAGE, "unknown option '%s'", what);
     return tp_error_set(err, TP_EUSAGE, "%s: unknown option (see trainpath %s --help)", what,
                         cmd->name);
 }
 
 static int no_value(const struct cli_cmd *cmd, const char *what, tp_error *err)
 {
-    if (cmd->quoted_errors)
+    if (cmd->errors == CLI_ERRORS_QUOTED)
         return tp_error_set(err, TP_EUSAGE, "option '%s' needs a value", what);
+    if (cmd->errors == CLI_ERRORS_BARE)
+        return tp_error_set(err, TP_EUSAGE, "%s needs a value", what);
     return tp_error_set(err, TP_EUSAGE, "%s: needs a value", what);
 }
 
 /* getopt_long's tables of cmd's rows: a long option each (its letter, or
- * ROW_VAL + its index, as val; an alias the same), the letters in shorts;
- * --help and -h, then cmd's more */
+ * ROW_VAL + MAX_ROWS * table + index, as val; an alias the same), the
+ * letters in shorts; --help and -h */
 static int getopt_tables(const struct cli_cmd *cmd, struct option *longs, char *shorts,
                          tp_error *err)
 {
-    const struct cli_opt *rows = cmd->opts;
     size_t n = 0, ns = 0;
     shorts[ns++] = ':';
-    for (size_t i = 0; rows[i].kind != CLI_END; i++) {
-        if (i >= MAX_ROWS) /* its val would reach the group's (cli.h) */
-            return tp_error_set(err, TP_EUSAGE, "trainpath %s: over %d rows", cmd->name, MAX_ROWS);
-        if (!is_option(&rows[i]))
-            continue;
-        int key = rows[i].key ? rows[i].key : ROW_VAL + (int)i;
-        int has_arg = takes_value(&rows[i]) ? required_argument : no_argument;
-        longs[n++] = (struct option){rows[i].name, has_arg, NULL, key};
-        if (rows[i].alias)
-            longs[n++] = (struct option){rows[i].alias, has_arg, NULL, key};
-        if (rows[i].key) {
-            shorts[ns++] = (char)rows[i].key;
-            if (takes_value(&rows[i]))
-                shorts[ns++] = ':';
+    for (int t = 0; t < 2; t++) {
+        const struct cli_opt *rows = table(cmd, t);
+        for (size_t i = 0; rows && rows[i].kind != CLI_END; i++) {
+            if (i >= MAX_ROWS)
+                return tp_error_set(err, TP_EUSAGE, "trainpath %s: over %d rows", cmd->name,
+                                    MAX_ROWS);
+            if (!is_option(&rows[i]))
+                continue;
+            int key = rows[i].key ? rows[i].key : ROW_VAL + t * MAX_ROWS + (int)i;
+            int has_arg = takes_value(&rows[i]) ? required_argument : no_argument;
+            longs[n++] = (struct option){rows[i].name, has_arg, NULL, key};
+            if (rows[i].alias)
+                longs[n++] = (struct option){rows[i].alias, has_arg, NULL, key};
+            if (rows[i].key) {
+                shorts[ns++] = (char)rows[i].key;
+                if (takes_value(&rows[i]))
+                    shorts[ns++] = ':';
+            }
         }
     }
     longs[n++] = (struct option){"help", no_argument, NULL, 'h'};
-    for (const struct option *m = cmd->more; m && m->name && n < 2 * MAX_ROWS; m++)
-        longs[n++] = *m;
     longs[n] = (struct option){NULL, 0, NULL, 0};
     shorts[ns++] = 'h';
-    for (const char *l = cmd->more_letters; l && *l && ns < 3 * MAX_ROWS; l++)
-        shorts[ns++] = *l;
     shorts[ns] = 0;
     return 0;
 }
 
+/* The row getopt_long answered opt for, and its table (*t); NULL for an
+ * unknown option */
+static const struct cli_opt *row_of(const struct cli_cmd *cmd, int opt, int *t)
+{
+    if (opt >= ROW_VAL && opt < ROW_VAL + 2 * MAX_ROWS) {
+        *t = (opt - ROW_VAL) / MAX_ROWS;
+        return &table(cmd, *t)[(opt - ROW_VAL) % MAX_ROWS];
+    }
+    for (*t = 0; *t < 2 && opt != '?'; (*t)++)
+        for (const struct cli_opt *o = table(cmd, *t); o && o->kind != CLI_END; o++)
+            if (is_option(o) && o->key == opt)
+                return o;
+    return NULL;
+}
+
 int cli_opts_parse(const struct cli_cmd *cmd, int argc, char **argv, void *opts, tp_error *err)
 {
-    struct option longs[2 * MAX_ROWS + 2];
-    char shorts[3 * MAX_ROWS + 4];
-    const struct cli_opt *rows = cmd->opts;
+    struct option longs[4 * MAX_ROWS + 2];
+    char shorts[6 * MAX_ROWS + 4];
     int rc = getopt_tables(cmd, longs, shorts, err);
     if (rc)
         return rc;
-    int opt;
+    int opt, t;
     opterr = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
@@ -230,38 +262,27 @@ int cli_opts_parse(const struct cli_cmd *cmd, int argc, char **argv, void *opts,
         }
         if (opt == ':')
             return no_value(cmd, argv[optind - 1], err);
-        const struct cli_opt *o = NULL;
-        if (opt >= ROW_VAL && opt < ROW_VAL + MAX_ROWS)
-            o = &rows[opt - ROW_VAL];
-        else if (opt != '?')
-            for (o = rows; o->kind != CLI_END && !(is_option(o) && o->key == opt); o++)
-                ;
-        if ((!o || o->kind == CLI_END) && cmd->more_opt &&
-            (rc = cmd->more_opt(opts, opt, optarg, err)) != 1) {
-            if (rc)
-                return rc;
-            continue;
-        }
-        if (!o || o->kind == CLI_END)
+        const struct cli_opt *o = row_of(cmd, opt, &t);
+        if (!o)
             return unknown(cmd, argv[optind - 1], err);
         rc = !o->every && cmd->takes ? cmd->takes(o, opts, err) : 0;
         if (rc == 0)
-            rc = take(o, optarg, false, opts, err);
+            rc = take(o, optarg, false, base(cmd, t, opts), err);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-/* "  -p, --port N" or "      --rma", the help from col, each of its lines
- * continued at col, "{}" the default */
-static void usage_line(const struct cli_opt *o, int col, FILE *f)
+/* "  -p, --port N" or "      --rma" (o's), the help (h's) from col, each
+ * of its lines continued at col, "{}" the default */
+static void usage_line(const struct cli_opt *o, const struct cli_opt *h, int col, FILE *f)
 {
     int n = o->key ? fprintf(f, "  -%c, --%s", o->key, o->name) : fprintf(f, "      --%s", o->name);
     if (o->arg)
         n += fprintf(f, " %s", o->arg);
     fprintf(f, "%*s", n < col ? col - n : 2, "");
-    for (const char *s = o->help; *s; s++) {
+    for (const char *s = h->help; *s; s++) {
         if (*s == '\n') {
             fprintf(f, "\n%*s", col, "");
         } else if (s[0] == '{' && s[1] == '}' && o->def) {
@@ -277,9 +298,10 @@ static void usage_line(const struct cli_opt *o, int col, FILE *f)
 void cli_opts_usage(const struct cli_cmd *cmd, FILE *f)
 {
     for (const struct cli_opt *o = cmd->opts; o->kind != CLI_END; o++) {
+        const struct cli_opt *row = o->kind == CLI_SEE ? cli_opts_find(cmd, o->name) : o;
         if (o->kind == CLI_TEXT)
             fputs(o->help, f);
         else if (o->help)
-            usage_line(o, cmd->help_col, f);
+            usage_line(row ? row : o, o, cmd->help_col, f);
     }
 }

@@ -15,8 +15,6 @@
 
 #include "tp/error.h"
 
-struct option;
-
 /* What a row takes and where it goes. A row's fields are "at" (the value),
  * "also" (the same value again: an option that two structs read), "given"
  * (a bool set when the option appears) and "text" (the argument as typed,
@@ -35,8 +33,8 @@ enum cli_kind {
     CLI_CHOICE,   /* one of values: its index into the integer field at, when there is one */
     CLI_CALL,     /* a value that the row's check alone parses and stores */
     CLI_TEXT,     /* no option: help, printed as it is where the row stands */
-    CLI_SEE,      /* no option: one more --help entry for an option of an earlier row, or
-                     of struct cli_cmd's more */
+    CLI_SEE,      /* no option: the --help entry, with this row's help, of the option of
+                     that name (a row shown twice, or one of struct cli_cmd's group) */
 };
 
 /* A field of the options struct: its offset plus one (0: none) and size. */
@@ -70,24 +68,26 @@ struct cli_opt {
     const char *alias; /* another long name of the same option, or NULL; not in --help */
 };
 
+/* How a command spells the two errors of getopt: "-p: needs a value" and
+ * "--x: unknown option (see trainpath io --help)" (io, step); net's
+ * "option '-p' needs a value" and "unknown option '--x' (see trainpath net
+ * --help)"; coll's "-p needs a value" and "unknown option '--x'". */
+enum cli_errors { CLI_ERRORS_COLON = 0, CLI_ERRORS_QUOTED, CLI_ERRORS_BARE };
+
 /* A command: its rows and how its --help and errors are spelled. */
 struct cli_cmd {
     const char *name; /* "io": in "(see trainpath io --help)" */
     const struct cli_opt *opts;
     int help_col; /* the column of the help text in --help */
-    /* net's spelling of the two getopt errors: "option '-p' needs a value"
-     * and "unknown option '--x' (see trainpath net --help)"; otherwise
-     * "-p: needs a value" and "--x: unknown option (see trainpath io --help)" */
-    bool quoted_errors;
+    enum cli_errors errors;
     /* Whether the subcommand in opts takes the option of row o: 0, or
      * TP_EUSAGE naming it; asked before its value is read. NULL: all. */
     int (*takes)(const struct cli_opt *o, const void *opts, tp_error *err);
-    /* Options that are not rows (the group options of cli.h): getopt_long
-     * entries ended by a zeroed one, their letters ("n:P:"), and what
-     * takes them: 0, TP_EUSAGE, or 1 when opt is not one of them. */
-    const struct option *more;
-    const char *more_letters;
-    int (*more_opt)(void *opts, int opt, const char *arg, tp_error *err);
+    /* Rows of options shared with other commands (cli_group_rows), their
+     * fields at group_at in opts; parsed as the command's own, shown in
+     * --help where a CLI_SEE row names them. NULL: none. */
+    const struct cli_opt *group;
+    size_t group_at;
 };
 
 /* Each row's def into opts, parsed as a typed value would be (its fields
@@ -109,7 +109,7 @@ int cli_opts_parse(const struct cli_cmd *cmd, int argc, char **argv, void *opts,
  * at the column, "{}" is the row's def), a CLI_TEXT row as it is. */
 void cli_opts_usage(const struct cli_cmd *cmd, FILE *f);
 
-/* The row of cmd named name (a long name), or NULL. */
+/* The row of cmd or of its group named name (a long name), or NULL. */
 const struct cli_opt *cli_opts_find(const struct cli_cmd *cmd, const char *name);
 
 #endif

@@ -2,11 +2,12 @@
  * Options are parsed and checked before any rank starts; ranks come from a
  * local fork, mpirun/srun or a torchrun-style environment, as for coll. What
  * follows from the options, the run, the table and the document are the
- * library's (tp_step_prepare, tp_step_main). Each of step's own options is
- * a row of one table (opts.h), which --help is written from; the group's
- * are cli_group_opt's. */
+ * library's (tp_step_prepare, tp_step_main). Each option is a row of one
+ * table (opts.h), the group's of cli_group_rows, which --help is written
+ * from. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +40,6 @@ static int engine_check(const char *arg, void *opts, tp_error *err)
     return tp_ioq_engine_check(arg, err);
 }
 
-/* the group options (cli.h), parsed by cli_group_opt */
-static int group_opt(void *opts, int opt, const char *arg, tp_error *err)
-{
-    return cli_group_opt(&((struct parsed *)opts)->g, opt, arg, err);
-}
-
-static const struct option group_longs[] = {CLI_GROUP_LONG_OPTS, {NULL, 0, NULL, 0}};
-
 #define P(f) CLI_AT(struct parsed, f)
 static const char *const reduces[] = {"plain", "exact", "arrival", NULL}; /* enum tp_step_reduce */
 static const char *const wheres[] = {"cpu", "gpu", NULL};
@@ -64,7 +57,7 @@ static const struct cli_opt rows[] = {
          "calibrated CPU work, the gradient allreduced in buckets (overlapped with the\n"
          "compute, as DDP does), the update, and every K steps a checkpoint.\n"
          "\n"},
-    {CLI_SEE, "ranks", 'n', "N", .help = "local ranks (default 2; mpirun/srun/env as for coll)"},
+    {CLI_SEE, "ranks", .help = "local ranks (default 2; mpirun/srun/env as for coll)"},
     {CLI_STRING, "preset", 0, "NAME", P(s.preset),
      .help = "resnet50, llm-1.3b, unet3d (shapes from public figures)"},
     {CLI_STRING, "workload", 0, "FILE", P(s.workload),
@@ -147,19 +140,19 @@ static const struct cli_opt rows[] = {
              "host memory) or nccl (needs the gradient on the GPU)"},
     {CLI_UINT, "gemm-size", 0, "N", P(s.o.gemm_n), .lo = 16, .hi = 16384,
      .help = "matrix side of the GPU compute (default: calibrated)"},
-    {CLI_SEE, "gpu", 0, "N", .help = "device index (default: the rank's index on its host)"},
+    {CLI_SEE, "gpu", .help = "device index (default: the rank's index on its host)"},
     {CLI_TEXT,
      .help = "      --launcher L, --key-file F, --transport T, -P/--provider NAME, --intra M,\n"
              "      --shm-stores S, --bind ADDR, --timeout DUR   as for trainpath coll\n"},
-    {CLI_SEE, "json", 0, "FILE", .help = "write the result document (atomically; - for stdout)"},
+    {CLI_SEE, "json", .help = "write the result document (atomically; - for stdout)"},
     {CLI_FLAG, "quiet", 'q', .at = P(quiet), .help = "no table"},
     {CLI_TEXT, .help = "Progress (steps done, time left) is shown on stderr when it is a terminal;\n"
                        "-q or --json - hide it.\n"},
     {CLI_END},
 };
 
-static const struct cli_cmd step_cmd = {"step", rows, 25, .more = group_longs,
-                                        .more_letters = "n:P:", .more_opt = group_opt};
+static const struct cli_cmd step_cmd = {"step", rows, 25, .group = cli_group_rows,
+                                        .group_at = offsetof(struct parsed, g)};
 
 static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 {

@@ -4,7 +4,7 @@
  * (both spellings), the defaults, a subcommand's takes hook, and the
  * option lines of --help (the column, the long name that reaches it, the
  * continued lines, "{}" as the default, hidden rows, text rows), an
- * alias, and the options of struct cli_cmd's more beside the rows. */
+ * alias, and a group's rows (struct cli_cmd's group) beside the command's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +29,10 @@ struct o {
     bool pin;
     double scale;
     float lr;
-    int more_n;
+    struct grp {
+        int m;
+        uint64_t ns;
+    } grp;
 };
 
 static int half_check(const char *arg, void *opts, tp_error *err)
@@ -74,7 +77,7 @@ static const struct cli_opt rows[] = {
     {CLI_REAL, "scale", 0, "S", F(scale), .min = 1e-6, .max = 1, .def = "0.1",
      .help = "a double (default {})"},
     {CLI_REAL, "lr", 0, "X", F(lr), .min = 1e-9, .max = 1e6, .alias = "rate", .help = "a float"},
-    {CLI_SEE, "more", 'm', "N", .help = "parsed by more_opt"},
+    {CLI_SEE, "more", .help = "a group's row (default {})"},
     {CLI_STRING, "hidden", 0, "X", F(name), .help = NULL},
     {CLI_TEXT, .help = "\nmore:\n"},
     {CLI_SEE, "flag", .help = "the flag again, other words"},
@@ -82,22 +85,16 @@ static const struct cli_opt rows[] = {
     {CLI_END},
 };
 
-/* -m N and --more N: options that are not rows */
-static int more_opt(void *opts, int opt, const char *arg, tp_error *err)
-{
-    if (opt != 'm' && opt != 1024)
-        return 1;
-    uint64_t v;
-    int rc = tp_parse_u64(arg, "--more", 0, 9, &v, err);
-    ((struct o *)opts)->more_n = (int)v;
-    return rc;
-}
+/* a group's rows, their fields in struct grp */
+static const struct cli_opt grows[] = {
+    {CLI_UINT, "more", 'm', "N", CLI_AT(struct grp, m), .hi = 9, .def = "1"},
+    {CLI_DURATION, "deadline", 0, "DUR", CLI_AT(struct grp, ns), .lo = 1000000, .def = "2s"},
+    {CLI_END},
+};
 
-static const struct option more_longs[] = {{"more", required_argument, NULL, 1024},
-                                           {NULL, 0, NULL, 0}};
-static const struct cli_cmd cmd = {
-    "t", rows, 24, .more = more_longs, .more_letters = "m:", .more_opt = more_opt};
-static const struct cli_cmd quoted = {"t", rows, 24, .quoted_errors = true};
+static const struct cli_cmd cmd = {"t", rows, 24, .group = grows,
+                                   .group_at = offsetof(struct o, grp)};
+static const struct cli_cmd quoted = {"t", rows, 24, .errors = CLI_ERRORS_QUOTED};
 
 /* parse the NULL-terminated words after "t" into *o (defaults first) */
 static int parse_with(const struct cli_cmd *c, struct o *o, tp_error *err, const char *const *words)
@@ -159,7 +156,7 @@ static void test_each_kind(void **state)
     TP_EQ_INT(o.n, 4);
 }
 
-static void test_real_clear_alias_more(void **state)
+static void test_real_clear_alias_group(void **state)
 {
     (void)state;
     struct o o;
@@ -170,10 +167,15 @@ static void test_real_clear_alias_more(void **state)
     TP_EQ_INT(PARSE(&o, &err, "--scale", "1e-3", "--rate", "0.5", "-m", "7"), 0);
     TP_NEAR_REL(o.scale, 1e-3, 0);
     TP_NEAR_REL(o.lr, 0.5, 0);
-    TP_EQ_INT(o.more_n, 7);
-    TP_EQ_INT(PARSE(&o, &err, "--more", "3", "--lr", "2"), 0);
-    TP_EQ_INT(o.more_n, 3);
+    TP_EQ_INT(o.grp.m, 7);
+    TP_EQ_U64(o.grp.ns, 2000000000ull); /* a group row's default */
+    TP_EQ_INT(PARSE(&o, &err, "--more", "3", "--lr", "2", "--deadline", "1m"), 0);
+    TP_EQ_INT(o.grp.m, 3);
+    TP_EQ_U64(o.grp.ns, 60000000000ull);
     TP_NEAR_REL(o.lr, 2, 0);
+    assert_null(o.name); /* nothing written outside the group's struct */
+    TP_EQ_INT(PARSE(&o, &err, "--deadline", "0"), TP_EUSAGE);
+    TP_EQ_STR(err.msg, "--deadline: '0' is below 1 ms");
     TP_EQ_INT(PARSE(&o, &err, "--scale", "2"), TP_EUSAGE);
     TP_EQ_STR(err.msg, "--scale 2: a number in [1e-06, 1]");
     TP_EQ_INT(PARSE(&o, &err, "--scale", "0.5x"), TP_EUSAGE);
@@ -301,10 +303,10 @@ static void test_help(void **state)
                    "      --no-pin          clears a bool\n"
                    "      --scale S         a double (default 0.1)\n"
                    "      --lr X            a float\n"
-                   "  -m, --more N          parsed by more_opt\n"
+                   "  -m, --more N          a group's row (default 1)\n"
                    "\n"
                    "more:\n"
-                   "      --flag            the flag again, other words\n"
+                   "  -f, --flag            the flag again, other words\n"
                    "      --json FILE       every subcommand's\n");
     free(buf);
     /* --help: the same on stdout, and 1 */
@@ -320,7 +322,7 @@ int main(void)
         cmocka_unit_test(test_defaults),   cmocka_unit_test(test_each_kind),
         cmocka_unit_test(test_bad_values), cmocka_unit_test(test_getopt_errors),
         cmocka_unit_test(test_takes),      cmocka_unit_test(test_bad_default),
-        cmocka_unit_test(test_help),       cmocka_unit_test(test_real_clear_alias_more),
+        cmocka_unit_test(test_help),       cmocka_unit_test(test_real_clear_alias_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
