@@ -54,6 +54,10 @@ bool cli_refusal_path_ok(const char *json);
 int cli_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
                  size_t nin);
 
+/* The check of an --engine row (opts.h) of io and step: the engine's name
+ * (tp_ioq_engine_check). */
+int cli_engine_check(const char *arg, void *opts, tp_error *err);
+
 /* Where a command's table for people goes: stderr when the document goes
  * to stdout (--json -), so that stdout carries only the document; else
  * stdout. */

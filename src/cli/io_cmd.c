@@ -26,12 +26,6 @@ struct parsed {
     bool quiet;
 };
 
-static int engine_check(const char *arg, void *opts, tp_error *err)
-{
-    (void)opts;
-    return tp_ioq_engine_check(arg, err);
-}
-
 static int bs_check(const char *arg, void *opts, tp_error *err)
 {
     if (((struct parsed *)opts)->o.c.bs > (1u << 30))
@@ -103,7 +97,7 @@ static const struct cli_opt rows[] = {
              "needs --destroy-data; refused when mounted or holding a\n"
              "partition table or filesystem"},
     {CLI_FLAG, "destroy-data", .at = P(o.c.target.destroy_data)},
-    {CLI_STRING, "engine", 0, "E", P(o.c.engine), .check = engine_check, .def = "auto",
+    {CLI_STRING, "engine", 0, "E", P(o.c.engine), .check = cli_engine_check, .def = "auto",
      .help = "{} (default: io_uring, else psync), io_uring, psync"},
     {CLI_UINT, "qd", 0, "N", P(o.c.qd), .given = P(o.have_qd), .lo = 1, .hi = 4096,
      .help = "requests in flight per job (default: checkpoint 8,\ndataset 32)"},

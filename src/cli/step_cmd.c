@@ -17,7 +17,6 @@
 #include "tp/boot.h"
 #include "tp/result.h"
 #include "tp/step.h"
-#include "tp/storage.h"
 #include "tp/units.h"
 
 struct parsed {
@@ -32,12 +31,6 @@ static int delay_parse(const char *arg, void *opts, tp_error *err)
     if (s->ndelays == TP_STEP_MAX_DELAYS)
         return tp_error_set(err, TP_EUSAGE, "--inject-delay: at most %d", TP_STEP_MAX_DELAYS);
     return tp_step_parse_delay(arg, &s->delays[s->ndelays++], err);
-}
-
-static int engine_check(const char *arg, void *opts, tp_error *err)
-{
-    (void)opts;
-    return tp_ioq_engine_check(arg, err);
 }
 
 #define P(f) CLI_AT(struct parsed, f)
@@ -117,7 +110,7 @@ static const struct cli_opt rows[] = {
      .help = "batches the loader reads ahead (default {})"},
     {CLI_UINT, "qd", 0, "N", P(s.o.qd), .lo = 1, .hi = 1024, .def = "16",
      .help = "loader reads in flight (default {})"},
-    {CLI_STRING, "engine", 0, "E", P(s.o.engine), .check = engine_check,
+    {CLI_STRING, "engine", 0, "E", P(s.o.engine), .check = cli_engine_check,
      .help = "auto, io_uring, psync"},
     {CLI_FLAG, "direct", .at = P(s.o.direct), .help = "O_DIRECT dataset reads"},
     {CLI_FLAG, "no-io", .at = P(s.o.no_io),
