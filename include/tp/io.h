@@ -87,7 +87,9 @@ int tp_io_commit(const struct tp_commit_opts *o, json_t *results, tp_error *err)
 struct tp_io_workload;
 
 /* One invocation's options, whichever workload it runs; each workload's
- * tp_*_opts gets c copied in when it runs. */
+ * tp_*_opts gets c copied in when it runs. The defaults are those of the
+ * option rows of `trainpath io` (src/cli/io_cmd.c), where each option is
+ * declared once. */
 struct tp_io_opts {
     const struct tp_io_workload *w;
     struct tp_io_common c;
@@ -108,8 +110,6 @@ const char *tp_io_workload_name(const struct tp_io_workload *w);
  * and sysfs-root. The CLI's own options (--json, --quiet) are not asked. */
 bool tp_io_workload_takes(const struct tp_io_workload *w, const char *option);
 
-/* Fill o with the defaults of every workload (o->w stays NULL). */
-void tp_io_opts_init(struct tp_io_opts *o);
 /* After parsing (o->w set): check what depends on several options (DIR or
  * --device, not both; --destroy-data only with --device; --during needs a
  * folder; info needs a PATH) and fill in the target and the workload's

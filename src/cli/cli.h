@@ -10,6 +10,7 @@
 #include "tp/error.h"
 #include "tp/file.h"
 #include "tp/group.h"
+#include "opts.h"
 
 /* Each command returns the process exit status. argv[0] is the command name. */
 int cmd_net(int argc, char **argv);
@@ -53,6 +54,10 @@ bool cli_refusal_path_ok(const char *json);
 int cli_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_file_arg *ins,
                  size_t nin);
 
+/* The check of an --engine row (opts.h) of io and step: the engine's name
+ * (tp_ioq_engine_check). */
+int cli_engine_check(const char *arg, void *opts, tp_error *err);
+
 /* Where a command's table for people goes: stderr when the document goes
  * to stdout (--json -), so that stdout carries only the document; else
  * stdout. */
@@ -66,43 +71,17 @@ bool cli_progress(bool quiet, const char *json);
 
 /* ---- the group options of coll and step (src/cli/group_opts.c) ---- */
 
-/* getopt codes of the group options, above every command's own. */
-enum {
-    CLI_OPT_LAUNCHER = 1024,
-    CLI_OPT_KEY,
-    CLI_OPT_TRANSPORT,
-    CLI_OPT_INTRA,
-    CLI_OPT_BIND,
-    CLI_OPT_TIMEOUT,
-    CLI_OPT_BUSY,
-    CLI_OPT_JSON,
-    CLI_OPT_GPU,
-    CLI_OPT_STORES,
-};
+/* The rows of the group options (opts.h; their fields those of struct
+ * tp_group_opts): -n/--ranks, --launcher, --key-file, --transport,
+ * -P/--provider, --intra, --shm-stores, --bind, --timeout, --json and
+ * --gpu, with their defaults; a command shows them in its --help by
+ * CLI_SEE rows, in its own words. --busy-poll, which only coll takes, is
+ * coll's row. */
+extern const struct cli_opt cli_group_rows[];
 
-/* The long options of every group command (its optstring has "n:" and
- * "P:" for -n and -P), and --busy-poll for those that take it. */
-#define CLI_GROUP_LONG_OPTS                                                                        \
-    {"ranks", required_argument, NULL, 'n'},                                                       \
-        {"launcher", required_argument, NULL, CLI_OPT_LAUNCHER},                                   \
-        {"key-file", required_argument, NULL, CLI_OPT_KEY},                                        \
-        {"transport", required_argument, NULL, CLI_OPT_TRANSPORT},                                 \
-        {"provider", required_argument, NULL, 'P'},                                                \
-        {"intra", required_argument, NULL, CLI_OPT_INTRA},                                         \
-        {"shm-stores", required_argument, NULL, CLI_OPT_STORES},                                   \
-        {"bind", required_argument, NULL, CLI_OPT_BIND},                                           \
-        {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
-        {"json", required_argument, NULL, CLI_OPT_JSON},                                           \
-        {"gpu", required_argument, NULL, CLI_OPT_GPU}
-#define CLI_GROUP_BUSY_POLL {"busy-poll", no_argument, NULL, CLI_OPT_BUSY}
-
-/* The defaults of a group's options: 2 local ranks, 30 s timeout, the GPU
- * by local rank. */
+/* The defaults of a group's options: its rows' (2 local ranks, 30 s
+ * timeout) and the GPU by local rank. */
 void cli_group_init(struct tp_group_opts *g);
-
-/* Take getopt's opt (with its argument arg) if it is a group option: 0, or
- * TP_EUSAGE naming the option and its bad value; 1 when opt is not one. */
-int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *err);
 
 /* After the command's own checks: -P implies --transport ofi unless
  * --transport says otherwise; the values of --intra, --shm-stores,

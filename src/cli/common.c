@@ -17,6 +17,7 @@
 #include "tp/log.h"
 #include "tp/progress.h"
 #include "tp/result.h"
+#include "tp/storage.h"
 #include "tp/text.h"
 
 int cli_fail(const tp_error *err)
@@ -82,6 +83,12 @@ int cli_distinct(const struct tp_file_arg *outs, size_t nout, const struct tp_fi
 {
     tp_error err = {0};
     return tp_file_distinct(outs, nout, ins, nin, &err) ? cli_fail(&err) : 0;
+}
+
+int cli_engine_check(const char *arg, void *opts, tp_error *err)
+{
+    (void)opts;
+    return tp_ioq_engine_check(arg, err);
 }
 
 FILE *cli_table_out(const char *json)

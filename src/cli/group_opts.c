@@ -1,11 +1,8 @@
 /* The options of a group of ranks (-n, --launcher, --key-file, --transport,
- * -P/--provider, --intra, --shm-stores, --bind, --timeout, --busy-poll,
- * --gpu, --json),
- * parsed once for every command that runs on one (coll, step) and handed
- * to the library as struct tp_group_opts. Each value is checked before any
- * rank starts. */
-#include <getopt.h>
-
+ * -P/--provider, --intra, --shm-stores, --bind, --timeout, --gpu, --json),
+ * declared once as rows (opts.h) for every command that runs on one (coll,
+ * step) and handed to the library as struct tp_group_opts. Each value is
+ * checked before any rank starts. */
 #include "cli.h"
 #include "tp/boot.h"
 #include "tp/chan.h"
@@ -14,43 +11,27 @@
 #include "tp/transport.h"
 #include "tp/units.h"
 
+#define G(f) CLI_AT(struct tp_group_opts, f)
+
+const struct cli_opt cli_group_rows[] = {
+    {CLI_UINT, "ranks", 'n', "N", G(nranks), .given = G(nranks_given), .lo = 1, .hi = 1024,
+     .def = "2"},
+    {CLI_STRING, "launcher", 0, .arg = "L", .at = G(launcher)},
+    {CLI_STRING, "key-file", 0, .arg = "F", .at = G(key_file)},
+    {CLI_STRING, "transport", 0, .arg = "T", .at = G(comm.transport)},
+    {CLI_STRING, "provider", 'P', .arg = "NAME", .at = G(comm.provider)},
+    {CLI_STRING, "intra", 0, .arg = "M", .at = G(comm.intra)},
+    {CLI_STRING, "shm-stores", 0, .arg = "S", .at = G(comm.shm_stores)},
+    {CLI_STRING, "bind", 0, .arg = "ADDR", .at = G(comm.bind_addr)},
+    {CLI_DURATION, "timeout", 0, "DUR", G(timeout_ns), .lo = 1000000, .def = "30s"},
+    {CLI_STRING, "json", 0, .arg = "FILE", .at = G(json)},
+    {CLI_UINT, "gpu", 0, .arg = "N", .at = G(gpu_device), .hi = 1023},
+    {CLI_END},
+};
+
 void cli_group_init(struct tp_group_opts *g)
 {
-    *g = (struct tp_group_opts){.nranks = 2, .timeout_ns = 30000000000ull, .gpu_device = -1};
-}
-
-int cli_group_opt(struct tp_group_opts *g, int opt, const char *arg, tp_error *err)
-{
-    struct tp_comm_opts *c = &g->comm;
-    uint64_t v;
-    int rc = 0;
-    switch (opt) {
-    case 'n':
-        rc = tp_parse_u64(arg, "--ranks", 1, 1024, &v, err);
-        g->nranks = (int)v;
-        g->nranks_given = true;
-        break;
-    case CLI_OPT_LAUNCHER: g->launcher = arg; break;
-    case CLI_OPT_KEY: g->key_file = arg; break;
-    case CLI_OPT_TRANSPORT: c->transport = arg; break;
-    case 'P': c->provider = arg; break;
-    case CLI_OPT_INTRA: c->intra = arg; break;
-    case CLI_OPT_STORES: c->shm_stores = arg; break;
-    case CLI_OPT_BIND: c->bind_addr = arg; break;
-    case CLI_OPT_TIMEOUT:
-        rc = tp_parse_duration(arg, "--timeout", &g->timeout_ns, err);
-        if (!rc && g->timeout_ns < 1000000)
-            rc = tp_error_set(err, TP_EUSAGE, "--timeout: '%s' is below 1 ms", arg);
-        break;
-    case CLI_OPT_BUSY: c->busy_poll = true; break;
-    case CLI_OPT_JSON: g->json = arg; break;
-    case CLI_OPT_GPU:
-        rc = tp_parse_u64(arg, "--gpu", 0, 1023, &v, err);
-        g->gpu_device = (int)v;
-        break;
-    default: return 1;
-    }
-    return rc;
+    *g = (struct tp_group_opts){.gpu_device = -1};
 }
 
 int cli_group_check(struct tp_group_opts *g, tp_error *err)

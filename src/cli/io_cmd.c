@@ -1,142 +1,149 @@
 /* trainpath io: the storage path. Workloads (checkpoint, dataset, commit)
- * and path identification (info). This file parses argv into a tp_io_opts;
- * the library (src/io/workload.c) says which options a workload takes,
+ * and path identification (info). This file parses argv into a tp_io_opts
+ * by one table of rows (opts.h), an option each with its default, which
+ * --help is written from; the library (src/io/workload.c) says which options a workload takes,
  * checks them together, builds the config document, runs and prints. Every
  * option is checked before anything is written; the result document is
  * written even when the run fails. */
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "tp/io.h"
 #include "tp/result.h"
 #include "tp/storage.h"
 #include "tp/units.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: trainpath io checkpoint DIR [--size SIZE] [--shards K] [--repeat R] [--verify]\n"
-            "       trainpath io dataset DIR [--records N] [--record-size SIZE] [--files F]\n"
-            "                                [--epochs E] [--during checkpoint]\n"
-            "       trainpath io commit DIR [--write-size SIZE] [--count N] [--sync MODE]\n"
-            "       trainpath io info PATH [--sysfs-root DIR] [--mountinfo FILE]\n"
-            "\n"
-            "checkpoint  write SIZE as K shard files, then commit: fdatasync every shard,\n"
-            "            metadata to a temporary file, fsync, rename, fsync the folder.\n"
-            "            Commit latency (first write to folder fsync) and its phases.\n"
-            "      --size SIZE        bytes per checkpoint (default 1G)\n"
-            "      --shards K         shard files (default 8)\n"
-            "      --repeat R         checkpoints (default 3)\n"
-            "      --verify           read each checkpoint back and check its checksums\n"
-            "      --keep             leave the checkpoints in DIR/trainpath-ckpt\n"
-            "dataset     N records in F files, every record read once per epoch in a seeded\n"
-            "            shuffled order: samples/s, per-read latency, epoch time.\n"
-            "      --records N        (default 65536)\n"
-            "      --record-size SIZE (default 4K)\n"
-            "      --files F          (default 16)\n"
-            "      --epochs E         (default 2)\n"
-            "      --verify           check every byte of every record (the header always)\n"
-            "      --during checkpoint  then read again while one checkpoint of --size and\n"
-            "                         --shards is written: how much the read p99 degrades\n"
-            "commit      small writes each made durable: the latency of one commit.\n"
-            "      --write-size SIZE  (default 4K)\n"
-            "      --count N          commits per job (default 1000)\n"
-            "      --time DUR         stop after DUR (with --count as a cap)\n"
-            "      --sync MODE        fdatasync (default), fsync, or dsync (O_DSYNC writes)\n"
-            "      --overwrite        lay the file out first, then overwrite it (as fio does);\n"
-            "                         the default appends, as a log does\n"
-            "info        the storage behind PATH: filesystem, block devices, NVMe controller,\n"
-            "            NVMe-oF transport, address, subsystem NQN, state, queues.\n"
-            "\n"
-            "Common options:\n"
-            "      --device DEV       a raw block device instead of DIR: its data is destroyed;\n"
-            "                         needs --destroy-data; refused when mounted or holding a\n"
-            "                         partition table or filesystem\n"
-            "      --engine E         auto (default: io_uring, else psync), io_uring, psync\n"
-            "      --qd N             requests in flight per job (default: checkpoint 8,\n"
-            "                         dataset 32)\n"
-            "      --jobs N           threads (default 1)\n"
-            "      --bs SIZE          block size of large writes (default 1M)\n"
-            "      --batch N          submit requests N at a time (default 1: each as soon as\n"
-            "                         it is queued, as fio does; 0: a whole queue at once)\n"
-            "      --direct           O_DIRECT (alignment from statx, else the logical block)\n"
-            "      --drop-cache       drop the files' cached pages before reading them\n"
-            "      --force            write even when SIZE exceeds the free space\n"
-            "      --seed N           data and shuffle seed (default 1)\n"
-            "      --timeout DUR      fail when no I/O completes for DUR (default 10m)\n"
-            "      --sysfs-root DIR   read /sys from a snapshot (tests, offline audits)\n"
-            "      --json FILE        write the result document (atomically; - for stdout)\n"
-            "  -q, --quiet            no table\n"
-            "Progress (checkpoints, epochs or commits done, time left) is shown on stderr\n"
-            "when it is a terminal; -q or --json - hide it.\n");
-}
-
-enum {
-    OPT_SIZE = 256, OPT_SHARDS, OPT_REPEAT, OPT_VERIFY, OPT_KEEP, OPT_RECORDS, OPT_RECSIZE,
-    OPT_FILES, OPT_EPOCHS, OPT_DURING, OPT_WSIZE, OPT_COUNT, OPT_TIME, OPT_SYNC, OPT_OVERWRITE,
-    OPT_DEVICE, OPT_DESTROY, OPT_ENGINE, OPT_QD, OPT_JOBS, OPT_BS, OPT_DIRECT, OPT_DROP,
-    OPT_FORCE, OPT_SEED, OPT_BATCH, OPT_TIMEOUT, OPT_SYSFS, OPT_MOUNTINFO, OPT_JSON,
-};
-
-static const struct option long_opts[] = {
-    {"size", required_argument, NULL, OPT_SIZE},
-    {"shards", required_argument, NULL, OPT_SHARDS},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"verify", no_argument, NULL, OPT_VERIFY},
-    {"keep", no_argument, NULL, OPT_KEEP},
-    {"records", required_argument, NULL, OPT_RECORDS},
-    {"record-size", required_argument, NULL, OPT_RECSIZE},
-    {"files", required_argument, NULL, OPT_FILES},
-    {"epochs", required_argument, NULL, OPT_EPOCHS},
-    {"during", required_argument, NULL, OPT_DURING},
-    {"write-size", required_argument, NULL, OPT_WSIZE},
-    {"count", required_argument, NULL, OPT_COUNT},
-    {"time", required_argument, NULL, OPT_TIME},
-    {"sync", required_argument, NULL, OPT_SYNC},
-    {"overwrite", no_argument, NULL, OPT_OVERWRITE},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"destroy-data", no_argument, NULL, OPT_DESTROY},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"qd", required_argument, NULL, OPT_QD},
-    {"jobs", required_argument, NULL, OPT_JOBS},
-    {"bs", required_argument, NULL, OPT_BS},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"direct", no_argument, NULL, OPT_DIRECT},
-    {"drop-cache", no_argument, NULL, OPT_DROP},
-    {"force", no_argument, NULL, OPT_FORCE},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"sysfs-root", required_argument, NULL, OPT_SYSFS},
-    {"mountinfo", required_argument, NULL, OPT_MOUNTINFO},
-    {"json", required_argument, NULL, OPT_JSON},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-/* The CLI's own options, which no workload is asked about. */
+/* The CLI's own options, which no workload is asked about, beside the
+ * workloads'. */
 struct parsed {
     struct tp_io_opts o;
     const char *json;
     bool quiet;
 };
 
-static const char *opt_name(int opt)
+static int bs_check(const char *arg, void *opts, tp_error *err)
 {
-    for (const struct option *o = long_opts; o->name; o++)
-        if (o->val == opt)
-            return o->name;
-    return "?";
+    if (((struct parsed *)opts)->o.c.bs > (1u << 30))
+        return tp_error_set(err, TP_EUSAGE, "--bs %s: at most 1G", arg);
+    return 0;
 }
+
+#define P(f) CLI_AT(struct parsed, f)
+static const char *const during_values[] = {"checkpoint", NULL};
+static const char *const sync_values[] = {"fdatasync", "fsync", "dsync", NULL};
+
+/* every option of every workload, in the order of --help; which workload
+ * takes which is the library's (tp_io_workload_takes) */
+static const struct cli_opt rows[] = {
+    {CLI_TEXT,
+     .help =
+         "usage: trainpath io checkpoint DIR [--size SIZE] [--shards K] [--repeat R] [--verify]\n"
+         "       trainpath io dataset DIR [--records N] [--record-size SIZE] [--files F]\n"
+         "                                [--epochs E] [--during checkpoint]\n"
+         "       trainpath io commit DIR [--write-size SIZE] [--count N] [--sync MODE]\n"
+         "       trainpath io info PATH [--sysfs-root DIR] [--mountinfo FILE]\n"
+         "\n"
+         "checkpoint  write SIZE as K shard files, then commit: fdatasync every shard,\n"
+         "            metadata to a temporary file, fsync, rename, fsync the folder.\n"
+         "            Commit latency (first write to folder fsync) and its phases.\n"},
+    {CLI_SIZE, "size", 0, "SIZE", P(o.ck.size), .def = "1G",
+     .help = "bytes per checkpoint (default {})"},
+    {CLI_UINT, "shards", 0, "K", P(o.ck.shards), .lo = 1, .hi = 4096, .def = "8",
+     .help = "shard files (default {})"},
+    {CLI_UINT, "repeat", 0, "R", P(o.ck.repeat), .lo = 1, .hi = 100000, .def = "3",
+     .help = "checkpoints (default {})"},
+    {CLI_FLAG, "verify", .at = P(o.ck.verify), .also = P(o.ds.verify),
+     .help = "read each checkpoint back and check its checksums"},
+    {CLI_FLAG, "keep", .at = P(o.ck.keep), .help = "leave the checkpoints in DIR/trainpath-ckpt"},
+    {CLI_TEXT,
+     .help = "dataset     N records in F files, every record read once per epoch in a seeded\n"
+             "            shuffled order: samples/s, per-read latency, epoch time.\n"},
+    {CLI_UINT, "records", 0, "N", P(o.ds.records), .lo = 1, .hi = UINT32_MAX - 1,
+     .def = "65536", .help = "(default {})"},
+    {CLI_SIZE, "record-size", 0, "SIZE", P(o.ds.record_size), .def = "4K",
+     .help = "(default {})"},
+    {CLI_UINT, "files", 0, "F", P(o.ds.files), .lo = 1, .hi = 4096, .def = "16",
+     .help = "(default {})"},
+    {CLI_UINT, "epochs", 0, "E", P(o.ds.epochs), .lo = 1, .hi = 100000, .def = "2",
+     .help = "(default {})"},
+    {CLI_SEE, "verify", .help = "check every byte of every record (the header always)"},
+    {CLI_CHOICE, "during", 0, "checkpoint", .given = P(o.ds.during_ckpt), .values = during_values,
+     .help = "then read again while one checkpoint of --size and\n"
+             "--shards is written: how much the read p99 degrades"},
+    {CLI_TEXT, .help = "commit      small writes each made durable: the latency of one commit.\n"},
+    {CLI_SIZE, "write-size", 0, "SIZE", P(o.cm.write_size), .def = "4K",
+     .help = "(default {})"},
+    {CLI_UINT, "count", 0, "N", P(o.cm.count), .lo = 1, .hi = 1u << 30, .def = "1000",
+     .help = "commits per job (default {})"},
+    {CLI_DURATION, "time", 0, "DUR", P(o.cm.time_ns), .lo = TP_DURATION_MIN_NS,
+     .help = "stop after DUR (with --count as a cap)"},
+    {CLI_CHOICE, "sync", 0, "MODE", .text = P(o.cm.sync), .values = sync_values,
+     .def = "fdatasync", .help = "{} (default), fsync, or dsync (O_DSYNC writes)"},
+    {CLI_FLAG, "overwrite", .at = P(o.cm.overwrite),
+     .help = "lay the file out first, then overwrite it (as fio does);\n"
+             "the default appends, as a log does"},
+    {CLI_TEXT,
+     .help = "info        the storage behind PATH: filesystem, block devices, NVMe controller,\n"
+             "            NVMe-oF transport, address, subsystem NQN, state, queues.\n"
+             "\n"
+             "Common options:\n"},
+    {CLI_STRING, "device", 0, "DEV", P(o.c.target.device),
+     .help = "a raw block device instead of DIR: its data is destroyed;\n"
+             "needs --destroy-data; refused when mounted or holding a\n"
+             "partition table or filesystem"},
+    {CLI_FLAG, "destroy-data", .at = P(o.c.target.destroy_data)},
+    {CLI_STRING, "engine", 0, "E", P(o.c.engine), .check = cli_engine_check, .def = "auto",
+     .help = "{} (default: io_uring, else psync), io_uring, psync"},
+    {CLI_UINT, "qd", 0, "N", P(o.c.qd), .given = P(o.have_qd), .lo = 1, .hi = 4096,
+     .help = "requests in flight per job (default: checkpoint 8,\ndataset 32)"},
+    {CLI_UINT, "jobs", 0, "N", P(o.c.jobs), .lo = 1, .hi = 256, .def = "1",
+     .help = "threads (default {})"},
+    {CLI_SIZE, "bs", 0, "SIZE", P(o.c.bs), .check = bs_check, .def = "1M",
+     .help = "block size of large writes (default {})"},
+    {CLI_UINT, "batch", 0, "N", P(o.c.batch), .hi = 4096, .def = "1",
+     .help = "submit requests N at a time (default {}: each as soon as\n"
+             "it is queued, as fio does; 0: a whole queue at once)"},
+    {CLI_FLAG, "direct", .at = P(o.c.direct), .also = P(o.c.target.direct),
+     .help = "O_DIRECT (alignment from statx, else the logical block)"},
+    {CLI_FLAG, "drop-cache", .at = P(o.c.drop_cache),
+     .help = "drop the files' cached pages before reading them"},
+    {CLI_FLAG, "force", .at = P(o.c.force), .help = "write even when SIZE exceeds the free space"},
+    {CLI_UINT, "seed", 0, "N", P(o.c.seed), .hi = INT64_MAX, .def = "1",
+     .help = "data and shuffle seed (default {})"},
+    {CLI_DURATION, "timeout", 0, "DUR", P(o.c.timeout_ns), .lo = TP_DURATION_MIN_NS,
+     .def = "10m", .help = "fail when no I/O completes for DUR (default {})"},
+    {CLI_STRING, "sysfs-root", 0, "DIR", P(o.c.sysfs_root),
+     .help = "read /sys from a snapshot (tests, offline audits)"},
+    {CLI_STRING, "mountinfo", 0, "FILE", P(o.mountinfo), .help = NULL},
+    {CLI_STRING, "json", 0, "FILE", P(json), .every = true,
+     .help = "write the result document (atomically; - for stdout)"},
+    {CLI_FLAG, "quiet", 'q', .at = P(quiet), .every = true, .help = "no table"},
+    {CLI_TEXT,
+     .help = "Progress (checkpoints, epochs or commits done, time left) is shown on stderr\n"
+             "when it is a terminal; -q or --json - hide it.\n"},
+    {CLI_END},
+};
+
+static int takes(const struct cli_opt *row, const void *opts, tp_error *err)
+{
+    const struct tp_io_workload *w = ((const struct parsed *)opts)->o.w;
+    if (!tp_io_workload_takes(w, row->name))
+        return tp_error_set(err, TP_EUSAGE, "--%s: not an option of io %s", row->name,
+                            tp_io_workload_name(w));
+    return 0;
+}
+
+static const struct cli_cmd io_cmd = {"io", rows, 25, .takes = takes};
 
 static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(argc < 2 ? stderr : stdout);
+        cli_opts_usage(&io_cmd, argc < 2 ? stderr : stdout);
         return argc < 2 ? tp_error_set(err, TP_EUSAGE, "io: which workload? checkpoint, dataset, "
                                                        "commit or info")
                         : 1;
@@ -148,100 +155,7 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
                                             "commit, info)", argv[1]);
     argc--;
     argv++;
-    struct tp_io_common *c = &o->c;
-    uint64_t v;
-    int rc = 0, opt;
-    opterr = 0;
-    optind = 1;
-    while (rc == 0 && (opt = getopt_long(argc, argv, ":qh", long_opts, NULL)) != -1) {
-        if (opt >= OPT_SIZE && opt != OPT_JSON && !tp_io_workload_takes(o->w, opt_name(opt)))
-            return tp_error_set(err, TP_EUSAGE, "--%s: not an option of io %s", opt_name(opt),
-                                tp_io_workload_name(o->w));
-        switch (opt) {
-        case OPT_SIZE: rc = tp_parse_size(optarg, "--size", &o->ck.size, err); break;
-        case OPT_SHARDS:
-            rc = tp_parse_u64(optarg, "--shards", 1, 4096, &v, err);
-            o->ck.shards = (unsigned)v;
-            break;
-        case OPT_REPEAT:
-            rc = tp_parse_u64(optarg, "--repeat", 1, 100000, &v, err);
-            o->ck.repeat = (unsigned)v;
-            break;
-        case OPT_VERIFY: o->ck.verify = o->ds.verify = true; break;
-        case OPT_KEEP: o->ck.keep = true; break;
-        case OPT_RECORDS:
-            rc = tp_parse_u64(optarg, "--records", 1, UINT32_MAX - 1, &o->ds.records, err);
-            break;
-        case OPT_RECSIZE:
-            rc = tp_parse_size(optarg, "--record-size", &o->ds.record_size, err);
-            break;
-        case OPT_FILES:
-            rc = tp_parse_u64(optarg, "--files", 1, 4096, &v, err);
-            o->ds.files = (unsigned)v;
-            break;
-        case OPT_EPOCHS:
-            rc = tp_parse_u64(optarg, "--epochs", 1, 100000, &v, err);
-            o->ds.epochs = (unsigned)v;
-            break;
-        case OPT_DURING:
-            if (strcmp(optarg, "checkpoint") != 0)
-                rc = tp_error_set(err, TP_EUSAGE, "--during %s: only 'checkpoint'", optarg);
-            o->ds.during_ckpt = true;
-            break;
-        case OPT_WSIZE: rc = tp_parse_size(optarg, "--write-size", &o->cm.write_size, err); break;
-        case OPT_COUNT: rc = tp_parse_u64(optarg, "--count", 1, 1u << 30, &o->cm.count, err); break;
-        case OPT_TIME:
-            rc = tp_parse_duration_min(optarg, "--time", TP_DURATION_MIN_NS, &o->cm.time_ns, err);
-            break;
-        case OPT_SYNC:
-            if (strcmp(optarg, "fdatasync") && strcmp(optarg, "fsync") && strcmp(optarg, "dsync"))
-                rc = tp_error_set(err, TP_EUSAGE, "--sync %s: fdatasync, fsync or dsync", optarg);
-            o->cm.sync = optarg;
-            break;
-        case OPT_OVERWRITE: o->cm.overwrite = true; break;
-        case OPT_DEVICE: c->target.device = optarg; break;
-        case OPT_DESTROY: c->target.destroy_data = true; break;
-        case OPT_ENGINE:
-            rc = tp_ioq_engine_check(optarg, err);
-            c->engine = optarg;
-            break;
-        case OPT_QD:
-            rc = tp_parse_u64(optarg, "--qd", 1, 4096, &v, err);
-            c->qd = (unsigned)v;
-            o->have_qd = true;
-            break;
-        case OPT_JOBS:
-            rc = tp_parse_u64(optarg, "--jobs", 1, 256, &v, err);
-            c->jobs = (unsigned)v;
-            break;
-        case OPT_BS:
-            rc = tp_parse_size(optarg, "--bs", &c->bs, err);
-            if (rc == 0 && c->bs > (1u << 30))
-                rc = tp_error_set(err, TP_EUSAGE, "--bs %s: at most 1G", optarg);
-            break;
-        case OPT_BATCH:
-            rc = tp_parse_u64(optarg, "--batch", 0, 4096, &v, err);
-            c->batch = (unsigned)v;
-            break;
-        case OPT_DIRECT: c->direct = c->target.direct = true; break;
-        case OPT_DROP: c->drop_cache = true; break;
-        case OPT_FORCE: c->force = true; break;
-        case OPT_SEED: rc = tp_parse_u64(optarg, "--seed", 0, INT64_MAX, &c->seed, err); break;
-        case OPT_TIMEOUT:
-            rc = tp_parse_duration_min(optarg, "--timeout", TP_DURATION_MIN_NS, &c->timeout_ns, err);
-            break;
-        case OPT_SYSFS: c->sysfs_root = optarg; break;
-        case OPT_MOUNTINFO: o->mountinfo = optarg; break;
-        case OPT_JSON: p->json = optarg; break;
-        case 'q': p->quiet = true; break;
-        case 'h': usage(stdout); return 1;
-        case ':':
-            return tp_error_set(err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]);
-        default:
-            return tp_error_set(err, TP_EUSAGE, "%s: unknown option (see trainpath io --help)",
-                                argv[optind - 1]);
-        }
-    }
+    int rc = cli_opts_parse(&io_cmd, argc, argv, p, err);
     if (rc)
         return rc;
     if (optind < argc)
@@ -254,9 +168,10 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 int cmd_io(int argc, char **argv)
 {
     struct parsed p = {0};
-    tp_io_opts_init(&p.o);
     tp_error err = {0};
-    int rc = parse(argc, argv, &p, &err);
+    int rc = cli_opts_defaults(&io_cmd, &p, &err);
+    if (rc == 0)
+        rc = parse(argc, argv, &p, &err);
     if (rc == 1)
         return 0;
     const struct tp_file_arg out = {"--json", p.json, NULL},

@@ -2,138 +2,22 @@
  * Options are parsed and checked before any rank starts; ranks come from a
  * local fork, mpirun/srun or a torchrun-style environment, as for coll. What
  * follows from the options, the run, the table and the document are the
- * library's (tp_step_prepare, tp_step_main). */
+ * library's (tp_step_prepare, tp_step_main). Each option is a row of one
+ * table (opts.h), the group's of cli_group_rows, which --help is written
+ * from. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "tp/boot.h"
 #include "tp/result.h"
 #include "tp/step.h"
-#include "tp/storage.h"
 #include "tp/units.h"
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: trainpath step [-n RANKS] [--preset NAME [--scale S]] [--steps N] [options]\n"
-            "\n"
-            "Each rank, each step: its share of the global batch from a prefetching loader\n"
-            "(reads through the io engines), the model's forward and backward plus\n"
-            "calibrated CPU work, the gradient allreduced in buckets (overlapped with the\n"
-            "compute, as DDP does), the update, and every K steps a checkpoint.\n"
-            "\n"
-            "  -n, --ranks N          local ranks (default 2; mpirun/srun/env as for coll)\n"
-            "      --preset NAME      resnet50, llm-1.3b, unet3d (shapes from public figures)\n"
-            "      --workload FILE    a recorded job (contrib/pytorch/trainpath_record.py,\n"
-            "                         or trainpath workload import; version 1 or 2): each\n"
-            "                         step's collectives of their kinds, each rank's compute\n"
-            "                         and optimizer times replayed (on the GPU with\n"
-            "                         --compute gpu)\n"
-            "      --scale S          shrink the preset: gradient and sample bytes, compute\n"
-            "                         time, checkpoint size (default 0.1)\n"
-            "      --steps N          (default 50)\n"
-            "      --batch N          global samples per step (default: the preset's per-rank\n"
-            "                         batch times the ranks; 32 per rank without a preset)\n"
-            "      --sample-size SIZE bytes per sample (default 4K)\n"
-            "      --samples N        records in the dataset (default 4 global batches)\n"
-            "      --grad-size SIZE   gradient bytes allreduced per step (default 4M)\n"
-            "      --buckets N        allreduce buckets, 1..1024 and at most one per gradient\n"
-            "                         element (default: one per 25 MiB as DDP, at most 16)\n"
-            "      --no-overlap       allreduce after the compute instead of during it\n"
-            "      --compute-ms MS    compute per step and rank (default 10)\n"
-            "      --dim N            features of the model (default 64, fewer if samples are small)\n"
-            "      --lr X             learning rate (default 0.5)\n"
-            "      --reduce MODE      plain (default: deterministic for one configuration),\n"
-            "                         exact (the same bits for any rank count and timing), or\n"
-            "                         arrival (ranks' sums added in the order they became ready)\n"
-            "      --algo A           allreduce algorithm (default: by size)\n"
-            "      --verify-repro N   train N times with different injected timing and compare\n"
-            "                         the weights' hashes (exit 1 if plain or exact differ)\n"
-            "      --inject-delay SPEC  WHERE:const:DUR, WHERE:exp:MEAN or WHERE:spike:DUR:P,\n"
-            "                         WHERE comm, io or compute, @RANK for one rank (repeatable)\n"
-            "      --ckpt-every K     checkpoint every K steps (default 0: none)\n"
-            "      --ckpt-size SIZE   the job's checkpoint (default: the preset's 14 B/param;\n"
-            "                         64M without one); each rank writes its share\n"
-            "      --ckpt-async       write checkpoints from a snapshot in the background\n"
-            "      --dir DIR          dataset and checkpoints (default /var/tmp/trainpath-step)\n"
-            "      --prefetch N       batches the loader reads ahead (default 2)\n"
-            "      --qd N             loader reads in flight (default 16)\n"
-            "      --engine E         auto, io_uring, psync\n"
-            "      --direct           O_DIRECT dataset reads\n"
-            "      --no-io            generate the samples in memory instead of reading them\n"
-            "      --seed N           data, model and timing seed (default 1)\n"
-            "      --no-pin           leave the compute threads unpinned\n"
-            "      --trace FILE       the first run's timeline, every rank and thread, in the\n"
-            "                         Chrome trace format (ui.perfetto.dev, chrome://tracing)\n"
-            "      --compute WHERE    cpu (default: calibrated CPU work) or gpu (cuBLAS bf16\n"
-            "                         matrix products sized by --compute-ms; the gradient then\n"
-            "                         lives on the GPU)\n"
-            "      --mem M            host or cuda: where the gradient buckets live (default:\n"
-            "                         cuda with --compute gpu, else host)\n"
-            "      --backend B        trainpath (default; from GPU memory it stages through\n"
-            "                         host memory) or nccl (needs the gradient on the GPU)\n"
-            "      --gemm-size N      matrix side of the GPU compute (default: calibrated)\n"
-            "      --gpu N            device index (default: the rank's index on its host)\n"
-            "      --launcher L, --key-file F, --transport T, -P/--provider NAME, --intra M,\n"
-            "      --shm-stores S, --bind ADDR, --timeout DUR   as for trainpath coll\n"
-            "      --json FILE        write the result document (atomically; - for stdout)\n"
-            "  -q, --quiet            no table\n"
-            "Progress (steps done, time left) is shown on stderr when it is a terminal;\n"
-            "-q or --json - hide it.\n");
-}
-
-enum {
-    OPT_PRESET = 256, OPT_SCALE, OPT_STEPS, OPT_BATCH, OPT_SSIZE, OPT_SAMPLES, OPT_GSIZE,
-    OPT_BUCKETS, OPT_NOOVERLAP, OPT_COMPUTE, OPT_DIM, OPT_LR, OPT_REDUCE, OPT_ALGO, OPT_VERIFY,
-    OPT_DELAY, OPT_CKEVERY, OPT_CKSIZE, OPT_CKASYNC, OPT_DIR, OPT_PREFETCH, OPT_QD, OPT_ENGINE,
-    OPT_DIRECT, OPT_NOIO, OPT_SEED, OPT_NOPIN, OPT_COMPUTE_WHERE, OPT_MEM, OPT_BACKEND, OPT_GEMM,
-    OPT_TRACE, OPT_WORKLOAD,
-};
-
-static const struct option long_opts[] = {
-    {"preset", required_argument, NULL, OPT_PRESET},
-    {"scale", required_argument, NULL, OPT_SCALE},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"sample-size", required_argument, NULL, OPT_SSIZE},
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"grad-size", required_argument, NULL, OPT_GSIZE},
-    {"buckets", required_argument, NULL, OPT_BUCKETS},
-    {"no-overlap", no_argument, NULL, OPT_NOOVERLAP},
-    {"compute-ms", required_argument, NULL, OPT_COMPUTE},
-    {"dim", required_argument, NULL, OPT_DIM},
-    {"lr", required_argument, NULL, OPT_LR},
-    {"reduce", required_argument, NULL, OPT_REDUCE},
-    {"repro", required_argument, NULL, OPT_REDUCE},
-    {"algo", required_argument, NULL, OPT_ALGO},
-    {"verify-repro", required_argument, NULL, OPT_VERIFY},
-    {"inject-delay", required_argument, NULL, OPT_DELAY},
-    {"ckpt-every", required_argument, NULL, OPT_CKEVERY},
-    {"ckpt-size", required_argument, NULL, OPT_CKSIZE},
-    {"ckpt-async", no_argument, NULL, OPT_CKASYNC},
-    {"dir", required_argument, NULL, OPT_DIR},
-    {"prefetch", required_argument, NULL, OPT_PREFETCH},
-    {"qd", required_argument, NULL, OPT_QD},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"direct", no_argument, NULL, OPT_DIRECT},
-    {"no-io", no_argument, NULL, OPT_NOIO},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"no-pin", no_argument, NULL, OPT_NOPIN},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"workload", required_argument, NULL, OPT_WORKLOAD},
-    {"compute", required_argument, NULL, OPT_COMPUTE_WHERE},
-    {"mem", required_argument, NULL, OPT_MEM},
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"gemm-size", required_argument, NULL, OPT_GEMM},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    CLI_GROUP_LONG_OPTS,
-    {NULL, 0, NULL, 0},
-};
 
 struct parsed {
     struct tp_step_given s;
@@ -141,159 +25,131 @@ struct parsed {
     bool quiet;
 };
 
-static int parse_double(const char *s, const char *what, double lo, double hi, double *out,
-                        tp_error *err)
+static int delay_parse(const char *arg, void *opts, tp_error *err)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= lo && v <= hi))
-        return tp_error_set(err, TP_EUSAGE, "%s %s: a number in [%g, %g]", what, s, lo, hi);
-    *out = v;
-    return 0;
+    struct tp_step_opts *s = &((struct parsed *)opts)->s.o;
+    if (s->ndelays == TP_STEP_MAX_DELAYS)
+        return tp_error_set(err, TP_EUSAGE, "--inject-delay: at most %d", TP_STEP_MAX_DELAYS);
+    return tp_step_parse_delay(arg, &s->delays[s->ndelays++], err);
 }
 
-/* One option of step's own: 0, TP_EUSAGE naming it, or 1 when opt is not one. */
-static int own_opt(struct parsed *p, int opt, const char *arg, tp_error *err)
-{
-    struct tp_step_given *g = &p->s;
-    struct tp_step_opts *s = &g->o;
-    uint64_t v;
-    double d;
-    int rc = 0;
-    switch (opt) {
-    case OPT_PRESET: g->preset = arg; break;
-    case OPT_SCALE:
-        rc = parse_double(arg, "--scale", 1e-6, 1, &g->scale, err);
-        g->have_scale = true;
-        break;
-    case OPT_STEPS: rc = tp_parse_u64(arg, "--steps", 1, 1000000, &s->steps, err); break;
-    case OPT_BATCH:
-        rc = tp_parse_u64(arg, "--batch", 1, 1u << 24, &s->batch, err);
-        g->have_batch = true;
-        break;
-    case OPT_SSIZE:
-        rc = tp_parse_size(arg, "--sample-size", &g->sample_bytes, err);
-        g->have_sample = true;
-        break;
-    case OPT_SAMPLES:
-        rc = tp_parse_u64(arg, "--samples", 1, UINT32_MAX - 1, &s->samples, err);
-        g->have_samples = true;
-        break;
-    case OPT_GSIZE:
-        rc = tp_parse_size(arg, "--grad-size", &g->grad_bytes, err);
-        g->have_grad = true;
-        break;
-    case OPT_BUCKETS:
-        rc = tp_parse_u64(arg, "--buckets", 1, 1024, &v, err);
-        s->buckets = (unsigned)v;
-        g->have_buckets = true;
-        break;
-    case OPT_NOOVERLAP: s->overlap = false; break;
-    case OPT_COMPUTE:
-        rc = parse_double(arg, "--compute-ms", 0, 600000, &g->compute_ms, err);
-        g->have_compute = true;
-        break;
-    case OPT_DIM:
-        rc = tp_parse_u64(arg, "--dim", 1, 65536, &v, err);
-        s->dim = (unsigned)v;
-        g->have_dim = true;
-        break;
-    case OPT_LR:
-        rc = parse_double(arg, "--lr", 1e-9, 1e6, &d, err);
-        s->lr = (float)d;
-        break;
-    case OPT_REDUCE:
-        if (strcmp(arg, "plain") == 0)
-            s->reduce = TP_STEP_PLAIN;
-        else if (strcmp(arg, "exact") == 0)
-            s->reduce = TP_STEP_EXACT;
-        else if (strcmp(arg, "arrival") == 0)
-            s->reduce = TP_STEP_ARRIVAL;
-        else
-            rc = tp_error_set(err, TP_EUSAGE, "--reduce %s: plain, exact or arrival", arg);
-        break;
-    case OPT_ALGO: s->algo = arg; break;
-    case OPT_VERIFY:
-        rc = tp_parse_u64(arg, "--verify-repro", 1, 100, &v, err);
-        s->runs = (unsigned)v;
-        break;
-    case OPT_DELAY:
-        if (s->ndelays == TP_STEP_MAX_DELAYS)
-            rc = tp_error_set(err, TP_EUSAGE, "--inject-delay: at most %d",
-                              TP_STEP_MAX_DELAYS);
-        else
-            rc = tp_step_parse_delay(arg, &s->delays[s->ndelays++], err);
-        break;
-    case OPT_CKEVERY:
-        rc = tp_parse_u64(arg, "--ckpt-every", 0, 1000000, &s->ckpt_every, err);
-        break;
-    case OPT_CKSIZE:
-        rc = tp_parse_size(arg, "--ckpt-size", &g->ckpt_bytes, err);
-        g->have_ckpt = true;
-        break;
-    case OPT_CKASYNC: s->ckpt_async = true; break;
-    case OPT_DIR: s->dir = arg; break;
-    case OPT_PREFETCH:
-        rc = tp_parse_u64(arg, "--prefetch", 1, 64, &v, err);
-        s->prefetch = (unsigned)v;
-        break;
-    case OPT_QD:
-        rc = tp_parse_u64(arg, "--qd", 1, 1024, &v, err);
-        s->qd = (unsigned)v;
-        break;
-    case OPT_ENGINE:
-        rc = tp_ioq_engine_check(arg, err);
-        s->engine = arg;
-        break;
-    case OPT_DIRECT: s->direct = true; break;
-    case OPT_NOIO: s->no_io = true; break;
-    case OPT_SEED: rc = tp_parse_u64(arg, "--seed", 0, INT64_MAX, &s->seed, err); break;
-    case OPT_NOPIN: s->pin = false; break;
-    case OPT_TRACE: s->trace = arg; break;
-    case OPT_WORKLOAD: g->workload = arg; break;
-    case OPT_COMPUTE_WHERE:
-        if (strcmp(arg, "cpu") && strcmp(arg, "gpu"))
-            rc = tp_error_set(err, TP_EUSAGE, "--compute %s: cpu or gpu", arg);
-        s->compute_gpu = strcmp(arg, "gpu") == 0;
-        break;
-    case OPT_MEM:
-        if (strcmp(arg, "host") && strcmp(arg, "cuda"))
-            rc = tp_error_set(err, TP_EUSAGE, "--mem %s: host or cuda", arg);
-        g->mem_cuda = strcmp(arg, "cuda") == 0;
-        break;
-    case OPT_BACKEND:
-        if (strcmp(arg, "trainpath") && strcmp(arg, "nccl"))
-            rc = tp_error_set(err, TP_EUSAGE, "--backend %s: trainpath or nccl", arg);
-        s->nccl = strcmp(arg, "nccl") == 0;
-        break;
-    case OPT_GEMM:
-        rc = tp_parse_u64(arg, "--gemm-size", 16, 16384, &v, err);
-        s->gemm_n = (unsigned)v;
-        break;
-    case 'q': p->quiet = true; break;
-    default: return 1;
-    }
-    return rc;
-}
+#define P(f) CLI_AT(struct parsed, f)
+static const char *const reduces[] = {"plain", "exact", "arrival", NULL}; /* enum tp_step_reduce */
+static const char *const wheres[] = {"cpu", "gpu", NULL};
+static const char *const mems[] = {"host", "cuda", NULL};
+static const char *const backends[] = {"trainpath", "nccl", NULL};
+
+/* step's options in the order of --help, the group's among them (CLI_SEE) */
+static const struct cli_opt rows[] = {
+    {CLI_TEXT,
+     .help =
+         "usage: trainpath step [-n RANKS] [--preset NAME [--scale S]] [--steps N] [options]\n"
+         "\n"
+         "Each rank, each step: its share of the global batch from a prefetching loader\n"
+         "(reads through the io engines), the model's forward and backward plus\n"
+         "calibrated CPU work, the gradient allreduced in buckets (overlapped with the\n"
+         "compute, as DDP does), the update, and every K steps a checkpoint.\n"
+         "\n"},
+    {CLI_SEE, "ranks", .help = "local ranks (default 2; mpirun/srun/env as for coll)"},
+    {CLI_STRING, "preset", 0, "NAME", P(s.preset),
+     .help = "resnet50, llm-1.3b, unet3d (shapes from public figures)"},
+    {CLI_STRING, "workload", 0, "FILE", P(s.workload),
+     .help = "a recorded job (contrib/pytorch/trainpath_record.py,\n"
+             "or trainpath workload import; version 1 or 2): each\n"
+             "step's collectives of their kinds, each rank's compute\n"
+             "and optimizer times replayed (on the GPU with\n"
+             "--compute gpu)"},
+    {CLI_REAL, "scale", 0, "S", P(s.scale), .given = P(s.have_scale), .min = 1e-6, .max = 1,
+     .def = "0.1",
+     .help = "shrink the preset: gradient and sample bytes, compute\n"
+             "time, checkpoint size (default {})"},
+    {CLI_UINT, "steps", 0, "N", P(s.o.steps), .lo = 1, .hi = 1000000, .def = "50",
+     .help = "(default {})"},
+    {CLI_UINT, "batch", 0, "N", P(s.o.batch), .given = P(s.have_batch), .lo = 1, .hi = 1u << 24,
+     .help = "global samples per step (default: the preset's per-rank\n"
+             "batch times the ranks; 32 per rank without a preset)"},
+    {CLI_SIZE, "sample-size", 0, "SIZE", P(s.sample_bytes), .given = P(s.have_sample),
+     .help = "bytes per sample (default 4K)"},
+    {CLI_UINT, "samples", 0, "N", P(s.o.samples), .given = P(s.have_samples), .lo = 1,
+     .hi = UINT32_MAX - 1, .help = "records in the dataset (default 4 global batches)"},
+    {CLI_SIZE, "grad-size", 0, "SIZE", P(s.grad_bytes), .given = P(s.have_grad),
+     .help = "gradient bytes allreduced per step (default 4M)"},
+    {CLI_UINT, "buckets", 0, "N", P(s.o.buckets), .given = P(s.have_buckets), .lo = 1,
+     .hi = 1024,
+     .help = "allreduce buckets, 1..1024 and at most one per gradient\n"
+             "element (default: one per 25 MiB as DDP, at most 16)"},
+    {CLI_CLEAR, "no-overlap", .at = P(s.o.overlap),
+     .help = "allreduce after the compute instead of during it"},
+    {CLI_REAL, "compute-ms", 0, "MS", P(s.compute_ms), .given = P(s.have_compute), .max = 600000,
+     .help = "compute per step and rank (default 10)"},
+    {CLI_UINT, "dim", 0, "N", P(s.o.dim), .given = P(s.have_dim), .lo = 1, .hi = 65536,
+     .help = "features of the model (default 64, fewer if samples are small)"},
+    {CLI_REAL, "lr", 0, "X", P(s.o.lr), .min = 1e-9, .max = 1e6, .def = "0.5",
+     .help = "learning rate (default {})"},
+    {CLI_CHOICE, "reduce", 0, "MODE", P(s.o.reduce), .values = reduces, .alias = "repro",
+     .help = "plain (default: deterministic for one configuration),\n"
+             "exact (the same bits for any rank count and timing), or\n"
+             "arrival (ranks' sums added in the order they became ready)"},
+    {CLI_STRING, "algo", 0, "A", P(s.o.algo), .help = "allreduce algorithm (default: by size)"},
+    {CLI_UINT, "verify-repro", 0, "N", P(s.o.runs), .lo = 1, .hi = 100, .def = "1",
+     .help = "train N times with different injected timing and compare\n"
+             "the weights' hashes (exit 1 if plain or exact differ)"},
+    {CLI_CALL, "inject-delay", 0, "SPEC", .check = delay_parse,
+     .help = "WHERE:const:DUR, WHERE:exp:MEAN or WHERE:spike:DUR:P,\n"
+             "WHERE comm, io or compute, @RANK for one rank (repeatable)"},
+    {CLI_UINT, "ckpt-every", 0, "K", P(s.o.ckpt_every), .hi = 1000000,
+     .help = "checkpoint every K steps (default 0: none)"},
+    {CLI_SIZE, "ckpt-size", 0, "SIZE", P(s.ckpt_bytes), .given = P(s.have_ckpt),
+     .help = "the job's checkpoint (default: the preset's 14 B/param;\n"
+             "64M without one); each rank writes its share"},
+    {CLI_FLAG, "ckpt-async", .at = P(s.o.ckpt_async),
+     .help = "write checkpoints from a snapshot in the background"},
+    {CLI_STRING, "dir", 0, "DIR", P(s.o.dir), .def = "/var/tmp/trainpath-step",
+     .help = "dataset and checkpoints (default {})"},
+    {CLI_UINT, "prefetch", 0, "N", P(s.o.prefetch), .lo = 1, .hi = 64, .def = "2",
+     .help = "batches the loader reads ahead (default {})"},
+    {CLI_UINT, "qd", 0, "N", P(s.o.qd), .lo = 1, .hi = 1024, .def = "16",
+     .help = "loader reads in flight (default {})"},
+    {CLI_STRING, "engine", 0, "E", P(s.o.engine), .check = cli_engine_check,
+     .help = "auto, io_uring, psync"},
+    {CLI_FLAG, "direct", .at = P(s.o.direct), .help = "O_DIRECT dataset reads"},
+    {CLI_FLAG, "no-io", .at = P(s.o.no_io),
+     .help = "generate the samples in memory instead of reading them"},
+    {CLI_UINT, "seed", 0, "N", P(s.o.seed), .hi = INT64_MAX, .def = "1",
+     .help = "data, model and timing seed (default {})"},
+    {CLI_CLEAR, "no-pin", .at = P(s.o.pin), .help = "leave the compute threads unpinned"},
+    {CLI_STRING, "trace", 0, "FILE", P(s.o.trace),
+     .help = "the first run's timeline, every rank and thread, in the\n"
+             "Chrome trace format (ui.perfetto.dev, chrome://tracing)"},
+    {CLI_CHOICE, "compute", 0, "WHERE", P(s.o.compute_gpu), .values = wheres,
+     .help = "cpu (default: calibrated CPU work) or gpu (cuBLAS bf16\n"
+             "matrix products sized by --compute-ms; the gradient then\n"
+             "lives on the GPU)"},
+    {CLI_CHOICE, "mem", 0, "M", P(s.mem_cuda), .values = mems,
+     .help = "host or cuda: where the gradient buckets live (default:\n"
+             "cuda with --compute gpu, else host)"},
+    {CLI_CHOICE, "backend", 0, "B", P(s.o.nccl), .values = backends,
+     .help = "trainpath (default; from GPU memory it stages through\n"
+             "host memory) or nccl (needs the gradient on the GPU)"},
+    {CLI_UINT, "gemm-size", 0, "N", P(s.o.gemm_n), .lo = 16, .hi = 16384,
+     .help = "matrix side of the GPU compute (default: calibrated)"},
+    {CLI_SEE, "gpu", .help = "device index (default: the rank's index on its host)"},
+    {CLI_TEXT,
+     .help = "      --launcher L, --key-file F, --transport T, -P/--provider NAME, --intra M,\n"
+             "      --shm-stores S, --bind ADDR, --timeout DUR   as for trainpath coll\n"},
+    {CLI_SEE, "json", .help = "write the result document (atomically; - for stdout)"},
+    {CLI_FLAG, "quiet", 'q', .at = P(quiet), .help = "no table"},
+    {CLI_TEXT, .help = "Progress (steps done, time left) is shown on stderr when it is a terminal;\n"
+                       "-q or --json - hide it.\n"},
+    {CLI_END},
+};
+
+static const struct cli_cmd step_cmd = {"step", rows, 25, .group = cli_group_rows,
+                                        .group_at = offsetof(struct parsed, g)};
 
 static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 {
-    int rc = 0, opt;
-    opterr = 0;
-    optind = 1;
-    while (rc == 0 && (opt = getopt_long(argc, argv, ":n:P:qh", long_opts, NULL)) != -1) {
-        if (opt == 'h') {
-            usage(stdout);
-            return 1;
-        }
-        if (opt == ':')
-            return tp_error_set(err, TP_EUSAGE, "%s: needs a value", argv[optind - 1]);
-        if ((rc = own_opt(p, opt, optarg, err)) == 1 &&
-            (rc = cli_group_opt(&p->g, opt, optarg, err)) == 1)
-            return tp_error_set(err, TP_EUSAGE, "%s: unknown option (see trainpath step --help)",
-                                argv[optind - 1]);
-    }
+    int rc = cli_opts_parse(&step_cmd, argc, argv, p, err);
     if (rc)
         return rc;
     if (optind < argc)
@@ -303,13 +159,12 @@ static int parse(int argc, char **argv, struct parsed *p, tp_error *err)
 
 int cmd_step(int argc, char **argv)
 {
-    struct parsed p = {.s = {.scale = 0.1, .mem_cuda = -1,
-                             .o = {.steps = 50, .overlap = true, .lr = 0.5f, .prefetch = 2,
-                                   .qd = 16, .seed = 1, .runs = 1, .pin = true,
-                                   .dir = "/var/tmp/trainpath-step"}}};
+    struct parsed p = {.s = {.mem_cuda = -1, .o = {.overlap = true, .pin = true}}};
     cli_group_init(&p.g);
     tp_error err = {0};
-    int rc = parse(argc, argv, &p, &err);
+    int rc = cli_opts_defaults(&step_cmd, &p, &err);
+    if (rc == 0)
+        rc = parse(argc, argv, &p, &err);
     if (rc == 1)
         return 0;
     if (rc == 0)

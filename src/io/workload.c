@@ -135,27 +135,6 @@ bool tp_io_workload_takes(const struct tp_io_workload *w, const char *option)
            (w->target && listed(target_options, option));
 }
 
-void tp_io_opts_init(struct tp_io_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->c.engine = "auto";
-    o->c.jobs = 1;
-    o->c.bs = 1u << 20;
-    o->c.batch = 1;
-    o->c.seed = 1;
-    o->c.timeout_ns = 600000000000ull;
-    o->ck.size = 1u << 30;
-    o->ck.shards = 8;
-    o->ck.repeat = 3;
-    o->ds.records = 65536;
-    o->ds.record_size = 4096;
-    o->ds.files = 16;
-    o->ds.epochs = 2;
-    o->cm.write_size = 4096;
-    o->cm.count = 1000;
-    o->cm.sync = "fdatasync";
-}
-
 int tp_io_opts_finish(struct tp_io_opts *o, tp_error *err)
 {
     struct tp_io_common *c = &o->c;

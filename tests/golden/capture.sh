@@ -12,6 +12,9 @@
 #                network), masked by mask.py
 #   runs/*.txt   each run's exit code, stdout and stderr, the work folder and
 #                this tree's path masked
+#   runs/refusals-*  runs of net, io, step and coll refused before they
+#                measure: what each said, its exit code and its failed
+#                document
 # The fixtures are this script's tree's, whichever binary is captured, so
 # two binaries are fed the same bytes.
 set -uo pipefail
@@ -130,4 +133,189 @@ run report-baseline rbase.json report baseline --db hist.sqlite --json rbase.jso
 run report-prometheus rprom.json report prometheus --out prom.txt plan.json io-info-still.json \
     --host golden --json rprom.json
 [ -f prom.txt ] && text_mask <prom.txt >"$OUT/runs/report-prometheus.prom"
+
+# refusals NAME: each line of stdin the words of one run refused before it
+# measures anything (bad values, ranges, choices, unknown and missing
+# options, options of another subcommand), into runs/refusals-NAME.txt:
+# the words, what it said and its exit code; the failed documents of the
+# runs that name --json in runs/refusals-NAME-N.json
+refusals() {
+    local name=$1 n=0 words
+    while read -ra words; do
+        [ ${#words[@]} -gt 0 ] || continue
+        n=$((n + 1))
+        rm -f refused.json
+        { echo "\$ trainpath ${words[*]}"; "$TP" "${words[@]}" 2>&1; echo "exit $?"; } |
+            text_mask >>"$OUT/runs/refusals-$name.txt"
+        [ -f refused.json ] && python3 "$MASK" refused.json "$WORK" "$SRC" \
+            >"$OUT/runs/refusals-$name-$n.json"
+    done
+}
+refusals net <<'EOF_NET'
+net
+net bogus
+net lat --bogus
+net lat h --bogus
+net lat -p
+net lat h --port
+net lat h --port 0
+net lat h --port 70000
+net serve --port 70000
+net lat h --sizes 2G
+net lat h --sizes x
+net lat h -s 8-4K,x
+net lat h --iters 0
+net lat h -n 1000000001
+net lat h --time 0
+net lat h -T 1x
+net lat h --warmup x
+net lat h --warmup 100000001
+net lat h --warmup-time x
+net lat h -w 0
+net bw h --window 5000
+net loaded h --streams 65
+net loaded h --load-size 2G
+net loaded h --load-size 4KB
+net lat h --timeout 0
+net lat h --timeout 1x
+net lat h --mem gpu
+net lat h --gpu 2000
+net lat h --gpu 1
+net lat h --cpu 99999
+net lat h --cpu x
+net lat h --bind 1.2.3.4
+net lat h --one-off
+net lat h --streams 2
+net lat h -w 2
+net lat h --iters 5 --time 1s
+net lat h -t bogus
+net lat
+net lat a b
+net serve x
+net lat h --ti 1
+net lat h --json refused.json --iters 0
+net lat h --iters 0 --json refused.json
+net bw h --json=refused.json --streams 2
+EOF_NET
+refusals io <<'EOF_IO'
+io
+io bogus
+io checkpoint
+io checkpoint d --size 0
+io checkpoint d --size 1KB
+io checkpoint d --shards 0
+io checkpoint d --shards 5000
+io checkpoint d --repeat 0
+io checkpoint d --records 5
+io checkpoint d --sync fsync
+io dataset d --records 0
+io dataset d --record-size x
+io dataset d --files 9999
+io dataset d --epochs 0
+io dataset d --during x
+io dataset d --count 1
+io commit d --write-size x
+io commit d --count 0
+io commit d --time 0
+io commit d --sync bad
+io commit d --engine bad
+io commit d --qd 0
+io commit d --jobs 300
+io commit d --bs 2G
+io commit d --bs x
+io commit d --batch 5000
+io commit d --seed -1
+io commit d --timeout 0
+io commit d --bogus
+io commit d --count
+io commit d -q e f
+io commit --device /dev/null d
+io commit d --destroy-data
+io commit d --verify
+io dataset --device x --during checkpoint
+io dataset d --dur x
+io info
+io info x --size 1G
+io info x --mountinfo
+io commit d --json refused.json --count 0
+io commit d --count 0 --json refused.json
+io info x --json=refused.json --qd 2
+EOF_IO
+refusals step <<'EOF_STEP'
+step --bogus
+step --steps
+step --steps 0
+step --scale 2
+step --scale x
+step --scale 0.5
+step --batch 0
+step --sample-size 1KB
+step --samples 0
+step --grad-size x
+step --buckets 2000
+step --compute-ms -1
+step --dim 0
+step --lr 0
+step --lr 1e7
+step --reduce fast
+step --repro fast
+step --re fast
+step --in 1
+step --verify-repro 101
+step --inject-delay bad
+step --ckpt-every x
+step --ckpt-size 0
+step --prefetch 65
+step --qd 0
+step --engine bad
+step --seed x
+step --compute tpu
+step --mem gpu
+step --backend mpi
+step --gemm-size 8
+step -n 0
+step -n
+step -P
+step --timeout 0
+step --gpu 5000
+step --launcher bogus
+step extra
+step --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms --inject-delay comm:const:1ms
+step --json refused.json --steps 0
+step --steps 0 --json refused.json
+step --busy-poll
+step --bu
+EOF_STEP
+refusals coll <<'EOF_COLL'
+coll --bogus
+coll -t tcp
+coll -o bogus
+coll --op
+coll -s 8G
+coll -s x
+coll -d f8
+coll --redop xor
+coll -r 2000
+coll --iters 0
+coll -T 0
+coll -w 100001
+coll --chunk 1KB
+coll --repro fast
+coll --re x
+coll --backend bogus
+coll --mem gpu
+coll --inject-delay x
+coll -n 0
+coll -n 2000
+coll -n
+coll -P
+coll --timeout 0
+coll --gpu 5000
+coll --launcher bogus
+coll --intra bogus
+coll --shm-stores bogus
+coll extra
+coll --json refused.json --iters 0
+coll --iters 0 --json refused.json
+EOF_COLL
 exit 0
