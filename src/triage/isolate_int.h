@@ -102,7 +102,8 @@ extern const struct tp__triage_iso_kind tp__triage_iso_node, tp__triage_iso_link
 #define TP__ISO_REFS 3 /* reference groups per size and round */
 #define TP__ISO_RETRIES 3
 #define TP__ISO_PAIR_REFS 8 /* reference pairs in a round of pairs alone */
-#define TP__ISO_PAIR_REFS_MAX 64 /* ... in a leaf's round, one a pair of it */
+#define TP__ISO_PAIR_REFS_MAX 256 /* ... in a leaf's round, TP__ISO_LEAF_REFS a pair of it */
+#define TP__ISO_LEAF_REFS 4
 
 /* ---- iso_common.c ---- */
 
