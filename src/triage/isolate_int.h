@@ -20,6 +20,7 @@ struct tp__sprt {
     float effect; /* H1: this much slower (0: set at the first measurement) */
     float floor;  /* named only with the mean past 1 + this (0: min_effect) */
     float alpha;  /* its false-name bound (0: the run's share, t->alpha_each) */
+    int repeats;  /* its measurements at most (0: tp_triage_opts.repeats) */
     double llr, sum;
     int n;
 };

@@ -86,6 +86,12 @@ int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o)
     return m < 2 ? 0 : m % 2 ? m : m - 1;
 }
 
+int tp__triage_leaf_repeats(const struct tp_triage_opts *o)
+{
+    int r = o->repeats > 0 ? o->repeats : 10;
+    return 2 * r < TP_TRIAGE_MAX_REPEATS ? 2 * r : TP_TRIAGE_MAX_REPEATS;
+}
+
 int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
 {
     int lg = 0;

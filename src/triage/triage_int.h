@@ -40,6 +40,11 @@ int tp__triage_groups_size(int m, const struct tp_triage_opts *o);
 /* The isolation rounds one fault takes at most under o (its repeats):
  * tp_triage_isolation_bound at o's options. */
 int tp__triage_iso_bound(int n, const struct tp_triage_opts *o);
+/* The rounds a leaf's sequential test across its uplinks, or a step of
+ * its rail search, may take: twice o's repeats, at most
+ * TP_TRIAGE_MAX_REPEATS (a fault of one uplink of U slows only a share of
+ * the leaf's pairs, so its test needs more rounds than a node's). */
+int tp__triage_leaf_repeats(const struct tp_triage_opts *o);
 
 /* o with its zeros made the defaults. */
 void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out);
