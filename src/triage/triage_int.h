@@ -38,7 +38,10 @@ int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o); /* m - 1, o
 int tp__triage_groups_size(int m, const struct tp_triage_opts *o);
 
 /* The isolation rounds one fault takes at most under o (its repeats):
- * tp_triage_isolation_bound at o's options. */
+ * tp_triage_isolation_bound at o's options; with a topology, a leaf's
+ * too when more (its test across, within, and on R rails pinned
+ * ceil(log2 R) steps of its rail search: leaf_repeats x (1 + steps) +
+ * repeats + 1). */
 int tp__triage_iso_bound(int n, const struct tp_triage_opts *o);
 /* The rounds a leaf's sequential test across its uplinks, or a step of
  * its rail search, may take: twice o's repeats, at most
