@@ -175,8 +175,8 @@ static double share_across(const tp_triage *t, int l)
 }
 
 /* the round's mean ratio as one measurement: its spread that of a mean of
- * its pairs and of the reference they were divided by (a median of
- * round_nref pairs, or the screen's) */
+ * its pairs and of the reference they are judged against (the mean of
+ * round_nref pairs, or the screen's median) */
 static void add_round(tp_triage *t, double res[4], struct tp__sprt *x)
 {
     double n = res[1], sd = t->pair_spread;
@@ -198,7 +198,7 @@ static void add_round(tp_triage *t, double res[4], struct tp__sprt *x)
     if (mean > at && res[3] > at)
         own *= (at / mean) * (at / mean);
     double pv = fmax(sd * sd, own);
-    double var = pv / n + sd * sd * (t->round_nref ? M_PI / (2 * t->round_nref) : 0);
+    double var = pv / n + sd * sd * (t->round_nref ? 1.0 / t->round_nref : 0);
     tp__triage_sprt_add(t, x, mean, sqrt(var));
     res[0] = res[1] = res[2] = res[3] = 0;
 }
@@ -246,6 +246,7 @@ static int result(tp_triage *t, struct tp__action *a, int step, double r)
     double *res = step >= 2 ? a->hres[step - 2] : a->res;
     struct tp__sprt *x = within ? &a->sprt2 : &a->sprt;
     if (!isnan(r)) { /* a pair lost: the others of the round still count */
+        r -= t->round_ref_excess; /* against the references' mean */
         if (res[1] == 0 || r < res[3])
             res[3] = r; /* the round's least */
         res[0] += r;

@@ -174,6 +174,8 @@ struct tp_triage {
     int round_nref;                 /* reference pairs behind round_ref (0: the screen's) */
     double round_ref, round_spread; /* this isolation round's pair reference and the
                                        spread of a ratio to it (isolate.c) */
+    double round_ref_excess; /* its reference pairs' mean ratio to it less one
+                                (0: under 3 of them) */
     int harness_failures;
     char stopped[320];            /* why the run stopped before the end (tp_triage_stop), or "" */
     /* evict or localise (decide.c): the round times its driver measured
