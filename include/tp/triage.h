@@ -165,7 +165,11 @@ int tp_triage_tier_rounds(const char *tier, int n, const struct tp_triage_opts *
  * members, a probe, a link's sequential test of at most 10 measurements
  * alone, then its two ends' with others, at most 10 more). The
  * estimates add it; the isolation itself stops after three times it, what
- * is left unsettled then being "suspect". */
+ * is left unsettled then being "suspect". With a topology (opts.topo) a
+ * leaf's bound counts when more: 16 rounds across its uplinks, 10
+ * within, 16 a step of the rail search (log2 of the rails, with
+ * pin_rails), one to spare: 59 on 4 rails, 75 on 8 (the result document's
+ * isolation_bound). */
 int tp_triage_isolation_bound(int n);
 
 /* Estimated wall time in seconds of tier for n nodes: its rounds and, when

@@ -102,11 +102,17 @@ bool tp__triage_iso_round(tp_triage *t)
         pairs += !t->cur.tests[i].group && t->cur_owner[i];
         leaf += t->cur_owner[i] && t->cur_owner[i]->kind == TP__A_LEAF;
     }
-    /* a leaf's round is judged as a whole: as many references as it has
-     * pairs, so that the reference's own noise stays below theirs */
+    /* a leaf's round is judged as a whole, its pairs' mean against the
+     * one reference: four references a pair of it (their mean has 1 / k
+     * of a pair's variance, common to all its pairs), so that the
+     * reference's noise is 10-20 % of the round's variance, not the
+     * 40-60 % of one a pair as a median (a leaf of 32 nodes behind one
+     * slow uplink of 8 at 16,384 nodes: its test ran out of rounds in 19
+     * runs of 100) */
+    int want = TP__ISO_LEAF_REFS * leaf;
     if (pairs)
-        refs(t, 2, false, leaf > TP__ISO_PAIR_REFS
-                              ? (leaf < TP__ISO_PAIR_REFS_MAX ? leaf : TP__ISO_PAIR_REFS_MAX)
+        refs(t, 2, false, want > TP__ISO_PAIR_REFS
+                              ? (want < TP__ISO_PAIR_REFS_MAX ? want : TP__ISO_PAIR_REFS_MAX)
                               : TP__ISO_PAIR_REFS);
     t->cur.stage = stage;
     if (t->cur.ntests == 0) { /* every action is waiting on nothing: none can go on */
@@ -126,6 +132,14 @@ static void pair_reference(tp_triage *t, const double *figure)
         if (!t->cur_owner[i] && !t->cur.tests[i].group && !isnan(figure[i]))
             v[k++] = (float)figure[i];
     t->round_ref = k >= 3 ? tp__triage_median(v, k) : t->pair_median;
+    /* a leaf's round is a mean of its pairs (iso_leaf.c): the tail a
+     * shared fabric gives every pair (spikes, other leaves' congestion)
+     * lifts a mean and not a median, so it is judged against the
+     * references' mean */
+    double sum = 0;
+    for (int i = 0; i < k; i++)
+        sum += v[i] / t->round_ref - 1;
+    t->round_ref_excess = k >= 3 ? sum / k : 0;
     /* a ratio to the median of k has the spread of one figure and that of
      * the median (pi / 2k of a figure's variance) */
     t->round_spread = t->pair_spread * (k >= 3 ? sqrt(1 + M_PI / (2 * k)) : 1);

@@ -20,6 +20,7 @@ struct tp__sprt {
     float effect; /* H1: this much slower (0: set at the first measurement) */
     float floor;  /* named only with the mean past 1 + this (0: min_effect) */
     float alpha;  /* its false-name bound (0: the run's share, t->alpha_each) */
+    int repeats;  /* its measurements at most (0: tp_triage_opts.repeats) */
     double llr, sum;
     int n;
 };
@@ -102,7 +103,8 @@ extern const struct tp__triage_iso_kind tp__triage_iso_node, tp__triage_iso_link
 #define TP__ISO_REFS 3 /* reference groups per size and round */
 #define TP__ISO_RETRIES 3
 #define TP__ISO_PAIR_REFS 8 /* reference pairs in a round of pairs alone */
-#define TP__ISO_PAIR_REFS_MAX 64 /* ... in a leaf's round, one a pair of it */
+#define TP__ISO_PAIR_REFS_MAX 256 /* ... in a leaf's round, TP__ISO_LEAF_REFS a pair of it */
+#define TP__ISO_LEAF_REFS 4
 
 /* ---- iso_common.c ---- */
 

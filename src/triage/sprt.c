@@ -15,7 +15,7 @@
  * least worth naming, as --min-effect says); sound once it
  * falls to ln(beta / (1 - alpha)); after `repeats` measurements, sound
  * when the sum is below half the bar to name, else undecided (left
- * suspect). alpha here
+ * suspect; a test may allow itself more, a leaf's). alpha here
  * is each suspect's share of the run's (tp_triage_opts.alpha): that split
  * evenly over the suspects the screen raised (t->alpha_each, judge.c), or
  * the test's own (a rail search's: which rail, once the fault is named). */
@@ -65,7 +65,7 @@ enum tp__sprt_state tp__triage_sprt_decide(const tp_triage *t, const struct tp__
         return TP__SPRT_SOUND;
     /* out of repeats: below half the bar to name, sound (a fault of the
      * effect sought would be past the bar by then, all but always) */
-    if (steps >= t->o.repeats)
+    if (steps >= (s->repeats > 0 ? s->repeats : t->o.repeats))
         return s->llr < a / 2 ? TP__SPRT_SOUND : TP__SPRT_UNDECIDED;
     return TP__SPRT_MORE;
 }

@@ -2,6 +2,7 @@
  * defaults and the rounds each planned stage takes for m nodes. tier.c
  * and the rows read these; nothing here reads a row. */
 #include "triage_int.h"
+#include "tp/topology.h"
 
 void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out)
 {
@@ -86,6 +87,12 @@ int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o)
     return m < 2 ? 0 : m % 2 ? m : m - 1;
 }
 
+int tp__triage_leaf_repeats(const struct tp_triage_opts *o)
+{
+    int r = o->repeats > 0 ? o->repeats : 10;
+    return 2 * r < TP_TRIAGE_MAX_REPEATS ? 2 * r : TP_TRIAGE_MAX_REPEATS;
+}
+
 int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
 {
     int lg = 0;
@@ -94,8 +101,17 @@ int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
     /* a group halved down to its members, a probe, a link's sequential
      * test alone, then its ends' with others (a node's is one of those),
      * and a round to spare */
-    int r = o->repeats > 0 ? o->repeats : 10;
-    return lg + 2 * r + 3;
+    int r = o->repeats > 0 ? o->repeats : 10, bound = lg + 2 * r + 3;
+    if (!o->topo)
+        return bound;
+    /* a leaf's: its test across, then within, then (a rail-optimised
+     * fabric whose tests can be pinned) a step of the rail search a
+     * halving of its rails, and a round to spare */
+    int lr = tp__triage_leaf_repeats(o), steps = 0;
+    while (o->pin_rails && steps < 6 && (1 << steps) < o->topo->nrails)
+        steps++;
+    int leaf = lr + r + steps * lr + 1;
+    return leaf > bound ? leaf : bound;
 }
 
 int tp_triage_isolation_bound(int n)

@@ -38,8 +38,16 @@ int tp__triage_circle_rounds(int m, const struct tp_triage_opts *o); /* m - 1, o
 int tp__triage_groups_size(int m, const struct tp_triage_opts *o);
 
 /* The isolation rounds one fault takes at most under o (its repeats):
- * tp_triage_isolation_bound at o's options. */
+ * tp_triage_isolation_bound at o's options; with a topology, a leaf's
+ * too when more (its test across, within, and on R rails pinned
+ * ceil(log2 R) steps of its rail search: leaf_repeats x (1 + steps) +
+ * repeats + 1). */
 int tp__triage_iso_bound(int n, const struct tp_triage_opts *o);
+/* The rounds a leaf's sequential test across its uplinks, or a step of
+ * its rail search, may take: twice o's repeats, at most
+ * TP_TRIAGE_MAX_REPEATS (a fault of one uplink of U slows only a share of
+ * the leaf's pairs, so its test needs more rounds than a node's). */
+int tp__triage_leaf_repeats(const struct tp_triage_opts *o);
 
 /* o with its zeros made the defaults. */
 void tp__triage_defaults(const struct tp_triage_opts *o, struct tp_triage_opts *out);
@@ -166,6 +174,8 @@ struct tp_triage {
     int round_nref;                 /* reference pairs behind round_ref (0: the screen's) */
     double round_ref, round_spread; /* this isolation round's pair reference and the
                                        spread of a ratio to it (isolate.c) */
+    double round_ref_excess; /* its reference pairs' mean ratio to it less one
+                                (0: under 3 of them) */
     int harness_failures;
     char stopped[320];            /* why the run stopped before the end (tp_triage_stop), or "" */
     /* evict or localise (decide.c): the round times its driver measured
