@@ -169,8 +169,8 @@ int tp_triage_tier_rounds(const char *tier, int n, const struct tp_triage_opts *
  * leaf's bound counts when more: 16 rounds across its uplinks, 10
  * within, 16 a step of the rail search (log2 of the rails, with
  * pin_rails), one to spare: 59 on 4 rails, 75 on 8 (the result document's
- * isolation_bound). */
-int tp_triage_isolation_bound(int n);
+ * isolation_bound). o: the options (NULL: the defaults). */
+int tp_triage_isolation_bound(int n, const struct tp_triage_opts *o);
 
 /* Estimated wall time in seconds of tier for n nodes: its rounds and, when
  * with_isolation, the isolation's bound, at o's durations. -1 for an
@@ -433,6 +433,12 @@ struct tp_triage_fleet {
  *     dies: [{node: 8, round: 3}]
  * Errors read "FILE:LINE:COL: KEY: message" (TP_EUSAGE). */
 int tp_triage_fleet_load(const char *path, struct tp_triage_fleet *f, tp_error *err);
+
+/* tp_triage_isolation_bound as the simulator runs fleet f with o: with its
+ * fabric's topology, a rail fabric's tests pinned (the result document's
+ * isolation_bound, which the plan line says before the run). */
+int tp_triage_fleet_isolation_bound(const struct tp_triage_fleet *f,
+                                    const struct tp_triage_opts *o);
 
 /* Run a triage of fleet f with o: every round the planner asks for, each
  * test's figure drawn from f. *out is the judgement (tp_triage_result)

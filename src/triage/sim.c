@@ -339,7 +339,7 @@ static int noise_setup(struct sim *s, const struct tp_triage_opts *o)
     s->spike_rng = f->seed ^ 0x7370696b65000000ull;
     s->cong_rng = f->seed ^ 0x636f6e6700000000ull;
     s->drift_rounds = tp_triage_tier_rounds(o ? o->tier : NULL, n - f->nmissing, o, r) +
-                      tp_triage_isolation_bound(n);
+                      tp_triage_isolation_bound(n, NULL); /* a node's bound: drift's horizon */
     s->drift_rounds = s->drift_rounds < 2 ? 2 : s->drift_rounds;
     /* a fabric's leaves are congestion's */
     s->leaf_size = f->fabric.per_leaf > 0 ? f->fabric.per_leaf : f->leaf_size > 0 ? f->leaf_size : 32;

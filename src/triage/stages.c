@@ -93,7 +93,9 @@ int tp__triage_leaf_repeats(const struct tp_triage_opts *o)
     return 2 * r < TP_TRIAGE_MAX_REPEATS ? 2 * r : TP_TRIAGE_MAX_REPEATS;
 }
 
-int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
+/* The bound for n nodes at repeats r, with or without a topology, its
+ * rails searched by halving (pinned) or not. */
+static int iso_bound(int n, const struct tp_triage_opts *o, bool topo, int pinned_rails)
 {
     int lg = 0;
     while (lg < 31 && (1 << lg) < n)
@@ -102,21 +104,35 @@ int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
      * test alone, then its ends' with others (a node's is one of those),
      * and a round to spare */
     int r = o->repeats > 0 ? o->repeats : 10, bound = lg + 2 * r + 3;
-    if (!o->topo)
+    if (!topo)
         return bound;
     /* a leaf's: its test across, then within, then (a rail-optimised
      * fabric whose tests can be pinned) a step of the rail search a
      * halving of its rails, and a round to spare */
     int lr = tp__triage_leaf_repeats(o), steps = 0;
-    while (o->pin_rails && steps < 6 && (1 << steps) < o->topo->nrails)
+    while (steps < 6 && (1 << steps) < pinned_rails)
         steps++;
     int leaf = lr + r + steps * lr + 1;
     return leaf > bound ? leaf : bound;
 }
 
-int tp_triage_isolation_bound(int n)
+int tp__triage_iso_bound(int n, const struct tp_triage_opts *o)
+{
+    return iso_bound(n, o, o->topo != NULL, o->topo && o->pin_rails ? o->topo->nrails : 1);
+}
+
+int tp_triage_isolation_bound(int n, const struct tp_triage_opts *o)
 {
     struct tp_triage_opts d;
-    tp__triage_defaults(NULL, &d);
+    tp__triage_defaults(o, &d);
     return tp__triage_iso_bound(n, &d);
+}
+
+int tp_triage_fleet_isolation_bound(const struct tp_triage_fleet *f,
+                                    const struct tp_triage_opts *o)
+{
+    struct tp_triage_opts d;
+    tp__triage_defaults(o, &d);
+    bool fabric = f->fabric.per_leaf > 0; /* the simulator pins a rail fabric's tests */
+    return iso_bound(f->n, &d, fabric, fabric && f->fabric.rails > 1 ? f->fabric.rails : 1);
 }

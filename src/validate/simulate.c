@@ -21,13 +21,18 @@ static void print_plan(FILE *out, const struct tp_triage_fleet *f, const struct 
         if (r[s] && at < sizeof stages)
             at += (size_t)snprintf(stages + at, sizeof stages - at, "%s%s %d", at ? ", " : "",
                                    tp_triage_stage_name((enum tp_triage_stage)s), r[s]);
-    tp_fmt_duration_s(tp_triage_estimate_s(t->tier, m, t, false), a, sizeof a);
-    tp_fmt_duration_s(tp_triage_estimate_s(t->tier, m, t, true), b, sizeof b);
+    /* the isolation at the fleet's bound (its fabric's leaves counted),
+     * each of its rounds as long as the estimate's */
+    double plain = tp_triage_estimate_s(t->tier, m, t, false);
+    int bound = tp_triage_fleet_isolation_bound(f, t), node = tp_triage_isolation_bound(m, t);
+    double iso = (tp_triage_estimate_s(t->tier, m, t, true) - plain) / (node > 0 ? node : 1);
+    tp_fmt_duration_s(plain, a, sizeof a);
+    tp_fmt_duration_s(plain + iso * bound, b, sizeof b);
     fprintf(out, "plan: the %s tier for %d nodes", t->tier, f->n);
     if (f->nmissing)
         fprintf(out, " (%d never join)", f->nmissing);
     fprintf(out, ": %s = %d rounds, about %s; isolation at most %d rounds more (%s in all)\n",
-            stages, total, a, tp_triage_isolation_bound(f->n), b);
+            stages, total, a, bound, b);
 }
 
 

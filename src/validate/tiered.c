@@ -238,7 +238,7 @@ static void print_plan(const struct tp__validate_ctx *c, int n, const struct tp_
            "most %d rounds more (%.0f s in all)\n",
            total, tp_triage_estimate_s(c->tier, n, o, false), pair, o->group_s,
            c->budget_s > 0 ? ", the deepest tier within --budget" : "",
-           tp_triage_isolation_bound(n), tp_triage_estimate_s(c->tier, n, o, true));
+           tp_triage_isolation_bound(n, o), tp_triage_estimate_s(c->tier, n, o, true));
     if (c->job_plan) {
         char m[48] = "not given (the triage's default)", rs[32];
         if (c->mtbf_node_s > 0)

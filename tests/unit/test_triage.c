@@ -93,9 +93,20 @@ static void tier_rounds(void **state)
     assert_false(tp_triage_tier_known("nope"));
     /* log2 n to split a group down to a member, a probe, 10 measurements
      * of a link's sequential test alone, 10 of its ends', and one spare */
-    TP_EQ_INT(tp_triage_isolation_bound(1024), 10 + 2 * 10 + 3);
-    TP_EQ_INT(tp_triage_isolation_bound(1000), 10 + 2 * 10 + 3);
-    TP_EQ_INT(tp_triage_isolation_bound(8), 3 + 2 * 10 + 3);
+    TP_EQ_INT(tp_triage_isolation_bound(1024, NULL), 10 + 2 * 10 + 3);
+    TP_EQ_INT(tp_triage_isolation_bound(1000, NULL), 10 + 2 * 10 + 3);
+    TP_EQ_INT(tp_triage_isolation_bound(8, NULL), 3 + 2 * 10 + 3);
+    /* the simulator's, as its plan line says it: a fabric's leaf (16
+     * across, 10 within, 16 a step of the rail search, one to spare) where
+     * that is more */
+    struct tp_triage_fleet fl = {.n = 16384};
+    TP_EQ_INT(tp_triage_fleet_isolation_bound(&fl, NULL), 14 + 2 * 10 + 3);
+    fl.fabric = (struct tp_triage_fabric){32, 8, 1};
+    TP_EQ_INT(tp_triage_fleet_isolation_bound(&fl, NULL), 14 + 2 * 10 + 3); /* 27 < 37 */
+    fl.fabric.rails = 4;
+    TP_EQ_INT(tp_triage_fleet_isolation_bound(&fl, NULL), 16 + 10 + 2 * 16 + 1);
+    fl.fabric.rails = 8;
+    TP_EQ_INT(tp_triage_fleet_isolation_bound(&fl, NULL), 16 + 10 + 3 * 16 + 1);
 }
 
 static void estimate_and_pick(void **state)
@@ -1434,7 +1445,7 @@ static void sim_noise_drift(void **state)
         struct tp_triage_fleet f = {.n = 4096, .noise = 0.02, .seed = 11, .drift = drifts[j]};
         draw_pairs(&f, NULL, &d);
         int r[TP_TRIAGE_NSTAGES], count, first = 0, checked = 0;
-        int R = tp_triage_tier_rounds(NULL, f.n, NULL, r) + tp_triage_isolation_bound(f.n);
+        int R = tp_triage_tier_rounds(NULL, f.n, NULL, r) + tp_triage_isolation_bound(f.n, NULL);
         double m0 = 0;
         for (int k = 1; k <= R; k++) {
             double m = pair_median(&d, k, &count);
@@ -1485,7 +1496,7 @@ static void sim_noise_echoed(void **state)
     TP_NEAR(json_real_value(json_object_get(m, "drift")), -0.02, 1e-12);
     int r[TP_TRIAGE_NSTAGES];
     TP_EQ_INT(json_integer_value(json_object_get(m, "drift_rounds")),
-              tp_triage_tier_rounds(NULL, 64, NULL, r) + tp_triage_isolation_bound(64));
+              tp_triage_tier_rounds(NULL, 64, NULL, r) + tp_triage_isolation_bound(64, NULL));
     json_decref(res);
     f.leaf_size = 0; /* the default */
     res = simulate(&f, NULL, 9);
