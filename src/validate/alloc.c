@@ -275,7 +275,7 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
             left += strcmp(c->tests.t[k].group, "net") ? c->tests.t[k].expect_s : 0;
         if (me == 0)
             tp__validate_progress(c, done, total, t->what, left);
-        const char *st = tp__validate_run_test(c, t, dir, NULL, NULL);
+        enum tp__validate_status st = tp__validate_run_test(c, t, dir, NULL, NULL);
         char doc[4600];
         snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
         json_array_append_new(tests, tp__validate_ran(t, st, doc));

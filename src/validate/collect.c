@@ -180,11 +180,12 @@ static json_t *test_verdicts(json_t *gathered, const struct tp__validate_ctx *c,
                 if (strcmp(json_string_value(json_object_get(e, "test")), t->name) != 0)
                     continue;
                 nodes++;
-                const char *st = json_string_value(json_object_get(e, "status"));
+                enum tp__validate_status st =
+                    tp__validate_status_of(json_string_value(json_object_get(e, "status")));
                 const char *says = json_string_value(json_object_get(e, "summary"));
-                nfail += strcmp(st, "FAIL") == 0;
-                nwarn += strcmp(st, "WARN") == 0;
-                if (strcmp(st, "PASS") == 0)
+                nfail += st == TP__VALIDATE_FAIL;
+                nwarn += st == TP__VALIDATE_WARN;
+                if (st == TP__VALIDATE_PASS)
                     continue;
                 if (!why[0])
                     snprintf(why, sizeof why, "%s", says);
@@ -202,12 +203,15 @@ static json_t *test_verdicts(json_t *gathered, const struct tp__validate_ctx *c,
             snprintf(summary, sizeof summary, "%s: passed on all %d nodes", t->what, nodes);
         else
             snprintf(summary, sizeof summary, "%s: %s on %d of %d nodes (%s): %s%s", t->what,
-                     nfail ? "FAIL" : "WARN", nfail + nwarn, nodes, who, why,
+                     tp__validate_status_name(nfail ? TP__VALIDATE_FAIL : TP__VALIDATE_WARN),
+                     nfail + nwarn, nodes, who, why,
                      same ? "" : "; the others differ (see fleet.json)");
         *failed += nfail;
+        enum tp__validate_status worst = nfail   ? TP__VALIDATE_FAIL
+                                         : nwarn ? TP__VALIDATE_WARN
+                                                 : TP__VALIDATE_PASS;
         json_array_append_new(v, json_pack("{s:s, s:s, s:s}", "name", t->name, "status",
-                                           nfail ? "FAIL" : nwarn ? "WARN" : "PASS", "summary",
-                                           summary));
+                                           tp__validate_status_name(worst), "summary", summary));
     }
     return v;
 }
@@ -527,7 +531,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             const char *name = json_string_value(json_object_get(e, "test"));
             const char *st = json_string_value(json_object_get(e, "status"));
             npairs++;
-            pair_fail += strcmp(st, "PASS") != 0;
+            pair_fail += tp__validate_status_of(st) != TP__VALIDATE_PASS;
             json_t *pe = json_pack("{s:O, s:s, s:s, s:s, s:s, s:O, s:O}", "round",
                                    json_object_get(e, "round"), "a", a, "b", b, "test", name,
                                    "status", st, "summary", json_object_get(e, "summary"),
@@ -553,7 +557,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             const char *st = json_string_value(json_object_get(e, "status"));
             if (!has_doc(e)) {
                 /* a member's failure is its group's, said once per member */
-                if (strcmp(st, "PASS") != 0)
+                if (tp__validate_status_of(st) != TP__VALIDATE_PASS)
                     json_array_append_new(group_list, json_deep_copy(e));
                 continue;
             }
@@ -583,7 +587,10 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             snprintf(summary + len, sizeof summary - (size_t)len,
                      "; %d did not run or failed (see fleet.json)", pair_fail);
         json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s}", "name", "pairs", "status",
-                                                  pair_fail ? "FAIL" : "PASS", "summary",
+                                                  tp__validate_status_name(
+                                                      pair_fail ? TP__VALIDATE_FAIL
+                                                                : TP__VALIDATE_PASS),
+                                                  "summary",
                                                   summary));
     }
     failed += pair_fail;
@@ -596,16 +603,17 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         first_pair_doc(c, gathered, nodes[0].label, "net-bw", bw, sizeof bw);
         snprintf(coll, sizeof coll, "nodes/%s/coll-allreduce.json", nodes[0].label);
         snprintf(io, sizeof io, "nodes/%s/io-checkpoint.json", nodes[0].label);
-        const char *st = "FAIL";
+        enum tp__validate_status st = TP__VALIDATE_FAIL;
         if (tp__validate_write_plan(c, n, 2, lat, bw, coll, io) < 0) {
             t->rc = -1;
             snprintf(t->why, sizeof t->why, "cannot write the plan: %s", strerror(errno));
         } else {
             st = tp__validate_run_test(c, t, c->outdir, NULL, NULL);
         }
-        failed += strcmp(st, "FAIL") == 0;
+        failed += st == TP__VALIDATE_FAIL;
         json_array_append_new(verdicts,
-                              json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status", st,
+                              json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status",
+                                        tp__validate_status_name(st),
                                         "summary", t->why[0] ? t->why : t->what, "seconds",
                                         t->took_s));
         snprintf(path, sizeof path, "%s/plan.json", c->outdir);
@@ -618,13 +626,13 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
 
     /* the fleet's judgement, as a document of its own */
     json_t *fdoc = NULL;
-    const char *fstatus = "FAIL";
+    enum tp__validate_status fstatus = TP__VALIDATE_FAIL;
     char fsum[1200] = "";
     if (judgement) {
         json_int_t slow = json_integer_value(json_object_get(judgement, "slow_nodes")) +
                           json_integer_value(json_object_get(judgement, "slow_links"));
         json_int_t worse = json_integer_value(json_object_get(judgement, "worse"));
-        fstatus = slow ? "FAIL" : worse ? "WARN" : "PASS";
+        fstatus = slow ? TP__VALIDATE_FAIL : worse ? TP__VALIDATE_WARN : TP__VALIDATE_PASS;
         /* by a tier, the triage judges: what it named, measured again alone */
         const json_t *counts = json_object_get(triage, "counts");
         /* a node lost or never joined was not validated: the run fails */
@@ -636,7 +644,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         json_int_t unsure = json_integer_value(json_object_get(counts, "suspect")) +
                             json_integer_value(json_object_get(counts, "error"));
         if (triage)
-            fstatus = named ? "FAIL" : unsure ? "WARN" : "PASS";
+            fstatus = named ? TP__VALIDATE_FAIL : unsure ? TP__VALIDATE_WARN : TP__VALIDATE_PASS;
         char *words = NULL;
         size_t wl = 0;
         FILE *wf = open_memstream(&words, &wl);
@@ -691,7 +699,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
             stopped = &intr;
         /* its status is the process's exit: a run that fails the fleet
          * (a node named, lost or missing, a test failed) is not ok */
-        bool fails = failed || strcmp(fstatus, "FAIL") == 0;
+        bool fails = failed || fstatus == TP__VALIDATE_FAIL;
         char fwhy[1300];
         snprintf(fwhy, sizeof fwhy, "%s%s%.1200s", failed ? "a test failed" : "",
                  failed && fsum[0] ? "; " : "", fsum);
@@ -708,7 +716,8 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         tp__validate_hist_add(&k->hist, fdoc);
         json_array_append(html_docs, fdoc);
         json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s}", "name", "fleet", "status",
-                                                  fstatus, "summary", fsum));
+                                                  tp__validate_status_name(fstatus), "summary",
+                                                  fsum));
     }
 
     if (!c->quiet) {
@@ -719,7 +728,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
         json_t *v;
         json_array_foreach(verdicts, i, v) {
             const char *st = json_string_value(json_object_get(v, "status"));
-            printf("%-4s %-20s %s\n", strcmp(st, "PASS") == 0 ? "ok" : st,
+            printf("%-4s %-20s %s\n", tp__validate_status_word(tp__validate_status_of(st)),
                    json_string_value(json_object_get(v, "name")),
                    json_string_value(json_object_get(v, "summary")));
         }
@@ -760,6 +769,6 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
     json_decref(html_docs);
     json_decref(sdc);
     json_decref(verdicts_of);
-    return rc || orc || failed || strcmp(fstatus, "FAIL") == 0 ? 1 : 0;
+    return rc || orc || failed || fstatus == TP__VALIDATE_FAIL ? 1 : 0;
 }
 

@@ -42,12 +42,13 @@ int tp__validate_host(struct tp__validate_ctx *c)
             t->rc = -1;
             snprintf(t->why, sizeof t->why, "cannot write %.160s: %s", c->plan, strerror(errno));
         }
-        const char *status =
-            t->rc < 0 ? "FAIL" : tp__validate_run_test(c, t, c->outdir, NULL, NULL);
-        failed += strcmp(status, "FAIL") == 0;
+        enum tp__validate_status status =
+            t->rc < 0 ? TP__VALIDATE_FAIL : tp__validate_run_test(c, t, c->outdir, NULL, NULL);
+        failed += status == TP__VALIDATE_FAIL;
         json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status",
-                                                  status, "summary", t->why[0] ? t->why : t->what,
-                                                  "seconds", t->took_s));
+                                                  tp__validate_status_name(status), "summary",
+                                                  t->why[0] ? t->why : t->what, "seconds",
+                                                  t->took_s));
     }
     tp__validate_stop_server(c);
     tp__validate_progress_clear(c);
@@ -94,9 +95,8 @@ int tp__validate_host(struct tp__validate_ctx *c)
                tp__validate_now_s() - c->t0);
         for (int i = 0; i < c->tests.n; i++) {
             const struct tp_validate_test *t = &c->tests.t[i];
-            const char *st = tp__validate_status(t);
-            printf("%-4s %-20s %6.1f s  %s%s%s%s\n", strcmp(st, "PASS") == 0 ? "ok" : st,
-                   t->name, t->took_s, t->why[0] ? t->why : t->what,
+            printf("%-4s %-20s %6.1f s  %s%s%s%s\n",
+                   tp__validate_status_word(tp__validate_status(t)), t->name, t->took_s, t->why[0] ? t->why : t->what,
                    causes[i][0] ? " (counters: " : "", causes[i], causes[i][0] ? ")" : "");
         }
     }

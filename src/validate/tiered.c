@@ -95,7 +95,7 @@ static void fig_add(struct fig *f, const json_t *entry)
     const char *st = json_string_value(json_object_get(entry, "status"));
     const json_t *sz = last_size(doc);
     f->ran = true;
-    if (!st || strcmp(st, "FAIL") == 0 || !sz) {
+    if (!st || tp__validate_status_of(st) == TP__VALIDATE_FAIL || !sz) {
         f->failed = true;
         return;
     }
@@ -185,7 +185,7 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
              nodes[me].label);
     tp__validate_mkdirs(dir);
     c->extra_env = env;
-    const char *st = tp__validate_run_test(c, across, dir, NULL, NULL);
+    enum tp__validate_status st = tp__validate_run_test(c, across, dir, NULL, NULL);
     c->extra_env = NULL;
     char doc[4900];
     snprintf(doc, sizeof doc, "%s/%s.json", dir, across->name);
@@ -206,7 +206,7 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     } else {
         /* the figure is rank 0's; the others say only whether they failed */
         f->ran = true;
-        f->failed |= strcmp(st, "FAIL") == 0;
+        f->failed |= st == TP__VALIDATE_FAIL;
         json_object_del(o, "doc");
     }
     json_array_append_new(groups, o);

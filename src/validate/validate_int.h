@@ -81,14 +81,38 @@ double tp__validate_deadline_s(const struct tp_validate_test *t);
  * strings, to free alone). NULL when out of memory. */
 char **tp__validate_child_env(void);
 
+/* ---- status.c: a test's status ---- */
+
+/* A test's status, from good to bad; its words are status.c's table's. */
+enum tp__validate_status {
+    TP__VALIDATE_PASS,
+    TP__VALIDATE_WARN,
+    TP__VALIDATE_FAIL,
+    TP__VALIDATE_NSTATUSES, /* no status: a word that names none */
+};
+
+/* The status as the documents write it ("PASS", "WARN", "FAIL"); NULL for
+ * TP__VALIDATE_NSTATUSES. */
+const char *tp__validate_status_name(enum tp__validate_status s);
+
+/* The status as the summary table prints it ("ok", "WARN", "FAIL"); NULL
+ * for TP__VALIDATE_NSTATUSES. */
+const char *tp__validate_status_word(enum tp__validate_status s);
+
+/* The status a document's word names; TP__VALIDATE_NSTATUSES for NULL or
+ * a word that names none. */
+enum tp__validate_status tp__validate_status_of(const char *name);
+
+/* The verdict of a test that has run (its exit status in t->rc), as
+ * tp__validate_run_test returned it. */
+enum tp__validate_status tp__validate_status(const struct tp_validate_test *t);
+
 /* Run t with its document at DOCDIR/NAME.json and its output in
  * DOCDIR/NAME.log, against the net server at peer:port (NULL: none). Fills
- * t->rc, t->took_s and t->why; returns "PASS", "WARN" or "FAIL". */
-const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate_test *t,
-                                  const char *docdir, const char *peer, const char *port);
-
-/* The verdict of a test that has run, as tp__validate_run_test returned it. */
-const char *tp__validate_status(const struct tp_validate_test *t);
+ * t->rc, t->took_s and t->why; returns its status (tp__validate_status). */
+enum tp__validate_status tp__validate_run_test(struct tp__validate_ctx *c,
+                                               struct tp_validate_test *t, const char *docdir,
+                                               const char *peer, const char *port);
 
 /* Start net serve on c->addr (port chosen by the kernel, into c->port),
  * its log in logdir; with c->keyfile set the clients must prove the key.
@@ -117,7 +141,8 @@ struct tp__validate_node {
 /* What this node ran, for the gather: {"test", "status", "summary",
  * "seconds", "doc"} with the document at docpath (null when it wrote none
  * or wrote one that is refused, said). NULL on ENOMEM. */
-json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, const char *docpath);
+json_t *tp__validate_ran(const struct tp_validate_test *t, enum tp__validate_status status,
+                         const char *docpath);
 
 /* The causes a test document's counters name (docs/counters.md), one
  * string each, "loss: Tcp RetransSegs +24, ..." (the server's node's
