@@ -168,7 +168,7 @@ static json_t *test_verdicts(json_t *gathered, const struct tp__validate_ctx *c,
     json_t *v = json_array();
     for (int i = 0; i < c->tests.n; i++) {
         const struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "net") == 0 || strcmp(t->group, "plan") == 0)
+        if (!tp__validate_own(t))
             continue;
         int nfail = 0, nwarn = 0, nodes = 0;
         char who[400] = "", why[300] = "";
@@ -401,9 +401,10 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
         json_t *doc = json_object_get(e, "doc");
         if (!json_is_object(doc) || !name)
             continue;
-        if (strcmp(name, "sdc") == 0)
+        const struct tp_validate_test *t = tp__validate_test_of(k->c, name);
+        if (t && t->role == TP_VALIDATE_SCREEN)
             tp__validate_sdc_take(k->sdc, r, label, doc);
-        if (strcmp(name, "sdc-gpu") == 0)
+        if (t && t->role == TP_VALIDATE_SCREEN_GPU)
             tp__validate_sdc_take_gpu(k->sdc, r, label, doc);
         if (!rc)
             rc = fleet_line(&k->fo, json_pack("{s:s, s:s, s:O}", "host", label, "test", name,
@@ -576,10 +577,7 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
 
     /* the plan: this allocation, its network from rank 0's first pair */
     json_t *verdicts = test_verdicts(gathered, c, &failed);
-    int net_tests = 0;
-    for (int i = 0; i < c->tests.n; i++)
-        net_tests += strcmp(c->tests.t[i].group, "net") == 0;
-    if (net_tests) {
+    if (tp__validate_any_between(c)) {
         char summary[300];
         int len = snprintf(summary, sizeof summary,
                            "%d measurements between %d nodes in %d rounds", npairs, n, rounds);
@@ -596,13 +594,14 @@ int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *tr
     failed += pair_fail;
     for (int i = 0; i < c->tests.n; i++) {
         struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "plan") != 0)
+        const struct tp_validate_inputs *in = t->inputs;
+        if (!in)
             continue;
         char lat[700], bw[700], coll[700], io[700];
-        first_pair_doc(c, gathered, nodes[0].label, "net-lat", lat, sizeof lat);
-        first_pair_doc(c, gathered, nodes[0].label, "net-bw", bw, sizeof bw);
-        snprintf(coll, sizeof coll, "nodes/%s/coll-allreduce.json", nodes[0].label);
-        snprintf(io, sizeof io, "nodes/%s/io-checkpoint.json", nodes[0].label);
+        first_pair_doc(c, gathered, nodes[0].label, in->net_lat, lat, sizeof lat);
+        first_pair_doc(c, gathered, nodes[0].label, in->net_bw, bw, sizeof bw);
+        snprintf(coll, sizeof coll, "nodes/%s/%s.json", nodes[0].label, in->coll);
+        snprintf(io, sizeof io, "nodes/%s/%s.json", nodes[0].label, in->io);
         enum tp__validate_status st = TP__VALIDATE_FAIL;
         if (tp__validate_write_plan(c, n, 2, lat, bw, coll, io) < 0) {
             t->rc = -1;

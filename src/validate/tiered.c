@@ -148,7 +148,7 @@ static int run_pairs(struct tp__validate_ctx *c, struct tp_boot *b,
         int slot = k / 2, way = k % 2;
         for (int i = 0; mine >= 0 && mine / at_once == slot && pos == way && i < c->tests.n; i++) {
             struct tp_validate_test *nt = &c->tests.t[i];
-            if (strcmp(nt->group, "net") != 0 || nt->across || (way == 1 && !nt->directional))
+            if (nt->role != TP_VALIDATE_PAIR || (way == 1 && !nt->directional))
                 continue;
             int other = p->t.nodes[1 - pos];
             json_t *o = tp__validate_measure_pair(c, nt, nodes, me, other, sub);
@@ -172,7 +172,7 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     const char *stage = tp_triage_stage_name(p->stage);
     struct tp_validate_test *across = NULL;
     for (int i = 0; i < c->tests.n && !across; i++)
-        if (c->tests.t[i].across)
+        if (c->tests.t[i].role == TP_VALIDATE_ACROSS)
             across = &c->tests.t[i];
     if (!across)
         return;

@@ -274,9 +274,7 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
          * joined by then (--node-timeout, else the group's hour) is left
          * out, and the others go on */
         double join_s = c->node_timeout_s > 0 ? c->node_timeout_s : TP__VALIDATE_GROUP_TIMEOUT_S;
-        bool net = false;
-        for (int i = 0; i < c->tests.n; i++)
-            net |= strcmp(c->tests.t[i].group, "net") == 0;
+        bool net = tp__validate_any_between(c);
         struct tp_boot_opts bo = {.backend = c->launcher,
                                   .key_file = c->key_file,
                                   .timeout_ns = (uint64_t)(join_s * 1e9),

@@ -497,6 +497,23 @@ json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__v
 
 /* ---- profile.c ---- */
 
+/* Is t measured between nodes (a pair test, or a collective across a
+ * group)? On a host alone its pair tests run against a server on
+ * loopback. */
+bool tp__validate_between(const struct tp_validate_test *t);
+
+/* Is t a node's own test, each node running it alone (neither between
+ * nodes nor after the others)? */
+bool tp__validate_own(const struct tp_validate_test *t);
+
+/* Does any of c's tests run between nodes (tp__validate_between)? */
+bool tp__validate_any_between(const struct tp__validate_ctx *c);
+
+/* The test of c's profile named name (as a node's entry names it), or
+ * NULL. */
+const struct tp_validate_test *tp__validate_test_of(const struct tp__validate_ctx *c,
+                                                    const char *name);
+
 /* Is name[0..len) the name of a test of any profile (what its NAME.json,
  * NAME.log and NAME.trace.json are named by)? */
 bool tp__validate_test_named(const char *name, size_t len);

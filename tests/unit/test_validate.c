@@ -179,7 +179,17 @@ static void placeholders(void **state)
         TP_EQ_INT(t->directional, strcmp(t->name, "net-bw") == 0);
         /* the collective across nodes: an allocation's tiers run it, over
          * the network also between ranks of one host */
-        TP_EQ_INT(t->across, strcmp(t->name, "coll-across") == 0);
+        TP_EQ_INT(t->role == TP_VALIDATE_ACROSS, strcmp(t->name, "coll-across") == 0);
+        /* the roles the callers ask instead of the groups: the net tests
+         * between two nodes, the SDC screen judged across them, the plan
+         * after the others on their documents */
+        TP_EQ_INT(t->role == TP_VALIDATE_PAIR, strncmp(t->name, "net-", 4) == 0);
+        TP_EQ_INT(t->role == TP_VALIDATE_SCREEN, strcmp(t->name, "sdc") == 0);
+        TP_EQ_INT(t->role == TP_VALIDATE_AFTER, strcmp(t->name, "plan") == 0);
+        TP_EQ_INT(t->inputs != NULL, strcmp(t->name, "plan") == 0);
+        TP_EQ_INT(tp__validate_between(t), strcmp(t->group, "net") == 0);
+        TP_EQ_INT(tp__validate_own(t),
+                  strcmp(t->group, "net") != 0 && strcmp(t->group, "plan") != 0);
         TP_EQ_INT(t->rc, 0);
         TP_EQ_INT(t->why[0], 0);
     }
