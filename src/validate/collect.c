@@ -116,6 +116,63 @@ static int node_index(const json_t *index, const char *label)
     return r ? (int)json_integer_value(r) : -1;
 }
 
+/* ---- a node's entry, read once ---- */
+
+/* A node's entry as alloc.c sends it: {"label", "host", "addr", "tests",
+ * "pairs", "groups"}. */
+struct entry {
+    const char *label, *host, *addr;
+    json_t *tests, *pairs, *groups; /* arrays of what it ran (struct ran) */
+};
+
+static void entry_read(const json_t *g, struct entry *x)
+{
+    *x = (struct entry){
+        .label = json_string_value(json_object_get(g, "label")),
+        .host = json_string_value(json_object_get(g, "host")),
+        .addr = json_string_value(json_object_get(g, "addr")),
+        .tests = json_object_get(g, "tests"),
+        .pairs = json_object_get(g, "pairs"),
+        .groups = json_object_get(g, "groups"),
+    };
+}
+
+/* One thing a node ran: a test of its own, a pair measurement or its part
+ * of a group test (tp__validate_ran's {"test", "status", "summary",
+ * "seconds", "doc", "counters"?, "link"?}; a pair's "a" and "b"; the
+ * rounds' "round", "stage" and "sub"; the judged rows collect_add put in
+ * "rows"). The values are the entry's own, copied out as they are. */
+struct ran {
+    const char *test, *status; /* status as sent; st its value */
+    enum tp__validate_status st;
+    const char *a, *b, *sub;
+    json_t *summary, *seconds, *counters, *round, *stage, *rows;
+    json_t *doc; /* an object (held), true (written and dropped) or null */
+    bool has_doc;
+};
+
+static void ran_read(const json_t *e, struct ran *x)
+{
+    const char *status = json_string_value(json_object_get(e, "status"));
+    json_t *doc = json_object_get(e, "doc");
+    *x = (struct ran){
+        .test = json_string_value(json_object_get(e, "test")),
+        .status = status,
+        .st = tp__validate_status_of(status),
+        .a = json_string_value(json_object_get(e, "a")),
+        .b = json_string_value(json_object_get(e, "b")),
+        .sub = json_string_value(json_object_get(e, "sub")),
+        .summary = json_object_get(e, "summary"),
+        .seconds = json_object_get(e, "seconds"),
+        .counters = json_object_get(e, "counters"),
+        .round = json_object_get(e, "round"),
+        .stage = json_object_get(e, "stage"),
+        .rows = json_object_get(e, "rows"),
+        .doc = doc,
+        .has_doc = json_is_object(doc) || json_is_true(doc),
+    };
+}
+
 /* The rows of a pair measurement's document worth judging (pair_metric);
  * NULL with err set when doc has none to read. */
 static json_t *judged_rows(const json_t *doc, tp_error *err)
@@ -130,36 +187,27 @@ static json_t *judged_rows(const json_t *doc, tp_error *err)
     return out;
 }
 
-/* The judged rows of one pair measurement e as pair lines. */
-static int pair_rows(struct fleet_out *fo, const json_t *index, const json_t *e,
-                     const json_t *rows, tp_error *err)
+/* The judged rows of one pair measurement x as pair lines. */
+static int pair_rows(struct fleet_out *fo, const json_t *index, const struct ran *x,
+                     tp_error *err)
 {
-    const char *a = json_string_value(json_object_get(e, "a"));
-    const char *b = json_string_value(json_object_get(e, "b"));
     size_t q;
     json_t *row;
     int rc = 0;
-    json_array_foreach(rows, q, row) {
+    json_array_foreach(x->rows, q, row) {
         if (rc)
             break;
-        json_t *line = json_pack("{s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O}", "a", a, "b", b,
-                                 "round", json_object_get(e, "round"), "test",
-                                 json_object_get(e, "test"), "metric", json_object_get(row, "key"),
-                                 "value", json_object_get(row, "value"), "unit",
+        json_t *line = json_pack("{s:s, s:s, s:O, s:s, s:O, s:O, s:O, s:O}", "a", x->a, "b",
+                                 x->b, "round", x->round, "test", x->test, "metric",
+                                 json_object_get(row, "key"), "value",
+                                 json_object_get(row, "value"), "unit",
                                  json_object_get(row, "unit"), "better",
                                  json_object_get(row, "better"));
         rc = fleet_line(fo, line, err);
         if (fo->matrix)
-            matrix_add(fo->matrix, row, node_index(index, a), node_index(index, b));
+            matrix_add(fo->matrix, row, node_index(index, x->a), node_index(index, x->b));
     }
     return rc;
-}
-
-/* Did the measurement or test e leave a document (written, or held)? */
-static bool has_doc(const json_t *e)
-{
-    const json_t *d = json_object_get(e, "doc");
-    return json_is_object(d) || json_is_true(d);
 }
 
 /* One verdict per test across the nodes: the worst status, and who. */
@@ -176,24 +224,25 @@ static json_t *test_verdicts(json_t *gathered, const struct tp__validate_ctx *c,
         size_t r, k;
         json_t *g, *e;
         json_array_foreach(gathered, r, g) {
-            json_array_foreach(json_object_get(g, "tests"), k, e) {
-                if (strcmp(json_string_value(json_object_get(e, "test")), t->name) != 0)
+            struct entry node;
+            entry_read(g, &node);
+            json_array_foreach(node.tests, k, e) {
+                struct ran x;
+                ran_read(e, &x);
+                if (!x.test || strcmp(x.test, t->name) != 0)
                     continue;
                 nodes++;
-                enum tp__validate_status st =
-                    tp__validate_status_of(json_string_value(json_object_get(e, "status")));
-                const char *says = json_string_value(json_object_get(e, "summary"));
-                nfail += st == TP__VALIDATE_FAIL;
-                nwarn += st == TP__VALIDATE_WARN;
-                if (st == TP__VALIDATE_PASS)
+                const char *says = json_string_value(x.summary);
+                nfail += x.st == TP__VALIDATE_FAIL;
+                nwarn += x.st == TP__VALIDATE_WARN;
+                if (x.st == TP__VALIDATE_PASS)
                     continue;
                 if (!why[0])
                     snprintf(why, sizeof why, "%s", says);
                 same &= strcmp(why, says) == 0;
                 size_t len = strlen(who);
                 if (len < 300)
-                    snprintf(who + len, sizeof who - len, "%s%s", len ? ", " : "",
-                             json_string_value(json_object_get(g, "label")));
+                    snprintf(who + len, sizeof who - len, "%s%s", len ? ", " : "", node.label);
                 else if (!strstr(who, "..."))
                     snprintf(who + len, sizeof who - len, ", ...");
             }
@@ -244,34 +293,33 @@ static void print_triage(FILE *f, const struct tp__validate_node *nodes, int n,
     fprintf(f, "\n");
 }
 
-/* The folder of pair measurement e under the results folder. */
-static void pair_dir(const struct tp__validate_ctx *c, const json_t *e, char *out, size_t cap)
+/* The folder of pair measurement x under the results folder top, or
+ * relative to it (top NULL: "pairs/A--B", "pairs/A--B/SUB"). */
+static void pair_dir(const char *top, const struct ran *x, char *out, size_t cap)
 {
-    const char *sub = json_string_value(json_object_get(e, "sub"));
-    snprintf(out, cap, "%s/pairs/%s--%s%s%s", c->outdir,
-             json_string_value(json_object_get(e, "a")), json_string_value(json_object_get(e, "b")),
-             sub ? "/" : "", sub ? sub : "");
+    snprintf(out, cap, "%s%spairs/%s--%s%s%s", top ? top : "", top ? "/" : "", x->a, x->b,
+             x->sub ? "/" : "", x->sub ? x->sub : "");
 }
 
 /* The first document of test that node measured with a partner, as a
  * path relative to the results folder ("pairs/A--B/net-lat.json", "" if
  * none). */
-static void first_pair_doc(const struct tp__validate_ctx *c, const json_t *gathered,
-                           const char *node, const char *test, char *out, size_t cap)
+static void first_pair_doc(const json_t *gathered, const char *node, const char *test, char *out,
+                           size_t cap)
 {
     size_t r, k;
     const json_t *g, *e;
     snprintf(out, cap, "pairs/%s--?/%s.json", node, test);
     json_array_foreach(gathered, r, g)
         json_array_foreach(json_object_get(g, "pairs"), k, e) {
-            const char *a = json_string_value(json_object_get(e, "a"));
-            const char *b = json_string_value(json_object_get(e, "b"));
-            if (strcmp(json_string_value(json_object_get(e, "test")), test) != 0 ||
-                (strcmp(a, node) != 0 && strcmp(b, node) != 0) || !has_doc(e))
+            struct ran x;
+            ran_read(e, &x);
+            if (strcmp(x.test, test) != 0 || (strcmp(x.a, node) != 0 && strcmp(x.b, node) != 0) ||
+                !x.has_doc)
                 continue;
-            char dir[5000];
-            pair_dir(c, e, dir, sizeof dir);
-            snprintf(out, cap, "%s/%s.json", dir + strlen(c->outdir) + 1, test);
+            pair_dir(NULL, &x, out, cap);
+            size_t len = strlen(out);
+            snprintf(out + len, cap - len, "/%s.json", test);
             return;
         }
 }
@@ -359,10 +407,9 @@ void tp__validate_collect_free(struct tp__validate_collect *k)
 
 /* A document of node r's, taken in: written under dir (rank 0 wrote its
  * own), into the history; dropped from e unless r is rank 0. */
-static int take_doc(struct tp__validate_collect *k, int r, json_t *e, const char *dir,
-                    const char *name, tp_error *err)
+static int take_doc(struct tp__validate_collect *k, int r, json_t *e, json_t *doc,
+                    const char *dir, const char *name, tp_error *err)
 {
-    json_t *doc = json_object_get(e, "doc");
     int rc = r > 0 ? write_doc(dir, name, doc, err) : 0;
     tp__validate_hist_add(&k->hist, doc);
     if (r > 0)
@@ -385,10 +432,13 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
 {
     tp_error first = {0}, spare, *err = &first; /* this node's first error */
     int rc = 0;
-    const char *label = json_string_value(json_object_get(g, "label"));
+    struct entry node;
+    entry_read(g, &node);
+    const char *label = node.label;
     char dir[5000];
     size_t i;
     json_t *e;
+    struct ran x;
     if (!label || r < 0 || r >= k->n || strcmp(label, k->nodes[r].label) != 0) {
         rc = tp_error_set(err, TP_EPROTO, "node %s sent a result that is not its own",
                           r >= 0 && r < k->n ? k->nodes[r].label : "?");
@@ -396,43 +446,40 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
         return keep_error(k, rc, &first);
     }
     snprintf(dir, sizeof dir, "%s/nodes/%s", k->c->outdir, label);
-    json_array_foreach(json_object_get(g, "tests"), i, e) {
-        const char *name = json_string_value(json_object_get(e, "test"));
-        json_t *doc = json_object_get(e, "doc");
-        if (!json_is_object(doc) || !name)
+    json_array_foreach(node.tests, i, e) {
+        ran_read(e, &x);
+        if (!json_is_object(x.doc) || !x.test)
             continue;
-        const struct tp_validate_test *t = tp__validate_test_of(k->c, name);
+        const struct tp_validate_test *t = tp__validate_test_of(k->c, x.test);
         if (t && t->role == TP_VALIDATE_SCREEN)
-            tp__validate_sdc_take(k->sdc, r, label, doc);
+            tp__validate_sdc_take(k->sdc, r, label, x.doc);
         if (t && t->role == TP_VALIDATE_SCREEN_GPU)
-            tp__validate_sdc_take_gpu(k->sdc, r, label, doc);
+            tp__validate_sdc_take_gpu(k->sdc, r, label, x.doc);
         if (!rc)
-            rc = fleet_line(&k->fo, json_pack("{s:s, s:s, s:O}", "host", label, "test", name,
-                                              "doc", doc),
+            rc = fleet_line(&k->fo, json_pack("{s:s, s:s, s:O}", "host", label, "test", x.test,
+                                              "doc", x.doc),
                             err);
-        int wrc = take_doc(k, r, e, dir, name, rc ? &spare : err);
+        int wrc = take_doc(k, r, e, x.doc, dir, x.test, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
-    json_array_foreach(json_object_get(g, "pairs"), i, e) {
-        const char *name = json_string_value(json_object_get(e, "test"));
-        json_t *doc = json_object_get(e, "doc");
-        if (!json_is_object(doc) || !name)
+    json_array_foreach(node.pairs, i, e) {
+        ran_read(e, &x);
+        if (!json_is_object(x.doc) || !x.test)
             continue;
-        json_t *rows = judged_rows(doc, rc ? &spare : err);
+        json_t *rows = judged_rows(x.doc, rc ? &spare : err);
         if (!rows && !rc)
             rc = err->code ? err->code : tp_error_set(err, TP_ENOMEM, "out of memory");
         json_object_set_new(e, "rows", rows ? rows : json_array());
-        pair_dir(k->c, e, dir, sizeof dir);
-        int wrc = take_doc(k, r, e, dir, name, rc ? &spare : err);
+        pair_dir(k->c->outdir, &x, dir, sizeof dir);
+        int wrc = take_doc(k, r, e, x.doc, dir, x.test, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
-    json_array_foreach(json_object_get(g, "groups"), i, e) {
-        const char *name = json_string_value(json_object_get(e, "test"));
-        if (!json_is_object(json_object_get(e, "doc")) || !name)
+    json_array_foreach(node.groups, i, e) {
+        ran_read(e, &x);
+        if (!json_is_object(x.doc) || !x.test)
             continue;
-        snprintf(dir, sizeof dir, "%s/groups/%s/%s", k->c->outdir,
-                 json_string_value(json_object_get(e, "sub")), label);
-        int wrc = take_doc(k, r, e, dir, name, rc ? &spare : err);
+        snprintf(dir, sizeof dir, "%s/groups/%s/%s", k->c->outdir, x.sub, label);
+        int wrc = take_doc(k, r, e, x.doc, dir, x.test, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
     json_array_append_new(k->gathered, g);
@@ -478,296 +525,398 @@ static int fleet_commit(struct tp__validate_collect *k, tp_error *err)
     return a ? tp_atomic_commit(a, err) : 0;
 }
 
-int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage,
-                                const tp_error *stopped)
-{
-    struct tp__validate_ctx *c = k->c;
-    const struct tp__validate_node *nodes = k->nodes;
-    int n = k->n;
-    json_t *gathered = k->gathered;
-    struct fleet_out *fo = &k->fo;
-    tp_error err = {0};
-    int rounds = (int)json_integer_value(json_object_get(triage, "rounds_total"));
-    int failed = 0, pair_fail = 0, npairs = 0;
-    json_t *html_docs = json_array();
-    json_t *node_list = json_array(), *pair_list = json_array(), *group_list = json_array();
-    int rc = k->rc ? tp__validate_collect_error(k, &err) : 0;
-    if (!rc && (!html_docs || !node_list || !pair_list || !group_list))
-        rc = tp_error_set(&err, TP_ENOMEM, "out of memory");
-    /* the SDC screen across the nodes: a node named fails its sdc test and
-     * gets its verdict, over the tier's or alone (verdicts: what the nodes'
-     * lines, the fleet's nodes and --on-fail read) */
-    json_t *sdc = NULL;
-    json_t *verdicts_of = tp__validate_sdc_judge(k->sdc, nodes, gathered, triage, &sdc);
-    const char **labels = calloc((size_t)(n > 0 ? n : 1), sizeof *labels);
-    for (int r = 0; labels && r < n; r++)
-        labels[r] = nodes[r].label;
-    if (verdicts_of && labels)
-        tp_validate_cite_counters(verdicts_of, gathered, labels, n);
-    free(labels);
-    size_t r, q;
-    json_t *g, *e;
-    json_array_foreach(gathered, r, g) {
-        const char *label = json_string_value(json_object_get(g, "label"));
-        json_t *tl = json_array();
-        json_array_foreach(json_object_get(g, "tests"), q, e) {
-            json_t *te = json_pack("{s:O, s:O, s:O, s:O}", "test", json_object_get(e, "test"),
-                                   "status", json_object_get(e, "status"), "summary",
-                                   json_object_get(e, "summary"), "seconds",
-                                   json_object_get(e, "seconds"));
-            if (json_object_get(e, "counters"))
-                json_object_set(te, "counters", json_object_get(e, "counters"));
-            json_array_append_new(tl, te);
-            if (r == 0 && json_is_object(json_object_get(e, "doc")))
-                json_array_append(html_docs, json_object_get(e, "doc"));
-        }
-        json_array_append_new(node_list,
-                              json_pack("{s:s, s:s?, s:s?, s:o}", "label", label, "host",
-                                        json_string_value(json_object_get(g, "host")), "addr",
-                                        json_string_value(json_object_get(g, "addr")), "tests",
-                                        tl));
-        json_array_foreach(json_object_get(g, "pairs"), q, e) {
-            const char *a = json_string_value(json_object_get(e, "a"));
-            const char *b = json_string_value(json_object_get(e, "b"));
-            const char *name = json_string_value(json_object_get(e, "test"));
-            const char *st = json_string_value(json_object_get(e, "status"));
-            npairs++;
-            pair_fail += tp__validate_status_of(st) != TP__VALIDATE_PASS;
-            json_t *pe = json_pack("{s:O, s:s, s:s, s:s, s:s, s:O, s:O}", "round",
-                                   json_object_get(e, "round"), "a", a, "b", b, "test", name,
-                                   "status", st, "summary", json_object_get(e, "summary"),
-                                   "seconds", json_object_get(e, "seconds"));
-            if (json_object_get(e, "stage"))
-                json_object_set(pe, "stage", json_object_get(e, "stage"));
-            if (json_object_get(e, "counters"))
-                json_object_set(pe, "counters", json_object_get(e, "counters"));
-            json_array_append_new(pair_list, pe);
-            if (!has_doc(e))
-                continue;
-            /* the report draws the first pair of rank 0 */
-            if (r == 0 && json_integer_value(json_object_get(e, "round")) ==
-                              json_integer_value(json_object_get(
-                                  json_array_get(json_object_get(g, "pairs"), 0), "round")))
-                json_array_append(html_docs, json_object_get(e, "doc"));
-            if (!rc)
-                rc = pair_rows(fo, k->index, e, json_object_get(e, "rows"), &err);
-        }
-        /* the tiers' collectives across nodes: each group's rank 0 has the
-         * document */
-        json_array_foreach(json_object_get(g, "groups"), q, e) {
-            const char *st = json_string_value(json_object_get(e, "status"));
-            if (!has_doc(e)) {
-                /* a member's failure is its group's, said once per member */
-                if (tp__validate_status_of(st) != TP__VALIDATE_PASS)
-                    json_array_append_new(group_list, json_deep_copy(e));
-                continue;
-            }
-            json_t *ge = json_deep_copy(e);
-            json_object_del(ge, "doc");
-            json_array_append_new(group_list, ge);
-        }
-    }
-    node_list = every_node(node_list, nodes, n, verdicts_of);
-    if (!rc)
-        rc = fleet_commit(k, &err);
-    char path[4400];
-    json_t *judgement = rc ? NULL : tp_fleet_judge(fo->data, NULL, &err);
-    if (!rc && !judgement)
-        rc = err.code;
+/* ---- the end: tp__validate_collect_finish, job by job ---- */
 
-    /* the plan: this allocation, its network from rank 0's first pair */
-    json_t *verdicts = test_verdicts(gathered, c, &failed);
-    if (tp__validate_any_between(c)) {
+/* What the end builds, each job's part for the later ones. */
+struct finish {
+    struct tp__validate_collect *k;
+    const json_t *triage; /* the tier's judgement, or NULL */
+    int rounds;
+    int rc; /* the first error, said once at the end */
+    tp_error err;
+    json_t *verdicts_of; /* the nodes' verdicts: the triage's with the SDC screen's */
+    json_t *sdc;         /* fleet.json's "sdc" */
+    json_t *html_docs;   /* what the report draws */
+    json_t *node_list, *pair_list, *group_list; /* fleet.json's nodes, pairs and groups */
+    int npairs, pair_fail, failed;
+    json_t *judgement; /* tp_fleet_judge's */
+    json_t *verdicts;  /* the summary's lines: each test, the pairs, the plan, the fleet */
+    json_t *fdoc;      /* fleet.json */
+    enum tp__validate_status fstatus;
+    char fsum[1200];
+};
+
+/* The SDC screen across the nodes: a node named fails its sdc test and
+ * gets its verdict, over the tier's or alone (verdicts: what the nodes'
+ * lines, the fleet's nodes and --on-fail read), with the counters cited. */
+static void judge_sdc(struct finish *f)
+{
+    const struct tp__validate_collect *k = f->k;
+    f->verdicts_of = tp__validate_sdc_judge(k->sdc, k->nodes, k->gathered, f->triage, &f->sdc);
+    const char **labels = calloc((size_t)(k->n > 0 ? k->n : 1), sizeof *labels);
+    for (int r = 0; labels && r < k->n; r++)
+        labels[r] = k->nodes[r].label;
+    if (f->verdicts_of && labels)
+        tp_validate_cite_counters(f->verdicts_of, k->gathered, labels, k->n);
+    free(labels);
+}
+
+/* A node's own tests into fleet.json's nodes; rank 0's documents (r 0)
+ * into the report's. */
+static void list_tests(struct finish *f, size_t r, const struct entry *node)
+{
+    json_t *tl = json_array(), *e;
+    size_t q;
+    json_array_foreach(node->tests, q, e) {
+        struct ran x;
+        ran_read(e, &x);
+        json_t *te = json_pack("{s:O, s:O, s:O, s:O}", "test", json_object_get(e, "test"),
+                               "status", json_object_get(e, "status"), "summary", x.summary,
+                               "seconds", x.seconds);
+        if (x.counters)
+            json_object_set(te, "counters", x.counters);
+        json_array_append_new(tl, te);
+        if (r == 0 && json_is_object(x.doc))
+            json_array_append(f->html_docs, x.doc);
+    }
+    json_array_append_new(f->node_list,
+                          json_pack("{s:s, s:s?, s:s?, s:o}", "label", node->label, "host",
+                                    node->host, "addr", node->addr, "tests", tl));
+}
+
+/* A node's pair measurements into fleet.json's pairs and their judged
+ * rows into fleet.jsonl; rank 0's first round's documents into the
+ * report's. */
+static void list_pairs(struct finish *f, size_t r, const struct entry *node)
+{
+    struct ran first;
+    ran_read(json_array_get(node->pairs, 0), &first);
+    json_t *e;
+    size_t q;
+    json_array_foreach(node->pairs, q, e) {
+        struct ran x;
+        ran_read(e, &x);
+        f->npairs++;
+        f->pair_fail += x.st != TP__VALIDATE_PASS;
+        json_t *pe = json_pack("{s:O, s:s, s:s, s:s, s:s, s:O, s:O}", "round", x.round, "a", x.a,
+                               "b", x.b, "test", x.test, "status", x.status, "summary",
+                               x.summary, "seconds", x.seconds);
+        if (x.stage)
+            json_object_set(pe, "stage", x.stage);
+        if (x.counters)
+            json_object_set(pe, "counters", x.counters);
+        json_array_append_new(f->pair_list, pe);
+        if (!x.has_doc)
+            continue;
+        /* the report draws the first pair of rank 0 */
+        if (r == 0 && json_integer_value(x.round) == json_integer_value(first.round))
+            json_array_append(f->html_docs, x.doc);
+        if (!f->rc)
+            f->rc = pair_rows(&f->k->fo, f->k->index, &x, &f->err);
+    }
+}
+
+/* The tiers' collectives across nodes into fleet.json's groups: each
+ * group's rank 0 has the document; a member's failure is its group's,
+ * said once per member. */
+static void list_groups(struct finish *f, const struct entry *node)
+{
+    json_t *e;
+    size_t q;
+    json_array_foreach(node->groups, q, e) {
+        struct ran x;
+        ran_read(e, &x);
+        if (!x.has_doc) {
+            if (x.st != TP__VALIDATE_PASS)
+                json_array_append_new(f->group_list, json_deep_copy(e));
+            continue;
+        }
+        json_t *ge = json_deep_copy(e);
+        json_object_del(ge, "doc");
+        json_array_append_new(f->group_list, ge);
+    }
+}
+
+/* fleet.jsonl committed, and the fleet judged from its rows. */
+static void judge_fleet(struct finish *f)
+{
+    if (!f->rc)
+        f->rc = fleet_commit(f->k, &f->err);
+    f->judgement = f->rc ? NULL : tp_fleet_judge(f->k->fo.data, NULL, &f->err);
+    if (!f->rc && !f->judgement)
+        f->rc = f->err.code;
+}
+
+/* The summary's line per test across the nodes, and the pairs'. */
+static void verdict_lines(struct finish *f)
+{
+    const struct tp__validate_collect *k = f->k;
+    f->verdicts = test_verdicts(k->gathered, k->c, &f->failed);
+    if (tp__validate_any_between(k->c)) {
         char summary[300];
         int len = snprintf(summary, sizeof summary,
-                           "%d measurements between %d nodes in %d rounds", npairs, n, rounds);
-        if (pair_fail && len < (int)sizeof summary)
+                           "%d measurements between %d nodes in %d rounds", f->npairs, k->n,
+                           f->rounds);
+        if (f->pair_fail && len < (int)sizeof summary)
             snprintf(summary + len, sizeof summary - (size_t)len,
-                     "; %d did not run or failed (see fleet.json)", pair_fail);
-        json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s}", "name", "pairs", "status",
-                                                  tp__validate_status_name(
-                                                      pair_fail ? TP__VALIDATE_FAIL
-                                                                : TP__VALIDATE_PASS),
-                                                  "summary",
-                                                  summary));
+                     "; %d did not run or failed (see fleet.json)", f->pair_fail);
+        json_array_append_new(f->verdicts,
+                              json_pack("{s:s, s:s, s:s}", "name", "pairs", "status",
+                                        tp__validate_status_name(f->pair_fail ? TP__VALIDATE_FAIL
+                                                                              : TP__VALIDATE_PASS),
+                                        "summary", summary));
     }
-    failed += pair_fail;
+    f->failed += f->pair_fail;
+}
+
+/* The tests after the others (the plan): this allocation, fed with rank
+ * 0's documents of its inputs (the network's from its first pair). */
+static void run_after(struct finish *f)
+{
+    struct tp__validate_ctx *c = f->k->c;
+    const struct tp__validate_node *nodes = f->k->nodes;
     for (int i = 0; i < c->tests.n; i++) {
         struct tp_validate_test *t = &c->tests.t[i];
         const struct tp_validate_inputs *in = t->inputs;
         if (!in)
             continue;
         char lat[700], bw[700], coll[700], io[700];
-        first_pair_doc(c, gathered, nodes[0].label, in->net_lat, lat, sizeof lat);
-        first_pair_doc(c, gathered, nodes[0].label, in->net_bw, bw, sizeof bw);
+        first_pair_doc(f->k->gathered, nodes[0].label, in->net_lat, lat, sizeof lat);
+        first_pair_doc(f->k->gathered, nodes[0].label, in->net_bw, bw, sizeof bw);
         snprintf(coll, sizeof coll, "nodes/%s/%s.json", nodes[0].label, in->coll);
         snprintf(io, sizeof io, "nodes/%s/%s.json", nodes[0].label, in->io);
         enum tp__validate_status st = TP__VALIDATE_FAIL;
-        if (tp__validate_write_plan(c, n, 2, lat, bw, coll, io) < 0) {
+        if (tp__validate_write_plan(c, f->k->n, 2, lat, bw, coll, io) < 0) {
             t->rc = -1;
             snprintf(t->why, sizeof t->why, "cannot write the plan: %s", strerror(errno));
         } else {
             st = tp__validate_run_test(c, t, c->outdir, NULL, NULL);
         }
-        failed += st == TP__VALIDATE_FAIL;
-        json_array_append_new(verdicts,
+        f->failed += st == TP__VALIDATE_FAIL;
+        json_array_append_new(f->verdicts,
                               json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status",
-                                        tp__validate_status_name(st),
-                                        "summary", t->why[0] ? t->why : t->what, "seconds",
-                                        t->took_s));
-        snprintf(path, sizeof path, "%s/plan.json", c->outdir);
+                                        tp__validate_status_name(st), "summary",
+                                        t->why[0] ? t->why : t->what, "seconds", t->took_s));
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s.json", c->outdir, t->name);
         json_t *doc = NULL;
-        if (tp_report_load(path, &doc, &err) == 0) {
-            tp__validate_hist_add(&k->hist, doc);
-            json_array_append_new(html_docs, doc);
+        tp_error lerr; /* its document may be missing: the test's line says why */
+        if (tp_report_load(path, &doc, &lerr) == 0) {
+            tp__validate_hist_add(&f->k->hist, doc);
+            json_array_append_new(f->html_docs, doc);
         }
     }
+}
 
-    /* the fleet's judgement, as a document of its own */
-    json_t *fdoc = NULL;
-    enum tp__validate_status fstatus = TP__VALIDATE_FAIL;
-    char fsum[1200] = "";
-    if (judgement) {
-        json_int_t slow = json_integer_value(json_object_get(judgement, "slow_nodes")) +
-                          json_integer_value(json_object_get(judgement, "slow_links"));
-        json_int_t worse = json_integer_value(json_object_get(judgement, "worse"));
-        fstatus = slow ? TP__VALIDATE_FAIL : worse ? TP__VALIDATE_WARN : TP__VALIDATE_PASS;
-        /* by a tier, the triage judges: what it named, measured again alone */
-        const json_t *counts = json_object_get(triage, "counts");
-        /* a node lost or never joined was not validated: the run fails */
-        json_int_t named = json_array_size(json_object_get(triage, "named")) +
-                           json_integer_value(json_object_get(counts, "lost")) +
-                           json_integer_value(json_object_get(counts, "missing"));
-        /* and the SDC screen's (without a tier its failed test says it) */
-        named += (json_int_t)json_array_size(json_object_get(sdc, "named"));
-        json_int_t unsure = json_integer_value(json_object_get(counts, "suspect")) +
-                            json_integer_value(json_object_get(counts, "error"));
-        if (triage)
-            fstatus = named ? TP__VALIDATE_FAIL : unsure ? TP__VALIDATE_WARN : TP__VALIDATE_PASS;
-        char *words = NULL;
-        size_t wl = 0;
-        FILE *wf = open_memstream(&words, &wl);
-        if (wf) {
-            tp_fleet_print(wf, judgement);
-            fclose(wf);
-        }
-        snprintf(fsum, sizeof fsum, "%.*s", words ? (int)strcspn(words, "\n") : 0,
-                 words ? words : "");
-        free(words);
-        json_int_t nlost = json_integer_value(json_object_get(counts, "lost")) +
-                           json_integer_value(json_object_get(counts, "missing"));
-        const char *partial = json_string_value(json_object_get(triage, "partial"));
-        if (triage)
-            snprintf(fsum, sizeof fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s%s%.500s",
-                     c->tier, rounds,
-                     (int)json_integer_value(json_object_get(triage, "rounds_isolation")),
-                     (int)named, unsure ? ", some unsettled (see nodes.jsonl)" : "",
-                     nlost && !partial
-                         ? ", lost or missing nodes left out, the others validated to the end"
-                         : "",
-                     partial ? "; " : "", partial ? partial : "");
-        fdoc = tp_result_new("fleet", json_pack("{s:s, s:s?, s:i, s:i}", "profile", c->profile,
-                                                "only", c->only, "nodes", n, "rounds", rounds));
-        json_t *res = json_pack("{s:i, s:i, s:i, s:o, s:o, s:O, s:O}", "node_count", n,
-                                "failed_tests", failed, "rounds", rounds, "nodes", node_list,
-                                "pairs", pair_list, "matrix", fo->matrix, "judgement", judgement);
-        node_list = pair_list = NULL;
-        if (sdc)
-            json_object_set(res, "sdc", sdc);
-        if (verdicts_of) {
-            /* the verdicts, each node a line; and what --on-fail did */
-            json_t *acts = tp__validate_onfail(c, nodes, n, verdicts_of);
-            json_object_set_new(res, "actions", acts ? acts : json_array());
-            if (!rc)
-                rc = tp__validate_node_lines(c, nodes, n, verdicts_of, triage ? c->tier : NULL,
-                                             &err);
-        }
-        if (triage) {
-            json_object_set_new(res, "tier", json_string(c->tier));
-            if (partial) /* the run stopped: the documents of the nodes not gathered are not here */
-                json_object_set_new(res, "partial", json_string(partial));
-            json_object_set_new(res, "groups", group_list);
-            json_object_set(res, "triage", verdicts_of);
-            group_list = NULL;
-        }
-        json_object_set_new(fdoc, "results", res);
-        /* an interrupt in the actions (a drain waiting on slurmctld) is
-         * the run's end too: the document says so */
-        tp_error intr = {0};
-        if (!stopped && tp_intr_check(&intr))
-            stopped = &intr;
-        /* its status is the process's exit: a run that fails the fleet
-         * (a node named, lost or missing, a test failed) is not ok */
-        bool fails = failed || fstatus == TP__VALIDATE_FAIL;
-        char fwhy[1300];
-        snprintf(fwhy, sizeof fwhy, "%s%s%.1200s", failed ? "a test failed" : "",
-                 failed && fsum[0] ? "; " : "", fsum);
-        tp_result_finish(fdoc,
-                         stopped ? stopped->code
-                         : fails ? TP_ECHECK
-                                 : 0,
-                         stopped ? stopped->msg
-                         : fails ? fwhy
-                                 : NULL);
-        snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
-        if (!rc)
-            rc = tp_result_write(fdoc, path, &err);
-        tp__validate_hist_add(&k->hist, fdoc);
-        json_array_append(html_docs, fdoc);
-        json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s}", "name", "fleet", "status",
-                                                  tp__validate_status_name(fstatus), "summary",
-                                                  fsum));
+/* The fleet's status and its summary: without a tier, tp_fleet_judge's
+ * (its first line); by a tier the triage's, what it named measured again
+ * alone. */
+static void fleet_status(struct finish *f)
+{
+    const json_t *judgement = f->judgement, *triage = f->triage;
+    json_int_t slow = json_integer_value(json_object_get(judgement, "slow_nodes")) +
+                      json_integer_value(json_object_get(judgement, "slow_links"));
+    json_int_t worse = json_integer_value(json_object_get(judgement, "worse"));
+    f->fstatus = slow ? TP__VALIDATE_FAIL : worse ? TP__VALIDATE_WARN : TP__VALIDATE_PASS;
+    const json_t *counts = json_object_get(triage, "counts");
+    /* a node lost or never joined was not validated: the run fails */
+    json_int_t named = json_array_size(json_object_get(triage, "named")) +
+                       json_integer_value(json_object_get(counts, "lost")) +
+                       json_integer_value(json_object_get(counts, "missing"));
+    /* and the SDC screen's (without a tier its failed test says it) */
+    named += (json_int_t)json_array_size(json_object_get(f->sdc, "named"));
+    json_int_t unsure = json_integer_value(json_object_get(counts, "suspect")) +
+                        json_integer_value(json_object_get(counts, "error"));
+    if (triage)
+        f->fstatus = named ? TP__VALIDATE_FAIL : unsure ? TP__VALIDATE_WARN : TP__VALIDATE_PASS;
+    char *words = NULL;
+    size_t wl = 0;
+    FILE *wf = open_memstream(&words, &wl);
+    if (wf) {
+        tp_fleet_print(wf, judgement);
+        fclose(wf);
     }
+    snprintf(f->fsum, sizeof f->fsum, "%.*s", words ? (int)strcspn(words, "\n") : 0,
+             words ? words : "");
+    free(words);
+    json_int_t nlost = json_integer_value(json_object_get(counts, "lost")) +
+                       json_integer_value(json_object_get(counts, "missing"));
+    const char *partial = json_string_value(json_object_get(triage, "partial"));
+    if (triage)
+        snprintf(f->fsum, sizeof f->fsum, "%s tier: %d rounds (%d of isolation); %d named%s%s%s%.500s",
+                 f->k->c->tier, f->rounds,
+                 (int)json_integer_value(json_object_get(triage, "rounds_isolation")), (int)named,
+                 unsure ? ", some unsettled (see nodes.jsonl)" : "",
+                 nlost && !partial
+                     ? ", lost or missing nodes left out, the others validated to the end"
+                     : "",
+                 partial ? "; " : "", partial ? partial : "");
+}
 
-    if (!c->quiet) {
-        printf("# trainpath validate --profile %s: %d nodes, %d rounds %s%s, in %.0f s\n",
-               c->profile, n, rounds, triage ? "by the tier " : "of pairs",
-               triage ? c->tier : "", tp__validate_now_s() - c->t0);
-        size_t i;
-        json_t *v;
-        json_array_foreach(verdicts, i, v) {
-            const char *st = json_string_value(json_object_get(v, "status"));
-            printf("%-4s %-20s %s\n", tp__validate_status_word(tp__validate_status_of(st)),
-                   json_string_value(json_object_get(v, "name")),
-                   json_string_value(json_object_get(v, "summary")));
-        }
-        if (verdicts_of)
-            print_triage(stdout, nodes, n, verdicts_of,
-                         json_object_get(json_object_get(fdoc, "results"), "actions"));
-        if (!triage && judgement)
-            tp_fleet_print(stdout, judgement);
-        printf("fleet: %s/fleet.jsonl, %s/fleet.json%s%s%s\n", c->outdir, c->outdir,
-               verdicts_of ? ", " : "", verdicts_of ? c->outdir : "",
-               verdicts_of ? "/nodes.jsonl" : "");
+/* The fleet's judgement as a document of its own, fleet.json (with
+ * --on-fail's actions and nodes.jsonl where there are verdicts); its
+ * status is the process's exit: a run that fails the fleet (a node named,
+ * lost or missing, a test failed) is not ok. */
+static void fleet_doc(struct finish *f, const tp_error *stopped)
+{
+    struct tp__validate_ctx *c = f->k->c;
+    const struct tp__validate_node *nodes = f->k->nodes;
+    const json_t *triage = f->triage;
+    int n = f->k->n;
+    const char *partial = json_string_value(json_object_get(triage, "partial"));
+    json_t *fdoc = f->fdoc =
+        tp_result_new("fleet", json_pack("{s:s, s:s?, s:i, s:i}", "profile", c->profile, "only",
+                                         c->only, "nodes", n, "rounds", f->rounds));
+    json_t *res = json_pack("{s:i, s:i, s:i, s:o, s:o, s:O, s:O}", "node_count", n,
+                            "failed_tests", f->failed, "rounds", f->rounds, "nodes", f->node_list,
+                            "pairs", f->pair_list, "matrix", f->k->fo.matrix, "judgement",
+                            f->judgement);
+    f->node_list = f->pair_list = NULL;
+    if (f->sdc)
+        json_object_set(res, "sdc", f->sdc);
+    if (f->verdicts_of) {
+        /* the verdicts, each node a line; and what --on-fail did */
+        json_t *acts = tp__validate_onfail(c, nodes, n, f->verdicts_of);
+        json_object_set_new(res, "actions", acts ? acts : json_array());
+        if (!f->rc)
+            f->rc = tp__validate_node_lines(c, nodes, n, f->verdicts_of,
+                                            triage ? c->tier : NULL, &f->err);
     }
-    if (rc)
-        tp__validate_fail(&err);
-    /* history and Prometheus: every node's rows, with its label as host */
-    json_t *rows = json_copy(json_object_get(fo->data, "rows"));
-    if (fdoc) {
-        json_t *fr = tp_report_metrics(fdoc, &err);
+    if (triage) {
+        json_object_set_new(res, "tier", json_string(c->tier));
+        if (partial) /* the run stopped: the documents of the nodes not gathered are not here */
+            json_object_set_new(res, "partial", json_string(partial));
+        json_object_set_new(res, "groups", f->group_list);
+        json_object_set(res, "triage", f->verdicts_of);
+        f->group_list = NULL;
+    }
+    json_object_set_new(fdoc, "results", res);
+    /* an interrupt in the actions (a drain waiting on slurmctld) is
+     * the run's end too: the document says so */
+    tp_error intr = {0};
+    if (!stopped && tp_intr_check(&intr))
+        stopped = &intr;
+    bool fails = f->failed || f->fstatus == TP__VALIDATE_FAIL;
+    char fwhy[1300];
+    snprintf(fwhy, sizeof fwhy, "%s%s%.1200s", f->failed ? "a test failed" : "",
+             f->failed && f->fsum[0] ? "; " : "", f->fsum);
+    tp_result_finish(fdoc,
+                     stopped ? stopped->code
+                     : fails ? TP_ECHECK
+                             : 0,
+                     stopped ? stopped->msg
+                     : fails ? fwhy
+                             : NULL);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
+    if (!f->rc)
+        f->rc = tp_result_write(fdoc, path, &f->err);
+    tp__validate_hist_add(&f->k->hist, fdoc);
+    json_array_append(f->html_docs, fdoc);
+    json_array_append_new(f->verdicts,
+                          json_pack("{s:s, s:s, s:s}", "name", "fleet", "status",
+                                    tp__validate_status_name(f->fstatus), "summary", f->fsum));
+}
+
+/* The summary on stdout: a line per verdict, what the triage named, the
+ * files. */
+static void print_summary(const struct finish *f)
+{
+    const struct tp__validate_ctx *c = f->k->c;
+    const json_t *triage = f->triage, *verdicts_of = f->verdicts_of;
+    printf("# trainpath validate --profile %s: %d nodes, %d rounds %s%s, in %.0f s\n", c->profile,
+           f->k->n, f->rounds, triage ? "by the tier " : "of pairs", triage ? c->tier : "",
+           tp__validate_now_s() - c->t0);
+    size_t i;
+    json_t *v;
+    json_array_foreach(f->verdicts, i, v) {
+        const char *st = json_string_value(json_object_get(v, "status"));
+        printf("%-4s %-20s %s\n", tp__validate_status_word(tp__validate_status_of(st)),
+               json_string_value(json_object_get(v, "name")),
+               json_string_value(json_object_get(v, "summary")));
+    }
+    if (verdicts_of)
+        print_triage(stdout, f->k->nodes, f->k->n, verdicts_of,
+                     json_object_get(json_object_get(f->fdoc, "results"), "actions"));
+    if (!triage && f->judgement)
+        tp_fleet_print(stdout, f->judgement);
+    printf("fleet: %s/fleet.jsonl, %s/fleet.json%s%s%s\n", c->outdir, c->outdir,
+           verdicts_of ? ", " : "", verdicts_of ? c->outdir : "",
+           verdicts_of ? "/nodes.jsonl" : "");
+}
+
+/* The history and Prometheus: every node's rows, with its label as host;
+ * the report: rank 0's node, its first pair, the plan and the fleet (the
+ * history has every document already). Returns tp__validate_outputs's. */
+static int finish_outputs(struct finish *f)
+{
+    tp_error err;
+    json_t *rows = json_copy(json_object_get(f->k->fo.data, "rows"));
+    if (f->fdoc) {
+        json_t *fr = tp_report_metrics(f->fdoc, &err);
         if (fr)
             json_array_extend(rows, fr);
         json_decref(fr);
     }
-    size_t nh = json_array_size(html_docs);
+    size_t nh = json_array_size(f->html_docs);
     const json_t **hdocs = calloc(nh + 1, sizeof *hdocs);
     for (size_t i = 0; hdocs && i < nh; i++)
-        hdocs[i] = json_array_get(html_docs, i);
-    /* the history has every document already; the report takes rank 0's
-     * node, its first pair, the plan and the fleet */
-    int orc = hdocs ? tp__validate_outputs(c, &k->hist, NULL, 0, hdocs, nh, rows, verdicts) : 1;
+        hdocs[i] = json_array_get(f->html_docs, i);
+    int orc = hdocs ? tp__validate_outputs(f->k->c, &f->k->hist, NULL, 0, hdocs, nh, rows,
+                                           f->verdicts)
+                    : 1;
     free(hdocs);
     json_decref(rows);
-    json_decref(verdicts);
-    json_decref(fdoc);
-    json_decref(judgement);
-    json_decref(node_list);
-    json_decref(pair_list);
-    json_decref(group_list);
-    json_decref(html_docs);
-    json_decref(sdc);
-    json_decref(verdicts_of);
-    return rc || orc || failed || fstatus == TP__VALIDATE_FAIL ? 1 : 0;
+    return orc;
 }
 
+int tp__validate_collect_finish(struct tp__validate_collect *k, const json_t *triage,
+                                const tp_error *stopped)
+{
+    struct finish f = {
+        .k = k,
+        .triage = triage,
+        .rounds = (int)json_integer_value(json_object_get(triage, "rounds_total")),
+        .html_docs = json_array(),
+        .node_list = json_array(),
+        .pair_list = json_array(),
+        .group_list = json_array(),
+        .fstatus = TP__VALIDATE_FAIL, /* without a judgement */
+    };
+    f.rc = k->rc ? tp__validate_collect_error(k, &f.err) : 0;
+    if (!f.rc && (!f.html_docs || !f.node_list || !f.pair_list || !f.group_list))
+        f.rc = tp_error_set(&f.err, TP_ENOMEM, "out of memory");
+    judge_sdc(&f);
+    size_t r;
+    json_t *g;
+    json_array_foreach(k->gathered, r, g) {
+        struct entry node;
+        entry_read(g, &node);
+        list_tests(&f, r, &node);
+        list_pairs(&f, r, &node);
+        list_groups(&f, &node);
+    }
+    f.node_list = every_node(f.node_list, k->nodes, k->n, f.verdicts_of);
+    judge_fleet(&f);
+    verdict_lines(&f);
+    run_after(&f);
+    if (f.judgement) {
+        fleet_status(&f);
+        fleet_doc(&f, stopped);
+    }
+    if (!k->c->quiet)
+        print_summary(&f);
+    if (f.rc)
+        tp__validate_fail(&f.err);
+    int orc = finish_outputs(&f);
+    json_decref(f.verdicts);
+    json_decref(f.fdoc);
+    json_decref(f.judgement);
+    json_decref(f.node_list);
+    json_decref(f.pair_list);
+    json_decref(f.group_list);
+    json_decref(f.html_docs);
+    json_decref(f.sdc);
+    json_decref(f.verdicts_of);
+    return f.rc || orc || f.failed || f.fstatus == TP__VALIDATE_FAIL ? 1 : 0;
+}
