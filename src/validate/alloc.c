@@ -199,8 +199,8 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__valida
     free(label);
     if (rc)
         return rc;
-    char mydir[4400];
-    snprintf(mydir, sizeof mydir, "%s/nodes/%s", c->outdir, nodes[me].label);
+    char mydir[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(mydir, sizeof mydir, "%s/nodes/%s", c->outdir, nodes[me].label);
     rc = tp__validate_mkdirs(mydir) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", mydir) : 0;
     if (net) {
         if (!rc)
@@ -259,8 +259,8 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
                        json_t *tests)
 {
     int me = tp_boot_rank(b);
-    char dir[4400];
-    snprintf(dir, sizeof dir, "%s/nodes/%s", c->outdir, nodes[me].label);
+    char dir[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(dir, sizeof dir, "%s/nodes/%s", c->outdir, nodes[me].label);
     int total = 0, done = 0;
     for (int i = 0; i < c->tests.n; i++)
         total += tp__validate_own(&c->tests.t[i]);
@@ -274,8 +274,8 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
         if (me == 0)
             tp__validate_progress(c, done, total, t->what, left);
         enum tp__validate_status st = tp__validate_run_test(c, t, dir, NULL, NULL);
-        char doc[4600];
-        snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
+        char doc[TP__VALIDATE_PATH_MAX];
+        tp__validate_path(doc, sizeof doc, "%s/%s.json", dir, t->name);
         json_array_append_new(tests, tp__validate_ran(t, st, doc));
         done++;
     }
@@ -343,8 +343,8 @@ static void stopped(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boo
  * writes after the wait. */
 static bool rank0_wrote(const struct tp__validate_ctx *c)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
+    char path[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(path, sizeof path, "%s/fleet.json", c->outdir);
     for (int i = 0; i < 30; i++) {
         if (access(path, F_OK) == 0 || tp_intr_signal())
             return true;

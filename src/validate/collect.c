@@ -28,8 +28,9 @@
 
 static int write_doc(const char *dir, const char *name, const json_t *doc, tp_error *err)
 {
-    char path[4600];
-    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    char path[TP__VALIDATE_PATH_MAX];
+    if (tp__validate_path(path, sizeof path, "%s/%s.json", dir, name) < 0)
+        return tp_error_errno(err, TP_ESYS, errno, "%s/%s.json", dir, name);
     if (tp__validate_mkdirs(dir) < 0)
         return tp_error_errno(err, TP_ESYS, errno, "%s", dir);
     return tp_result_write(doc, path, err);
@@ -80,7 +81,7 @@ struct tp__validate_collect {
     json_t *gathered; /* each node's entry, its documents written and dropped ("doc": true),
                          rank 0's whole; a pair's judged rows under "rows" */
     struct fleet_out fo;
-    char fleet_path[4400];
+    char fleet_path[TP__VALIDATE_PATH_MAX];
     struct tp__validate_hist hist;
     struct tp__validate_sdc *sdc; /* the nodes' SDC chains (sdc.c) */
     int rc;       /* the first error taking a node's result in */
@@ -297,8 +298,8 @@ static void print_triage(FILE *f, const struct tp__validate_node *nodes, int n,
  * relative to it (top NULL: "pairs/A--B", "pairs/A--B/SUB"). */
 static void pair_dir(const char *top, const struct ran *x, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s%spairs/%s--%s%s%s", top ? top : "", top ? "/" : "", x->a, x->b,
-             x->sub ? "/" : "", x->sub ? x->sub : "");
+    tp__validate_path(out, cap, "%s%spairs/%s--%s%s%s", top ? top : "", top ? "/" : "", x->a,
+                      x->b, x->sub ? "/" : "", x->sub ? x->sub : "");
 }
 
 /* The first document of test that node measured with a partner, as a
@@ -309,7 +310,7 @@ static void first_pair_doc(const json_t *gathered, const char *node, const char 
 {
     size_t r, k;
     const json_t *g, *e;
-    snprintf(out, cap, "pairs/%s--?/%s.json", node, test);
+    tp__validate_path(out, cap, "pairs/%s--?/%s.json", node, test);
     json_array_foreach(gathered, r, g)
         json_array_foreach(json_object_get(g, "pairs"), k, e) {
             struct ran x;
@@ -317,9 +318,9 @@ static void first_pair_doc(const json_t *gathered, const char *node, const char 
             if (strcmp(x.test, test) != 0 || (strcmp(x.a, node) != 0 && strcmp(x.b, node) != 0) ||
                 !x.has_doc)
                 continue;
-            pair_dir(NULL, &x, out, cap);
-            size_t len = strlen(out);
-            snprintf(out + len, cap - len, "/%s.json", test);
+            char dir[TP__VALIDATE_PATH_MAX];
+            pair_dir(NULL, &x, dir, sizeof dir);
+            tp__validate_path(out, cap, "%s/%s.json", dir, test);
             return;
         }
 }
@@ -380,7 +381,7 @@ struct tp__validate_collect *tp__validate_collect_new(struct tp__validate_ctx *c
     k->sdc = tp__validate_sdc_new(n);
     for (int r = 0; k->index && r < n; r++)
         json_object_set_new(k->index, nodes[r].label, json_integer(r));
-    snprintf(k->fleet_path, sizeof k->fleet_path, "%s/fleet.jsonl", c->outdir);
+    tp__validate_path(k->fleet_path, sizeof k->fleet_path, "%s/fleet.jsonl", c->outdir);
     k->rc = tp_atomic_begin(k->fleet_path, &k->fo.a, &k->fo.f, &k->err);
     if (!k->index || !k->gathered || !k->fo.data || !k->fo.matrix || !k->sdc) {
         tp__validate_collect_free(k);
@@ -435,7 +436,7 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
     struct entry node;
     entry_read(g, &node);
     const char *label = node.label;
-    char dir[5000];
+    char dir[TP__VALIDATE_PATH_MAX];
     size_t i;
     json_t *e;
     struct ran x;
@@ -445,7 +446,7 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
         json_decref(g);
         return keep_error(k, rc, &first);
     }
-    snprintf(dir, sizeof dir, "%s/nodes/%s", k->c->outdir, label);
+    tp__validate_path(dir, sizeof dir, "%s/nodes/%s", k->c->outdir, label);
     json_array_foreach(node.tests, i, e) {
         ran_read(e, &x);
         if (!json_is_object(x.doc) || !x.test)
@@ -478,7 +479,7 @@ int tp__validate_collect_add(struct tp__validate_collect *k, int r, json_t *g)
         ran_read(e, &x);
         if (!json_is_object(x.doc) || !x.test)
             continue;
-        snprintf(dir, sizeof dir, "%s/groups/%s/%s", k->c->outdir, x.sub, label);
+        tp__validate_path(dir, sizeof dir, "%s/groups/%s/%s", k->c->outdir, x.sub, label);
         int wrc = take_doc(k, r, e, x.doc, dir, x.test, rc ? &spare : err);
         rc = rc ? rc : wrc;
     }
@@ -680,11 +681,12 @@ static void run_after(struct finish *f)
         const struct tp_validate_inputs *in = t->inputs;
         if (!in)
             continue;
-        char lat[700], bw[700], coll[700], io[700];
+        char lat[TP__VALIDATE_PATH_MAX], bw[TP__VALIDATE_PATH_MAX], coll[TP__VALIDATE_PATH_MAX],
+            io[TP__VALIDATE_PATH_MAX];
         first_pair_doc(f->k->gathered, nodes[0].label, in->net_lat, lat, sizeof lat);
         first_pair_doc(f->k->gathered, nodes[0].label, in->net_bw, bw, sizeof bw);
-        snprintf(coll, sizeof coll, "nodes/%s/%s.json", nodes[0].label, in->coll);
-        snprintf(io, sizeof io, "nodes/%s/%s.json", nodes[0].label, in->io);
+        tp__validate_path(coll, sizeof coll, "nodes/%s/%s.json", nodes[0].label, in->coll);
+        tp__validate_path(io, sizeof io, "nodes/%s/%s.json", nodes[0].label, in->io);
         enum tp__validate_status st = TP__VALIDATE_FAIL;
         if (tp__validate_write_plan(c, f->k->n, 2, lat, bw, coll, io) < 0) {
             t->rc = -1;
@@ -697,8 +699,8 @@ static void run_after(struct finish *f)
                               json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status",
                                         tp__validate_status_name(st), "summary",
                                         t->why[0] ? t->why : t->what, "seconds", t->took_s));
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s.json", c->outdir, t->name);
+        char path[TP__VALIDATE_PATH_MAX];
+        tp__validate_path(path, sizeof path, "%s/%s.json", c->outdir, t->name);
         json_t *doc = NULL;
         tp_error lerr; /* its document may be missing: the test's line says why */
         if (tp_report_load(path, &doc, &lerr) == 0) {
@@ -807,8 +809,8 @@ static void fleet_doc(struct finish *f, const tp_error *stopped)
                      stopped ? stopped->msg
                      : fails ? fwhy
                              : NULL);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
+    char path[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(path, sizeof path, "%s/fleet.json", c->outdir);
     if (!f->rc)
         f->rc = tp_result_write(fdoc, path, &f->err);
     tp__validate_hist_add(&f->k->hist, fdoc);

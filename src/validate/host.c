@@ -65,8 +65,8 @@ int tp__validate_host(struct tp__validate_ctx *c)
     size_t nd = 0;
     char causes[TP_VALIDATE_MAX_TESTS][160] = {{0}};
     for (int i = 0; i < c->tests.n; i++) {
-        char json[4400];
-        snprintf(json, sizeof json, "%s/%s.json", c->outdir, c->tests.t[i].name);
+        char json[TP__VALIDATE_PATH_MAX];
+        tp__validate_path(json, sizeof json, "%s/%s.json", c->outdir, c->tests.t[i].name);
         tp_error lerr;
         if (tp_report_load(json, &docs[nd], &lerr) != 0) {
             /* a test that wrote no document has said so in its row; one

@@ -213,10 +213,10 @@ enum tp__validate_status tp__validate_run_test(struct tp__validate_ctx *c,
         } else
             args[k++] = w;
     }
-    char json[4400], log[4400], trace[4400];
-    snprintf(json, sizeof json, "%s/%s.json", docdir, t->name);
-    snprintf(log, sizeof log, "%s/%s.log", docdir, t->name);
-    snprintf(trace, sizeof trace, "%s/%s.trace.json", docdir, t->name);
+    char json[TP__VALIDATE_PATH_MAX], log[TP__VALIDATE_PATH_MAX], trace[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(json, sizeof json, "%s/%s.json", docdir, t->name);
+    tp__validate_path(log, sizeof log, "%s/%s.log", docdir, t->name);
+    tp__validate_path(trace, sizeof trace, "%s/%s.trace.json", docdir, t->name);
     if (c->trace && t->traced) {
         args[k++] = "--trace";
         args[k++] = trace;
@@ -243,8 +243,8 @@ enum tp__validate_status tp__validate_run_test(struct tp__validate_ctx *c,
 
 int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp_error *err)
 {
-    char log[4400];
-    snprintf(log, sizeof log, "%s/net-serve.log", logdir);
+    char log[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(log, sizeof log, "%s/net-serve.log", logdir);
     const char *argv[12];
     int k = 0;
     argv[k++] = "trainpath";
@@ -348,12 +348,12 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, enum tp__validate_sta
 json_t *tp__validate_measure_pair(struct tp__validate_ctx *c, struct tp_validate_test *t,
                             const struct tp__validate_node *nodes, int a, int b, const char *sub)
 {
-    char dir[5000], doc[5200];
-    snprintf(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
+    char dir[TP__VALIDATE_PATH_MAX], doc[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
              sub ? "/" : "", sub ? sub : "");
     tp__validate_mkdirs(dir);
     enum tp__validate_status st = tp__validate_run_test(c, t, dir, nodes[b].addr, nodes[b].port);
-    snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
+    tp__validate_path(doc, sizeof doc, "%s/%s.json", dir, t->name);
     json_t *o = tp__validate_ran(t, st, doc);
     json_object_set_new(o, "a", json_string(nodes[a].label));
     json_object_set_new(o, "b", json_string(nodes[b].label));

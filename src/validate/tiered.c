@@ -180,15 +180,15 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     char vars[4][128];
     tp_boot_env_member(pos, t->n, lead->addr, lead->cport, vars); /* addr < 64, port < 16 */
     char *env[] = {vars[0], vars[1], vars[2], vars[3], NULL};
-    char dir[4700];
-    snprintf(dir, sizeof dir, "%s/groups/%s-r%d-%s/%s", c->outdir, stage, round, lead->label,
+    char dir[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(dir, sizeof dir, "%s/groups/%s-r%d-%s/%s", c->outdir, stage, round, lead->label,
              nodes[me].label);
     tp__validate_mkdirs(dir);
     c->extra_env = env;
     enum tp__validate_status st = tp__validate_run_test(c, across, dir, NULL, NULL);
     c->extra_env = NULL;
-    char doc[4900];
-    snprintf(doc, sizeof doc, "%s/%s.json", dir, across->name);
+    char doc[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(doc, sizeof doc, "%s/%s.json", dir, across->name);
     json_t *o = tp__validate_ran(across, st, pos == 0 ? doc : "");
     char sub[600];
     snprintf(sub, sizeof sub, "%s-r%d-%s", stage, round, lead->label);
@@ -433,8 +433,8 @@ int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__v
         free(s);
     }
     fclose(f);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/nodes.jsonl", c->outdir);
+    char path[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(path, sizeof path, "%s/nodes.jsonl", c->outdir);
     int rc = tp_write_atomic(path, text ? text : "", len, err);
     free(text);
     return rc;

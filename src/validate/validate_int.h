@@ -18,6 +18,11 @@
 #include "tp/topology.h"
 #include "tp/validate.h"
 
+/* The longest path validate makes, its NUL included: the kernel's
+ * PATH_MAX (a longer one no call could open); tp__validate_path makes
+ * them. */
+#define TP__VALIDATE_PATH_MAX 4096
+
 struct tp__validate_ctx {
     const char *profile, *out, *db, *policy, *prom, *only, *iface, *launcher, *key_file;
     bool quiet, tty;
@@ -44,13 +49,13 @@ struct tp__validate_ctx {
     bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
     int stage;          /* the tier's stage under way (enum tp__validate_stage), -1 before */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
-    char dir[4096];     /* the scratch folder for io and step */
-    char outdir[4096];  /* the results folder */
-    char keyfile[4200]; /* allocation: the session key of the net servers (/proc/self/fd/N) */
+    char dir[TP__VALIDATE_PATH_MAX];    /* the scratch folder for io and step */
+    char outdir[TP__VALIDATE_PATH_MAX]; /* the results folder */
+    char keyfile[64];   /* allocation: the session key of the net servers (/proc/self/fd/N) */
     int keyfd;          /* its memfd, inherited by the children; -1: none */
     char addr[64];      /* the address the net server listens on */
     char port[16];
-    char plan[4200]; /* the plan file, once written */
+    char plan[TP__VALIDATE_PATH_MAX]; /* the plan file, once written */
     char sdc_fault[160]; /* the SDC test hook as this node's sdc test sees it (sdc.c) */
     pid_t server;
     char **envp; /* for the children: the launcher's variables removed */
@@ -531,6 +536,13 @@ bool tp__validate_test_named(const char *name, size_t len);
  * could not be removed. */
 int tp__validate_clear(const char *dir, tp_error *err);
 
+/* The path fmt makes (as printf's) into out, of cap bytes. Returns 0; -1
+ * when it does not fit, with errno ENAMETOOLONG, out empty (never a path
+ * cut short, which could name another file) and the error logged with the
+ * path's start. */
+int tp__validate_path(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Create path and its parents. Returns 0 or -1 (errno). */
 int tp__validate_mkdirs(const char *path);
 
@@ -547,7 +559,7 @@ int tp__validate_write_plan(struct tp__validate_ctx *c, int nodes, int gpus_per_
  * tp__validate_outputs. The first error is kept (rc, err) and said there. */
 struct tp__validate_hist {
     struct tp_history *h;
-    char db[4400], batch[64];
+    char db[TP__VALIDATE_PATH_MAX], batch[64];
     int rc;
     tp_error err;
 };
