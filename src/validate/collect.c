@@ -571,9 +571,8 @@ static void list_tests(struct finish *f, size_t r, const struct entry *node)
     json_array_foreach(node->tests, q, e) {
         struct ran x;
         ran_read(e, &x);
-        json_t *te = json_pack("{s:O, s:O, s:O, s:O}", "test", json_object_get(e, "test"),
-                               "status", json_object_get(e, "status"), "summary", x.summary,
-                               "seconds", x.seconds);
+        json_t *te = json_pack("{s:s, s:s, s:O, s:O}", "test", x.test, "status", x.status,
+                               "summary", x.summary, "seconds", x.seconds);
         if (x.counters)
             json_object_set(te, "counters", x.counters);
         json_array_append_new(tl, te);
