@@ -21,6 +21,26 @@
 #define TP_VALIDATE_MAX_TESTS 24
 #define TP_VALIDATE_MAX_ARGS 48
 
+/* What a test is to a validation, from its profile row: where it runs and
+ * what is done with its result. */
+enum tp_validate_role {
+    TP_VALIDATE_NODE,       /* each node's own test (check, coll, io, step) */
+    TP_VALIDATE_PAIR,       /* between two nodes, against the other's net server (a host
+                               alone: on loopback) */
+    TP_VALIDATE_ACROSS,     /* a collective across a group of nodes: only the tiers run it */
+    TP_VALIDATE_SCREEN,     /* a node's own test whose chain rank 0 judges across the nodes
+                               (sdc: its cores') */
+    TP_VALIDATE_SCREEN_GPU, /* ... its GPUs' chains (sdc-gpu) */
+    TP_VALIDATE_AFTER,      /* after the others, once, on their documents (inputs): the plan */
+};
+
+/* The documents a test after the others reads, each by the name of the
+ * test that writes it (NAME.json). */
+struct tp_validate_inputs {
+    const char *net_lat, *net_bw; /* between nodes: rank 0's first pair's */
+    const char *coll, *io;        /* a node's own: rank 0's */
+};
+
 /* One test: a command line of this binary. Words in argv that are
  * placeholders are filled when it runs: PEER and PORT (the net server to
  * measure against), KEY (--key-file and the session key, or nothing), PLAN
@@ -32,10 +52,11 @@ struct tp_validate_test {
     double expect_s;   /* roughly how long it takes here */
     int argc;
     const char *argv[TP_VALIDATE_MAX_ARGS]; /* without argv[0] and --json */
-    bool nagios;                            /* exit codes 0..2 are verdicts, not failures (check) */
-    bool directional;                       /* between nodes: measured both ways (bandwidth) */
-    bool across; /* a collective across a group of nodes (the tiers' gang and groups) */
-    bool traced; /* the command writes a timeline with --trace (coll, step) */
+    enum tp_validate_role role;
+    const struct tp_validate_inputs *inputs; /* TP_VALIDATE_AFTER's, else NULL */
+    bool nagios;      /* exit codes 0..2 are verdicts, not failures (check) */
+    bool directional; /* between nodes: measured both ways (bandwidth) */
+    bool traced;      /* the command writes a timeline with --trace (coll, step) */
     /* filled when it runs (zero in a fresh list) */
     int rc;
     double took_s;

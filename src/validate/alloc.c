@@ -199,8 +199,8 @@ static int meet(struct tp__validate_ctx *c, struct tp_boot *b, struct tp__valida
     free(label);
     if (rc)
         return rc;
-    char mydir[4400];
-    snprintf(mydir, sizeof mydir, "%s/nodes/%s", c->outdir, nodes[me].label);
+    char mydir[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(mydir, sizeof mydir, "%s/nodes/%s", c->outdir, nodes[me].label);
     rc = tp__validate_mkdirs(mydir) < 0 ? tp_error_errno(err, TP_ESYS, errno, "%s", mydir) : 0;
     if (net) {
         if (!rc)
@@ -259,25 +259,23 @@ static void node_tests(struct tp__validate_ctx *c, struct tp_boot *b, const stru
                        json_t *tests)
 {
     int me = tp_boot_rank(b);
-    char dir[4400];
-    snprintf(dir, sizeof dir, "%s/nodes/%s", c->outdir, nodes[me].label);
+    char dir[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(dir, sizeof dir, "%s/nodes/%s", c->outdir, nodes[me].label);
     int total = 0, done = 0;
-    for (int i = 0; i < c->tests.n; i++) {
-        const char *g = c->tests.t[i].group;
-        total += strcmp(g, "net") != 0 && strcmp(g, "plan") != 0;
-    }
+    for (int i = 0; i < c->tests.n; i++)
+        total += tp__validate_own(&c->tests.t[i]);
     for (int i = 0; i < c->tests.n; i++) {
         struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "net") == 0 || strcmp(t->group, "plan") == 0)
+        if (!tp__validate_own(t))
             continue;
-        double left = 0;
+        double left = 0; /* the plan after the gather counted in */
         for (int k = i; k < c->tests.n; k++)
-            left += strcmp(c->tests.t[k].group, "net") ? c->tests.t[k].expect_s : 0;
+            left += tp__validate_between(&c->tests.t[k]) ? 0 : c->tests.t[k].expect_s;
         if (me == 0)
             tp__validate_progress(c, done, total, t->what, left);
-        const char *st = tp__validate_run_test(c, t, dir, NULL, NULL);
-        char doc[4600];
-        snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
+        enum tp__validate_status st = tp__validate_run_test(c, t, dir, NULL, NULL);
+        char doc[TP__VALIDATE_PATH_MAX];
+        tp__validate_path(doc, sizeof doc, "%s/%s.json", dir, t->name);
         json_array_append_new(tests, tp__validate_ran(t, st, doc));
         done++;
     }
@@ -345,8 +343,8 @@ static void stopped(struct tp__validate_ctx *c, struct tp_boot *b, struct tp_boo
  * writes after the wait. */
 static bool rank0_wrote(const struct tp__validate_ctx *c)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/fleet.json", c->outdir);
+    char path[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(path, sizeof path, "%s/fleet.json", c->outdir);
     for (int i = 0; i < 30; i++) {
         if (access(path, F_OK) == 0 || tp_intr_signal())
             return true;
@@ -367,9 +365,7 @@ int tp__validate_alloc(struct tp__validate_ctx *c, struct tp_boot *b)
         tp_error_set(&err, TP_ENOMEM, "out of memory");
         return tp__validate_fail(&err);
     }
-    bool net = false;
-    for (int i = 0; i < c->tests.n; i++)
-        net |= strcmp(c->tests.t[i].group, "net") == 0;
+    bool net = tp__validate_any_between(c);
     c->t0 = tp__validate_now_s();
     int deputy0 = 0; /* the deputy the meeting made */
     int rc = meet(c, b, nodes, net, &deputy0, &err);

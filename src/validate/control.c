@@ -30,9 +30,9 @@ void tp__validate_net_sums(const struct tp__validate_ctx *c,
     *pair = *group = 0;
     for (int i = 0; i < c->tests.n; i++) {
         const struct tp_validate_test *t = &c->tests.t[i];
-        if (strcmp(t->group, "net") != 0)
+        if (!tp__validate_between(t))
             continue;
-        if (t->across)
+        if (t->role == TP_VALIDATE_ACROSS)
             *group += f(t);
         else
             *pair += f(t) * (t->directional ? 2 : 1);
@@ -58,7 +58,7 @@ static double local_timeout_s(const struct tp__validate_ctx *c)
 {
     double sum = 0;
     for (int i = 0; i < c->tests.n; i++)
-        if (strcmp(c->tests.t[i].group, "net") != 0 && strcmp(c->tests.t[i].group, "plan") != 0)
+        if (tp__validate_own(&c->tests.t[i]))
             sum += tp__validate_deadline_s(&c->tests.t[i]);
     return sum + (c->node_timeout_s > 0 ? c->node_timeout_s : 60);
 }

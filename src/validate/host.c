@@ -12,6 +12,18 @@
 #include "tp/report.h"
 #include "validate_int.h"
 
+/* The plan of this host, fed with the documents of its inputs, each
+ * NAME.json beside it. Returns 0 or -1 (errno). */
+static int write_plan(struct tp__validate_ctx *c, const struct tp_validate_inputs *in)
+{
+    char lat[256], bw[256], coll[256], io[256];
+    snprintf(lat, sizeof lat, "%s.json", in->net_lat);
+    snprintf(bw, sizeof bw, "%s.json", in->net_bw);
+    snprintf(coll, sizeof coll, "%s.json", in->coll);
+    snprintf(io, sizeof io, "%s.json", in->io);
+    return tp__validate_write_plan(c, 1, 2, lat, bw, coll, io);
+}
+
 int tp__validate_host(struct tp__validate_ctx *c)
 {
     tp_error err = {0};
@@ -19,13 +31,10 @@ int tp__validate_host(struct tp__validate_ctx *c)
     /* a collective across nodes is an allocation's (its tiers): not here */
     int kept = 0;
     for (int i = 0; i < c->tests.n; i++)
-        if (!c->tests.t[i].across)
+        if (c->tests.t[i].role != TP_VALIDATE_ACROSS)
             c->tests.t[kept++] = c->tests.t[i];
     c->tests.n = kept;
-    bool net = false;
-    for (int i = 0; i < c->tests.n; i++)
-        net |= strcmp(c->tests.t[i].group, "net") == 0;
-    if (net && tp__validate_start_server(c, c->outdir, &err))
+    if (tp__validate_any_between(c) && tp__validate_start_server(c, c->outdir, &err))
         return tp__validate_fail(&err);
     c->t0 = tp__validate_now_s();
     int failed = 0;
@@ -36,18 +45,17 @@ int tp__validate_host(struct tp__validate_ctx *c)
         for (int k = i; k < c->tests.n; k++)
             left += c->tests.t[k].expect_s;
         tp__validate_progress(c, i, c->tests.n, t->what, left);
-        if (strcmp(t->group, "plan") == 0 &&
-            tp__validate_write_plan(c, 1, 2, "net-lat.json", "net-bw.json", "coll-allreduce.json",
-                                    "io-checkpoint.json") < 0) {
+        if (t->inputs && write_plan(c, t->inputs) < 0) {
             t->rc = -1;
             snprintf(t->why, sizeof t->why, "cannot write %.160s: %s", c->plan, strerror(errno));
         }
-        const char *status =
-            t->rc < 0 ? "FAIL" : tp__validate_run_test(c, t, c->outdir, NULL, NULL);
-        failed += strcmp(status, "FAIL") == 0;
+        enum tp__validate_status status =
+            t->rc < 0 ? TP__VALIDATE_FAIL : tp__validate_run_test(c, t, c->outdir, NULL, NULL);
+        failed += status == TP__VALIDATE_FAIL;
         json_array_append_new(verdicts, json_pack("{s:s, s:s, s:s, s:f}", "name", t->name, "status",
-                                                  status, "summary", t->why[0] ? t->why : t->what,
-                                                  "seconds", t->took_s));
+                                                  tp__validate_status_name(status), "summary",
+                                                  t->why[0] ? t->why : t->what, "seconds",
+                                                  t->took_s));
     }
     tp__validate_stop_server(c);
     tp__validate_progress_clear(c);
@@ -57,8 +65,8 @@ int tp__validate_host(struct tp__validate_ctx *c)
     size_t nd = 0;
     char causes[TP_VALIDATE_MAX_TESTS][160] = {{0}};
     for (int i = 0; i < c->tests.n; i++) {
-        char json[4400];
-        snprintf(json, sizeof json, "%s/%s.json", c->outdir, c->tests.t[i].name);
+        char json[TP__VALIDATE_PATH_MAX];
+        tp__validate_path(json, sizeof json, "%s/%s.json", c->outdir, c->tests.t[i].name);
         tp_error lerr;
         if (tp_report_load(json, &docs[nd], &lerr) != 0) {
             /* a test that wrote no document has said so in its row; one
@@ -94,9 +102,8 @@ int tp__validate_host(struct tp__validate_ctx *c)
                tp__validate_now_s() - c->t0);
         for (int i = 0; i < c->tests.n; i++) {
             const struct tp_validate_test *t = &c->tests.t[i];
-            const char *st = tp__validate_status(t);
-            printf("%-4s %-20s %6.1f s  %s%s%s%s\n", strcmp(st, "PASS") == 0 ? "ok" : st,
-                   t->name, t->took_s, t->why[0] ? t->why : t->what,
+            printf("%-4s %-20s %6.1f s  %s%s%s%s\n",
+                   tp__validate_status_word(tp__validate_status(t)), t->name, t->took_s, t->why[0] ? t->why : t->what,
                    causes[i][0] ? " (counters: " : "", causes[i], causes[i][0] ? ")" : "");
         }
     }

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,7 +26,8 @@ int tp__validate_write_plan(struct tp__validate_ctx *c, int nodes, int gpus_per_
                             const char *net_lat, const char *net_bw, const char *coll,
                             const char *io)
 {
-    snprintf(c->plan, sizeof c->plan, "%s/plan-this-machine.yaml", c->outdir);
+    if (tp__validate_path(c->plan, sizeof c->plan, "%s/plan-this-machine.yaml", c->outdir) < 0)
+        return -1;
     FILE *f = fopen(c->plan, "w");
     if (!f)
         return -1;
@@ -45,9 +47,24 @@ int tp__validate_write_plan(struct tp__validate_ctx *c, int nodes, int gpus_per_
     return fclose(f) == 0 ? 0 : -1;
 }
 
+int tp__validate_path(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+    if (len >= 0 && (size_t)len < cap)
+        return 0;
+    tp_log(TP_LOG_ERROR, "a path of more than %zu bytes: %.80s...", cap - 1, out);
+    if (cap)
+        out[0] = 0;
+    errno = ENAMETOOLONG;
+    return -1;
+}
+
 int tp__validate_mkdirs(const char *path)
 {
-    char buf[4096];
+    char buf[TP__VALIDATE_PATH_MAX];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
@@ -89,7 +106,7 @@ static bool ours(const char *name)
 }
 
 /* nftw has no context: the clearing's first failure */
-static char clear_failed[4400];
+static char clear_failed[TP__VALIDATE_PATH_MAX];
 static int clear_errno;
 
 static int clear_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -110,12 +127,12 @@ static int clear_one(const char *path, const struct stat *st, int flag, struct F
 int tp__validate_clear(const char *dir, tp_error *err)
 {
     clear_failed[0] = 0;
-    char path[4400];
+    char path[TP__VALIDATE_PATH_MAX];
     /* the top: its files alone (a folder of another name is not ours) */
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        tp__validate_path(path, sizeof path, "%s/%s", dir, e->d_name);
         if (ours(e->d_name) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) &&
             unlink(path) < 0 && errno != ENOENT && !clear_failed[0]) {
             clear_errno = errno;
@@ -126,7 +143,7 @@ int tp__validate_clear(const char *dir, tp_error *err)
         closedir(d);
     static const char *const subs[] = {"nodes", "pairs", "groups"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
+        tp__validate_path(path, sizeof path, "%s/%s", dir, subs[i]);
         nftw(path, clear_one, 16, FTW_DEPTH | FTW_PHYS);
     }
     if (clear_failed[0])
@@ -143,7 +160,7 @@ void tp__validate_hist_open(const struct tp__validate_ctx *c, struct tp__validat
     if (c->db)
         snprintf(vh->db, sizeof vh->db, "%s", c->db);
     else
-        snprintf(vh->db, sizeof vh->db, "%s/history.sqlite", c->outdir);
+        tp__validate_path(vh->db, sizeof vh->db, "%s/history.sqlite", c->outdir);
     snprintf(vh->batch, sizeof vh->batch, "validate-%lld", (long long)time(NULL));
     vh->rc = tp_history_open(vh->db, &vh->h, &vh->err);
 }
@@ -170,8 +187,8 @@ int tp__validate_outputs(struct tp__validate_ctx *c, struct tp__validate_hist *h
     int hrc = vh->rc;
     tp_error perr = {0};
     int prc = c->prom ? tp_prom_write(c->prom, rows, NULL, &perr) : 0;
-    char html[4400];
-    snprintf(html, sizeof html, "%s/report.html", c->outdir);
+    char html[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(html, sizeof html, "%s/report.html", c->outdir);
     tp_error rerr = {0};
     int rrc = tp_html_report(html_docs, nh, verdicts, html, &rerr);
     if (!c->quiet) {
@@ -198,7 +215,7 @@ int tp__validate_fail(const tp_error *err)
 
 void tp__validate_unformed(const struct tp__validate_ctx *c, const tp_error *why)
 {
-    char dir[4096], path[4200];
+    char dir[TP__VALIDATE_PATH_MAX], path[TP__VALIDATE_PATH_MAX];
     if (c->out) {
         snprintf(dir, sizeof dir, "%s", c->out);
     } else {
@@ -214,7 +231,7 @@ void tp__validate_unformed(const struct tp__validate_ctx *c, const tp_error *why
     json_t *doc =
         tp_result_new("fleet", json_pack("{s:s, s:s?}", "profile", c->profile, "only", c->only));
     tp_result_finish(doc, why->code, why->msg);
-    snprintf(path, sizeof path, "%s/fleet.json", dir);
+    tp__validate_path(path, sizeof path, "%s/fleet.json", dir);
     tp_error werr;
     if (tp_result_write(doc, path, &werr) < 0)
         tp_log(TP_LOG_ERROR, "%s", werr.msg);

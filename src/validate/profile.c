@@ -35,15 +35,22 @@ struct cell {
  * where GPUs show. */
 enum join { ALWAYS, WITH_POLICY, WITHOUT_POLICY, WITH_GPUS, WITH_GPU_COMPUTE };
 
+/* A row's group is what --only picks; its role what the validation does
+ * with it (the callers ask the role, never the group or the name). */
 struct row {
     const char *name, *group, *what;
     enum join join;
+    enum tp_validate_role role;
+    const struct tp_validate_inputs *inputs; /* TP_VALIDATE_AFTER's */
     bool nagios;      /* exit codes 0..2 are the audit's verdicts */
     bool directional; /* between nodes: measured both ways */
-    bool across;      /* a collective across nodes: only the tiers run it */
     bool traced;      /* the command writes a timeline with --trace (coll, step) */
     struct cell in[NPROFILES];
 };
+
+/* The plan's: the documents of the net, coll and io rows below. */
+static const struct tp_validate_inputs plan_inputs = {
+    .net_lat = "net-lat", .net_bw = "net-bw", .coll = "coll-allreduce", .io = "io-checkpoint"};
 
 static const struct row rows[] = {
     {"check", "check", "node audit", WITH_POLICY, .nagios = true,
@@ -52,19 +59,19 @@ static const struct row rows[] = {
             {1, "check --policy POLICY -q"}}},
     {"check", "check", "node audit (node rules)", WITHOUT_POLICY, .nagios = true,
      .in = {{1, "check -q"}, {1, "check -q"}, {1, "check -q"}}},
-    {"net-lat", "net", "net lat", ALWAYS,
+    {"net-lat", "net", "net lat", ALWAYS, .role = TP_VALIDATE_PAIR,
      .in = {{2, "net lat PEER -p PORT KEY --sizes 8,4K,64K --time 0.3"},
             {32, "net lat PEER -p PORT KEY --sizes 8,64,1K,4K,64K,1M --time 5"},
             {125, "net lat PEER -p PORT KEY --sizes 8,64,1K,4K,64K,1M --time 20"}}},
-    {"net-bw", "net", "net bw", ALWAYS, .directional = true,
+    {"net-bw", "net", "net bw", ALWAYS, .role = TP_VALIDATE_PAIR, .directional = true,
      .in = {{1.5, "net bw PEER -p PORT KEY --sizes 1M --time 0.5"},
             {8, "net bw PEER -p PORT KEY --sizes 64K,1M --time 3"},
             {35, "net bw PEER -p PORT KEY --sizes 64K,1M,4M --time 10"}}},
-    {"net-bibw", "net", "net bibw", ALWAYS,
+    {"net-bibw", "net", "net bibw", ALWAYS, .role = TP_VALIDATE_PAIR,
      .in = {{0, NULL},
             {4, "net bibw PEER -p PORT KEY --sizes 1M --time 3"},
             {25, "net bibw PEER -p PORT KEY --sizes 64K,1M --time 10"}}},
-    {"net-loaded", "net", "net loaded latency", ALWAYS,
+    {"net-loaded", "net", "net loaded latency", ALWAYS, .role = TP_VALIDATE_PAIR,
      .in = {{0, NULL},
             {12, "net loaded PEER -p PORT KEY --streams 2 --time 5"},
             {45, "net loaded PEER -p PORT KEY --streams 2 --time 20"}}},
@@ -75,7 +82,8 @@ static const struct row rows[] = {
      * is latency-bound, and where groups share cores (the test bed) a rank
      * waiting out its peer's time slice made it 0.6 or 5-9 ms at random;
      * 4 MiB, three groups at once, stayed within 2 % in the runs measured. */
-    {"coll-across", "net", "allreduce across nodes", ALWAYS, .across = true, .traced = true,
+    {"coll-across", "net", "allreduce across nodes", ALWAYS, .role = TP_VALIDATE_ACROSS,
+     .traced = true,
      .in = {{2, "coll --launcher env --intra fabric --sizes 64K,1M,4M --iters 20 --warmup 3 KEY BIND -q"},
             {6, "coll --launcher env --intra fabric --sizes 64K,1M,16M --time 500ms KEY BIND -q"},
             {20, "coll --launcher env --intra fabric --sizes 64K,1M,16M,64M --time 2s KEY BIND -q"}}},
@@ -121,16 +129,18 @@ static const struct row rows[] = {
      * for a while (about 0.1 ms a step on a core here; nodes of different
      * speeds are compared on the steps they all ran); rank 0 compares the
      * nodes' chains (src/validate/sdc.c); --sdc-minutes sets the time */
-    {"sdc", "sdc", "SDC screen, the same chain on every core", ALWAYS,
+    {"sdc", "sdc", "SDC screen, the same chain on every core", ALWAYS, .role = TP_VALIDATE_SCREEN,
      .in = {{0.3, "sdc --time 300ms -q"}, {15, "sdc --time 15s -q"}, {60, "sdc --time 1m -q"}}},
     /* and on every GPU (cuBLAS): one chain a GPU, the node's GPUs judged
      * against each other, each kind's chain against the other nodes' of
      * that kind (one core's chain beside it, already screened above) */
     {"sdc-gpu", "sdc", "SDC screen on every GPU (cuBLAS)", WITH_GPU_COMPUTE,
+     .role = TP_VALIDATE_SCREEN_GPU,
      .in = {{0.3, "sdc --gpu --threads 1 --time 300ms -q"},
             {15, "sdc --gpu --threads 1 --time 15s -q"},
             {60, "sdc --gpu --threads 1 --time 1m -q"}}},
-    {"plan", "plan", "plan of this machine", ALWAYS,
+    {"plan", "plan", "plan of this machine", ALWAYS, .role = TP_VALIDATE_AFTER,
+     .inputs = &plan_inputs,
      .in = {{1, "plan PLAN"}, {1, "plan PLAN"}, {1, "plan PLAN"}}},
     /* last, the counters the tests above recorded (results.counters of the
      * documents in this node's folder) under check's counter rules: an
@@ -246,9 +256,10 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
                                            .what = r->what,
                                            .group = r->group,
                                            .expect_s = in->expect_s,
+                                           .role = r->role,
+                                           .inputs = r->inputs,
                                            .nagios = r->nagios,
                                            .directional = r->directional,
-                                           .across = r->across,
                                            .traced = r->traced};
         if (!t || split(out, &used, t, in->args, policy, scratch) < 0) {
             out->n = 0;
@@ -258,6 +269,33 @@ int tp_validate_tests(const char *profile, const char *only, const char *policy,
         out->n++;
     }
     return 0;
+}
+
+bool tp__validate_between(const struct tp_validate_test *t)
+{
+    return t->role == TP_VALIDATE_PAIR || t->role == TP_VALIDATE_ACROSS;
+}
+
+bool tp__validate_own(const struct tp_validate_test *t)
+{
+    return !tp__validate_between(t) && t->role != TP_VALIDATE_AFTER;
+}
+
+bool tp__validate_any_between(const struct tp__validate_ctx *c)
+{
+    for (int i = 0; i < c->tests.n; i++)
+        if (tp__validate_between(&c->tests.t[i]))
+            return true;
+    return false;
+}
+
+const struct tp_validate_test *tp__validate_test_of(const struct tp__validate_ctx *c,
+                                                    const char *name)
+{
+    for (int i = 0; name && i < c->tests.n; i++)
+        if (strcmp(c->tests.t[i].name, name) == 0)
+            return &c->tests.t[i];
+    return NULL;
 }
 
 bool tp__validate_test_named(const char *name, size_t len)
@@ -275,7 +313,7 @@ int tp_validate_sdc_soak(struct tp_validate_list *l, const char *only, double mi
     snprintf(l->sdc_time, sizeof l->sdc_time, "%gs", minutes * 60);
     for (int i = 0; i < l->n; i++) {
         struct tp_validate_test *t = &l->t[i];
-        bool screen = strcmp(t->name, "sdc") == 0 || strcmp(t->name, "sdc-gpu") == 0;
+        bool screen = t->role == TP_VALIDATE_SCREEN || t->role == TP_VALIDATE_SCREEN_GPU;
         for (int a = 0; screen && a + 1 < t->argc; a++)
             if (strcmp(t->argv[a], "--time") == 0) {
                 t->argv[a + 1] = l->sdc_time;

@@ -184,19 +184,9 @@ static int run(const struct tp__validate_ctx *c, const char *const *argv, const 
     }
 }
 
-const char *tp__validate_status(const struct tp_validate_test *t)
-{
-    bool ok = t->rc == 0 || (t->nagios && t->rc >= 0 && t->rc <= 2);
-    /* the audit's verdict on the node counts: a critical finding fails the
-     * validation as a test that could not run does */
-    return !ok                       ? "FAIL"
-           : t->nagios && t->rc == 2 ? "FAIL"
-           : t->nagios && t->rc == 1 ? "WARN"
-                                     : "PASS";
-}
-
-const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate_test *t,
-                                  const char *docdir, const char *peer, const char *port)
+enum tp__validate_status tp__validate_run_test(struct tp__validate_ctx *c,
+                                               struct tp_validate_test *t, const char *docdir,
+                                               const char *peer, const char *port)
 {
     const char *args[TP_VALIDATE_MAX_ARGS + 12];
     int k = 0;
@@ -223,10 +213,10 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
         } else
             args[k++] = w;
     }
-    char json[4400], log[4400], trace[4400];
-    snprintf(json, sizeof json, "%s/%s.json", docdir, t->name);
-    snprintf(log, sizeof log, "%s/%s.log", docdir, t->name);
-    snprintf(trace, sizeof trace, "%s/%s.trace.json", docdir, t->name);
+    char json[TP__VALIDATE_PATH_MAX], log[TP__VALIDATE_PATH_MAX], trace[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(json, sizeof json, "%s/%s.json", docdir, t->name);
+    tp__validate_path(log, sizeof log, "%s/%s.log", docdir, t->name);
+    tp__validate_path(trace, sizeof trace, "%s/%s.trace.json", docdir, t->name);
     if (c->trace && t->traced) {
         args[k++] = "--trace";
         args[k++] = trace;
@@ -241,8 +231,8 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
     double s0 = tp__validate_now_s();
     t->rc = run(c, args, log, tp__validate_deadline_s(t), t->why, sizeof t->why);
     t->took_s = tp__validate_now_s() - s0;
-    const char *st = tp__validate_status(t);
-    if (strcmp(st, "FAIL") == 0 && !t->why[0]) {
+    enum tp__validate_status st = tp__validate_status(t);
+    if (st == TP__VALIDATE_FAIL && !t->why[0]) {
         if (t->nagios && t->rc == 2)
             snprintf(t->why, sizeof t->why, "a critical finding (see %s.json)", t->name);
         else
@@ -253,8 +243,8 @@ const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate
 
 int tp__validate_start_server(struct tp__validate_ctx *c, const char *logdir, tp_error *err)
 {
-    char log[4400];
-    snprintf(log, sizeof log, "%s/net-serve.log", logdir);
+    char log[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(log, sizeof log, "%s/net-serve.log", logdir);
     const char *argv[12];
     int k = 0;
     argv[k++] = "trainpath";
@@ -330,7 +320,8 @@ void tp__validate_stop_server(struct tp__validate_ctx *c)
     }
 }
 
-json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, const char *docpath)
+json_t *tp__validate_ran(const struct tp_validate_test *t, enum tp__validate_status status,
+                         const char *docpath)
 {
     json_t *doc = NULL;
     tp_error err;
@@ -340,7 +331,8 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, c
             tp_log(TP_LOG_WARN, "%s: left out of the fleet's documents: %s", docpath, err.msg);
     }
     json_t *causes = doc ? tp__validate_counter_causes(doc) : json_array();
-    json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:o}", "test", t->name, "status", status, "summary",
+    json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:o}", "test", t->name, "status",
+                          tp__validate_status_name(status), "summary",
                           t->why[0] ? t->why : t->what, "seconds", t->took_s, "doc",
                           doc ? doc : json_null());
     if (e && json_array_size(causes))
@@ -356,12 +348,12 @@ json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, c
 json_t *tp__validate_measure_pair(struct tp__validate_ctx *c, struct tp_validate_test *t,
                             const struct tp__validate_node *nodes, int a, int b, const char *sub)
 {
-    char dir[5000], doc[5200];
-    snprintf(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
+    char dir[TP__VALIDATE_PATH_MAX], doc[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(dir, sizeof dir, "%s/pairs/%s--%s%s%s", c->outdir, nodes[a].label, nodes[b].label,
              sub ? "/" : "", sub ? sub : "");
     tp__validate_mkdirs(dir);
-    const char *st = tp__validate_run_test(c, t, dir, nodes[b].addr, nodes[b].port);
-    snprintf(doc, sizeof doc, "%s/%s.json", dir, t->name);
+    enum tp__validate_status st = tp__validate_run_test(c, t, dir, nodes[b].addr, nodes[b].port);
+    tp__validate_path(doc, sizeof doc, "%s/%s.json", dir, t->name);
     json_t *o = tp__validate_ran(t, st, doc);
     json_object_set_new(o, "a", json_string(nodes[a].label));
     json_object_set_new(o, "b", json_string(nodes[b].label));

@@ -181,7 +181,8 @@ static void fail_test(json_t *gathered, const char *label, const char *test, con
         json_array_foreach(json_object_get(g, "tests"), k,
                            e) if (strcmp(json_string_value(json_object_get(e, "test")), test) == 0)
         {
-            json_object_set_new(e, "status", json_string("FAIL"));
+            json_object_set_new(e, "status",
+                                json_string(tp__validate_status_name(TP__VALIDATE_FAIL)));
             json_object_set_new(e, "summary", json_string(says));
         }
     }

@@ -95,7 +95,7 @@ static void fig_add(struct fig *f, const json_t *entry)
     const char *st = json_string_value(json_object_get(entry, "status"));
     const json_t *sz = last_size(doc);
     f->ran = true;
-    if (!st || strcmp(st, "FAIL") == 0 || !sz) {
+    if (!st || tp__validate_status_of(st) == TP__VALIDATE_FAIL || !sz) {
         f->failed = true;
         return;
     }
@@ -148,7 +148,7 @@ static int run_pairs(struct tp__validate_ctx *c, struct tp_boot *b,
         int slot = k / 2, way = k % 2;
         for (int i = 0; mine >= 0 && mine / at_once == slot && pos == way && i < c->tests.n; i++) {
             struct tp_validate_test *nt = &c->tests.t[i];
-            if (strcmp(nt->group, "net") != 0 || nt->across || (way == 1 && !nt->directional))
+            if (nt->role != TP_VALIDATE_PAIR || (way == 1 && !nt->directional))
                 continue;
             int other = p->t.nodes[1 - pos];
             json_t *o = tp__validate_measure_pair(c, nt, nodes, me, other, sub);
@@ -172,7 +172,7 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     const char *stage = tp_triage_stage_name(p->stage);
     struct tp_validate_test *across = NULL;
     for (int i = 0; i < c->tests.n && !across; i++)
-        if (c->tests.t[i].across)
+        if (c->tests.t[i].role == TP_VALIDATE_ACROSS)
             across = &c->tests.t[i];
     if (!across)
         return;
@@ -180,15 +180,15 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     char vars[4][128];
     tp_boot_env_member(pos, t->n, lead->addr, lead->cport, vars); /* addr < 64, port < 16 */
     char *env[] = {vars[0], vars[1], vars[2], vars[3], NULL};
-    char dir[4700];
-    snprintf(dir, sizeof dir, "%s/groups/%s-r%d-%s/%s", c->outdir, stage, round, lead->label,
+    char dir[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(dir, sizeof dir, "%s/groups/%s-r%d-%s/%s", c->outdir, stage, round, lead->label,
              nodes[me].label);
     tp__validate_mkdirs(dir);
     c->extra_env = env;
-    const char *st = tp__validate_run_test(c, across, dir, NULL, NULL);
+    enum tp__validate_status st = tp__validate_run_test(c, across, dir, NULL, NULL);
     c->extra_env = NULL;
-    char doc[4900];
-    snprintf(doc, sizeof doc, "%s/%s.json", dir, across->name);
+    char doc[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(doc, sizeof doc, "%s/%s.json", dir, across->name);
     json_t *o = tp__validate_ran(across, st, pos == 0 ? doc : "");
     char sub[600];
     snprintf(sub, sizeof sub, "%s-r%d-%s", stage, round, lead->label);
@@ -206,7 +206,7 @@ static void run_group(struct tp__validate_ctx *c, const struct tp__validate_node
     } else {
         /* the figure is rank 0's; the others say only whether they failed */
         f->ran = true;
-        f->failed |= strcmp(st, "FAIL") == 0;
+        f->failed |= st == TP__VALIDATE_FAIL;
         json_object_del(o, "doc");
     }
     json_array_append_new(groups, o);
@@ -440,8 +440,8 @@ int tp__validate_node_lines(const struct tp__validate_ctx *c, const struct tp__v
         free(s);
     }
     fclose(f);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/nodes.jsonl", c->outdir);
+    char path[TP__VALIDATE_PATH_MAX];
+    tp__validate_path(path, sizeof path, "%s/nodes.jsonl", c->outdir);
     int rc = tp_write_atomic(path, text ? text : "", len, err);
     free(text);
     return rc;

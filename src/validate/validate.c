@@ -66,8 +66,8 @@ static void reap_scratch(void)
     if (glob(SCRATCH "*", GLOB_NOSORT, NULL, &g) != 0)
         return;
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        char lock[4200];
-        snprintf(lock, sizeof lock, "%s/.lock", g.gl_pathv[i]);
+        char lock[TP__VALIDATE_PATH_MAX];
+        tp__validate_path(lock, sizeof lock, "%s/.lock", g.gl_pathv[i]);
         int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
             rm_tree(g.gl_pathv[i]);
@@ -86,7 +86,7 @@ static int make_scratch(char *dir, size_t cap)
         char tmp[64] = SCRATCH_NEW "XXXXXX", lock[80];
         if (!mkdtemp(tmp))
             break;
-        snprintf(lock, sizeof lock, "%s/.lock", tmp);
+        tp__validate_path(lock, sizeof lock, "%s/.lock", tmp);
         snprintf(dir, cap, SCRATCH "%s", tmp + sizeof SCRATCH_NEW - 1);
         int fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
@@ -112,7 +112,7 @@ static int out_file_ok(const char *what, const char *path, tp_error *err)
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return tp_error_set(err, TP_EUSAGE, "%s %s: names a folder, not a file", what, path);
-    char dir[4096];
+    char dir[TP__VALIDATE_PATH_MAX];
     if (access(tp_file_dir_of(path, dir, sizeof dir), W_OK | X_OK) != 0)
         return tp_error_errno(err, TP_EUSAGE, errno, "%s %s: folder %s is not writable", what,
                               path, dir);
@@ -274,9 +274,7 @@ int tp_validate_run(const struct tp_validate_opts *o, tp_error *err)
          * joined by then (--node-timeout, else the group's hour) is left
          * out, and the others go on */
         double join_s = c->node_timeout_s > 0 ? c->node_timeout_s : TP__VALIDATE_GROUP_TIMEOUT_S;
-        bool net = false;
-        for (int i = 0; i < c->tests.n; i++)
-            net |= strcmp(c->tests.t[i].group, "net") == 0;
+        bool net = tp__validate_any_between(c);
         struct tp_boot_opts bo = {.backend = c->launcher,
                                   .key_file = c->key_file,
                                   .timeout_ns = (uint64_t)(join_s * 1e9),

@@ -18,6 +18,11 @@
 #include "tp/topology.h"
 #include "tp/validate.h"
 
+/* The longest path validate makes, its NUL included: the kernel's
+ * PATH_MAX (a longer one no call could open); tp__validate_path makes
+ * them. */
+#define TP__VALIDATE_PATH_MAX 4096
+
 struct tp__validate_ctx {
     const char *profile, *out, *db, *policy, *prom, *only, *iface, *launcher, *key_file;
     bool quiet, tty;
@@ -44,13 +49,13 @@ struct tp__validate_ctx {
     bool done;          /* every rank knows rank 0's verdict: no grace before tp_boot_abort */
     int stage;          /* the tier's stage under way (enum tp__validate_stage), -1 before */
     char **extra_env;   /* added to envp for the next child (a collective's rank variables) */
-    char dir[4096];     /* the scratch folder for io and step */
-    char outdir[4096];  /* the results folder */
-    char keyfile[4200]; /* allocation: the session key of the net servers (/proc/self/fd/N) */
+    char dir[TP__VALIDATE_PATH_MAX];    /* the scratch folder for io and step */
+    char outdir[TP__VALIDATE_PATH_MAX]; /* the results folder */
+    char keyfile[64];   /* allocation: the session key of the net servers (/proc/self/fd/N) */
     int keyfd;          /* its memfd, inherited by the children; -1: none */
     char addr[64];      /* the address the net server listens on */
     char port[16];
-    char plan[4200]; /* the plan file, once written */
+    char plan[TP__VALIDATE_PATH_MAX]; /* the plan file, once written */
     char sdc_fault[160]; /* the SDC test hook as this node's sdc test sees it (sdc.c) */
     pid_t server;
     char **envp; /* for the children: the launcher's variables removed */
@@ -81,14 +86,38 @@ double tp__validate_deadline_s(const struct tp_validate_test *t);
  * strings, to free alone). NULL when out of memory. */
 char **tp__validate_child_env(void);
 
+/* ---- status.c: a test's status ---- */
+
+/* A test's status, from good to bad; its words are status.c's table's. */
+enum tp__validate_status {
+    TP__VALIDATE_PASS,
+    TP__VALIDATE_WARN,
+    TP__VALIDATE_FAIL,
+    TP__VALIDATE_NSTATUSES, /* no status: a word that names none */
+};
+
+/* The status as the documents write it ("PASS", "WARN", "FAIL"); NULL for
+ * TP__VALIDATE_NSTATUSES. */
+const char *tp__validate_status_name(enum tp__validate_status s);
+
+/* The status as the summary table prints it ("ok", "WARN", "FAIL"); NULL
+ * for TP__VALIDATE_NSTATUSES. */
+const char *tp__validate_status_word(enum tp__validate_status s);
+
+/* The status a document's word names; TP__VALIDATE_NSTATUSES for NULL or
+ * a word that names none. */
+enum tp__validate_status tp__validate_status_of(const char *name);
+
+/* The verdict of a test that has run (its exit status in t->rc), as
+ * tp__validate_run_test returned it. */
+enum tp__validate_status tp__validate_status(const struct tp_validate_test *t);
+
 /* Run t with its document at DOCDIR/NAME.json and its output in
  * DOCDIR/NAME.log, against the net server at peer:port (NULL: none). Fills
- * t->rc, t->took_s and t->why; returns "PASS", "WARN" or "FAIL". */
-const char *tp__validate_run_test(struct tp__validate_ctx *c, struct tp_validate_test *t,
-                                  const char *docdir, const char *peer, const char *port);
-
-/* The verdict of a test that has run, as tp__validate_run_test returned it. */
-const char *tp__validate_status(const struct tp_validate_test *t);
+ * t->rc, t->took_s and t->why; returns its status (tp__validate_status). */
+enum tp__validate_status tp__validate_run_test(struct tp__validate_ctx *c,
+                                               struct tp_validate_test *t, const char *docdir,
+                                               const char *peer, const char *port);
 
 /* Start net serve on c->addr (port chosen by the kernel, into c->port),
  * its log in logdir; with c->keyfile set the clients must prove the key.
@@ -117,7 +146,8 @@ struct tp__validate_node {
 /* What this node ran, for the gather: {"test", "status", "summary",
  * "seconds", "doc"} with the document at docpath (null when it wrote none
  * or wrote one that is refused, said). NULL on ENOMEM. */
-json_t *tp__validate_ran(const struct tp_validate_test *t, const char *status, const char *docpath);
+json_t *tp__validate_ran(const struct tp_validate_test *t, enum tp__validate_status status,
+                         const char *docpath);
 
 /* The causes a test document's counters name (docs/counters.md), one
  * string each, "loss: Tcp RetransSegs +24, ..." (the server's node's
@@ -479,6 +509,23 @@ json_t *tp__validate_onfail(const struct tp__validate_ctx *c, const struct tp__v
 
 /* ---- profile.c ---- */
 
+/* Is t measured between nodes (a pair test, or a collective across a
+ * group)? On a host alone its pair tests run against a server on
+ * loopback. */
+bool tp__validate_between(const struct tp_validate_test *t);
+
+/* Is t a node's own test, each node running it alone (neither between
+ * nodes nor after the others)? */
+bool tp__validate_own(const struct tp_validate_test *t);
+
+/* Does any of c's tests run between nodes (tp__validate_between)? */
+bool tp__validate_any_between(const struct tp__validate_ctx *c);
+
+/* The test of c's profile named name (as a node's entry names it), or
+ * NULL. */
+const struct tp_validate_test *tp__validate_test_of(const struct tp__validate_ctx *c,
+                                                    const char *name);
+
 /* Is name[0..len) the name of a test of any profile (what its NAME.json,
  * NAME.log and NAME.trace.json are named by)? */
 bool tp__validate_test_named(const char *name, size_t len);
@@ -496,6 +543,13 @@ bool tp__validate_test_named(const char *name, size_t len);
  * could not be removed. */
 int tp__validate_clear(const char *dir, tp_error *err);
 
+/* The path fmt makes (as printf's) into out, of cap bytes. Returns 0; -1
+ * when it does not fit, with errno ENAMETOOLONG, out empty (never a path
+ * cut short, which could name another file) and the error logged with the
+ * path's start. */
+int tp__validate_path(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Create path and its parents. Returns 0 or -1 (errno). */
 int tp__validate_mkdirs(const char *path);
 
@@ -512,7 +566,7 @@ int tp__validate_write_plan(struct tp__validate_ctx *c, int nodes, int gpus_per_
  * tp__validate_outputs. The first error is kept (rc, err) and said there. */
 struct tp__validate_hist {
     struct tp_history *h;
-    char db[4400], batch[64];
+    char db[TP__VALIDATE_PATH_MAX], batch[64];
     int rc;
     tp_error err;
 };

@@ -3,6 +3,7 @@
  * groups picked in the profile's order and refusing what it cannot run, the
  * GPU rows only where GPUs show, the audit's row with and without a policy;
  * and tp_validate_run refusing bad input before it creates anything. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -179,7 +180,17 @@ static void placeholders(void **state)
         TP_EQ_INT(t->directional, strcmp(t->name, "net-bw") == 0);
         /* the collective across nodes: an allocation's tiers run it, over
          * the network also between ranks of one host */
-        TP_EQ_INT(t->across, strcmp(t->name, "coll-across") == 0);
+        TP_EQ_INT(t->role == TP_VALIDATE_ACROSS, strcmp(t->name, "coll-across") == 0);
+        /* the roles the callers ask instead of the groups: the net tests
+         * between two nodes, the SDC screen judged across them, the plan
+         * after the others on their documents */
+        TP_EQ_INT(t->role == TP_VALIDATE_PAIR, strncmp(t->name, "net-", 4) == 0);
+        TP_EQ_INT(t->role == TP_VALIDATE_SCREEN, strcmp(t->name, "sdc") == 0);
+        TP_EQ_INT(t->role == TP_VALIDATE_AFTER, strcmp(t->name, "plan") == 0);
+        TP_EQ_INT(t->inputs != NULL, strcmp(t->name, "plan") == 0);
+        TP_EQ_INT(tp__validate_between(t), strcmp(t->group, "net") == 0);
+        TP_EQ_INT(tp__validate_own(t),
+                  strcmp(t->group, "net") != 0 && strcmp(t->group, "plan") != 0);
         TP_EQ_INT(t->rc, 0);
         TP_EQ_INT(t->why[0], 0);
     }
@@ -483,10 +494,25 @@ static void link_errors_name_a_cable(void **state)
     tp_triage_free(t);
 }
 
+/* A path that fits is made whole; one that does not is refused, never
+ * cut short into another file's name. */
+static void paths_whole_or_none(void **state)
+{
+    (void)state;
+    char out[17]; /* "dir/net-lat.json" and its NUL */
+    TP_EQ_INT(tp__validate_path(out, sizeof out, "%s/%s.json", "dir", "net-lat"), 0);
+    TP_EQ_STR(out, "dir/net-lat.json");
+    errno = 0;
+    TP_EQ_INT(tp__validate_path(out, sizeof out, "%s/%s.json", "dir", "net-lat2"), -1);
+    TP_EQ_INT(errno, ENAMETOOLONG);
+    TP_EQ_STR(out, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(profiles),
+        cmocka_unit_test(paths_whole_or_none),
         cmocka_unit_test(arguments),
         cmocka_unit_test(placeholders),
         cmocka_unit_test(only_keeps_the_profiles_order),
