@@ -16,13 +16,13 @@
  * A part, one line: "R ROUND STAGE NPAIRS DEPUTY TI PAIR POS N LEAD
  * [MEMBERS...]" (TI -1: no test this round; PAIR -1: a group test; the
  * members listed when N <= MEMBERS_MAX or to the lead alone), or "E" after
- * the last round; then the records (roster.c: "N ..." lines) of the nodes
- * the node meets in the round ("P ...": its partner; its group's lead, and its
- * members when listed), so that no node needs every node's address; a
- * new deputy's then a line "A" and every node's records; and the deputy's "F K FIG... L
- * M NODE... T SECONDS" lines, K the round's tests' figures ("%.17g": the
- * same doubles again), the M nodes lost in it and its wall time as rank 0
- * measured it. */
+ * the last round; then the records (roster.c) of the nodes the node
+ * meets in the round ("P ..." lines: its partner; its group's lead, and
+ * its members when listed), so that no node needs every node's address;
+ * a new deputy's then a line "A" and every node's record ("N ..."); and
+ * the deputy's "F K FIG... L M NODE... T SECONDS" lines, K the round's
+ * tests' figures ("%.17g": the same doubles again), the M nodes lost in
+ * it and its wall time as rank 0 measured it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
