@@ -17,18 +17,27 @@
 
 N=3
 port=$(free_port)
+# launch NAME STALL...: a rank of validate for each STALL (its TP_FAULT_STALL:
+# the hook stalls only the rank it names), into $WORK/NAME, rank k's
+# output in $WORK/NAMEk.out, the pids in pid[]
+launch() {
+    local name=$1 k=0 stall
+    shift
+    port=$(free_port)
+    for stall in "$@"; do
+        env TP_FAULT_STALL=$stall RANK=$k WORLD_SIZE=$# MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+            timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
+            --node-timeout 5s --out "$WORK/$name" >"$WORK/$name$k.out" 2>&1 &
+        pid[$k]=$!
+        PIDS+=($!)
+        k=$((k + 1))
+    done
+}
 # run_stalled STAGE: every rank, rank 2 stalling in STAGE; rank 0's exit
 # into rc0, the others' into rcs
 run_stalled() {
-    local stage=$1 k
-    port=$(free_port)
-    for k in $(seq 0 $((N - 1))); do
-        env TP_FAULT_STALL=$stage:2 RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-            timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
-            --node-timeout 5s --out "$WORK/$stage" >"$WORK/$stage$k.out" 2>&1 &
-        pid[$k]=$!
-        PIDS+=($!)
-    done
+    local stage=$1
+    launch "$stage" "$stage:2" "$stage:2" "$stage:2"
     wait "${pid[0]}"; rc0=$?
     wait "${pid[1]}"; rcs="$?"
     # the stalled rank (timeout's child): its net server ends with it
@@ -98,14 +107,7 @@ check "... every verdict line valid" valid_doc --lines validate_node_line "$WORK
 # rank 0 lost mid-run: it stops answering as round 2 begins
 # (TP_FAULT_STALL=rounds.2:0); rank 1, its deputy, has round 1 from it
 # and writes the fleet document in its place, rank 0 named lost there
-port=$(free_port)
-for k in 0 1 2; do
-    env TP_FAULT_STALL=rounds.2:0 RANK=$k WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
-        --node-timeout 5s --out "$WORK/lead" >"$WORK/lead$k.out" 2>&1 &
-    pid[$k]=$!
-    PIDS+=($!)
-done
+launch lead rounds.2:0 rounds.2:0 rounds.2:0
 wait "${pid[1]}"; rc1=$?
 wait "${pid[2]}"; rc2=$?
 kill -9 $(pgrep -P "${pid[0]}") "${pid[0]}" 2>/dev/null; wait "${pid[0]}" 2>/dev/null
@@ -131,16 +133,7 @@ check "... every verdict line valid, fleet.json valid" eval \
 # becomes the deputy in round 2 (its part carries every node's record and
 # rank 0's whole log: it makes its triage then); rank 0 stops as round 3
 # begins; rank 2 writes the fleet document, rounds 1 and 2 in it
-port=$(free_port)
-for k in 0 1 2 3; do
-    stall=rounds.3:0
-    [ $k = 1 ] && stall=rounds.1:1
-    env TP_FAULT_STALL=$stall RANK=$k WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        timeout 300 "$TP" validate --only net --tier screen --seed 1 --min-effect 900 \
-        --node-timeout 5s --out "$WORK/second" >"$WORK/second$k.out" 2>&1 &
-    pid[$k]=$!
-    PIDS+=($!)
-done
+launch second rounds.3:0 rounds.1:1 rounds.3:0 rounds.3:0
 wait "${pid[2]}"; rc2=$?
 wait "${pid[3]}"; rc3=$?
 for k in 0 1; do kill -9 $(pgrep -P "${pid[$k]}") "${pid[$k]}" 2>/dev/null; wait "${pid[$k]}" 2>/dev/null; done
@@ -150,6 +143,7 @@ check "the deputy lost in round 1, rank 0 in round 3: ranks 2 and 3 exit 1 ($rc2
     test "$rc2$rc3" = 11
 check "... rank 2, the deputy after rank 1, writes the fleet document" \
     grep -q "rank 0 lost: rank 2, its deputy, writes the fleet document" "$WORK/second2.out"
+check "... rank 3 does not" eval "! grep -q 'its deputy, writes' '$WORK/second3.out'"
 check "... rounds 1 and 2 recorded (rank 0's whole log, replayed), node 1 lost in round 1 (gang), node 0 in the rounds" \
     test "$(json_run "$WORK/second/fleet.json" "print(r['rounds'], r['partial'].startswith('the run stopped in round 3'))") $(verdict second 0 status) $(verdict second 0 stage) $(verdict second 1 status) $(verdict second 1 stage)" \
     = "2 True lost rounds lost gang"
